@@ -1,0 +1,75 @@
+# taccl — build, test and run.
+#
+#   make run     install missing dependencies, build, run the bundled example
+#   make check   install missing dependencies, build, run every test;
+#                ends with one line "N passed, N failed"
+#   make all     build the tools into build/bin
+#
+# Sources are found by wildcard: every src/**/*.c except src/cli/ goes into
+# build/libtaccl.a; each src/cli/<tool>.c is a program; each tests/test_*.c a
+# cmocka test binary; each tests/cli/*.sh a CLI test script.
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2
+CFLAGS  ?=
+WARN    := -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L
+PKGS    := libxml-2.0 libcjson
+# Debian's GLPK ships no pkg-config file; fall back to plain -lglpk.
+PC_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PC_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) \
+            $(shell pkg-config --libs glpk 2>/dev/null || echo -lglpk) -lm
+ALL_CFLAGS = $(WARN) $(OPT) -g $(CFLAGS) $(PC_CFLAGS) -Isrc -MMD -MP
+
+LIB_SRC  := $(shell find src -name '*.c' -not -path 'src/cli/*' | sort)
+CLI_SRC  := $(wildcard src/cli/*.c)
+TEST_SRC := $(wildcard tests/test_*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+BINS     := $(CLI_SRC:src/cli/%.c=$(BUILD)/bin/%)
+TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+LIB      := $(BUILD)/libtaccl.a
+
+.PHONY: all deps run check test clean bench speed
+.SECONDARY:
+
+all: $(BINS)
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/bin/%: $(BUILD)/src/cli/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -g $(CFLAGS) $< $(LIB) $(PC_LIBS) -o $@
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -g $(CFLAGS) $< $(LIB) $(PC_LIBS) -lcmocka -o $@
+
+# The dependency step runs first, in its own make, so pkg-config sees what
+# it installed.
+run: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/run_example.sh $(BUILD)/bin
+
+check: deps
+	@$(MAKE) --no-print-directory all $(TESTS)
+	@scripts/run_tests.sh $(BUILD)
+
+test: check
+
+speed: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/speed.sh $(BUILD)/bin
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(LIB_OBJ:.o=.d) $(TESTS:%=%.d) $(CLI_SRC:src/cli/%.c=$(BUILD)/src/cli/%.d)

@@ -1,0 +1,2 @@
+/* placeholder main replaced by the executor CLI */
+int main(void) { return 2; }

@@ -1,0 +1,117 @@
+/* topo.h — the physical machine a schedule runs on.
+ *
+ * A topology is `nnodes` copies of one node of `ranks_per_node` ranks.  Ranks
+ * are numbered globally: rank = node * ranks_per_node + local.  Inside a node
+ * ranks talk over point-to-point links (with multiplicity: how many transfers
+ * a link carries at once per direction) or through switches (each member rank
+ * has one port: one transfer in and one out at a time); between nodes a
+ * transfer leaves through the sender's NIC and enters through the receiver's.
+ * The cost of moving s bytes over a hop is alpha + s / bandwidth.
+ * Units: alpha in microseconds, bandwidth in GB/s (1e9 bytes/s).
+ *
+ * The device hierarchy is node -> chip -> cluster.  A GPU topology has one
+ * cluster per chip and one chip per rank (kind TOPO_GPU); a chip/cluster
+ * device (kind TOPO_CHIP) has `chips_per_node` chips of `clusters_per_chip`
+ * clusters, one rank per cluster, and a DMA granularity in bytes.
+ *
+ * The struct is plain read-only data after loading; build one with
+ * topo_load()/topo_parse()/topo_default() and release it with topo_free(). */
+#ifndef TC_TOPO_H
+#define TC_TOPO_H
+
+#include "../util/err.h"
+
+typedef enum { TOPO_GPU, TOPO_CHIP } topo_kind;
+
+/* One direction of a point-to-point link, global ranks. */
+typedef struct {
+    int src, dst;
+    double alpha_us;
+    double bw_gbps;
+    int mult;           /* concurrent transfers per direction, >= 1 */
+} topo_link;
+
+/* A switch inside one node; member ranks are global. */
+typedef struct {
+    int nranks;
+    int *ranks;
+    double alpha_us;
+    double bw_gbps;     /* per port */
+} topo_switch;
+
+/* A NIC of one node; the member ranks (global) leave and enter through it. */
+typedef struct {
+    int node;
+    int nranks;
+    int *ranks;
+    double alpha_us;
+    double bw_gbps;     /* per direction */
+} topo_nic;
+
+typedef struct topo {
+    char *name;
+    char *path;             /* file it came from, or "" */
+    int nnodes;
+    int ranks_per_node;
+    int nranks;             /* nnodes * ranks_per_node */
+    topo_kind kind;
+    int chips_per_node;     /* TOPO_CHIP: chips per node; TOPO_GPU: ranks_per_node */
+    int clusters_per_chip;  /* TOPO_CHIP: clusters per chip; TOPO_GPU: 1 */
+    int dma_bytes;          /* DMA granularity in bytes, 0 = none */
+    double copy_gbps;       /* local copy bandwidth */
+    double reduce_gbps;     /* local reduce bandwidth */
+    int nlinks;
+    topo_link *links;       /* expanded to every node, both directions listed */
+    int nswitches;
+    topo_switch *switches;
+    int nnics;
+    topo_nic *nics;
+    int *nic_of_rank;       /* [nranks]: index into nics, or -1 */
+    int is_default;         /* 1 for topo_default(): timing is only indicative */
+} topo;
+
+/* Read and validate a topology JSON file.  On failure returns NULL and sets
+ * err (TC_INPUT) to "path:line: field: what" (line where cJSON can tell). */
+topo *topo_load(const char *path, tc_err *err);
+
+/* Same from text in memory; `label` names the source in messages. */
+topo *topo_parse(const char *text, const char *label, tc_err *err);
+
+/* A fully connected single node of n ranks with assumed link figures
+ * (used when a schedule carries no topology). */
+topo *topo_default(int nranks);
+
+void topo_free(topo *t);
+
+/* Serialise back to the JSON format topo_parse() reads (expanded form).
+ * Caller frees the string with free(). */
+char *topo_to_json(const topo *t);
+
+int topo_node_of(const topo *t, int rank);
+int topo_chip_of(const topo *t, int rank);     /* global chip index */
+int topo_cluster_of(const topo *t, int rank);  /* cluster index within its chip */
+
+/* How a transfer from rank a to rank b travels. */
+typedef enum {
+    ROUTE_NONE,     /* no way between them in this topology */
+    ROUTE_SELF,     /* a == b */
+    ROUTE_LINK,     /* direct link: `link` indexes t->links */
+    ROUTE_SWITCH,   /* through switch `sw` (ports of a and b) */
+    ROUTE_NIC       /* between nodes: nic_src egress, nic_dst ingress */
+} topo_route_kind;
+
+typedef struct {
+    topo_route_kind kind;
+    int link, sw, nic_src, nic_dst;
+    double alpha_us;
+    double bw_gbps;
+} topo_route;
+
+/* Pick the route for a -> b: a direct link if one exists (the fastest if
+ * several), else a switch both belong to, else NICs if on different nodes. */
+topo_route topo_route_of(const topo *t, int a, int b);
+
+/* Cost in microseconds of moving `bytes` over a route: alpha + bytes / B. */
+double topo_route_cost_us(const topo_route *r, double bytes);
+
+#endif

@@ -1,0 +1,167 @@
+/* program.c — building and freeing MSCCL schedules in memory (see program.h). */
+#include "program.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Grow a dynamic array of `size`-byte elements to hold at least `need`. */
+static void *grow(void *base, int *cap, int need, size_t size)
+{
+    if (need <= *cap)
+        return base;
+    int ncap = *cap ? *cap : 4;
+    while (ncap < need)
+        ncap *= 2;
+    void *nb = realloc(base, (size_t)ncap * size);
+    if (!nb) {
+        fprintf(stderr, "taccl: out of memory\n");
+        abort();
+    }
+    memset((char *)nb + (size_t)*cap * size, 0, (size_t)(ncap - *cap) * size);
+    *cap = ncap;
+    return nb;
+}
+
+prog *prog_new(const char *name, coll_kind coll, int ngpus, int nchunksperloop)
+{
+    prog *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    snprintf(p->name, sizeof p->name, "%s", name ? name : "");
+    snprintf(p->proto, sizeof p->proto, "Simple");
+    p->nchannels = 1;
+    p->coll = coll;
+    p->ngpus = ngpus;
+    p->nchunksperloop = nchunksperloop;
+    p->inplace = 0;
+    p->outofplace = 1;
+    p->predicted_us = -1;
+    return p;
+}
+
+void prog_free(prog *p)
+{
+    if (!p)
+        return;
+    for (int g = 0; g < p->ngpu; g++) {
+        for (int t = 0; t < p->gpus[g].ntbs; t++)
+            free(p->gpus[g].tbs[t].steps);
+        free(p->gpus[g].tbs);
+    }
+    free(p->gpus);
+    topo_free(p->topo);
+    free(p->path);
+    free(p);
+}
+
+prog_gpu *prog_add_gpu(prog *p, int i_chunks, int o_chunks, int s_chunks)
+{
+    p->gpus = grow(p->gpus, &p->gpu_cap, p->ngpu + 1, sizeof *p->gpus);
+    prog_gpu *g = &p->gpus[p->ngpu];
+    memset(g, 0, sizeof *g);
+    g->id = p->ngpu++;
+    g->i_chunks = i_chunks;
+    g->o_chunks = o_chunks;
+    g->s_chunks = s_chunks;
+    return g;
+}
+
+prog_tb *prog_add_tb(prog_gpu *g, int send, int recv, int chan)
+{
+    g->tbs = grow(g->tbs, &g->cap, g->ntbs + 1, sizeof *g->tbs);
+    prog_tb *tb = &g->tbs[g->ntbs];
+    memset(tb, 0, sizeof *tb);
+    tb->id = g->ntbs++;
+    tb->send = send;
+    tb->recv = recv;
+    tb->chan = chan;
+    return tb;
+}
+
+prog_step *prog_add_step(prog_tb *tb, step_type type, buf_kind srcbuf, int srcoff,
+                         buf_kind dstbuf, int dstoff, int cnt, int depid, int deps)
+{
+    tb->steps = grow(tb->steps, &tb->cap, tb->nsteps + 1, sizeof *tb->steps);
+    prog_step *st = &tb->steps[tb->nsteps];
+    memset(st, 0, sizeof *st);
+    st->s = tb->nsteps++;
+    st->type = type;
+    st->srcbuf = srcbuf;
+    st->srcoff = srcoff;
+    st->dstbuf = dstbuf;
+    st->dstoff = dstoff;
+    st->cnt = cnt;
+    st->depid = depid;
+    st->deps = deps;
+    return st;
+}
+
+void prog_set_topo(prog *p, topo *t)
+{
+    if (p->topo != t)
+        topo_free(p->topo);
+    p->topo = t;
+}
+
+static const char *type_names[ST_COUNT] = {"s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "nop"};
+
+const char *step_type_name(step_type t)
+{
+    return (t >= 0 && t < ST_COUNT) ? type_names[t] : "?";
+}
+
+int step_type_parse(const char *s, step_type *out)
+{
+    for (int t = 0; t < ST_COUNT; t++)
+        if (strcmp(s, type_names[t]) == 0) {
+            *out = (step_type)t;
+            return 0;
+        }
+    return -1;
+}
+
+const char *buf_name(buf_kind b)
+{
+    switch (b) {
+    case BUF_I: return "i";
+    case BUF_O: return "o";
+    case BUF_S: return "s";
+    default: return "";
+    }
+}
+
+int buf_parse(const char *s, buf_kind *out)
+{
+    if (strcmp(s, "i") == 0) *out = BUF_I;
+    else if (strcmp(s, "o") == 0) *out = BUF_O;
+    else if (strcmp(s, "s") == 0) *out = BUF_S;
+    else if (strcmp(s, "") == 0 || strcmp(s, "-1") == 0) *out = BUF_NONE;
+    else return -1;
+    return 0;
+}
+
+int step_receives(step_type t)
+{
+    return t == ST_R || t == ST_RCS || t == ST_RRS || t == ST_RRC || t == ST_RRCS;
+}
+
+int step_sends(step_type t)
+{
+    return t == ST_S || t == ST_RCS || t == ST_RRS || t == ST_RRCS;
+}
+
+int step_reduces(step_type t)
+{
+    return t == ST_RRS || t == ST_RRC || t == ST_RRCS || t == ST_RE;
+}
+
+int step_reads_src(step_type t)
+{
+    return t == ST_S || t == ST_RRS || t == ST_RRC || t == ST_RRCS || t == ST_CPY || t == ST_RE;
+}
+
+int step_writes_dst(step_type t)
+{
+    return t == ST_R || t == ST_RCS || t == ST_RRC || t == ST_RRCS || t == ST_CPY || t == ST_RE;
+}

@@ -1,0 +1,114 @@
+/* program.h — an MSCCL schedule in memory.
+ *
+ * The XML schema (DESIGN.md §4) as plain data: an <algo> of <gpu>s, each with
+ * threadblocks (<tb>) of numbered <step>s.  Offsets and counts are in chunks;
+ * a chunk is size_bytes / nchunksperloop bytes of its buffer.  Besides the
+ * MSCCL attributes the program may carry our extensions: the topology it was
+ * made for, the size it was made for and a predicted time, so that a file
+ * written by this project runs with no other argument.
+ *
+ * Build with prog_new() and the prog_add_* setters, or read one with
+ * prog_read_xml() (sched/xml.h); release with prog_free(). */
+#ifndef TC_PROGRAM_H
+#define TC_PROGRAM_H
+
+#include "../model/collective.h"
+#include "../model/topo.h"
+#include "../util/err.h"
+
+typedef enum { BUF_I, BUF_O, BUF_S, BUF_NONE } buf_kind;
+
+typedef enum {
+    ST_S,       /* send src */
+    ST_R,       /* dst = recv */
+    ST_RCS,     /* dst = recv, send it on */
+    ST_RRS,     /* send (recv + src) */
+    ST_RRC,     /* dst = recv + src */
+    ST_RRCS,    /* dst = recv + src, send it on */
+    ST_CPY,     /* dst = src */
+    ST_RE,      /* dst = dst + src */
+    ST_NOP,     /* carries one dependency */
+    ST_COUNT
+} step_type;
+
+typedef struct {
+    int s;              /* step number, 0..n-1 in order */
+    step_type type;
+    buf_kind srcbuf;
+    int srcoff;
+    buf_kind dstbuf;
+    int dstoff;
+    int cnt;
+    int depid;          /* tb id this step waits for, -1 = none */
+    int deps;           /* step of that tb, -1 = none */
+    int hasdep;         /* 1 if some step depends on this one (or an earlier one) */
+    int line;           /* source line in the XML, 0 if built in memory */
+} prog_step;
+
+typedef struct {
+    int id;
+    int send;           /* peer rank this tb sends to, -1 = none */
+    int recv;           /* peer rank this tb receives from, -1 = none */
+    int chan;
+    int nsteps;
+    int cap;
+    prog_step *steps;
+    int line;
+} prog_tb;
+
+typedef struct {
+    int id;
+    int i_chunks, o_chunks, s_chunks;
+    int ntbs;
+    int cap;
+    prog_tb *tbs;
+    int line;
+} prog_gpu;
+
+typedef struct prog {
+    char name[256];
+    char proto[16];         /* Simple | LL | LL128 */
+    int nchannels;
+    int nchunksperloop;
+    int ngpus;
+    coll_kind coll;
+    int inplace;            /* 1: may run in place */
+    int outofplace;         /* 1: may run out of place */
+    long long min_bytes, max_bytes;
+    int ngpu;               /* number of <gpu> elements present */
+    int gpu_cap;
+    prog_gpu *gpus;
+    /* Extensions (absent in files from other tools). */
+    topo *topo;             /* owned; NULL if the file carries none */
+    long long size_bytes;   /* size the schedule was made for, 0 = unknown */
+    double predicted_us;    /* synthesizer's predicted time, < 0 = none */
+    char *path;             /* file it was read from, or NULL */
+} prog;
+
+prog *prog_new(const char *name, coll_kind coll, int ngpus, int nchunksperloop);
+void prog_free(prog *p);
+
+/* Setters: each returns a pointer into p valid until the next add of the
+ * same level.  Ids are assigned densely in call order. */
+prog_gpu *prog_add_gpu(prog *p, int i_chunks, int o_chunks, int s_chunks);
+prog_tb *prog_add_tb(prog_gpu *g, int send, int recv, int chan);
+prog_step *prog_add_step(prog_tb *tb, step_type type, buf_kind srcbuf, int srcoff,
+                         buf_kind dstbuf, int dstoff, int cnt, int depid, int deps);
+
+/* Take ownership of t (replacing any topology already attached). */
+void prog_set_topo(prog *p, topo *t);
+
+/* Name tables shared by the reader, the writer and messages. */
+const char *step_type_name(step_type t);   /* "s", "r", "rcs", ... */
+int step_type_parse(const char *s, step_type *out);
+const char *buf_name(buf_kind b);          /* "i", "o", "s", "" */
+int buf_parse(const char *s, buf_kind *out);
+
+/* What a step does, for the executor and the lowering. */
+int step_receives(step_type t);   /* r rcs rrs rrc rrcs */
+int step_sends(step_type t);      /* s rcs rrs rrcs */
+int step_reduces(step_type t);    /* rrs rrc rrcs re */
+int step_reads_src(step_type t);  /* s rrs rrc rrcs cpy re */
+int step_writes_dst(step_type t); /* r rcs rrc rrcs cpy re */
+
+#endif
