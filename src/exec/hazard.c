@@ -1,0 +1,59 @@
+/* hazard.c — the list of schedule problems (see hazard.h). */
+#include "hazard.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *kind_names[HZ_COUNT] = {
+    "bounds", "limit", "connection", "pairing", "dependency",
+    "uninitialized", "race", "deadlock", "device", "wrong_data",
+};
+
+const char *hazard_kind_name(hazard_kind k)
+{
+    return (k >= 0 && k < HZ_COUNT) ? kind_names[k] : "unknown";
+}
+
+void hazard_add(hazard_list *l, hazard_kind kind, int rank, int tb, int step,
+                const char *fmt, ...)
+{
+    if (l->n == l->cap) {
+        int ncap = l->cap ? 2 * l->cap : 16;
+        hazard *nv = realloc(l->v, (size_t)ncap * sizeof *nv);
+        if (!nv) {
+            fprintf(stderr, "taccl: out of memory\n");
+            abort();
+        }
+        l->v = nv;
+        l->cap = ncap;
+    }
+    hazard *h = &l->v[l->n++];
+    h->kind = kind;
+    h->rank = rank;
+    h->tb = tb;
+    h->step = step;
+    int off = 0;
+    if (rank >= 0)
+        off += snprintf(h->msg + off, sizeof h->msg - off, "rank %d ", rank);
+    if (tb >= 0)
+        off += snprintf(h->msg + off, sizeof h->msg - off, "tb %d ", tb);
+    if (step >= 0)
+        off += snprintf(h->msg + off, sizeof h->msg - off, "step %d ", step);
+    if (off > 0) {
+        h->msg[off - 1] = ':';
+        h->msg[off++] = ' ';
+        h->msg[off] = '\0';
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(h->msg + off, sizeof h->msg - off, fmt, ap);
+    va_end(ap);
+}
+
+void hazard_list_free(hazard_list *l)
+{
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}

@@ -1,0 +1,68 @@
+/* sim.h — the event-driven executor: run an MSCCL schedule on a topology.
+ *
+ * Every rank's tbs run their steps in order; a step starts when its tb's
+ * previous step is done and its dependency (depid, deps) is done.  Sends are
+ * eager: the k-th sending step of A's tb on (chan, A->B) pairs with the k-th
+ * receiving step of B's tb on (chan, recv A), the data captured when the send
+ * completes, at most NCCL_STEPS = 8 unreceived sends per connection (a
+ * sender waits beyond that).  Timing (DESIGN.md §6): a transfer of s bytes
+ * costs alpha + s/B on its route (topo_route_of); a link carries `mult`
+ * transfers at once per direction, a switch port one in and one out, a NIC
+ * one each way; a transfer waits for all its resources, first come first
+ * served (ties by rank, tb).  The sender's step ends when the transfer ends;
+ * a receiving step ends at max(its own start, arrival) plus, if it reduces,
+ * bytes / reduce bandwidth; cpy and re cost bytes / copy (reduce) bandwidth
+ * and nop nothing.  Time is the latest step end.
+ *
+ * Data mode moves real i32/f32 values through every rank's i/o/s buffers,
+ * reducing in the order performed, then checks the postcondition element
+ * by element (collective.h): i32 exactly, f32 against a double-precision
+ * reference with a tolerance; AllReduce also reports whether all replicas
+ * are bit-identical.  Timing-only mode skips the data.
+ *
+ * Device model (topo kind TOPO_CHIP): every transfer whose source chip
+ * differs from its destination's counts one ChipSync, whose cluster index
+ * differs one ClusterSync (both if both); a transfer must move whole
+ * dma_bytes segments at dma_bytes-aligned offsets. */
+#ifndef TC_SIM_H
+#define TC_SIM_H
+
+#include "../model/topo.h"
+#include "../sched/program.h"
+#include "hazard.h"
+
+typedef enum { DT_I32, DT_F32 } sim_dtype;
+
+typedef struct {
+    long long size_bytes;   /* larger per-rank buffer; must be > 0 */
+    sim_dtype dtype;
+    int data;               /* 1 = move and check real data, 0 = timing only */
+    int inplace;            /* 0 out of place, 1 in place */
+    unsigned seed;          /* input data seed */
+} sim_opts;
+
+typedef struct {
+    int completed;          /* every step ran (no deadlock) */
+    int verified;           /* completed, data checked (data mode) and correct */
+    double time_us;
+    long long chunk_bytes;
+    long long steps_run;
+    long long transfers;
+    double bytes_moved;     /* bytes carried by transfers */
+    double bytes_local;     /* bytes copied/reduced locally */
+    long long chip_syncs;
+    long long cluster_syncs;
+    int replicas_identical; /* -1 not applicable, 0 differ, 1 identical */
+    long long wrong_elems;  /* elements failing the postcondition */
+    double max_rel_err;     /* f32: largest relative error seen */
+    double wall_exec_s;     /* host seconds spent executing (not init/check) */
+} sim_result;
+
+/* Run p on t.  Runtime problems (deadlock, device rule, no route, wrong
+ * data) are appended to hz and make verified 0; the return value is
+ * TC_INPUT only when the run could not start (e.g. size not a multiple of
+ * the chunk count, out of memory), with err set. */
+int sim_run(const prog *p, const topo *t, const sim_opts *o, sim_result *r,
+            hazard_list *hz, tc_err *err);
+
+#endif
