@@ -1,0 +1,544 @@
+/* check.c — static hazards of an MSCCL schedule (see check.h).
+ *
+ * Everything here is decided from the program text alone, before anything
+ * runs: what the MSCCL runtimes would reject while loading the XML, and
+ * what they would load without complaint and then hang or corrupt memory
+ * on (offset+cnt overflow, a dependency nothing signals, a send with no
+ * matching receive).  One pass over all steps plus a sort of the tbs'
+ * connection ends, so O(steps + tbs log tbs): it runs on 1024-rank
+ * schedules with millions of steps.
+ *
+ * Which kind each problem gets:
+ *   HZ_BOUNDS      ngpus vs <gpu> elements, nchunksperloop vs the
+ *                  collective, i/o/s chunk counts, a missing or unknown
+ *                  buffer, negative offset, offset+cnt past the buffer,
+ *                  cnt < 1, unknown step type
+ *   HZ_LIMIT       nchannels, steps per tb, cnt, depid, tbs with a peer
+ *                  per channel; numbering: gpu ids, tb ids, step numbers
+ *   HZ_CONNECTION  peer out of range or the rank itself, chan out of
+ *                  range, two tbs on one (chan, peer), a sending/receiving
+ *                  step in a tb without that peer, a tb with no partner
+ *   HZ_PAIRING     per connection: send/receive counts, k-th cnt
+ *   HZ_DEPENDENCY  depid/deps malformed or naming a missing step, waiting
+ *                  on itself, no later hasdep, a nop chain the runtimes
+ *                  reject
+ *
+ * Runtime constants (checked in the runtimes' sources):
+ *   MSCCL_MAX_NUM_STEPS 256  microsoft/msccl src/include/msccl.h (legacy)
+ *   MSCCL_MAX_NUM_STEPS 64   Azure/msccl-executor-nccl
+ *                            src/include/msccl/msccl_struct.h (newer)
+ *   MSCCL_MAX_COUNT 72       both; the parsers reject count < 0 or
+ *                            count >= MSCCL_MAX_COUNT, so cnt <= 71
+ *   depid <= 127             both store dependentBid as int8_t
+ *   MAXCHANNELS 32           the NCCL devcomm.h both build on; tb chan is
+ *                            checked against it
+ *   MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL 32
+ *                            both; at most 32 tbs with a send peer and 32
+ *                            with a recv peer on one channel of a rank
+ *                            ("too many sends per channel")
+ * Two runtime behaviours the checks follow: a nop is not stored (its
+ * dependency is attached to the next non-nop step, which must then carry
+ * a depid of its own, and its hasdep is dropped), and the dependency flag
+ * is set only by steps with hasdep=1, so a waiter on (tb, step) needs a
+ * non-nop step at or after `step` in that tb with hasdep=1. */
+#include "check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL, the same in both runtimes. */
+#define PEER_TBS_PER_CHANNEL 32
+
+void check_limits_default(check_limits *l, int newer_executor)
+{
+    l->max_steps_per_tb = newer_executor ? 64 : 256;
+    l->max_cnt = 72;
+    l->max_depid = 127;
+    l->max_channels = 32;
+}
+
+typedef struct {
+    const prog *p;
+    const check_limits *lim;
+    hazard_list *out;
+    int *last_hasdep;       /* per tb of the current gpu: last non-nop step with hasdep=1 */
+    int *last_nop_hasdep;   /* per tb: last nop step with hasdep=1 */
+    int *send_per_chan;     /* per channel of the current gpu: tbs with a send peer */
+    int *recv_per_chan;
+    int nchan_counted;      /* length of the two arrays above */
+} ctx;
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *v = calloc(n ? n : 1, size);
+    if (!v) {
+        fprintf(stderr, "taccl: out of memory\n");
+        abort();
+    }
+    return v;
+}
+
+/* ---- program level ------------------------------------------------------ */
+
+static void check_algo(ctx *c)
+{
+    const prog *p = c->p;
+    if (p->ngpu != p->ngpus)
+        hazard_add(c->out, HZ_BOUNDS, -1, -1, -1,
+                   "ngpus is %d but %d <gpu> elements are present", p->ngpus, p->ngpu);
+    if (p->nchannels < 1 || p->nchannels > c->lim->max_channels)
+        hazard_add(c->out, HZ_LIMIT, -1, -1, -1,
+                   "nchannels %d is outside 1..%d (the runtimes' MAXCHANNELS)",
+                   p->nchannels, c->lim->max_channels);
+    for (int r = 0; r < p->ngpu; r++)
+        if (p->gpus[r].id != r)
+            hazard_add(c->out, HZ_LIMIT, -1, -1, -1,
+                       "<gpu> element %d has id %d; gpu ids must be 0..%d in order",
+                       r, p->gpus[r].id, p->ngpu - 1);
+}
+
+static void check_gpu_shapes(ctx *c)
+{
+    const prog *p = c->p;
+    int in = 0, outc = 0;
+    tc_err e;
+    int shape_ok = coll_shape(p->coll, p->ngpus, p->nchunksperloop, &in, &outc, &e) == TC_OK;
+    if (!shape_ok)
+        hazard_add(c->out, HZ_BOUNDS, -1, -1, -1, "%s", e.msg);
+    for (int r = 0; r < p->ngpu; r++) {
+        const prog_gpu *g = &p->gpus[r];
+        if (shape_ok && g->i_chunks != in)
+            hazard_add(c->out, HZ_BOUNDS, r, -1, -1,
+                       "i_chunks is %d but %s over %d ranks with nchunksperloop %d needs %d",
+                       g->i_chunks, coll_name(p->coll), p->ngpus, p->nchunksperloop, in);
+        else if (!shape_ok && g->i_chunks < 0)
+            hazard_add(c->out, HZ_BOUNDS, r, -1, -1, "i_chunks %d is negative", g->i_chunks);
+        if (shape_ok && g->o_chunks != outc)
+            hazard_add(c->out, HZ_BOUNDS, r, -1, -1,
+                       "o_chunks is %d but %s over %d ranks with nchunksperloop %d needs %d",
+                       g->o_chunks, coll_name(p->coll), p->ngpus, p->nchunksperloop, outc);
+        else if (!shape_ok && g->o_chunks < 0)
+            hazard_add(c->out, HZ_BOUNDS, r, -1, -1, "o_chunks %d is negative", g->o_chunks);
+        if (g->s_chunks < 0)
+            hazard_add(c->out, HZ_BOUNDS, r, -1, -1, "s_chunks %d is negative", g->s_chunks);
+    }
+}
+
+/* ---- per tb ------------------------------------------------------------- */
+
+static int peer_ok(const prog *p, int r, int peer)
+{
+    return peer >= 0 && peer < p->ngpus && peer != r;
+}
+
+static int chan_ok(const prog *p, int chan)
+{
+    return chan >= 0 && chan < p->nchannels;
+}
+
+static void check_peer(ctx *c, int r, int t, const char *role, int peer)
+{
+    if (peer < -1 || peer >= c->p->ngpus)
+        hazard_add(c->out, HZ_CONNECTION, r, t, -1,
+                   "%s peer %d is outside -1..%d (ngpus %d)", role, peer, c->p->ngpus - 1,
+                   c->p->ngpus);
+    else if (peer == r)
+        hazard_add(c->out, HZ_CONNECTION, r, t, -1,
+                   "%s peer %d is the rank itself", role, peer);
+}
+
+/* Count tbs with a send / recv peer per channel of one rank; the runtimes
+ * keep 32 slots per channel for each. */
+static void count_peer_tb(ctx *c, int r, int t, const prog_tb *tb)
+{
+    if (tb->chan < 0 || tb->chan >= c->nchan_counted)
+        return;
+    if (tb->send >= 0 && ++c->send_per_chan[tb->chan] == PEER_TBS_PER_CHANNEL + 1)
+        hazard_add(c->out, HZ_LIMIT, r, t, -1,
+                   "more than %d tbs with a send peer on chan %d; the runtimes allow %d per "
+                   "channel (MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL)",
+                   PEER_TBS_PER_CHANNEL, tb->chan, PEER_TBS_PER_CHANNEL);
+    if (tb->recv >= 0 && ++c->recv_per_chan[tb->chan] == PEER_TBS_PER_CHANNEL + 1)
+        hazard_add(c->out, HZ_LIMIT, r, t, -1,
+                   "more than %d tbs with a recv peer on chan %d; the runtimes allow %d per "
+                   "channel (MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL)",
+                   PEER_TBS_PER_CHANNEL, tb->chan, PEER_TBS_PER_CHANNEL);
+}
+
+static void check_tb_header(ctx *c, int r, int t, const prog_tb *tb)
+{
+    const prog *p = c->p;
+    if (tb->id != t)
+        hazard_add(c->out, HZ_LIMIT, r, t, -1,
+                   "tb at position %d has id %d; tb ids must be dense 0..%d in order",
+                   t, tb->id, p->gpus[r].ntbs - 1);
+    check_peer(c, r, t, "send", tb->send);
+    check_peer(c, r, t, "recv", tb->recv);
+    if (!chan_ok(p, tb->chan))
+        hazard_add(c->out, HZ_CONNECTION, r, t, -1, "chan %d is outside 0..%d (nchannels %d)",
+                   tb->chan, p->nchannels - 1, p->nchannels);
+    if (tb->nsteps > c->lim->max_steps_per_tb)
+        hazard_add(c->out, HZ_LIMIT, r, t, -1,
+                   "%d steps exceed the runtime limit of %d steps per tb",
+                   tb->nsteps, c->lim->max_steps_per_tb);
+    count_peer_tb(c, r, t, tb);
+}
+
+/* ---- per step ----------------------------------------------------------- */
+
+/* Chunks in buffer b of gpu g; 0 and *ok = 0 if b names no buffer. */
+static int buf_len(const prog_gpu *g, buf_kind b, int *ok)
+{
+    *ok = 1;
+    switch (b) {
+    case BUF_I: return g->i_chunks;
+    case BUF_O: return g->o_chunks;
+    case BUF_S: return g->s_chunks;
+    default: *ok = 0; return 0;
+    }
+}
+
+static void check_operand(ctx *c, const prog_gpu *g, int r, int t, int k, const prog_step *st,
+                          const char *role, buf_kind b, int off)
+{
+    int ok;
+    int len = buf_len(g, b, &ok);
+    if (!ok) {
+        if (b == BUF_NONE)
+            hazard_add(c->out, HZ_BOUNDS, r, t, k,
+                       "type %s needs a %s buffer (i, o or s), got none",
+                       step_type_name(st->type), role);
+        else
+            hazard_add(c->out, HZ_BOUNDS, r, t, k,
+                       "type %s needs a %s buffer (i, o or s), got unknown buffer %d",
+                       step_type_name(st->type), role, (int)b);
+        return;
+    }
+    if (off < 0) {
+        hazard_add(c->out, HZ_BOUNDS, r, t, k, "%soff %d is negative", role, off);
+        return;
+    }
+    if (st->cnt >= 1 && (long long)off + st->cnt > len)
+        hazard_add(c->out, HZ_BOUNDS, r, t, k,
+                   "%soff+cnt = %lld exceeds the %s buffer (%d chunks)",
+                   role, (long long)off + st->cnt, buf_name(b), len);
+}
+
+static void check_step_data(ctx *c, const prog_gpu *g, int r, int t, int k,
+                            const prog_tb *tb, const prog_step *st)
+{
+    if (st->s != k)
+        hazard_add(c->out, HZ_LIMIT, r, t, k,
+                   "step at position %d is numbered s=%d; steps must be numbered 0..%d in order",
+                   k, st->s, tb->nsteps - 1);
+    if (st->type < 0 || st->type >= ST_COUNT) {
+        hazard_add(c->out, HZ_BOUNDS, r, t, k, "unknown step type %d", (int)st->type);
+        return;
+    }
+    if (st->type == ST_NOP)
+        return;     /* a nop moves nothing: buffers and cnt are ignored */
+    if (st->cnt < 1)
+        hazard_add(c->out, HZ_BOUNDS, r, t, k, "cnt %d must be at least 1", st->cnt);
+    else if (st->cnt >= c->lim->max_cnt)
+        hazard_add(c->out, HZ_LIMIT, r, t, k,
+                   "cnt %d is not below the runtime limit %d (MSCCL_MAX_COUNT: cnt <= %d)",
+                   st->cnt, c->lim->max_cnt, c->lim->max_cnt - 1);
+    if (step_reads_src(st->type))
+        check_operand(c, g, r, t, k, st, "src", st->srcbuf, st->srcoff);
+    if (step_writes_dst(st->type))
+        check_operand(c, g, r, t, k, st, "dst", st->dstbuf, st->dstoff);
+    if (step_sends(st->type) && tb->send == -1)
+        hazard_add(c->out, HZ_CONNECTION, r, t, k,
+                   "type %s sends, but tb %d has send=-1", step_type_name(st->type), t);
+    if (step_receives(st->type) && tb->recv == -1)
+        hazard_add(c->out, HZ_CONNECTION, r, t, k,
+                   "type %s receives, but tb %d has recv=-1", step_type_name(st->type), t);
+}
+
+/* The dependency (depid, deps) of step k of tb t on rank r. */
+static void check_step_dep(ctx *c, const prog_gpu *g, int r, int t, int k, const prog_step *st)
+{
+    int d = st->depid, s = st->deps;
+    if (st->hasdep != 0 && st->hasdep != 1)
+        hazard_add(c->out, HZ_DEPENDENCY, r, t, k, "hasdep %d must be 0 or 1", st->hasdep);
+    if (d < -1) {
+        hazard_add(c->out, HZ_DEPENDENCY, r, t, k, "depid %d is invalid (-1 = none)", d);
+        return;
+    }
+    if (d == -1) {
+        if (s != -1)
+            hazard_add(c->out, HZ_DEPENDENCY, r, t, k, "deps %d given without a depid", s);
+        return;
+    }
+    if (d > c->lim->max_depid)
+        hazard_add(c->out, HZ_LIMIT, r, t, k,
+                   "depid %d exceeds the runtime limit %d (stored as int8)", d,
+                   c->lim->max_depid);
+    if (s < 0) {
+        hazard_add(c->out, HZ_DEPENDENCY, r, t, k, "depid %d given without deps (deps %d)", d, s);
+        return;
+    }
+    if (d >= g->ntbs) {
+        hazard_add(c->out, HZ_DEPENDENCY, r, t, k,
+                   "depends on tb %d step %d, but rank %d has only %d tbs", d, s, r, g->ntbs);
+        return;
+    }
+    const prog_tb *dep = &g->tbs[d];
+    if (s >= dep->nsteps) {
+        hazard_add(c->out, HZ_DEPENDENCY, r, t, k,
+                   "depends on tb %d step %d, but tb %d has only %d steps", d, s, d, dep->nsteps);
+        return;
+    }
+    if (d == t && s >= k) {
+        hazard_add(c->out, HZ_DEPENDENCY, r, t, k,
+                   "depends on step %d of its own tb, which cannot run before it: the runtime hangs",
+                   s);
+        return;
+    }
+    if (c->last_hasdep[d] < s) {
+        if (c->last_nop_hasdep[d] >= s)
+            hazard_add(c->out, HZ_DEPENDENCY, r, t, k,
+                       "depends on tb %d step %d, but only a nop at or after it in tb %d has "
+                       "hasdep=1 and the runtimes drop nops: the runtime hangs", d, s, d);
+        else
+            hazard_add(c->out, HZ_DEPENDENCY, r, t, k,
+                       "depends on tb %d step %d, but neither that step nor a later one in tb %d "
+                       "has hasdep=1: the runtime hangs", d, s, d);
+    }
+}
+
+/* Last step with hasdep=1 of every tb of g, nops apart. */
+static void index_hasdep(ctx *c, const prog_gpu *g)
+{
+    for (int t = 0; t < g->ntbs; t++) {
+        const prog_tb *tb = &g->tbs[t];
+        c->last_hasdep[t] = -1;
+        c->last_nop_hasdep[t] = -1;
+        for (int k = 0; k < tb->nsteps; k++) {
+            if (tb->steps[k].hasdep != 1)
+                continue;
+            if (tb->steps[k].type == ST_NOP)
+                c->last_nop_hasdep[t] = k;
+            else
+                c->last_hasdep[t] = k;
+        }
+    }
+}
+
+static void check_tb_steps(ctx *c, const prog_gpu *g, int r, int t, const prog_tb *tb)
+{
+    int pending = 0, pending_from = -1;   /* nops with a dependency not yet attached */
+    for (int k = 0; k < tb->nsteps; k++) {
+        const prog_step *st = &tb->steps[k];
+        check_step_data(c, g, r, t, k, tb, st);
+        check_step_dep(c, g, r, t, k, st);
+        if (st->type == ST_NOP) {
+            if (st->depid >= 0 && pending++ == 0)
+                pending_from = k;
+            continue;
+        }
+        if (pending > 0 && st->depid < 0)
+            hazard_add(c->out, HZ_DEPENDENCY, r, t, k,
+                       "follows %d nop(s) with dependencies (from step %d) but has depid=-1; the "
+                       "runtimes reject a nop chain whose next step has no dependency of its own",
+                       pending, pending_from);
+        pending = 0;
+    }
+}
+
+static void check_gpu(ctx *c, int r)
+{
+    const prog_gpu *g = &c->p->gpus[r];
+    memset(c->send_per_chan, 0, (size_t)c->nchan_counted * sizeof *c->send_per_chan);
+    memset(c->recv_per_chan, 0, (size_t)c->nchan_counted * sizeof *c->recv_per_chan);
+    index_hasdep(c, g);
+    for (int t = 0; t < g->ntbs; t++) {
+        check_tb_header(c, r, t, &g->tbs[t]);
+        check_tb_steps(c, g, r, t, &g->tbs[t]);
+    }
+}
+
+/* ---- per connection ----------------------------------------------------- */
+
+/* One end of a connection (chan, src -> dst): the tb on src that sends to
+ * dst, or the tb on dst that receives from src. */
+typedef struct {
+    int src, dst, chan, tb;
+} conn_end;
+
+static int cmp_key(const conn_end *a, const conn_end *b)
+{
+    if (a->src != b->src) return a->src < b->src ? -1 : 1;
+    if (a->dst != b->dst) return a->dst < b->dst ? -1 : 1;
+    if (a->chan != b->chan) return a->chan < b->chan ? -1 : 1;
+    return 0;
+}
+
+static int cmp_end(const void *pa, const void *pb)
+{
+    const conn_end *a = pa, *b = pb;
+    int k = cmp_key(a, b);
+    if (k)
+        return k;
+    return (a->tb > b->tb) - (a->tb < b->tb);
+}
+
+/* Connection ends of every tb with a usable peer and channel. */
+static void collect_ends(const prog *p, conn_end **sends, int *ns, conn_end **recvs, int *nr)
+{
+    size_t total = 0;
+    for (int r = 0; r < p->ngpu; r++)
+        total += (size_t)p->gpus[r].ntbs;
+    *sends = xcalloc(total, sizeof **sends);
+    *recvs = xcalloc(total, sizeof **recvs);
+    *ns = *nr = 0;
+    for (int r = 0; r < p->ngpu; r++) {
+        const prog_gpu *g = &p->gpus[r];
+        for (int t = 0; t < g->ntbs; t++) {
+            const prog_tb *tb = &g->tbs[t];
+            if (!chan_ok(p, tb->chan))
+                continue;
+            if (peer_ok(p, r, tb->send) && tb->send < p->ngpu)
+                (*sends)[(*ns)++] = (conn_end){r, tb->send, tb->chan, t};
+            if (peer_ok(p, r, tb->recv) && tb->recv < p->ngpu)
+                (*recvs)[(*nr)++] = (conn_end){tb->recv, r, tb->chan, t};
+        }
+    }
+    qsort(*sends, (size_t)*ns, sizeof **sends, cmp_end);
+    qsort(*recvs, (size_t)*nr, sizeof **recvs, cmp_end);
+}
+
+/* Report second and later tbs of a rank on one (chan, peer); return the
+ * end of the group starting at i. */
+static int group_end(ctx *c, const conn_end *v, int n, int i, int sending)
+{
+    int j = i + 1;
+    for (; j < n && cmp_key(&v[i], &v[j]) == 0; j++) {
+        if (sending)
+            hazard_add(c->out, HZ_CONNECTION, v[j].src, v[j].tb, -1,
+                       "tb %d and tb %d both send to rank %d on chan %d; a rank may have one tb "
+                       "per (chan, send peer)", v[i].tb, v[j].tb, v[j].dst, v[j].chan);
+        else
+            hazard_add(c->out, HZ_CONNECTION, v[j].dst, v[j].tb, -1,
+                       "tb %d and tb %d both receive from rank %d on chan %d; a rank may have one "
+                       "tb per (chan, recv peer)", v[i].tb, v[j].tb, v[j].src, v[j].chan);
+    }
+    return j;
+}
+
+/* Pair the k-th sending step of a with the k-th receiving step of b. */
+static void pair_steps(ctx *c, const conn_end *se, const conn_end *re)
+{
+    const prog_tb *a = &c->p->gpus[se->src].tbs[se->tb];
+    const prog_tb *b = &c->p->gpus[re->dst].tbs[re->tb];
+    int i = 0, j = 0, k = 0, nmis = 0, mi = -1, mj = -1, mk = -1;
+    for (;;) {
+        while (i < a->nsteps && !step_sends(a->steps[i].type))
+            i++;
+        while (j < b->nsteps && !step_receives(b->steps[j].type))
+            j++;
+        if (i >= a->nsteps || j >= b->nsteps)
+            break;
+        if (a->steps[i].cnt != b->steps[j].cnt && nmis++ == 0) {
+            mi = i;
+            mj = j;
+            mk = k;
+        }
+        i++, j++, k++;
+    }
+    int nsend = k, nrecv = k, extra_i = -1, extra_j = -1;
+    for (; i < a->nsteps; i++)
+        if (step_sends(a->steps[i].type) && nsend++ == k)
+            extra_i = i;
+    for (; j < b->nsteps; j++)
+        if (step_receives(b->steps[j].type) && nrecv++ == k)
+            extra_j = j;
+
+    if (nsend > nrecv)
+        hazard_add(c->out, HZ_PAIRING, se->src, se->tb, extra_i,
+                   "connection chan %d rank %d -> rank %d: %d sends but %d receives (rank %d tb "
+                   "%d sends, rank %d tb %d receives); this send has no matching receive",
+                   se->chan, se->src, se->dst, nsend, nrecv, se->src, se->tb, re->dst, re->tb);
+    else if (nrecv > nsend)
+        hazard_add(c->out, HZ_PAIRING, re->dst, re->tb, extra_j,
+                   "connection chan %d rank %d -> rank %d: %d sends but %d receives (rank %d tb "
+                   "%d sends, rank %d tb %d receives); this receive has no matching send",
+                   se->chan, se->src, se->dst, nsend, nrecv, se->src, se->tb, re->dst, re->tb);
+    if (nmis > 0) {
+        char more[64] = "";
+        if (nmis > 1)
+            snprintf(more, sizeof more, "; %d of %d pairs disagree", nmis, k);
+        hazard_add(c->out, HZ_PAIRING, se->src, se->tb, mi,
+                   "connection chan %d rank %d -> rank %d: send #%d (rank %d tb %d step %d) has "
+                   "cnt %d but receive #%d (rank %d tb %d step %d) has cnt %d%s",
+                   se->chan, se->src, se->dst, mk + 1, se->src, se->tb, mi, a->steps[mi].cnt,
+                   mk + 1,
+                   re->dst, re->tb, mj, b->steps[mj].cnt, more);
+    }
+}
+
+static void check_connections(ctx *c)
+{
+    conn_end *sv, *rv;
+    int ns, nr;
+    collect_ends(c->p, &sv, &ns, &rv, &nr);
+    int i = 0, j = 0;
+    while (i < ns || j < nr) {
+        int cmp = i >= ns ? 1 : j >= nr ? -1 : cmp_key(&sv[i], &rv[j]);
+        if (cmp < 0) {
+            const conn_end *e = &sv[i];
+            hazard_add(c->out, HZ_CONNECTION, e->src, e->tb, -1,
+                       "tb %d sends to rank %d on chan %d, but rank %d has no tb receiving from "
+                       "rank %d on chan %d", e->tb, e->dst, e->chan, e->dst, e->src, e->chan);
+            i = group_end(c, sv, ns, i, 1);
+        } else if (cmp > 0) {
+            const conn_end *e = &rv[j];
+            hazard_add(c->out, HZ_CONNECTION, e->dst, e->tb, -1,
+                       "tb %d receives from rank %d on chan %d, but rank %d has no tb sending to "
+                       "rank %d on chan %d", e->tb, e->src, e->chan, e->src, e->dst, e->chan);
+            j = group_end(c, rv, nr, j, 0);
+        } else {
+            int i1 = group_end(c, sv, ns, i, 1);
+            int j1 = group_end(c, rv, nr, j, 0);
+            /* With duplicate tbs the pairing is ambiguous; the duplicates
+             * are already reported. */
+            if (i1 - i == 1 && j1 - j == 1)
+                pair_steps(c, &sv[i], &rv[j]);
+            i = i1;
+            j = j1;
+        }
+    }
+    free(sv);
+    free(rv);
+}
+
+/* ---- entry -------------------------------------------------------------- */
+
+int check_program(const prog *p, const check_limits *lim, hazard_list *out)
+{
+    int before = out->n;
+    ctx c = {.p = p, .lim = lim, .out = out};
+    int maxtbs = 0;
+    for (int r = 0; r < p->ngpu; r++)
+        if (p->gpus[r].ntbs > maxtbs)
+            maxtbs = p->gpus[r].ntbs;
+    c.last_hasdep = xcalloc((size_t)maxtbs, sizeof *c.last_hasdep);
+    c.last_nop_hasdep = xcalloc((size_t)maxtbs, sizeof *c.last_nop_hasdep);
+    /* Per-channel counters only for a sane channel count. */
+    c.nchan_counted = (p->nchannels >= 1 && p->nchannels <= 65536) ? p->nchannels : 0;
+    c.send_per_chan = xcalloc((size_t)c.nchan_counted, sizeof *c.send_per_chan);
+    c.recv_per_chan = xcalloc((size_t)c.nchan_counted, sizeof *c.recv_per_chan);
+
+    check_algo(&c);
+    check_gpu_shapes(&c);
+    for (int r = 0; r < p->ngpu; r++)
+        check_gpu(&c, r);
+    check_connections(&c);
+
+    free(c.last_hasdep);
+    free(c.last_nop_hasdep);
+    free(c.send_per_chan);
+    free(c.recv_per_chan);
+    return out->n - before;
+}
