@@ -68,6 +68,11 @@ typedef struct topo {
     topo_nic *nics;
     int *nic_of_rank;       /* [nranks]: index into nics, or -1 */
     int is_default;         /* 1 for topo_default(): timing is only indicative */
+    /* PRIVATE to topo.c — do not read or write elsewhere: the route index
+     * built at load time and the provenance ("source"/"notes" strings) that
+     * topo_to_json() writes back.  NULL in a struct built by hand, in which
+     * case topo_route_of() falls back to a linear scan. */
+    struct topo_priv *priv;
 } topo;
 
 /* Read and validate a topology JSON file.  On failure returns NULL and sets

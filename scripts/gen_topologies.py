@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""gen_topologies.py — write the bundled topologies/*.json files.
+
+The bundled machines are regular (copies of one node, a hybrid cube-mesh, a
+torus, a switch, a chip/cluster grid), so they are generated here rather than
+typed by hand; every figure carries its source or says "assumed".  The format
+is documented at the top of src/model/topo.c and in topologies/README.md.
+
+    scripts/gen_topologies.py [OUTDIR]     (default: topologies/ of the repo)
+
+Output is deterministic: running it again rewrites identical files.
+Python 3 standard library only.
+"""
+import json
+import os
+import sys
+
+# ---------------------------------------------------------------- sources
+
+V100_LOCAL = {
+    "copy_gbps": 450,
+    "reduce_gbps": 300,
+    "source": "assumed: V100 HBM2 peaks near 900 GB/s; a copy reads and "
+              "writes every byte (~450 GB/s), a reduce reads two operands and "
+              "writes one (~300 GB/s)",
+}
+
+# DGX-1 / NDv2 hybrid cube-mesh: GPUs 0-3 and 4-7 are fully connected quads
+# joined by 0-4, 1-5, 2-6, 3-7; each V100 has six NVLinks, so four pairs per
+# GPU, two of them doubled.  Adjacency and which pairs are doubled: TACCL's
+# taccl/topologies/generic.py ndv2() (beta 23 = double, 46 = single), the
+# same matrix as TE-CCL's teccl/topologies/ndv2.py and dgx1.py.
+CUBE_MESH_DOUBLE = [[0, 1], [0, 4], [1, 3], [2, 3], [2, 6], [4, 5], [5, 7],
+                    [6, 7]]
+CUBE_MESH_SINGLE = [[0, 2], [0, 3], [1, 2], [1, 5], [3, 7], [4, 6], [4, 7],
+                    [5, 6]]
+CUBE_MESH_ADJ = ("adjacency from TACCL taccl/topologies/generic.py ndv2() "
+                 "(also TE-CCL teccl/topologies/ndv2.py)")
+
+
+def ndv2(nodes):
+    return {
+        "name": "ndv2-x%d" % nodes,
+        "description": "Azure NDv2 x%d: 8 V100 per node in a hybrid "
+                       "cube-mesh (DGX-1 style NVLink), one InfiniBand NIC "
+                       "per node; TE-CCL's figures" % nodes,
+        "nodes": nodes,
+        "ranks_per_node": 8,
+        "device": {"kind": "gpu"},
+        "local": V100_LOCAL,
+        "links": [
+            {"pairs": CUBE_MESH_DOUBLE, "alpha_us": 0.7,
+             "bandwidth_gbps": 50, "multiplicity": 1,
+             "source": "TE-CCL teccl/topologies/ndv2.py: double NVLink "
+                       "50 GB/s, alpha 0.7 us; " + CUBE_MESH_ADJ},
+            {"pairs": CUBE_MESH_SINGLE, "alpha_us": 0.7,
+             "bandwidth_gbps": 25, "multiplicity": 1,
+             "source": "TE-CCL teccl/topologies/ndv2.py: single NVLink "
+                       "25 GB/s, alpha 0.7 us; " + CUBE_MESH_ADJ},
+        ],
+        "nics": [
+            {"ranks": list(range(8)), "alpha_us": 1.3, "bandwidth_gbps": 12.5,
+             "source": "TE-CCL teccl/topologies/ndv2.py: InfiniBand "
+                       "12.5 GB/s each way, alpha 1.3 us; one NIC per node "
+                       "shared by all 8 GPUs (TACCL ndv2: nics_per_node = 1)"},
+        ],
+    }
+
+
+def dgx2(nodes):
+    return {
+        "name": "dgx2-x%d" % nodes,
+        "description": "NVIDIA DGX-2 x%d: 16 V100 on NVSwitch, 8 InfiniBand "
+                       "NICs per node each shared by GPUs 2k and 2k+1; "
+                       "TE-CCL's figures" % nodes,
+        "nodes": nodes,
+        "ranks_per_node": 16,
+        "device": {"kind": "gpu"},
+        "local": V100_LOCAL,
+        "switches": [
+            {"ranks": list(range(16)), "alpha_us": 0.35,
+             "bandwidth_gbps": 125,
+             "source": "TE-CCL teccl/topologies/dgx2.py: NVSwitch 125 GB/s "
+                       "per GPU port, alpha 0.35 us"},
+        ],
+        "nics": [
+            {"ranks": [2 * k, 2 * k + 1], "alpha_us": 2.6,
+             "bandwidth_gbps": 12.5,
+             "source": "TE-CCL teccl/topologies/dgx2.py: InfiniBand "
+                       "12.5 GB/s, alpha 2.6 us; 8 NICs per node (TACCL "
+                       "dgx2: nics_per_node = 8), NIC k shared by GPUs 2k "
+                       "and 2k+1 (TE-CCL joins GPU 2k+1 to GPU 2k of the "
+                       "other node)"}
+            for k in range(8)
+        ],
+    }
+
+
+def dgx1():
+    single = round(1e6 / 46e3, 7)       # 1 MB / 46 us = 21.7391304 GB/s
+    double = round(2e6 / 46e3, 7)
+    table1 = ("TACCL paper Table 1: NDv2/DGX-1 NVLink alpha 0.7 us, beta "
+              "46 us/MB, so 1e6 B / 46 us = %s GB/s per single NVLink")
+    return {
+        "name": "dgx1",
+        "description": "NVIDIA DGX-1: 8 V100 in the hybrid cube-mesh, one "
+                       "node; NVLink figures from TACCL's Table 1",
+        "nodes": 1,
+        "ranks_per_node": 8,
+        "device": {"kind": "gpu"},
+        "local": V100_LOCAL,
+        "links": [
+            {"pairs": CUBE_MESH_DOUBLE, "alpha_us": 0.7,
+             "bandwidth_gbps": double, "multiplicity": 1,
+             "source": (table1 % single) + "; double links 2x = %s GB/s; "
+                       % double + CUBE_MESH_ADJ},
+            {"pairs": CUBE_MESH_SINGLE, "alpha_us": 0.7,
+             "bandwidth_gbps": single, "multiplicity": 1,
+             "source": (table1 % single) + "; " + CUBE_MESH_ADJ},
+        ],
+    }
+
+
+def torus_2d(w, h):
+    pairs = []
+    for y in range(h):
+        for x in range(w):
+            r = y * w + x
+            pairs.append([r, y * w + (x + 1) % w])
+            pairs.append([r, ((y + 1) % h) * w + x])
+    return {
+        "name": "torus-2d-%dx%d" % (w, h),
+        "description": "%dx%d 2D torus, one rank per NPU, wrap-around links "
+                       "in both dimensions; TACOS's figures" % (w, h),
+        "nodes": 1,
+        "ranks_per_node": w * h,
+        "device": {"kind": "gpu"},
+        "local": {
+            "copy_gbps": 500,
+            "reduce_gbps": 500,
+            "source": "assumed: TACOS models no local cost; 500 GB/s copy and "
+                      "reduce (as topo_default) keeps local work small next "
+                      "to the links",
+        },
+        "links": [
+            {"pairs": pairs, "alpha_us": 0.5, "bandwidth_gbps": 53.6870912,
+             "multiplicity": 1,
+             "source": "../shared/BENCH.md TACOS section: every link 50 GiB/s "
+                       "(53.69 GB/s) each way, alpha 0.5 us; rank = y*%d + x"
+                       % w},
+        ],
+    }
+
+
+# Case-study device (DESIGN.md section 5).  Its bandwidths are not public.
+CS_DEVICE_SOURCE = ("case study (DESIGN.md section 5): the device has 4 chips "
+                    "of 2 clusters; this view: %d chip(s) x %d cluster(s), "
+                    "one rank per cluster; DMA moves whole 256-byte segments "
+                    "(one [C, D] i32 tile = 8 x 8 x 4 bytes)")
+CS_LOCAL = {
+    "copy_gbps": 512,
+    "reduce_gbps": 256,
+    "source": "assumed: not public; cluster-local SRAM copy ~512 GB/s, an "
+              "i32 vector add reads two operands so about half (256 GB/s)",
+}
+CS_C2C = {
+    "alpha_us": 1.0, "bandwidth_gbps": 64, "multiplicity": 1,
+    "source": "assumed: not public; a PCIe 5.0 x16 class chip-to-chip path "
+              "(~64 GB/s each way), alpha 1 us for a remote DMA with its "
+              "destination-ready and completion ChipSyncs",
+}
+CS_ON_CHIP = {
+    "alpha_us": 0.2, "bandwidth_gbps": 256, "multiplicity": 1,
+    "source": "assumed: not public; the on-chip path between a chip's "
+              "clusters taken as 4x the chip-to-chip one (256 GB/s), alpha "
+              "0.2 us (a ClusterSync is cheaper than a ChipSync)",
+}
+
+
+def chip_device(chips, clusters):
+    return {"kind": "chip", "chips_per_node": chips,
+            "clusters_per_chip": clusters, "dma_bytes": 256,
+            "source": CS_DEVICE_SOURCE % (chips, clusters)}
+
+
+def cs_chip4x2():
+    c2c = [[2 * i + k, 2 * j + k] for k in range(2) for i in range(4)
+           for j in range(i + 1, 4)]
+    on_chip = [[2 * i, 2 * i + 1] for i in range(4)]
+    return {
+        "name": "cs-chip4x2",
+        "description": "case-study device: 4 chips x 2 clusters (8 ranks, "
+                       "rank = chip*2 + cluster); all figures assumed",
+        "notes": "assumed wiring: each cluster reaches the same-index cluster "
+                 "of every other chip directly, and its sibling cluster on "
+                 "its own chip; a transfer changing both chip and cluster "
+                 "has no direct route and must be relayed",
+        "nodes": 1,
+        "ranks_per_node": 8,
+        "device": chip_device(4, 2),
+        "local": CS_LOCAL,
+        "links": [dict(pairs=c2c, **CS_C2C), dict(pairs=on_chip, **CS_ON_CHIP)],
+    }
+
+
+def cs_chip4():
+    return {
+        "name": "cs-chip4",
+        "description": "case-study chip examples' view: 4 chips, one rank per "
+                       "chip, chip-to-chip links between every pair; all "
+                       "figures assumed",
+        "nodes": 1,
+        "ranks_per_node": 4,
+        "device": chip_device(4, 1),
+        "local": CS_LOCAL,
+        "links": [dict(pairs=[[i, j] for i in range(4)
+                              for j in range(i + 1, 4)], **CS_C2C)],
+    }
+
+
+def cs_cluster2():
+    return {
+        "name": "cs-cluster2",
+        "description": "case-study cluster examples' view: one chip of 2 "
+                       "clusters (2 ranks) and the link between them; all "
+                       "figures assumed",
+        "nodes": 1,
+        "ranks_per_node": 2,
+        "device": chip_device(1, 2),
+        "local": CS_LOCAL,
+        "links": [dict(pairs=[[0, 1]], **CS_ON_CHIP)],
+    }
+
+
+# ------------------------------------------------------------- the writer
+
+def dump(v, indent=0):
+    """JSON with objects opened one key per line, short lists on one line."""
+    pad = "  " * indent
+    if isinstance(v, dict):
+        items = ['%s  %s: %s' % (pad, json.dumps(k), dump(x, indent + 1))
+                 for k, x in v.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(v, list):
+        if all(not isinstance(x, (dict, list)) for x in v) or \
+                all(isinstance(x, list) for x in v):
+            return "[" + ", ".join(dump(x, indent + 1) for x in v) + "]"
+        return "[\n" + ",\n".join(pad + "  " + dump(x, indent + 1)
+                                  for x in v) + "\n" + pad + "]"
+    return json.dumps(v, ensure_ascii=False)
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "topologies")
+    os.makedirs(out, exist_ok=True)
+    topos = [ndv2(1), ndv2(2), ndv2(4), dgx2(1), dgx2(2), dgx1(),
+             torus_2d(4, 4), cs_chip4x2(), cs_chip4(), cs_cluster2()]
+    for t in topos:
+        path = os.path.join(out, t["name"] + ".json")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(dump(t) + "\n")
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,2013 @@
+/* topo.c — read, validate, index and write topologies (see topo.h).
+ *
+ * A topology file describes ONE node in local rank indices (0 ..
+ * ranks_per_node-1); the loader replicates it `nodes` times into global ranks
+ * (global = node * ranks_per_node + local).  The format, all keys:
+ *
+ *   {
+ *     "name": "ndv2-x2",                    required, non-empty, <= 200 bytes
+ *     "description": "...",                 optional string
+ *     "notes": "..." | ["...", ...],        optional, allowed in EVERY object
+ *     "is_default": true,                   optional; only topo_default() sets it
+ *     "nodes": 2,                           required integer >= 1
+ *     "ranks_per_node": 8,                  required integer >= 1
+ *     "device": {"kind": "gpu"}             optional, default gpu; or
+ *               {"kind": "chip", "chips_per_node": 4, "clusters_per_chip": 2,
+ *                "dma_bytes": 256, "source": "..."}
+ *               (chip: ranks_per_node must be chips_per_node * clusters_per_chip;
+ *                local rank = chip * clusters_per_chip + cluster; dma_bytes
+ *                optional, default 0 = none)
+ *     "local": {"copy_gbps": 450, "reduce_gbps": 300, "source": "..."},  required
+ *     "links": [ {"pairs": [[0, 1], [0, 2]], "alpha_us": 0.7,
+ *                 "bandwidth_gbps": 50, "multiplicity": 1,
+ *                 "bidirectional": true, "source": "..."} ],          optional
+ *     "switches": [ {"ranks": [0, 1, 2], "alpha_us": 0.35,
+ *                    "bandwidth_gbps": 125, "source": "..."} ],       optional
+ *     "nics": [ {"ranks": [0, 1], "alpha_us": 2.6,
+ *                "bandwidth_gbps": 12.5, "source": "..."} ]           optional
+ *   }
+ *
+ * Units: alpha_us in microseconds (finite, >= 0), bandwidth_gbps in GB/s =
+ * 1e9 bytes/s (finite, > 0); a hop moving s bytes costs alpha + s / B.
+ * multiplicity (integer >= 1, default 1) is how many transfers a link carries
+ * at once per direction.  bidirectional (default true) lists both directions
+ * of every pair.  Every object that holds figures (device of kind chip, local,
+ * each link, switch and NIC entry) MUST carry "source": where the figures come
+ * from, or a text starting with "assumed".  Unknown or repeated keys are
+ * errors, so typos are never silently ignored.  Also rejected: a directed link
+ * pair given twice, a link from a rank to itself, a rank listed twice in one
+ * switch or NIC, a rank in two NICs, a switch of fewer than two ranks, and
+ * several nodes without any NIC.  A rank may belong to several switches.
+ *
+ * Limits: at most 65536 ranks in all, 4194304 directed links (and as many
+ * switch ports) after replication, 64 MiB of file.
+ *
+ * Errors are TC_INPUT with "LABEL:LINE: FIELD: what".  The line is found by
+ * walking the raw text along the field's path (links -> 2nd element ->
+ * "bandwidth_gbps"), not by searching for the key name, so a key that
+ * occurs in many objects is still placed correctly; for a missing key it is
+ * the line of the object that lacks it.  Syntax errors give "LABEL:LINE:COL".
+ *
+ * In the struct, elements are ordered node by node, and within a node in
+ * file order (a bidirectional pair a,b gives a->b then b->a).  topo_to_json()
+ * writes node 0 back in local indices, links as one direction per pair
+ * ("bidirectional": false) grouped by consecutive equal figures, so parsing
+ * its output yields an equal struct with the same sources and notes.
+ *
+ * Routes are answered from an index built at load time: per rank, its
+ * outgoing links sorted by destination (the fastest one per destination),
+ * and per rank the ascending list of switches it belongs to. */
+#include "topo.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TOPO_MAX_RANKS 65536
+#define TOPO_MAX_LINKS (1 << 22)
+#define TOPO_MAX_MULT 65536
+#define TOPO_MAX_DMA (1 << 30)
+#define TOPO_MAX_FILE (64L << 20)
+#define TOPO_MAX_NAME 200
+#define TOPO_REF_BYTES 1e6      /* "fastest" = lowest cost for 1 MB */
+#define TOPO_MAX_DEPTH 12       /* deepest field path in the schema is 5 */
+
+struct topo_priv {
+    /* Route index. */
+    int *adj_start;             /* [nranks + 1] into adj_dst / adj_link */
+    int *adj_dst;               /* destinations of each rank, ascending */
+    int *adj_link;              /* fastest link for (rank, adj_dst[i]) */
+    int *sw_start;              /* [nranks + 1] into sw_list */
+    int *sw_list;               /* switches of each rank, ascending */
+    /* Provenance written back by topo_to_json: indices into strs, -1 none.
+     * Notes are kept as their JSON text. */
+    char **strs;
+    int nstrs, capstrs;
+    int description, notes;
+    int device_source, device_notes;
+    int local_source, local_notes;
+    int nlinks0, nswitches0, nnics0;    /* elements of node 0 */
+    int *link_source, *link_notes;      /* [nlinks0] */
+    int *switch_source, *switch_notes;  /* [nswitches0] */
+    int *nic_source, *nic_notes;        /* [nnics0] */
+};
+
+/* ---------------------------------------------------------------- memory */
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fputs("taccl: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) {
+        fputs("taccl: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        fputs("taccl: out of memory\n", stderr);
+        abort();
+    }
+    return q;
+}
+
+static char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = xmalloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+static struct topo_priv *priv_new(void)
+{
+    struct topo_priv *pv = xcalloc(1, sizeof *pv);
+    pv->description = pv->notes = -1;
+    pv->device_source = pv->device_notes = -1;
+    pv->local_source = pv->local_notes = -1;
+    return pv;
+}
+
+/* Keep a copy of s in the string pool; returns its index (-1 for NULL). */
+static int pool_add(struct topo_priv *pv, const char *s)
+{
+    if (!s)
+        return -1;
+    if (pv->nstrs == pv->capstrs) {
+        pv->capstrs = pv->capstrs ? 2 * pv->capstrs : 16;
+        pv->strs = xrealloc(pv->strs, (size_t)pv->capstrs * sizeof *pv->strs);
+    }
+    pv->strs[pv->nstrs] = xstrdup(s);
+    return pv->nstrs++;
+}
+
+static const char *pool_get(const struct topo_priv *pv, int i)
+{
+    return (pv && i >= 0 && i < pv->nstrs) ? pv->strs[i] : NULL;
+}
+
+static void priv_free(struct topo_priv *pv)
+{
+    if (!pv)
+        return;
+    free(pv->adj_start);
+    free(pv->adj_dst);
+    free(pv->adj_link);
+    free(pv->sw_start);
+    free(pv->sw_list);
+    for (int i = 0; i < pv->nstrs; i++)
+        free(pv->strs[i]);
+    free(pv->strs);
+    free(pv->link_source);
+    free(pv->link_notes);
+    free(pv->switch_source);
+    free(pv->switch_notes);
+    free(pv->nic_source);
+    free(pv->nic_notes);
+    free(pv);
+}
+
+void topo_free(topo *t)
+{
+    if (!t)
+        return;
+    free(t->name);
+    free(t->path);
+    free(t->links);
+    if (t->switches)
+        for (int i = 0; i < t->nswitches; i++)
+            free(t->switches[i].ranks);
+    free(t->switches);
+    if (t->nics)
+        for (int i = 0; i < t->nnics; i++)
+            free(t->nics[i].ranks);
+    free(t->nics);
+    free(t->nic_of_rank);
+    priv_free(t->priv);
+    free(t);
+}
+
+/* ---------------------------------------------------------- string buffer */
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+} sbuf;
+
+static void sb_putn(sbuf *b, const char *s, size_t n)
+{
+    if (!b->s || b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (b->n + n + 1 > cap)
+            cap *= 2;
+        b->s = xrealloc(b->s, cap);
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = '\0';
+}
+
+static void sb_puts(sbuf *b, const char *s)
+{
+    sb_putn(b, s, strlen(s));
+}
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof tmp) {
+        sb_putn(b, tmp, (size_t)n);
+        return;
+    }
+    char *big = xmalloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb_putn(b, big, (size_t)n);
+    free(big);
+}
+
+/* The shortest decimal text that reads back as exactly v. */
+static void sb_num(sbuf *b, double v)
+{
+    char tmp[64];
+    if (v == floor(v) && fabs(v) < 1e15) {
+        snprintf(tmp, sizeof tmp, "%.0f", v);
+    } else {
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+            if (strtod(tmp, NULL) == v)
+                break;
+        }
+    }
+    sb_puts(b, tmp);
+}
+
+/* A JSON string literal. */
+static void sb_jstr(sbuf *b, const char *s)
+{
+    sb_putn(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char esc[8];
+        switch (*p) {
+        case '"': sb_puts(b, "\\\""); break;
+        case '\\': sb_puts(b, "\\\\"); break;
+        case '\n': sb_puts(b, "\\n"); break;
+        case '\r': sb_puts(b, "\\r"); break;
+        case '\t': sb_puts(b, "\\t"); break;
+        default:
+            if (*p < 0x20) {
+                snprintf(esc, sizeof esc, "\\u%04x", *p);
+                sb_puts(b, esc);
+            } else {
+                sb_putn(b, (const char *)p, 1);
+            }
+        }
+    }
+    sb_putn(b, "\"", 1);
+}
+
+/* ------------------------------------------- locating a field in the text */
+
+/* One step of a field path: an object key (the nth occurrence of it in that
+ * object, nth = 0 normally) or an array index (key NULL). */
+typedef struct {
+    const char *key;
+    int index;
+    int nth;
+} pcomp;
+
+typedef struct {
+    int depth;          /* how many path steps were found */
+    int line;           /* line of the deepest step found (1-based) */
+    const char *val;    /* start of that step's value */
+} locres;
+
+static const char *sk_ws(const char *p, int *line)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') {
+        if (*p == '\n')
+            (*line)++;
+        p++;
+    }
+    return p;
+}
+
+/* p at '"': returns just past the closing quote. */
+static const char *sk_string(const char *p, int *line)
+{
+    p++;
+    while (*p && *p != '"') {
+        if (*p == '\\' && p[1])
+            p++;
+        if (*p == '\n')
+            (*line)++;
+        p++;
+    }
+    return *p ? p + 1 : p;
+}
+
+/* Skip one value of (already validated) JSON; always advances unless at NUL. */
+static const char *sk_value(const char *p, int *line)
+{
+    p = sk_ws(p, line);
+    if (*p == '"')
+        return sk_string(p, line);
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        p++;
+        for (;;) {
+            p = sk_ws(p, line);
+            if (!*p)
+                return p;
+            if (*p == close)
+                return p + 1;
+            if (*p == ',' || *p == ':') {
+                p++;
+                continue;
+            }
+            p = sk_value(p, line);
+        }
+    }
+    const char *q = p;
+    while (*q && !strchr(" \t\r\n,:]}", *q))
+        q++;
+    return (q == p && *q) ? q + 1 : q;
+}
+
+/* Walk the text along path[0..n-1] as far as it goes. */
+static void locate(const char *text, const pcomp *path, int n, locres *r)
+{
+    int line = 1;
+    const char *p = text;
+    if ((unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
+        (unsigned char)p[2] == 0xBF)
+        p += 3;
+    p = sk_ws(p, &line);
+    r->depth = 0;
+    r->line = line;
+    r->val = p;
+    for (int d = 0; d < n; d++) {
+        int found = 0;
+        if (path[d].key) {
+            if (*p != '{')
+                return;
+            p++;
+            size_t klen = strlen(path[d].key);
+            int seen = 0;
+            for (;;) {
+                p = sk_ws(p, &line);
+                if (*p == ',') {
+                    p++;
+                    continue;
+                }
+                if (*p != '"')
+                    return;
+                const char *k = p + 1;
+                int kline = line;
+                p = sk_string(p, &line);
+                size_t len = (size_t)(p - 1 - k);
+                p = sk_ws(p, &line);
+                if (*p != ':')
+                    return;
+                p = sk_ws(p + 1, &line);
+                if (len == klen && memcmp(k, path[d].key, len) == 0 &&
+                    seen++ == path[d].nth) {
+                    r->line = kline;
+                    found = 1;
+                    break;
+                }
+                p = sk_value(p, &line);
+            }
+        } else {
+            if (*p != '[')
+                return;
+            p++;
+            for (int i = 0;; i++) {
+                p = sk_ws(p, &line);
+                if (*p == ',')
+                    p = sk_ws(p + 1, &line);
+                if (!*p || *p == ']')
+                    return;
+                if (i == path[d].index) {
+                    r->line = line;
+                    found = 1;
+                    break;
+                }
+                p = sk_value(p, &line);
+            }
+        }
+        if (!found)
+            return;
+        r->depth = d + 1;
+        r->val = p;
+    }
+}
+
+/* Line and column (1-based, bytes) of offset `off` in text. */
+static void line_col(const char *text, size_t off, int *line, int *col)
+{
+    int l = 1;
+    size_t start = 0;
+    for (size_t i = 0; i < off; i++)
+        if (text[i] == '\n') {
+            l++;
+            start = i + 1;
+        }
+    *line = l;
+    *col = (int)(off - start) + 1;
+}
+
+/* ------------------------------------------------------- parse context */
+
+typedef struct {
+    const char *label;
+    const char *text;
+    pcomp path[TOPO_MAX_DEPTH];
+    int depth;
+    tc_err *err;
+} pctx;
+
+static void push_key(pctx *c, const char *key, int nth)
+{
+    if (c->depth < TOPO_MAX_DEPTH)
+        c->path[c->depth] = (pcomp){key, -1, nth};
+    c->depth++;
+}
+
+static void push_index(pctx *c, int i)
+{
+    if (c->depth < TOPO_MAX_DEPTH)
+        c->path[c->depth] = (pcomp){NULL, i, 0};
+    c->depth++;
+}
+
+static void pop(pctx *c)
+{
+    c->depth--;
+}
+
+static int path_depth(const pctx *c)
+{
+    return c->depth < TOPO_MAX_DEPTH ? c->depth : TOPO_MAX_DEPTH;
+}
+
+/* "links[2].bandwidth_gbps"; "(top level)" for the document itself. */
+static void path_str(const pctx *c, char *buf, size_t n)
+{
+    sbuf b = {0};
+    int d = path_depth(c);
+    for (int i = 0; i < d; i++) {
+        if (c->path[i].key) {
+            if (i > 0)
+                sb_putn(&b, ".", 1);
+            sb_puts(&b, c->path[i].key);
+        } else {
+            sb_printf(&b, "[%d]", c->path[i].index);
+        }
+    }
+    snprintf(buf, n, "%s", b.s ? b.s : "(top level)");
+    free(b.s);
+}
+
+static int fail(pctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Set "label:line: path: what" and return TC_INPUT. */
+static int fail(pctx *c, const char *fmt, ...)
+{
+    char what[640], where[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    path_str(c, where, sizeof where);
+    locres r;
+    locate(c->text, c->path, path_depth(c), &r);
+    return tc_err_set(c->err, TC_INPUT, "%s:%d: %s: %s", c->label, r.line,
+                      where, what);
+}
+
+/* How the offending value is written in the file (for "got ..."). */
+static const char *got(const pctx *c, const cJSON *it, char *buf, size_t n)
+{
+    locres r;
+    locate(c->text, c->path, path_depth(c), &r);
+    if (r.depth == c->depth && r.val && *r.val) {
+        const char *p = r.val;
+        if (*p == '{')
+            return "an object";
+        if (*p == '[')
+            return "an array";
+        size_t len;
+        if (*p == '"') {
+            int dummy = 0;
+            len = (size_t)(sk_string(p, &dummy) - p);
+        } else {
+            len = strcspn(p, " \t\r\n,:]}");
+        }
+        if (len > 40) {
+            len = 37;
+            while (len > 0 && ((unsigned char)p[len] & 0xC0) == 0x80)
+                len--;
+            snprintf(buf, n, "%.*s...", (int)len, p);
+        } else {
+            snprintf(buf, n, "%.*s", (int)len, p);
+        }
+        return buf;
+    }
+    if (!it)
+        return "nothing";
+    if (cJSON_IsString(it))
+        snprintf(buf, n, "\"%.40s\"", it->valuestring);
+    else if (cJSON_IsNumber(it))
+        snprintf(buf, n, "%.17g", it->valuedouble);
+    else if (cJSON_IsBool(it))
+        return cJSON_IsTrue(it) ? "true" : "false";
+    else if (cJSON_IsNull(it))
+        return "null";
+    else if (cJSON_IsArray(it))
+        return "an array";
+    else
+        return "an object";
+    return buf;
+}
+
+/* ---------------------------------------------------------- field readers */
+
+/* Every member of obj must be one of keys[], each at most once. */
+static int check_keys(pctx *c, const cJSON *obj, const char *const *keys,
+                      int nkeys)
+{
+    unsigned seen = 0;
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        int nth = 0;
+        for (const cJSON *q = obj->child; q != it; q = q->next)
+            if (strcmp(q->string, it->string) == 0)
+                nth++;
+        int k = -1;
+        for (int i = 0; i < nkeys; i++)
+            if (strcmp(keys[i], it->string) == 0)
+                k = i;
+        push_key(c, it->string, nth);
+        if (k < 0) {
+            char list[400] = "";
+            size_t used = 0;
+            for (int i = 0; i < nkeys && used < sizeof list; i++)
+                used += (size_t)snprintf(list + used, sizeof list - used,
+                                         "%s%s", i ? ", " : "", keys[i]);
+            return fail(c, "unknown key (expected one of: %s)", list);
+        }
+        if (seen & (1u << k))
+            return fail(c, "duplicate key");
+        pop(c);
+        seen |= 1u << k;
+    }
+    return TC_OK;
+}
+
+/* A string read from the file: no raw control characters. */
+static int check_text(pctx *c, const cJSON *it)
+{
+    for (const unsigned char *p = (const unsigned char *)it->valuestring; *p; p++)
+        if (*p < 0x20 && *p != '\t')
+            return fail(c, "control character 0x%02x in a string (write it "
+                           "escaped, or leave it out)", *p);
+    return TC_OK;
+}
+
+/* Optional (or required) string; *out points into the cJSON tree. */
+static int read_string(pctx *c, const cJSON *obj, const char *key,
+                       int required, size_t maxlen, const char **out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char g[64];
+    int rc = TC_OK;
+    *out = NULL;
+    push_key(c, key, 0);
+    if (!it) {
+        if (required)
+            rc = fail(c, "missing: expected a non-empty string");
+    } else if (!cJSON_IsString(it) || !it->valuestring) {
+        rc = fail(c, "expected a string, got %s", got(c, it, g, sizeof g));
+    } else if (it->valuestring[0] == '\0') {
+        rc = fail(c, "expected a non-empty string, got \"\"");
+    } else if (maxlen && strlen(it->valuestring) > maxlen) {
+        rc = fail(c, "expected a string of at most %zu bytes, got %zu bytes",
+                  maxlen, strlen(it->valuestring));
+    } else if ((rc = check_text(c, it)) == TC_OK) {
+        *out = it->valuestring;
+    }
+    pop(c);
+    return rc;
+}
+
+/* The required "source" of an object with figures, kept in the pool. */
+static int read_source(pctx *c, const cJSON *obj, struct topo_priv *pv,
+                       int *out)
+{
+    const char *s;
+    *out = -1;
+    if (!cJSON_GetObjectItemCaseSensitive(obj, "source")) {
+        push_key(c, "source", 0);
+        int rc = fail(c, "missing: every object with figures needs a "
+                         "\"source\" naming where they come from, or "
+                         "starting with \"assumed\"");
+        pop(c);
+        return rc;
+    }
+    int rc = read_string(c, obj, "source", 1, 0, &s);
+    if (rc == TC_OK)
+        *out = pool_add(pv, s);
+    return rc;
+}
+
+/* Optional "notes": a string or an array of strings, kept as JSON text. */
+static int read_notes(pctx *c, const cJSON *obj, struct topo_priv *pv,
+                      int *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, "notes");
+    char g[64];
+    int rc = TC_OK;
+    *out = -1;
+    if (!it)
+        return TC_OK;
+    push_key(c, "notes", 0);
+    if (cJSON_IsString(it)) {
+        rc = check_text(c, it);
+    } else if (cJSON_IsArray(it)) {
+        int i = 0;
+        for (const cJSON *e = it->child; e && rc == TC_OK; e = e->next, i++) {
+            push_index(c, i);
+            if (!cJSON_IsString(e))
+                rc = fail(c, "expected a string, got %s", got(c, e, g, sizeof g));
+            else
+                rc = check_text(c, e);
+            pop(c);
+        }
+    } else {
+        rc = fail(c, "expected a string or an array of strings, got %s",
+                  got(c, it, g, sizeof g));
+    }
+    if (rc == TC_OK) {
+        char *txt = cJSON_PrintUnformatted(it);
+        if (!txt) {
+            fputs("taccl: out of memory\n", stderr);
+            abort();
+        }
+        *out = pool_add(pv, txt);
+        cJSON_free(txt);
+    }
+    pop(c);
+    return rc;
+}
+
+/* A required finite number, > 0 if `positive`, else >= 0. */
+static int read_number(pctx *c, const cJSON *obj, const char *key,
+                       int positive, double *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    const char *want = positive ? "a number > 0" : "a number >= 0";
+    char g[64];
+    int rc = TC_OK;
+    push_key(c, key, 0);
+    if (!it)
+        rc = fail(c, "missing: expected %s", want);
+    else if (!cJSON_IsNumber(it))
+        rc = fail(c, "expected %s, got %s", want, got(c, it, g, sizeof g));
+    else if (!isfinite(it->valuedouble))
+        rc = fail(c, "expected %s, got %s (out of range)", want,
+                  got(c, it, g, sizeof g));
+    else if (positive ? !(it->valuedouble > 0) : !(it->valuedouble >= 0))
+        rc = fail(c, "expected %s, got %s", want, got(c, it, g, sizeof g));
+    else
+        *out = it->valuedouble;
+    pop(c);
+    return rc;
+}
+
+static int is_int_in(const cJSON *it, double lo, double hi)
+{
+    return cJSON_IsNumber(it) && isfinite(it->valuedouble) &&
+           it->valuedouble == floor(it->valuedouble) &&
+           it->valuedouble >= lo && it->valuedouble <= hi;
+}
+
+/* An integer in lo..hi; when absent, `dflt` if not required. */
+static int read_int(pctx *c, const cJSON *obj, const char *key, int required,
+                    int lo, int hi, int dflt, int *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char g[64];
+    int rc = TC_OK;
+    push_key(c, key, 0);
+    if (!it) {
+        if (required)
+            rc = fail(c, "missing: expected an integer in %d..%d", lo, hi);
+        else
+            *out = dflt;
+    } else if (!is_int_in(it, lo, hi)) {
+        int big = cJSON_IsNumber(it) && !(it->valuedouble <= hi);
+        rc = fail(c, "expected an integer in %d..%d, got %s%s", lo, hi,
+                  got(c, it, g, sizeof g), big ? " (too large)" : "");
+    } else {
+        *out = (int)it->valuedouble;
+    }
+    pop(c);
+    return rc;
+}
+
+static int read_bool(pctx *c, const cJSON *obj, const char *key, int dflt,
+                     int *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char g[64];
+    int rc = TC_OK;
+    push_key(c, key, 0);
+    if (!it)
+        *out = dflt;
+    else if (!cJSON_IsBool(it))
+        rc = fail(c, "expected true or false, got %s", got(c, it, g, sizeof g));
+    else
+        *out = cJSON_IsTrue(it) ? 1 : 0;
+    pop(c);
+    return rc;
+}
+
+/* ------------------------------------------------------------ the parser */
+
+/* One direction of a link of node 0, with where it was written. */
+typedef struct {
+    int a, b;
+    int entry, pair, reverse;
+    double alpha, bw;
+    int mult, source, notes;
+} llink;
+
+/* A switch or NIC of node 0. */
+typedef struct {
+    int *ranks;
+    int n;
+    double alpha, bw;
+    int source, notes;
+} lgroup;
+
+typedef struct {
+    pctx c;
+    topo *t;
+    struct topo_priv *pv;
+    int rpn;
+    llink *ll;
+    int nll, capll;
+    lgroup *sw;
+    int nsw;
+    lgroup *nic;
+    int nnic;
+    int *stamp;             /* [rpn]: duplicate detection within one list */
+    int stampval;
+} pstate;
+
+static void pstate_free(pstate *ps)
+{
+    free(ps->ll);
+    for (int i = 0; i < ps->nsw; i++)
+        free(ps->sw[i].ranks);
+    free(ps->sw);
+    for (int i = 0; i < ps->nnic; i++)
+        free(ps->nic[i].ranks);
+    free(ps->nic);
+    free(ps->stamp);
+}
+
+/* A local rank 0..rpn-1. */
+static int read_rank(pstate *ps, const cJSON *it, int *out)
+{
+    char g[64];
+    if (!is_int_in(it, 0, ps->rpn - 1))
+        return fail(&ps->c, "expected a local rank (an integer in 0..%d), got %s",
+                    ps->rpn - 1, got(&ps->c, it, g, sizeof g));
+    *out = (int)it->valuedouble;
+    return TC_OK;
+}
+
+/* "ranks": at least `min` distinct local ranks.  `what` names the owner. */
+static int read_ranks(pstate *ps, const cJSON *obj, int min, const char *what,
+                      int **out, int *n)
+{
+    pctx *c = &ps->c;
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, "ranks");
+    char g[64];
+    int rc = TC_OK;
+    *out = NULL;
+    *n = 0;
+    push_key(c, "ranks", 0);
+    int size = it && cJSON_IsArray(it) ? cJSON_GetArraySize(it) : 0;
+    if (!it) {
+        rc = fail(c, "missing: expected an array of local ranks");
+    } else if (!cJSON_IsArray(it) || size < min) {
+        rc = fail(c, "expected an array of at least %d local rank%s, got %s",
+                  min, min == 1 ? "" : "s", got(c, it, g, sizeof g));
+    } else {
+        int *r = xmalloc((size_t)size * sizeof *r);
+        int i = 0;
+        ps->stampval++;
+        for (const cJSON *e = it->child; e; e = e->next, i++) {
+            push_index(c, i);
+            rc = read_rank(ps, e, &r[i]);
+            if (rc == TC_OK && ps->stamp[r[i]] == ps->stampval)
+                rc = fail(c, "local rank %d listed twice in this %s", r[i], what);
+            pop(c);
+            if (rc != TC_OK)
+                break;
+            ps->stamp[r[i]] = ps->stampval;
+        }
+        if (rc == TC_OK) {
+            *out = r;
+            *n = size;
+        } else {
+            free(r);
+        }
+    }
+    pop(c);
+    return rc;
+}
+
+static const char *const top_keys[] = {
+    "name", "description", "notes", "is_default", "nodes", "ranks_per_node",
+    "device", "local", "links", "switches", "nics"};
+static const char *const gpu_keys[] = {"kind", "source", "notes"};
+static const char *const chip_keys[] = {
+    "kind", "chips_per_node", "clusters_per_chip", "dma_bytes", "source",
+    "notes"};
+static const char *const local_keys[] = {
+    "copy_gbps", "reduce_gbps", "source", "notes"};
+static const char *const link_keys[] = {
+    "pairs", "alpha_us", "bandwidth_gbps", "multiplicity", "bidirectional",
+    "source", "notes"};
+static const char *const group_keys[] = {
+    "ranks", "alpha_us", "bandwidth_gbps", "source", "notes"};
+#define NKEYS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static int parse_device(pstate *ps, const cJSON *root)
+{
+    pctx *c = &ps->c;
+    topo *t = ps->t;
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, "device");
+    char g[64];
+    int rc;
+    t->kind = TOPO_GPU;
+    t->chips_per_node = t->ranks_per_node;
+    t->clusters_per_chip = 1;
+    t->dma_bytes = 0;
+    if (!dev)
+        return TC_OK;
+    push_key(c, "device", 0);
+    if (!cJSON_IsObject(dev)) {
+        rc = fail(c, "expected an object such as {\"kind\": \"gpu\"}, got %s",
+                  got(c, dev, g, sizeof g));
+        pop(c);
+        return rc;
+    }
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(dev, "kind");
+    push_key(c, "kind", 0);
+    if (!kind)
+        rc = fail(c, "missing: expected \"gpu\" or \"chip\"");
+    else if (!cJSON_IsString(kind) || (strcmp(kind->valuestring, "gpu") != 0 &&
+                                       strcmp(kind->valuestring, "chip") != 0))
+        rc = fail(c, "expected \"gpu\" or \"chip\", got %s",
+                  got(c, kind, g, sizeof g));
+    else
+        rc = TC_OK;
+    pop(c);
+    if (rc != TC_OK) {
+        pop(c);
+        return rc;
+    }
+    int chip = strcmp(kind->valuestring, "chip") == 0;
+    int chips = 0, clusters = 0, dma = 0;
+    if (chip) {
+        if ((rc = check_keys(c, dev, chip_keys, NKEYS(chip_keys))) ||
+            (rc = read_int(c, dev, "chips_per_node", 1, 1, TOPO_MAX_RANKS, 0,
+                           &chips)) ||
+            (rc = read_int(c, dev, "clusters_per_chip", 1, 1, TOPO_MAX_RANKS, 0,
+                           &clusters)) ||
+            (rc = read_int(c, dev, "dma_bytes", 0, 0, TOPO_MAX_DMA, 0, &dma)) ||
+            (rc = read_source(c, dev, ps->pv, &ps->pv->device_source))) {
+            pop(c);
+            return rc;
+        }
+    } else {
+        const char *s = NULL;
+        if ((rc = check_keys(c, dev, gpu_keys, NKEYS(gpu_keys))) ||
+            (rc = read_string(c, dev, "source", 0, 0, &s))) {
+            pop(c);
+            return rc;
+        }
+        ps->pv->device_source = pool_add(ps->pv, s);
+    }
+    rc = read_notes(c, dev, ps->pv, &ps->pv->device_notes);
+    pop(c);
+    if (rc != TC_OK || !chip)
+        return rc;
+    long long want = (long long)chips * clusters;
+    if (want != t->ranks_per_node) {
+        push_key(c, "ranks_per_node", 0);
+        rc = fail(c, "expected device.chips_per_node * device.clusters_per_chip "
+                     "= %lld for a chip device, got %d",
+                  want, t->ranks_per_node);
+        pop(c);
+        return rc;
+    }
+    t->kind = TOPO_CHIP;
+    t->chips_per_node = chips;
+    t->clusters_per_chip = clusters;
+    t->dma_bytes = dma;
+    return TC_OK;
+}
+
+static int parse_local(pstate *ps, const cJSON *root)
+{
+    pctx *c = &ps->c;
+    const cJSON *loc = cJSON_GetObjectItemCaseSensitive(root, "local");
+    char g[64];
+    int rc;
+    push_key(c, "local", 0);
+    if (!loc)
+        rc = fail(c, "missing: expected {\"copy_gbps\": ..., \"reduce_gbps\": "
+                     "..., \"source\": ...}");
+    else if (!cJSON_IsObject(loc))
+        rc = fail(c, "expected an object, got %s", got(c, loc, g, sizeof g));
+    else if ((rc = check_keys(c, loc, local_keys, NKEYS(local_keys))) ||
+             (rc = read_number(c, loc, "copy_gbps", 1, &ps->t->copy_gbps)) ||
+             (rc = read_number(c, loc, "reduce_gbps", 1, &ps->t->reduce_gbps)) ||
+             (rc = read_source(c, loc, ps->pv, &ps->pv->local_source)))
+        ;
+    else
+        rc = read_notes(c, loc, ps->pv, &ps->pv->local_notes);
+    pop(c);
+    return rc;
+}
+
+static void add_llink(pstate *ps, const llink *l)
+{
+    if (ps->nll == ps->capll) {
+        ps->capll = ps->capll ? 2 * ps->capll : 64;
+        ps->ll = xrealloc(ps->ll, (size_t)ps->capll * sizeof *ps->ll);
+    }
+    ps->ll[ps->nll++] = *l;
+}
+
+/* The pairs of one link entry; `proto` carries its figures. */
+static int parse_pairs(pstate *ps, const cJSON *entry, llink *proto, int bidir)
+{
+    pctx *c = &ps->c;
+    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(entry, "pairs");
+    char g[64];
+    int rc = TC_OK;
+    push_key(c, "pairs", 0);
+    if (!pairs)
+        rc = fail(c, "missing: expected an array of [a, b] local rank pairs");
+    else if (!cJSON_IsArray(pairs) || !pairs->child)
+        rc = fail(c, "expected a non-empty array of [a, b] local rank pairs, "
+                     "got %s", got(c, pairs, g, sizeof g));
+    int j = 0;
+    for (const cJSON *p = rc ? NULL : pairs->child; p; p = p->next, j++) {
+        push_index(c, j);
+        int a = 0, b = 0;
+        if (!cJSON_IsArray(p) || cJSON_GetArraySize(p) != 2) {
+            rc = fail(c, "expected a pair [a, b] of local ranks, got %s",
+                      got(c, p, g, sizeof g));
+        } else {
+            push_index(c, 0);
+            rc = read_rank(ps, p->child, &a);
+            pop(c);
+            if (rc == TC_OK) {
+                push_index(c, 1);
+                rc = read_rank(ps, p->child->next, &b);
+                pop(c);
+            }
+            if (rc == TC_OK && a == b)
+                rc = fail(c, "a link from local rank %d to itself", a);
+        }
+        if (rc == TC_OK && ps->nll + 2 > TOPO_MAX_LINKS)
+            rc = fail(c, "too many links (the limit is %d directed links)",
+                      TOPO_MAX_LINKS);
+        pop(c);
+        if (rc != TC_OK)
+            break;
+        llink l = *proto;
+        l.a = a;
+        l.b = b;
+        l.pair = j;
+        l.reverse = 0;
+        add_llink(ps, &l);
+        if (bidir) {
+            l.a = b;
+            l.b = a;
+            l.reverse = 1;
+            add_llink(ps, &l);
+        }
+    }
+    pop(c);
+    return rc;
+}
+
+/* qsort has no context argument: sort (key, index) records instead. */
+typedef struct {
+    long long key;
+    int idx;
+} keyed;
+
+static int cmp_keyed(const void *x, const void *y)
+{
+    const keyed *p = x, *q = y;
+    if (p->key != q->key)
+        return p->key < q->key ? -1 : 1;
+    return (p->idx > q->idx) - (p->idx < q->idx);
+}
+
+/* No directed pair may be given twice; report the earliest repetition. */
+static int check_duplicate_links(pstate *ps)
+{
+    if (ps->nll < 2)
+        return TC_OK;
+    keyed *k = xmalloc((size_t)ps->nll * sizeof *k);
+    for (int i = 0; i < ps->nll; i++)
+        k[i] = (keyed){(long long)ps->ll[i].a * ps->rpn + ps->ll[i].b, i};
+    qsort(k, (size_t)ps->nll, sizeof *k, cmp_keyed);
+    /* Within a run of equal pairs, indices ascend: the run's first element
+     * is the original and its second the first repetition. */
+    int first = -1, dup = -1;
+    for (int i = 1; i < ps->nll; i++)
+        if (k[i].key == k[i - 1].key && (i < 2 || k[i - 2].key != k[i].key) &&
+            (dup < 0 || k[i].idx < dup)) {
+            dup = k[i].idx;
+            first = k[i - 1].idx;
+        }
+    free(k);
+    if (dup < 0)
+        return TC_OK;
+    const llink *d = &ps->ll[dup], *f = &ps->ll[first];
+    pctx *c = &ps->c;
+    push_key(c, "links", 0);
+    push_index(c, d->entry);
+    push_key(c, "pairs", 0);
+    push_index(c, d->pair);
+    int rc = fail(c, "duplicate link %d -> %d%s: already given by "
+                     "links[%d].pairs[%d]%s",
+                  d->a, d->b,
+                  d->reverse ? " (the reverse of this bidirectional pair)" : "",
+                  f->entry, f->pair, f->reverse ? " (bidirectional)" : "");
+    c->depth -= 4;
+    return rc;
+}
+
+static int parse_links(pstate *ps, const cJSON *root)
+{
+    pctx *c = &ps->c;
+    const cJSON *links = cJSON_GetObjectItemCaseSensitive(root, "links");
+    char g[64];
+    int rc = TC_OK;
+    if (!links)
+        return TC_OK;
+    push_key(c, "links", 0);
+    if (!cJSON_IsArray(links)) {
+        rc = fail(c, "expected an array of link objects, got %s",
+                  got(c, links, g, sizeof g));
+        pop(c);
+        return rc;
+    }
+    int e = 0;
+    for (const cJSON *it = links->child; it && rc == TC_OK; it = it->next, e++) {
+        push_index(c, e);
+        llink proto = {0};
+        int bidir = 1;
+        proto.entry = e;
+        if (!cJSON_IsObject(it))
+            rc = fail(c, "expected a link object, got %s", got(c, it, g, sizeof g));
+        else if ((rc = check_keys(c, it, link_keys, NKEYS(link_keys))) ||
+                 (rc = read_number(c, it, "alpha_us", 0, &proto.alpha)) ||
+                 (rc = read_number(c, it, "bandwidth_gbps", 1, &proto.bw)) ||
+                 (rc = read_int(c, it, "multiplicity", 0, 1, TOPO_MAX_MULT, 1,
+                                &proto.mult)) ||
+                 (rc = read_bool(c, it, "bidirectional", 1, &bidir)) ||
+                 (rc = read_source(c, it, ps->pv, &proto.source)) ||
+                 (rc = read_notes(c, it, ps->pv, &proto.notes)))
+            ;
+        else
+            rc = parse_pairs(ps, it, &proto, bidir);
+        pop(c);
+    }
+    pop(c);
+    if (rc == TC_OK)
+        rc = check_duplicate_links(ps);
+    if (rc == TC_OK && (long long)ps->nll * ps->t->nnodes > TOPO_MAX_LINKS) {
+        push_key(c, "links", 0);
+        rc = fail(c, "%d directed links per node over %d nodes exceed the "
+                     "limit of %d", ps->nll, ps->t->nnodes, TOPO_MAX_LINKS);
+        pop(c);
+    }
+    return rc;
+}
+
+/* "switches" or "nics": arrays of {ranks, alpha_us, bandwidth_gbps, ...}. */
+static int parse_groups(pstate *ps, const cJSON *root, const char *key,
+                        int min, const char *what, lgroup **out, int *nout)
+{
+    pctx *c = &ps->c;
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, key);
+    char g[64];
+    int rc = TC_OK;
+    if (!arr)
+        return TC_OK;
+    push_key(c, key, 0);
+    if (!cJSON_IsArray(arr)) {
+        rc = fail(c, "expected an array of %s objects, got %s", what,
+                  got(c, arr, g, sizeof g));
+        pop(c);
+        return rc;
+    }
+    int size = cJSON_GetArraySize(arr);
+    *out = xcalloc((size_t)size, sizeof **out);
+    int e = 0;
+    for (const cJSON *it = arr->child; it && rc == TC_OK; it = it->next, e++) {
+        lgroup *gr = &(*out)[e];
+        push_index(c, e);
+        if (!cJSON_IsObject(it))
+            rc = fail(c, "expected a %s object, got %s", what,
+                      got(c, it, g, sizeof g));
+        else if ((rc = check_keys(c, it, group_keys, NKEYS(group_keys))) ||
+                 (rc = read_number(c, it, "alpha_us", 0, &gr->alpha)) ||
+                 (rc = read_number(c, it, "bandwidth_gbps", 1, &gr->bw)) ||
+                 (rc = read_source(c, it, ps->pv, &gr->source)) ||
+                 (rc = read_notes(c, it, ps->pv, &gr->notes)))
+            ;
+        else
+            rc = read_ranks(ps, it, min, what, &gr->ranks, &gr->n);
+        pop(c);
+        *nout = e + 1;
+    }
+    pop(c);
+    return rc;
+}
+
+static int parse_switches(pstate *ps, const cJSON *root)
+{
+    int rc = parse_groups(ps, root, "switches", 2, "switch", &ps->sw, &ps->nsw);
+    if (rc != TC_OK)
+        return rc;
+    long long ports = 0;
+    for (int i = 0; i < ps->nsw; i++)
+        ports += ps->sw[i].n;
+    if (ports * ps->t->nnodes > TOPO_MAX_LINKS) {
+        push_key(&ps->c, "switches", 0);
+        rc = fail(&ps->c, "%lld switch ports per node over %d nodes exceed "
+                          "the limit of %d", ports, ps->t->nnodes,
+                  TOPO_MAX_LINKS);
+        pop(&ps->c);
+    }
+    return rc;
+}
+
+static int parse_nics(pstate *ps, const cJSON *root)
+{
+    pctx *c = &ps->c;
+    int rc = parse_groups(ps, root, "nics", 1, "NIC", &ps->nic, &ps->nnic);
+    if (rc != TC_OK)
+        return rc;
+    int *owner = xmalloc((size_t)ps->rpn * sizeof *owner);
+    for (int r = 0; r < ps->rpn; r++)
+        owner[r] = -1;
+    for (int j = 0; j < ps->nnic && rc == TC_OK; j++)
+        for (int i = 0; i < ps->nic[j].n && rc == TC_OK; i++) {
+            int r = ps->nic[j].ranks[i];
+            if (owner[r] >= 0) {
+                push_key(c, "nics", 0);
+                push_index(c, j);
+                push_key(c, "ranks", 0);
+                push_index(c, i);
+                rc = fail(c, "local rank %d already belongs to nics[%d] (a rank "
+                             "has at most one NIC)", r, owner[r]);
+                c->depth -= 4;
+            }
+            owner[r] = j;
+        }
+    free(owner);
+    if (rc == TC_OK && ps->t->nnodes > 1 && ps->nnic == 0) {
+        push_key(c, "nics", 0);
+        rc = fail(c, "a topology of %d nodes needs at least one NIC (none "
+                     "given), or no rank could reach another node",
+                  ps->t->nnodes);
+        pop(c);
+    }
+    return rc;
+}
+
+/* ------------------------------------------------- the struct and index */
+
+typedef struct {
+    int src, dst, link;
+    double cost;
+} adjent;
+
+static int cmp_adjent(const void *x, const void *y)
+{
+    const adjent *p = x, *q = y;
+    if (p->src != q->src)
+        return p->src < q->src ? -1 : 1;
+    if (p->dst != q->dst)
+        return p->dst < q->dst ? -1 : 1;
+    if (p->cost != q->cost)
+        return p->cost < q->cost ? -1 : 1;
+    return (p->link > q->link) - (p->link < q->link);
+}
+
+static double hop_cost(double alpha, double bw)
+{
+    return bw > 0 ? alpha + TOPO_REF_BYTES / (bw * 1e3) : INFINITY;
+}
+
+/* Per-rank sorted adjacency (fastest link per destination) and per-rank
+ * switch lists.  Ignores elements naming ranks out of range. */
+static void build_index(topo *t)
+{
+    struct topo_priv *pv = t->priv;
+    int n = t->nranks;
+    adjent *tmp = xmalloc((size_t)t->nlinks * sizeof *tmp);
+    int m = 0;
+    for (int i = 0; i < t->nlinks; i++) {
+        const topo_link *l = &t->links[i];
+        if (l->src < 0 || l->src >= n || l->dst < 0 || l->dst >= n)
+            continue;
+        tmp[m++] = (adjent){l->src, l->dst, i, hop_cost(l->alpha_us, l->bw_gbps)};
+    }
+    qsort(tmp, (size_t)m, sizeof *tmp, cmp_adjent);
+    pv->adj_start = xcalloc((size_t)n + 1, sizeof *pv->adj_start);
+    pv->adj_dst = xmalloc((size_t)m * sizeof *pv->adj_dst);
+    pv->adj_link = xmalloc((size_t)m * sizeof *pv->adj_link);
+    int k = 0;
+    for (int i = 0; i < m; i++) {
+        if (i > 0 && tmp[i].src == tmp[i - 1].src && tmp[i].dst == tmp[i - 1].dst)
+            continue;
+        pv->adj_dst[k] = tmp[i].dst;
+        pv->adj_link[k] = tmp[i].link;
+        pv->adj_start[tmp[i].src + 1]++;
+        k++;
+    }
+    for (int r = 0; r < n; r++)
+        pv->adj_start[r + 1] += pv->adj_start[r];
+    free(tmp);
+
+    int *last = xmalloc((size_t)n * sizeof *last);
+    int *fill = xmalloc((size_t)n * sizeof *fill);
+    pv->sw_start = xcalloc((size_t)n + 1, sizeof *pv->sw_start);
+    for (int r = 0; r < n; r++)
+        last[r] = -1;
+    for (int j = 0; j < t->nswitches; j++)
+        for (int i = 0; i < t->switches[j].nranks; i++) {
+            int r = t->switches[j].ranks[i];
+            if (r >= 0 && r < n && last[r] != j) {
+                last[r] = j;
+                pv->sw_start[r + 1]++;
+            }
+        }
+    for (int r = 0; r < n; r++) {
+        pv->sw_start[r + 1] += pv->sw_start[r];
+        fill[r] = pv->sw_start[r];
+        last[r] = -1;
+    }
+    pv->sw_list = xmalloc((size_t)pv->sw_start[n] * sizeof *pv->sw_list);
+    for (int j = 0; j < t->nswitches; j++)
+        for (int i = 0; i < t->switches[j].nranks; i++) {
+            int r = t->switches[j].ranks[i];
+            if (r >= 0 && r < n && last[r] != j) {
+                last[r] = j;
+                pv->sw_list[fill[r]++] = j;
+            }
+        }
+    free(last);
+    free(fill);
+}
+
+/* Replicate node 0 (in ps) over every node of ps->t. */
+static void expand(pstate *ps)
+{
+    topo *t = ps->t;
+    struct topo_priv *pv = ps->pv;
+    int nn = t->nnodes, rpn = t->ranks_per_node;
+
+    t->nlinks = ps->nll * nn;
+    t->links = xmalloc((size_t)t->nlinks * sizeof *t->links);
+    for (int node = 0; node < nn; node++)
+        for (int i = 0; i < ps->nll; i++) {
+            const llink *l = &ps->ll[i];
+            t->links[node * ps->nll + i] = (topo_link){
+                l->a + node * rpn, l->b + node * rpn, l->alpha, l->bw, l->mult};
+        }
+    pv->nlinks0 = ps->nll;
+    pv->link_source = xmalloc((size_t)ps->nll * sizeof(int));
+    pv->link_notes = xmalloc((size_t)ps->nll * sizeof(int));
+    for (int i = 0; i < ps->nll; i++) {
+        pv->link_source[i] = ps->ll[i].source;
+        pv->link_notes[i] = ps->ll[i].notes;
+    }
+
+    t->nswitches = ps->nsw * nn;
+    t->switches = xcalloc((size_t)t->nswitches, sizeof *t->switches);
+    for (int node = 0; node < nn; node++)
+        for (int j = 0; j < ps->nsw; j++) {
+            const lgroup *g = &ps->sw[j];
+            topo_switch *s = &t->switches[node * ps->nsw + j];
+            s->nranks = g->n;
+            s->ranks = xmalloc((size_t)g->n * sizeof *s->ranks);
+            for (int i = 0; i < g->n; i++)
+                s->ranks[i] = g->ranks[i] + node * rpn;
+            s->alpha_us = g->alpha;
+            s->bw_gbps = g->bw;
+        }
+    pv->nswitches0 = ps->nsw;
+    pv->switch_source = xmalloc((size_t)ps->nsw * sizeof(int));
+    pv->switch_notes = xmalloc((size_t)ps->nsw * sizeof(int));
+    for (int j = 0; j < ps->nsw; j++) {
+        pv->switch_source[j] = ps->sw[j].source;
+        pv->switch_notes[j] = ps->sw[j].notes;
+    }
+
+    t->nnics = ps->nnic * nn;
+    t->nics = xcalloc((size_t)t->nnics, sizeof *t->nics);
+    t->nic_of_rank = xmalloc((size_t)t->nranks * sizeof *t->nic_of_rank);
+    for (int r = 0; r < t->nranks; r++)
+        t->nic_of_rank[r] = -1;
+    for (int node = 0; node < nn; node++)
+        for (int j = 0; j < ps->nnic; j++) {
+            const lgroup *g = &ps->nic[j];
+            int idx = node * ps->nnic + j;
+            topo_nic *s = &t->nics[idx];
+            s->node = node;
+            s->nranks = g->n;
+            s->ranks = xmalloc((size_t)g->n * sizeof *s->ranks);
+            for (int i = 0; i < g->n; i++) {
+                s->ranks[i] = g->ranks[i] + node * rpn;
+                t->nic_of_rank[s->ranks[i]] = idx;
+            }
+            s->alpha_us = g->alpha;
+            s->bw_gbps = g->bw;
+        }
+    pv->nnics0 = ps->nnic;
+    pv->nic_source = xmalloc((size_t)ps->nnic * sizeof(int));
+    pv->nic_notes = xmalloc((size_t)ps->nnic * sizeof(int));
+    for (int j = 0; j < ps->nnic; j++) {
+        pv->nic_source[j] = ps->nic[j].source;
+        pv->nic_notes[j] = ps->nic[j].notes;
+    }
+}
+
+static int parse_top(pstate *ps, const cJSON *root)
+{
+    pctx *c = &ps->c;
+    topo *t = ps->t;
+    char g[64];
+    const char *s;
+    int rc;
+    if (!cJSON_IsObject(root))
+        return fail(c, "expected a JSON object, got %s", got(c, root, g, sizeof g));
+    if ((rc = check_keys(c, root, top_keys, NKEYS(top_keys))) ||
+        (rc = read_string(c, root, "name", 1, TOPO_MAX_NAME, &s)))
+        return rc;
+    t->name = xstrdup(s);
+    if ((rc = read_string(c, root, "description", 0, 0, &s)))
+        return rc;
+    ps->pv->description = pool_add(ps->pv, s);
+    if ((rc = read_notes(c, root, ps->pv, &ps->pv->notes)) ||
+        (rc = read_bool(c, root, "is_default", 0, &t->is_default)) ||
+        (rc = read_int(c, root, "nodes", 1, 1, TOPO_MAX_RANKS, 0, &t->nnodes)) ||
+        (rc = read_int(c, root, "ranks_per_node", 1, 1, TOPO_MAX_RANKS, 0,
+                       &t->ranks_per_node)))
+        return rc;
+    long long nranks = (long long)t->nnodes * t->ranks_per_node;
+    if (nranks > TOPO_MAX_RANKS) {
+        push_key(c, "nodes", 0);
+        rc = fail(c, "nodes * ranks_per_node = %lld ranks exceeds the limit of "
+                     "%d", nranks, TOPO_MAX_RANKS);
+        pop(c);
+        return rc;
+    }
+    t->nranks = (int)nranks;
+    ps->rpn = t->ranks_per_node;
+    ps->stamp = xcalloc((size_t)ps->rpn, sizeof *ps->stamp);
+    if ((rc = parse_device(ps, root)) || (rc = parse_local(ps, root)) ||
+        (rc = parse_links(ps, root)) || (rc = parse_switches(ps, root)) ||
+        (rc = parse_nics(ps, root)))
+        return rc;
+    expand(ps);
+    build_index(t);
+    return TC_OK;
+}
+
+/* First byte offset that is not valid UTF-8, or n if all of it is. */
+static size_t utf8_invalid_at(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned char b = s[i];
+        size_t need;
+        unsigned char lo = 0x80, hi = 0xBF;
+        if (b < 0x80) {
+            i++;
+            continue;
+        } else if (b >= 0xC2 && b <= 0xDF) {
+            need = 1;
+        } else if (b >= 0xE0 && b <= 0xEF) {
+            need = 2;
+            if (b == 0xE0)
+                lo = 0xA0;
+            if (b == 0xED)
+                hi = 0x9F;
+        } else if (b >= 0xF0 && b <= 0xF4) {
+            need = 3;
+            if (b == 0xF0)
+                lo = 0x90;
+            if (b == 0xF4)
+                hi = 0x8F;
+        } else {
+            return i;
+        }
+        if (i + need >= n)
+            return i;
+        if (s[i + 1] < lo || s[i + 1] > hi)
+            return i;
+        for (size_t k = 2; k <= need; k++)
+            if (s[i + k] < 0x80 || s[i + k] > 0xBF)
+                return i;
+        i += need + 1;
+    }
+    return n;
+}
+
+static int only_space(const char *p)
+{
+    if ((unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
+        (unsigned char)p[2] == 0xBF)
+        p += 3;
+    return p[strspn(p, " \t\r\n")] == '\0';
+}
+
+/* "label:L:C: JSON syntax error near '...'" from cJSON's error position.
+ * cJSON often stops just past the offending token, so when it points at
+ * blank space the position moves back to the last character written, and
+ * the excerpt shows up to a dozen bytes either side on that line. */
+static int syntax_error(const char *text, const char *label, const char *at,
+                        tc_err *err)
+{
+    size_t len = strlen(text);
+    size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
+    if (text[off + strspn(text + off, " \t\r\n")] == '\0') {
+        int line, col;
+        line_col(text, len, &line, &col);
+        return tc_err_set(err, TC_INPUT, "%s:%d:%d: JSON syntax error: "
+                          "unexpected end of file", label, line, col);
+    }
+    while (off > 0 && strchr(" \t\r\n", text[off]))
+        off--;
+    int line, col;
+    line_col(text, off, &line, &col);
+    size_t from = off, to = off;
+    while (from > 0 && off - from < 12 && text[from - 1] != '\n' &&
+           text[from - 1] != '\r')
+        from--;
+    while (to < len && to - off < 12 && text[to] != '\n' && text[to] != '\r')
+        to++;
+    /* No leading blanks; do not cut a multi-byte character in half. */
+    while (from < off && (text[from] == ' ' || text[from] == '\t' ||
+                          ((unsigned char)text[from] & 0xC0) == 0x80))
+        from++;
+    while (to > off + 1 && to < len && ((unsigned char)text[to] & 0xC0) == 0x80)
+        to--;
+    char near[32];
+    size_t k = 0;
+    for (size_t i = from; i < to && k < sizeof near - 1; i++)
+        near[k++] = (unsigned char)text[i] < 0x20 ? ' ' : text[i];
+    near[k] = '\0';
+    return tc_err_set(err, TC_INPUT, "%s:%d:%d: JSON syntax error near '%s'",
+                      label, line, col, near);
+}
+
+topo *topo_parse(const char *text, const char *label, tc_err *err)
+{
+    if (!label)
+        label = "topology";
+    if (!text) {
+        tc_err_set(err, TC_INPUT, "%s: no text given", label);
+        return NULL;
+    }
+    size_t len = strlen(text);
+    size_t bad = utf8_invalid_at((const unsigned char *)text, len);
+    if (bad < len) {
+        int line, col;
+        line_col(text, bad, &line, &col);
+        tc_err_set(err, TC_INPUT, "%s:%d:%d: not valid UTF-8 (byte 0x%02x)",
+                   label, line, col, (unsigned char)text[bad]);
+        return NULL;
+    }
+    if (only_space(text)) {
+        tc_err_set(err, TC_INPUT, "%s: empty file: expected a JSON object "
+                   "describing a topology", label);
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (!root) {
+        syntax_error(text, label, end, err);
+        return NULL;
+    }
+    pstate ps = {0};
+    ps.c.label = label;
+    ps.c.text = text;
+    ps.c.err = err;
+    ps.t = xcalloc(1, sizeof *ps.t);
+    ps.pv = ps.t->priv = priv_new();
+    ps.t->path = xstrdup(label);
+    int rc = parse_top(&ps, root);
+    pstate_free(&ps);
+    cJSON_Delete(root);
+    if (rc != TC_OK) {
+        topo_free(ps.t);
+        return NULL;
+    }
+    return ps.t;
+}
+
+topo *topo_load(const char *path, tc_err *err)
+{
+    if (!path) {
+        tc_err_set(err, TC_INPUT, "topology: no file name given");
+        return NULL;
+    }
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        tc_err_set(err, TC_INPUT, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        tc_err_set(err, TC_INPUT, "%s: is a directory, not a topology file", path);
+        close(fd);
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = xmalloc(cap + 1);
+    for (;;) {
+        if (n == cap) {
+            if (cap >= (size_t)TOPO_MAX_FILE) {
+                tc_err_set(err, TC_INPUT, "%s: file too large (the limit is %ld "
+                           "MiB)", path, TOPO_MAX_FILE >> 20);
+                free(buf);
+                close(fd);
+                return NULL;
+            }
+            cap *= 2;
+            buf = xrealloc(buf, cap + 1);
+        }
+        ssize_t got_n = read(fd, buf + n, cap - n);
+        if (got_n < 0 && errno == EINTR)
+            continue;
+        if (got_n < 0) {
+            tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(errno));
+            free(buf);
+            close(fd);
+            return NULL;
+        }
+        if (got_n == 0)
+            break;
+        n += (size_t)got_n;
+    }
+    close(fd);
+    buf[n] = '\0';
+    size_t nul = strlen(buf);
+    if (nul < n) {
+        int line, col;
+        line_col(buf, nul, &line, &col);
+        tc_err_set(err, TC_INPUT, "%s:%d:%d: contains a NUL byte (not a text "
+                   "file?)", path, line, col);
+        free(buf);
+        return NULL;
+    }
+    topo *t = topo_parse(buf, path, err);
+    free(buf);
+    return t;
+}
+
+/* ------------------------------------------------------------- default */
+
+topo *topo_default(int nranks)
+{
+    if (nranks < 1 || (long long)nranks * (nranks - 1) > TOPO_MAX_LINKS)
+        return NULL;
+    topo *t = xcalloc(1, sizeof *t);
+    struct topo_priv *pv = t->priv = priv_new();
+    t->name = xstrdup("default-all-to-all");
+    t->path = xstrdup("");
+    t->nnodes = 1;
+    t->ranks_per_node = t->nranks = nranks;
+    t->kind = TOPO_GPU;
+    t->chips_per_node = nranks;
+    t->clusters_per_chip = 1;
+    t->dma_bytes = 0;
+    t->copy_gbps = 500;
+    t->reduce_gbps = 500;
+    t->is_default = 1;
+    pv->description = pool_add(pv, "no topology given: one node whose ranks "
+                               "are all linked directly; timing is only "
+                               "indicative");
+    pv->local_source = pool_add(pv, "assumed: 500 GB/s local copy and reduce, "
+                                "a round HBM-class figure");
+    int src = pool_add(pv, "assumed: 0.7 us, 50 GB/s per direction, like one "
+                       "NDv2 double NVLink (TE-CCL's figures)");
+    t->nlinks = nranks * (nranks - 1);
+    t->links = xmalloc((size_t)t->nlinks * sizeof *t->links);
+    pv->nlinks0 = t->nlinks;
+    pv->link_source = xmalloc((size_t)t->nlinks * sizeof(int));
+    pv->link_notes = xmalloc((size_t)t->nlinks * sizeof(int));
+    int k = 0;
+    for (int a = 0; a < nranks; a++)
+        for (int b = 0; b < nranks; b++)
+            if (a != b) {
+                t->links[k] = (topo_link){a, b, 0.7, 50, 1};
+                pv->link_source[k] = src;
+                pv->link_notes[k] = -1;
+                k++;
+            }
+    t->nic_of_rank = xmalloc((size_t)nranks * sizeof *t->nic_of_rank);
+    for (int r = 0; r < nranks; r++)
+        t->nic_of_rank[r] = -1;
+    build_index(t);
+    return t;
+}
+
+/* ---------------------------------------------------------- topo_to_json */
+
+static const char *const FALLBACK_SOURCE =
+    "assumed: not recorded (topology built in memory)";
+
+static void put_source_notes(sbuf *b, const char *src, const char *notes)
+{
+    if (src) {
+        sb_puts(b, ", \"source\": ");
+        sb_jstr(b, src);
+    }
+    if (notes) {
+        sb_puts(b, ", \"notes\": ");
+        sb_puts(b, notes);
+    }
+}
+
+static int same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static const char *elem_str(const struct topo_priv *pv, const int *arr, int n,
+                            int i)
+{
+    return (pv && arr && i < n) ? pool_get(pv, arr[i]) : NULL;
+}
+
+static void put_links(sbuf *b, const topo *t)
+{
+    const struct topo_priv *pv = t->priv;
+    int rpn = t->ranks_per_node, n0 = pv ? pv->nlinks0 : 0;
+    int first = 1, open = 0;
+    const topo_link *prev = NULL;
+    const char *psrc = NULL, *pnotes = NULL;
+    sb_puts(b, "  \"links\": [");
+    for (int i = 0; i < t->nlinks; i++) {
+        const topo_link *l = &t->links[i];
+        if (l->src < 0 || l->src >= rpn || l->dst < 0 || l->dst >= rpn)
+            continue;
+        const char *src = elem_str(pv, pv ? pv->link_source : NULL, n0, i);
+        const char *notes = elem_str(pv, pv ? pv->link_notes : NULL, n0, i);
+        if (!src)
+            src = FALLBACK_SOURCE;
+        int same = prev && prev->alpha_us == l->alpha_us &&
+                   prev->bw_gbps == l->bw_gbps && prev->mult == l->mult &&
+                   same_text(psrc, src) && same_text(pnotes, notes);
+        if (!same) {
+            if (open) {
+                sb_puts(b, "],\n     \"alpha_us\": ");
+                sb_num(b, prev->alpha_us);
+                sb_puts(b, ", \"bandwidth_gbps\": ");
+                sb_num(b, prev->bw_gbps);
+                sb_printf(b, ", \"multiplicity\": %d, \"bidirectional\": false",
+                          prev->mult);
+                put_source_notes(b, psrc, pnotes);
+                sb_puts(b, "}");
+            }
+            sb_puts(b, first ? "\n    {\"pairs\": [" : ",\n    {\"pairs\": [");
+            first = 0;
+            open = 1;
+        } else {
+            sb_puts(b, ", ");
+        }
+        sb_printf(b, "[%d, %d]", l->src, l->dst);
+        prev = l;
+        psrc = src;
+        pnotes = notes;
+    }
+    if (open) {
+        sb_puts(b, "],\n     \"alpha_us\": ");
+        sb_num(b, prev->alpha_us);
+        sb_puts(b, ", \"bandwidth_gbps\": ");
+        sb_num(b, prev->bw_gbps);
+        sb_printf(b, ", \"multiplicity\": %d, \"bidirectional\": false",
+                  prev->mult);
+        put_source_notes(b, psrc, pnotes);
+        sb_puts(b, "}\n  ");
+    }
+    sb_puts(b, "]");
+}
+
+static void put_group(sbuf *b, int first, const int *ranks, int n, int rpn,
+                      double alpha, double bw, const char *src,
+                      const char *notes)
+{
+    sb_puts(b, first ? "\n    {\"ranks\": [" : ",\n    {\"ranks\": [");
+    for (int i = 0; i < n; i++)
+        sb_printf(b, i ? ", %d" : "%d", ranks[i] % rpn);
+    sb_puts(b, "], \"alpha_us\": ");
+    sb_num(b, alpha);
+    sb_puts(b, ", \"bandwidth_gbps\": ");
+    sb_num(b, bw);
+    put_source_notes(b, src ? src : FALLBACK_SOURCE, notes);
+    sb_puts(b, "}");
+}
+
+static void put_switches(sbuf *b, const topo *t)
+{
+    const struct topo_priv *pv = t->priv;
+    int rpn = t->ranks_per_node, n0 = pv ? pv->nswitches0 : 0, first = 1;
+    sb_puts(b, "  \"switches\": [");
+    for (int j = 0; j < t->nswitches; j++) {
+        const topo_switch *s = &t->switches[j];
+        if (s->nranks < 1 || s->ranks[0] < 0 || s->ranks[0] >= rpn)
+            continue;
+        put_group(b, first, s->ranks, s->nranks, rpn, s->alpha_us, s->bw_gbps,
+                  elem_str(pv, pv ? pv->switch_source : NULL, n0, j),
+                  elem_str(pv, pv ? pv->switch_notes : NULL, n0, j));
+        first = 0;
+    }
+    sb_puts(b, first ? "]" : "\n  ]");
+}
+
+static void put_nics(sbuf *b, const topo *t)
+{
+    const struct topo_priv *pv = t->priv;
+    int rpn = t->ranks_per_node, n0 = pv ? pv->nnics0 : 0, first = 1;
+    sb_puts(b, "  \"nics\": [");
+    for (int j = 0; j < t->nnics; j++) {
+        const topo_nic *s = &t->nics[j];
+        if (s->node != 0)
+            continue;
+        put_group(b, first, s->ranks, s->nranks, rpn, s->alpha_us, s->bw_gbps,
+                  elem_str(pv, pv ? pv->nic_source : NULL, n0, j),
+                  elem_str(pv, pv ? pv->nic_notes : NULL, n0, j));
+        first = 0;
+    }
+    sb_puts(b, first ? "]" : "\n  ]");
+}
+
+char *topo_to_json(const topo *t)
+{
+    if (!t || t->ranks_per_node < 1)
+        return NULL;
+    const struct topo_priv *pv = t->priv;
+    sbuf b = {0};
+    sb_puts(&b, "{\n  \"name\": ");
+    sb_jstr(&b, t->name && t->name[0] ? t->name : "unnamed");
+    const char *desc = pool_get(pv, pv ? pv->description : -1);
+    const char *notes = pool_get(pv, pv ? pv->notes : -1);
+    if (desc) {
+        sb_puts(&b, ",\n  \"description\": ");
+        sb_jstr(&b, desc);
+    }
+    if (notes) {
+        sb_puts(&b, ",\n  \"notes\": ");
+        sb_puts(&b, notes);
+    }
+    if (t->is_default)
+        sb_puts(&b, ",\n  \"is_default\": true");
+    sb_printf(&b, ",\n  \"nodes\": %d,\n  \"ranks_per_node\": %d,\n",
+              t->nnodes, t->ranks_per_node);
+    const char *dsrc = pool_get(pv, pv ? pv->device_source : -1);
+    const char *dnotes = pool_get(pv, pv ? pv->device_notes : -1);
+    if (t->kind == TOPO_CHIP) {
+        sb_printf(&b, "  \"device\": {\"kind\": \"chip\", \"chips_per_node\": %d, "
+                  "\"clusters_per_chip\": %d, \"dma_bytes\": %d",
+                  t->chips_per_node, t->clusters_per_chip, t->dma_bytes);
+        put_source_notes(&b, dsrc ? dsrc : FALLBACK_SOURCE, dnotes);
+    } else {
+        sb_puts(&b, "  \"device\": {\"kind\": \"gpu\"");
+        put_source_notes(&b, dsrc, dnotes);
+    }
+    sb_puts(&b, "},\n  \"local\": {\"copy_gbps\": ");
+    sb_num(&b, t->copy_gbps);
+    sb_puts(&b, ", \"reduce_gbps\": ");
+    sb_num(&b, t->reduce_gbps);
+    const char *lsrc = pool_get(pv, pv ? pv->local_source : -1);
+    put_source_notes(&b, lsrc ? lsrc : FALLBACK_SOURCE,
+                     pool_get(pv, pv ? pv->local_notes : -1));
+    sb_puts(&b, "},\n");
+    put_links(&b, t);
+    sb_puts(&b, ",\n");
+    put_switches(&b, t);
+    sb_puts(&b, ",\n");
+    put_nics(&b, t);
+    sb_puts(&b, "\n}\n");
+    return b.s;
+}
+
+/* --------------------------------------------------- hierarchy and routes */
+
+int topo_node_of(const topo *t, int rank)
+{
+    if (!t || rank < 0 || rank >= t->nranks || t->ranks_per_node < 1)
+        return -1;
+    return rank / t->ranks_per_node;
+}
+
+int topo_chip_of(const topo *t, int rank)
+{
+    int node = topo_node_of(t, rank);
+    if (node < 0)
+        return -1;
+    if (t->kind != TOPO_CHIP || t->clusters_per_chip < 1)
+        return rank;
+    int local = rank % t->ranks_per_node;
+    return node * t->chips_per_node + local / t->clusters_per_chip;
+}
+
+int topo_cluster_of(const topo *t, int rank)
+{
+    if (topo_node_of(t, rank) < 0)
+        return -1;
+    if (t->kind != TOPO_CHIP || t->clusters_per_chip < 1)
+        return 0;
+    return (rank % t->ranks_per_node) % t->clusters_per_chip;
+}
+
+/* Index of the fastest link a -> b, or -1. */
+static int find_link(const topo *t, int a, int b)
+{
+    const struct topo_priv *pv = t->priv;
+    if (pv && pv->adj_start) {
+        int lo = pv->adj_start[a], hi = pv->adj_start[a + 1];
+        while (lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (pv->adj_dst[mid] < b)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return (lo < pv->adj_start[a + 1] && pv->adj_dst[lo] == b)
+                   ? pv->adj_link[lo] : -1;
+    }
+    int best = -1;
+    double bc = INFINITY;
+    for (int i = 0; i < t->nlinks; i++) {
+        const topo_link *l = &t->links[i];
+        double c = hop_cost(l->alpha_us, l->bw_gbps);
+        if (l->src == a && l->dst == b && (best < 0 || c < bc)) {
+            best = i;
+            bc = c;
+        }
+    }
+    return best;
+}
+
+static int switch_has(const topo_switch *s, int r)
+{
+    for (int i = 0; i < s->nranks; i++)
+        if (s->ranks[i] == r)
+            return 1;
+    return 0;
+}
+
+/* Index of the fastest switch holding both a and b, or -1. */
+static int find_switch(const topo *t, int a, int b)
+{
+    const struct topo_priv *pv = t->priv;
+    int best = -1;
+    double bc = INFINITY;
+    if (pv && pv->sw_start) {
+        int i = pv->sw_start[a], ie = pv->sw_start[a + 1];
+        int j = pv->sw_start[b], je = pv->sw_start[b + 1];
+        while (i < ie && j < je) {
+            int sa = pv->sw_list[i], sb = pv->sw_list[j];
+            if (sa < sb) {
+                i++;
+            } else if (sb < sa) {
+                j++;
+            } else {
+                const topo_switch *s = &t->switches[sa];
+                double c = hop_cost(s->alpha_us, s->bw_gbps);
+                if (best < 0 || c < bc) {
+                    best = sa;
+                    bc = c;
+                }
+                i++;
+                j++;
+            }
+        }
+        return best;
+    }
+    for (int k = 0; k < t->nswitches; k++) {
+        const topo_switch *s = &t->switches[k];
+        double c = hop_cost(s->alpha_us, s->bw_gbps);
+        if (switch_has(s, a) && switch_has(s, b) && (best < 0 || c < bc)) {
+            best = k;
+            bc = c;
+        }
+    }
+    return best;
+}
+
+topo_route topo_route_of(const topo *t, int a, int b)
+{
+    topo_route r = {ROUTE_NONE, -1, -1, -1, -1, 0, 0};
+    if (!t || a < 0 || b < 0 || a >= t->nranks || b >= t->nranks)
+        return r;
+    if (a == b) {
+        r.kind = ROUTE_SELF;
+        r.bw_gbps = t->copy_gbps > 0 ? t->copy_gbps : INFINITY;
+        return r;
+    }
+    int l = find_link(t, a, b);
+    if (l >= 0) {
+        r.kind = ROUTE_LINK;
+        r.link = l;
+        r.alpha_us = t->links[l].alpha_us;
+        r.bw_gbps = t->links[l].bw_gbps;
+        return r;
+    }
+    int s = find_switch(t, a, b);
+    if (s >= 0) {
+        r.kind = ROUTE_SWITCH;
+        r.sw = s;
+        r.alpha_us = t->switches[s].alpha_us;
+        r.bw_gbps = t->switches[s].bw_gbps;
+        return r;
+    }
+    if (t->nic_of_rank && topo_node_of(t, a) != topo_node_of(t, b)) {
+        int na = t->nic_of_rank[a], nb = t->nic_of_rank[b];
+        if (na >= 0 && nb >= 0 && na < t->nnics && nb < t->nnics) {
+            const topo_nic *x = &t->nics[na], *y = &t->nics[nb];
+            r.kind = ROUTE_NIC;
+            r.nic_src = na;
+            r.nic_dst = nb;
+            r.alpha_us = x->alpha_us > y->alpha_us ? x->alpha_us : y->alpha_us;
+            r.bw_gbps = x->bw_gbps < y->bw_gbps ? x->bw_gbps : y->bw_gbps;
+        }
+    }
+    return r;
+}
+
+double topo_route_cost_us(const topo_route *r, double bytes)
+{
+    if (!r || r->kind == ROUTE_NONE || !(r->bw_gbps > 0))
+        return INFINITY;
+    return r->alpha_us + bytes / (r->bw_gbps * 1e3);
+}
