@@ -1,0 +1,625 @@
+/* test_race.c — ordering hazards decided from the schedule alone: data races
+ * between tbs of a rank, reads of chunks nothing wrote, deadlock cycles, and
+ * the work budget that keeps huge schedules affordable. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "exec/race.h"
+#include "sched/program.h"
+
+#ifdef RACE_ISOLATED
+/* Only for building this test without src/model/topo.c. */
+void topo_free(topo *t) { (void)t; }
+#endif
+
+/* ---------------------------------------------------------------- helpers */
+
+static prog_tb *tb_at(prog *p, int r, int t) { return &p->gpus[r].tbs[t]; }
+
+static prog_step *add(prog *p, int r, int t, step_type ty, buf_kind sb, int so, buf_kind db, int dof, int cnt)
+{
+    return prog_add_step(tb_at(p, r, t), ty, sb, so, db, dof, cnt, -1, -1);
+}
+
+/* Make step (r, t, s) wait for (r, dt, ds), which gets hasdep. */
+static void dep_on(prog *p, int r, int t, int s, int dt, int ds)
+{
+    tb_at(p, r, t)->steps[s].depid = dt;
+    tb_at(p, r, t)->steps[s].deps = ds;
+    tb_at(p, r, dt)->steps[ds].hasdep = 1;
+}
+
+static int count_kind(const hazard_list *h, hazard_kind k)
+{
+    int n = 0;
+    for (int i = 0; i < h->n; i++)
+        n += h->v[i].kind == k;
+    return n;
+}
+
+static int has_msg(const hazard_list *h, hazard_kind k, const char *msg)
+{
+    for (int i = 0; i < h->n; i++)
+        if (h->v[i].kind == k && strcmp(h->v[i].msg, msg) == 0)
+            return 1;
+    return 0;
+}
+
+static void dump(const hazard_list *h)
+{
+    for (int i = 0; i < h->n; i++)
+        print_message("  [%s] %s\n", hazard_kind_name(h->v[i].kind), h->v[i].msg);
+}
+
+/* Ring AllGather, one tb per rank (send next, recv prev).  Out of place it
+ * first copies i[0] to o[r]; the in-place form sends o[r] directly. */
+static prog *ring_one_tb(int n, int inplace_form)
+{
+    prog *p = prog_new("ring", COLL_ALLGATHER, n, n);
+    for (int r = 0; r < n; r++)
+        prog_add_gpu(p, 1, n, 0);
+    for (int r = 0; r < n; r++) {
+        prog_add_tb(&p->gpus[r], (r + 1) % n, (r - 1 + n) % n, 0);
+        if (!inplace_form)
+            add(p, r, 0, ST_CPY, BUF_I, 0, BUF_O, r, 1);
+        add(p, r, 0, ST_S, BUF_O, r, BUF_NONE, -1, 1);
+        for (int k = 1; k <= n - 2; k++)
+            add(p, r, 0, ST_RCS, BUF_NONE, -1, BUF_O, (r - k + n) % n, 1);
+        add(p, r, 0, ST_R, BUF_NONE, -1, BUF_O, (r + 1) % n, 1);
+    }
+    return p;
+}
+
+/* Ring AllGather with a send tb (tb 0) and a receive tb (tb 1) per rank:
+ * tb 0 forwards, at send k >= 1, the chunk tb 1 received at recv k-1.
+ * with_dep: each forward waits for that receive (correct); without, the
+ * forward races with the receive. */
+static prog *ring_two_tbs(int n, int with_dep)
+{
+    prog *p = prog_new("ring2", COLL_ALLGATHER, n, n);
+    for (int r = 0; r < n; r++)
+        prog_add_gpu(p, 1, n, 0);
+    for (int r = 0; r < n; r++) {
+        prog_add_tb(&p->gpus[r], (r + 1) % n, -1, 0);
+        prog_add_tb(&p->gpus[r], -1, (r - 1 + n) % n, 0);
+        add(p, r, 0, ST_CPY, BUF_I, 0, BUF_O, r, 1);
+        add(p, r, 0, ST_S, BUF_O, r, BUF_NONE, -1, 1);
+        for (int k = 1; k <= n - 2; k++)
+            add(p, r, 0, ST_S, BUF_O, (r - k + n) % n, BUF_NONE, -1, 1);
+        for (int k = 0; k <= n - 2; k++)
+            add(p, r, 1, ST_R, BUF_NONE, -1, BUF_O, (r - 1 - k + 2 * n) % n, 1);
+        if (with_dep)
+            for (int k = 1; k <= n - 2; k++)
+                dep_on(p, r, 0, k + 1, 1, k - 1);
+    }
+    return p;
+}
+
+/* Rank 0: tb 0 writes o[0] and sends it to rank 1; tb 1 receives from
+ * rank 1, then reads o[0].  Rank 1 (one tb): chained = receive, then send
+ * back, so rank 0's two tbs are ordered through rank 1; otherwise rank 1
+ * sends before it receives and nothing orders them. */
+static prog *via_other_rank(int chained)
+{
+    prog *p = prog_new("chain", COLL_ALLGATHER, 2, 2);
+    prog_add_gpu(p, 1, 2, 1);
+    prog_add_gpu(p, 1, 2, 0);
+    prog_add_tb(&p->gpus[0], 1, -1, 0);
+    prog_add_tb(&p->gpus[0], -1, 1, 0);
+    prog_add_tb(&p->gpus[1], 0, 0, 0);
+    add(p, 0, 0, ST_CPY, BUF_I, 0, BUF_O, 0, 1);
+    add(p, 0, 0, ST_S, BUF_O, 0, BUF_NONE, -1, 1);
+    add(p, 0, 1, ST_R, BUF_NONE, -1, BUF_O, 1, 1);
+    add(p, 0, 1, ST_CPY, BUF_O, 0, BUF_S, 0, 1);
+    add(p, 1, 0, ST_CPY, BUF_I, 0, BUF_O, 1, 1);
+    if (chained) {
+        add(p, 1, 0, ST_R, BUF_NONE, -1, BUF_O, 0, 1);
+        add(p, 1, 0, ST_S, BUF_O, 1, BUF_NONE, -1, 1);
+    } else {
+        add(p, 1, 0, ST_S, BUF_O, 1, BUF_NONE, -1, 1);
+        add(p, 1, 0, ST_R, BUF_NONE, -1, BUF_O, 0, 1);
+    }
+    return p;
+}
+
+/* One rank, two tbs without peers. */
+static prog *one_rank(int s_chunks)
+{
+    prog *p = prog_new("local", COLL_ALLREDUCE, 1, 1);
+    prog_add_gpu(p, 1, 1, s_chunks);
+    prog_add_tb(&p->gpus[0], -1, -1, 0);
+    prog_add_tb(&p->gpus[0], -1, -1, 1);
+    return p;
+}
+
+static int run(const prog *p, int inplace, long long budget, hazard_list *h, race_stats *st)
+{
+    memset(h, 0, sizeof *h);
+    int n = race_check(p, inplace, budget, h, st);
+    assert_int_equal(n, h->n);
+    return n;
+}
+
+/* ------------------------------------------------------------------ tests */
+
+static void test_ring_allgather_clean(void **state)
+{
+    (void)state;
+    prog *p = ring_one_tb(3, 0);
+    hazard_list h;
+    race_stats st;
+    run(p, 0, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(h.n, 0);
+    assert_int_equal(st.checked, 1);
+    assert_string_equal(st.skipped_why, "");
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_recv_send_race_detected(void **state)
+{
+    (void)state;
+    prog *p = ring_two_tbs(3, 0);
+    hazard_list h;
+    race_stats st;
+    run(p, 0, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(st.checked, 1);
+    assert_int_equal(count_kind(&h, HZ_RACE), 3);
+    assert_true(has_msg(&h, HZ_RACE,
+                        "rank 0 tb 0 step 2: reads o[2] while tb 1 step 0 writes it with no "
+                        "dependency or send/recv chain ordering them"));
+    assert_true(has_msg(&h, HZ_RACE,
+                        "rank 1 tb 0 step 2: reads o[0] while tb 1 step 0 writes it with no "
+                        "dependency or send/recv chain ordering them"));
+    /* The forward also sends a chunk no write is ordered before. */
+    assert_int_equal(count_kind(&h, HZ_UNINIT), 3);
+    assert_true(has_msg(&h, HZ_UNINIT,
+                        "rank 2 tb 0 step 2: sends o[1] before anything has written it: no "
+                        "write of that chunk happens before this step"));
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_dependency_orders_recv_before_send(void **state)
+{
+    (void)state;
+    prog *p = ring_two_tbs(3, 1);
+    hazard_list h;
+    race_stats st;
+    run(p, 0, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(h.n, 0);
+    assert_int_equal(st.checked, 1);
+    assert_true(st.work > 0);
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_chain_through_other_rank_orders(void **state)
+{
+    (void)state;
+    prog *p = via_other_rank(1);
+    hazard_list h;
+    race_stats st;
+    run(p, 0, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(h.n, 0);
+    assert_int_equal(st.checked, 1);
+    hazard_list_free(&h);
+    prog_free(p);
+
+    p = via_other_rank(0);
+    run(p, 0, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(count_kind(&h, HZ_RACE), 1);
+    assert_true(has_msg(&h, HZ_RACE,
+                        "rank 0 tb 0 step 0: writes o[0] while tb 1 step 1 reads it with no "
+                        "dependency or send/recv chain ordering them"));
+    assert_int_equal(count_kind(&h, HZ_UNINIT), 1);
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_two_tbs_write_scratch(void **state)
+{
+    (void)state;
+    prog *p = one_rank(1);
+    add(p, 0, 0, ST_CPY, BUF_I, 0, BUF_S, 0, 1);
+    add(p, 0, 1, ST_CPY, BUF_I, 0, BUF_S, 0, 1);
+    hazard_list h;
+    race_stats st;
+    run(p, 0, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(h.n, 1);
+    assert_true(has_msg(&h, HZ_RACE,
+                        "rank 0 tb 0 step 0: writes s[0] while tb 1 step 0 writes it with no "
+                        "dependency or send/recv chain ordering them"));
+    assert_int_equal(h.v[0].rank, 0);
+    assert_int_equal(h.v[0].tb, 0);
+    assert_int_equal(h.v[0].step, 0);
+    hazard_list_free(&h);
+
+    /* Ordered by a dependency: clean. */
+    dep_on(p, 0, 1, 0, 0, 0);
+    run(p, 0, 0, &h, &st);
+    assert_int_equal(h.n, 0);
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_pair_reported_once(void **state)
+{
+    (void)state;
+    /* Two steps clashing on two chunks are one race, named by the first. */
+    prog *p = prog_new("twice", COLL_ALLREDUCE, 1, 1);
+    prog_add_gpu(p, 1, 2, 2);
+    prog_add_tb(&p->gpus[0], -1, -1, 0);
+    prog_add_tb(&p->gpus[0], -1, -1, 1);
+    add(p, 0, 0, ST_CPY, BUF_I, 0, BUF_S, 0, 1);
+    add(p, 0, 0, ST_CPY, BUF_I, 0, BUF_S, 1, 1);
+    add(p, 0, 0, ST_RE, BUF_S, 0, BUF_S, 0, 2);   /* reads and writes s[0..1] */
+    add(p, 0, 1, ST_CPY, BUF_S, 0, BUF_O, 0, 2);  /* reads s[0..1] */
+    dep_on(p, 0, 1, 0, 0, 1);                      /* after the copies, not the re */
+    hazard_list h;
+    race_stats st;
+    run(p, 0, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(h.n, 1);
+    assert_true(has_msg(&h, HZ_RACE,
+                        "rank 0 tb 0 step 2: writes s[0] while tb 1 step 0 reads it with no "
+                        "dependency or send/recv chain ordering them"));
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_scratch_never_written(void **state)
+{
+    (void)state;
+    prog *p = one_rank(1);
+    add(p, 0, 0, ST_CPY, BUF_S, 0, BUF_O, 0, 1);
+    hazard_list h;
+    race_stats st;
+    run(p, 0, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(h.n, 1);
+    assert_true(has_msg(&h, HZ_UNINIT,
+                        "rank 0 tb 0 step 0: reads s[0] before anything has written it: no "
+                        "write of that chunk happens before this step"));
+    hazard_list_free(&h);
+    prog_free(p);
+
+    /* re reads its destination too: accumulating into empty scratch. */
+    p = one_rank(1);
+    add(p, 0, 0, ST_RE, BUF_I, 0, BUF_S, 0, 1);
+    run(p, 0, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(h.n, 1);
+    assert_true(has_msg(&h, HZ_UNINIT,
+                        "rank 0 tb 0 step 0: reads s[0] before anything has written it: no "
+                        "write of that chunk happens before this step"));
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_read_before_recv_in_same_tb(void **state)
+{
+    (void)state;
+    prog *p = prog_new("early", COLL_ALLGATHER, 2, 2);
+    prog_add_gpu(p, 1, 2, 0);
+    prog_add_gpu(p, 1, 2, 0);
+    prog_add_tb(&p->gpus[0], 1, 1, 0);
+    prog_add_tb(&p->gpus[1], 0, 0, 0);
+    add(p, 0, 0, ST_CPY, BUF_I, 0, BUF_O, 0, 1);
+    add(p, 0, 0, ST_S, BUF_O, 1, BUF_NONE, -1, 1);  /* o[1] not received yet */
+    add(p, 0, 0, ST_R, BUF_NONE, -1, BUF_O, 1, 1);
+    add(p, 1, 0, ST_CPY, BUF_I, 0, BUF_O, 1, 1);
+    add(p, 1, 0, ST_S, BUF_O, 1, BUF_NONE, -1, 1);
+    add(p, 1, 0, ST_R, BUF_NONE, -1, BUF_O, 0, 1);
+    hazard_list h;
+    race_stats st;
+    run(p, 0, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(h.n, 1);
+    assert_true(has_msg(&h, HZ_UNINIT,
+                        "rank 0 tb 0 step 1: sends o[1] before anything has written it: no "
+                        "write of that chunk happens before this step"));
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_inplace_input_aliases_output(void **state)
+{
+    (void)state;
+    /* In place, o[r] is the input: sending it needs no earlier write. */
+    prog *p = ring_one_tb(3, 1);
+    hazard_list h;
+    race_stats st;
+    run(p, 1, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(h.n, 0);
+    hazard_list_free(&h);
+    /* Out of place the same program sends empty chunks. */
+    run(p, 0, 0, &h, &st);
+    assert_int_equal(count_kind(&h, HZ_UNINIT), 3);
+    assert_true(has_msg(&h, HZ_UNINIT,
+                        "rank 1 tb 0 step 0: sends o[1] before anything has written it: no "
+                        "write of that chunk happens before this step"));
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_inplace_alias_race(void **state)
+{
+    (void)state;
+    /* AllGather on one rank in place: i[0] is o[0].  tb 0 reads i[0] while
+     * tb 1 copies onto o[0]. */
+    prog *p = prog_new("alias", COLL_ALLGATHER, 1, 1);
+    prog_add_gpu(p, 1, 1, 1);
+    prog_add_tb(&p->gpus[0], -1, -1, 0);
+    prog_add_tb(&p->gpus[0], -1, -1, 1);
+    add(p, 0, 0, ST_CPY, BUF_I, 0, BUF_S, 0, 1);
+    add(p, 0, 1, ST_CPY, BUF_I, 0, BUF_O, 0, 1);
+    hazard_list h;
+    race_stats st;
+    run(p, 1, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(h.n, 1);
+    assert_true(has_msg(&h, HZ_RACE,
+                        "rank 0 tb 0 step 0: reads i[0] while tb 1 step 0 writes it (as o[0]) "
+                        "with no dependency or send/recv chain ordering them"));
+    hazard_list_free(&h);
+    run(p, 0, 0, &h, &st);
+    assert_int_equal(h.n, 0);
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_dependency_cycle_deadlocks(void **state)
+{
+    (void)state;
+    prog *p = one_rank(0);
+    prog_add_step(tb_at(p, 0, 0), ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, 1, 0);
+    prog_add_step(tb_at(p, 0, 1), ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, 0, 0);
+    tb_at(p, 0, 0)->steps[0].hasdep = 1;
+    tb_at(p, 0, 1)->steps[0].hasdep = 1;
+    hazard_list h;
+    race_stats st;
+    run(p, 0, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(h.n, 1);
+    assert_true(has_msg(&h, HZ_DEADLOCK,
+                        "rank 0 tb 0 step 0: deadlock: a cycle of 2 steps: this step waits for "
+                        "rank 0 tb 1 step 0 (its dependency), which waits for this step (its "
+                        "dependency); 2 of 2 steps can never run"));
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_crossing_sends_deadlock(void **state)
+{
+    (void)state;
+    /* Both ranks receive before they send. */
+    prog *p = prog_new("cross", COLL_ALLGATHER, 2, 2);
+    prog_add_gpu(p, 1, 2, 0);
+    prog_add_gpu(p, 1, 2, 0);
+    for (int r = 0; r < 2; r++) {
+        prog_add_tb(&p->gpus[r], 1 - r, 1 - r, 0);
+        add(p, r, 0, ST_CPY, BUF_I, 0, BUF_O, r, 1);
+        add(p, r, 0, ST_R, BUF_NONE, -1, BUF_O, 1 - r, 1);
+        add(p, r, 0, ST_S, BUF_O, r, BUF_NONE, -1, 1);
+    }
+    hazard_list h;
+    race_stats st;
+    run(p, 0, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(h.n, 1);
+    assert_int_equal(h.v[0].kind, HZ_DEADLOCK);
+    assert_int_equal(h.v[0].rank, 0);
+    assert_int_equal(h.v[0].tb, 0);
+    assert_int_equal(h.v[0].step, 1);
+    assert_non_null(strstr(h.v[0].msg, "a cycle of 4 steps"));
+    assert_non_null(strstr(h.v[0].msg, "(the send it receives)"));
+    assert_non_null(strstr(h.v[0].msg, "4 of 6 steps can never run"));
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_step_waiting_on_itself(void **state)
+{
+    (void)state;
+    prog *p = one_rank(0);
+    add(p, 0, 0, ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0);
+    prog_add_step(tb_at(p, 0, 0), ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, 0, 1);
+    hazard_list h;
+    run(p, 0, 0, &h, NULL);
+    assert_int_equal(count_kind(&h, HZ_DEADLOCK), 1);
+    assert_non_null(strstr(h.v[0].msg, "rank 0 tb 0 step 1: deadlock: a cycle of 1 step:"));
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void test_large_rings_fast_and_clean(void **state)
+{
+    (void)state;
+    hazard_list h;
+    race_stats st;
+    /* One tb per rank: nothing can race, no clock work at all. */
+    prog *p = ring_one_tb(256, 0);
+    double t0 = seconds();
+    run(p, 0, 0, &h, &st);
+    double t1 = seconds();
+    assert_int_equal(h.n, 0);
+    assert_int_equal(st.checked, 1);
+    assert_true(st.work == 0);
+    assert_true(t1 - t0 < 2.0);
+    hazard_list_free(&h);
+    prog_free(p);
+    /* Send and receive tbs: every pair is settled on its own rank. */
+    p = ring_two_tbs(256, 1);
+    t0 = seconds();
+    run(p, 0, 0, &h, &st);
+    t1 = seconds();
+    dump(&h);
+    assert_int_equal(h.n, 0);
+    assert_int_equal(st.checked, 1);
+    assert_true(st.work > 0 && st.work < 1000000);
+    assert_true(t1 - t0 < 2.0);
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_budget_skips_races_keeps_uninit(void **state)
+{
+    (void)state;
+    hazard_list h;
+    race_stats st;
+    prog *p = ring_two_tbs(3, 0);
+    run(p, 0, 1, &h, &st);
+    dump(&h);
+    assert_int_equal(st.checked, 0);
+    assert_non_null(strstr(st.skipped_why, "races not checked"));
+    assert_non_null(strstr(st.skipped_why, "budget 1"));
+    assert_int_equal(count_kind(&h, HZ_RACE), 0);
+    assert_int_equal(count_kind(&h, HZ_UNINIT), 3);
+    hazard_list_free(&h);
+    prog_free(p);
+
+    /* Enough for the on-rank clocks but not the cross-rank chain. */
+    p = via_other_rank(1);
+    run(p, 0, 8, &h, &st);
+    dump(&h);
+    assert_int_equal(st.checked, 0);
+    assert_non_null(strstr(st.skipped_why, "cross-rank"));
+    assert_int_equal(h.n, 0);   /* the read is still proven initialized */
+    hazard_list_free(&h);
+    prog_free(p);
+
+    /* No tb pair can race: a tiny budget is enough. */
+    p = ring_one_tb(4, 0);
+    run(p, 0, 1, &h, &st);
+    assert_int_equal(st.checked, 1);
+    assert_int_equal(h.n, 0);
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_races_confirmed_without_reachability(void **state)
+{
+    (void)state;
+    /* 64-rank ring with no forwarding dependencies: 62 races per rank.  The
+     * on-rank clocks cost 64 ranks x 127 steps x 2 tbs; other topological
+     * orders prove each pair unordered both ways, so no cross-rank work is
+     * needed and exactly that budget suffices. */
+    prog *p = ring_two_tbs(64, 0);
+    hazard_list h;
+    race_stats st;
+    run(p, 0, 64 * 127 * 2, &h, &st);
+    assert_int_equal(st.checked, 1);
+    assert_int_equal(st.work, 64 * 127 * 2);
+    assert_int_equal(count_kind(&h, HZ_RACE), 21);
+    assert_int_equal(count_kind(&h, HZ_UNINIT), 21);
+    assert_true(has_msg(&h, HZ_RACE, "3948 more races not listed"));
+    assert_true(has_msg(&h, HZ_UNINIT, "3948 more steps read uninitialized chunks (not listed)"));
+    hazard_list_free(&h);
+    prog_free(p);
+}
+
+static void test_report_cap_and_determinism(void **state)
+{
+    (void)state;
+    prog *p = one_rank(30);
+    for (int k = 0; k < 30; k++) {
+        add(p, 0, 0, ST_CPY, BUF_I, 0, BUF_S, k, 1);
+        add(p, 0, 1, ST_CPY, BUF_I, 0, BUF_S, k, 1);
+    }
+    hazard_list h, h2;
+    race_stats st;
+    run(p, 0, 0, &h, &st);
+    assert_int_equal(h.n, 21);
+    assert_int_equal(count_kind(&h, HZ_RACE), 21);
+    assert_string_equal(h.v[0].msg, "rank 0 tb 0 step 0: writes s[0] while tb 1 step 0 writes it "
+                                    "with no dependency or send/recv chain ordering them");
+    assert_string_equal(h.v[20].msg, "10 more races not listed");
+    assert_int_equal(h.v[20].rank, -1);
+    run(p, 0, 0, &h2, &st);
+    assert_int_equal(h.n, h2.n);
+    for (int i = 0; i < h.n; i++)
+        assert_string_equal(h.v[i].msg, h2.v[i].msg);
+    hazard_list_free(&h);
+    hazard_list_free(&h2);
+    prog_free(p);
+}
+
+static void test_bad_input_does_not_crash(void **state)
+{
+    (void)state;
+    prog *p = prog_new("bad", COLL_ALLGATHER, 0, 0);  /* nonsense shape, in place */
+    prog_add_gpu(p, 1, 2, 1);
+    prog_add_gpu(p, -5, 2, 0);
+    prog_add_tb(&p->gpus[0], 7, -3, 0);               /* peers out of range */
+    prog_add_tb(&p->gpus[0], 0, 0, 0);                /* peers are itself */
+    prog_add_tb(&p->gpus[1], 0, 0, 0);
+    add(p, 0, 0, ST_CPY, BUF_I, 5, BUF_O, 0, 1);      /* src out of range: skipped */
+    add(p, 0, 0, ST_S, BUF_NONE, 0, BUF_NONE, 0, 1);
+    add(p, 0, 0, ST_CPY, BUF_I, 0, BUF_O, 0, -2);     /* bad count */
+    add(p, 0, 0, (step_type)42, BUF_I, 0, BUF_O, 0, 1);
+    prog_add_step(tb_at(p, 0, 0), ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, 99, 0);  /* no tb */
+    prog_add_step(tb_at(p, 0, 0), ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, 1, 99);  /* no step */
+    add(p, 0, 1, ST_RCS, BUF_NONE, -1, BUF_O, 1, 1);
+    add(p, 1, 0, ST_RE, BUF_I, 0, BUF_O, 0, 1);       /* rank 1 sizes unusable */
+    add(p, 1, 0, ST_S, BUF_O, 1, BUF_NONE, -1, 1);
+    hazard_list h;
+    race_stats st;
+    run(p, 1, 0, &h, &st);
+    dump(&h);
+    /* Nothing touches a valid slot twice, nothing reads: no hazards. */
+    assert_int_equal(h.n, 0);
+    hazard_list_free(&h);
+    prog_free(p);
+
+    prog *empty = prog_new("empty", COLL_ALLREDUCE, 0, 1);
+    run(empty, 0, 0, &h, &st);
+    assert_int_equal(h.n, 0);
+    assert_int_equal(st.checked, 1);
+    prog_free(empty);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_allgather_clean),
+        cmocka_unit_test(test_recv_send_race_detected),
+        cmocka_unit_test(test_dependency_orders_recv_before_send),
+        cmocka_unit_test(test_chain_through_other_rank_orders),
+        cmocka_unit_test(test_two_tbs_write_scratch),
+        cmocka_unit_test(test_pair_reported_once),
+        cmocka_unit_test(test_scratch_never_written),
+        cmocka_unit_test(test_read_before_recv_in_same_tb),
+        cmocka_unit_test(test_inplace_input_aliases_output),
+        cmocka_unit_test(test_inplace_alias_race),
+        cmocka_unit_test(test_dependency_cycle_deadlocks),
+        cmocka_unit_test(test_crossing_sends_deadlock),
+        cmocka_unit_test(test_step_waiting_on_itself),
+        cmocka_unit_test(test_large_rings_fast_and_clean),
+        cmocka_unit_test(test_budget_skips_races_keeps_uninit),
+        cmocka_unit_test(test_races_confirmed_without_reachability),
+        cmocka_unit_test(test_report_cap_and_determinism),
+        cmocka_unit_test(test_bad_input_does_not_crash),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
