@@ -1,0 +1,1212 @@
+/* sim.c — the event-driven executor (contract in sim.h).
+ *
+ * Every threadblock (tb) is a small state machine over its steps; a binary
+ * heap of events keyed by (time, sequence) drives them, so a run is fully
+ * deterministic.  Transfer requests at one instant are served after every
+ * completion at that instant, in (rank, tb) order, first come first served:
+ * each resource (a link direction with `mult` lanes, a switch port in or
+ * out, a NIC direction) keeps the time its lanes become free, and a transfer
+ * starts when all its resources are free and holds them until it ends.
+ *
+ * Messages: the k-th send on a connection (chan, A->B) meets the k-th
+ * receive; at most NCCL_STEPS are outstanding.  In data mode a message does
+ * not copy its payload: it names the sender's slots, and from the moment the
+ * transfer completes (the data is captured then) each named slot counts a
+ * pending reader.  Any write into a slot with pending readers first
+ * snapshots those messages (copy-on-write), so the common case costs one
+ * memcpy per transfer, straight from the sender's buffer into the
+ * receiver's destination. */
+#include "sim.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "data.h"
+#include "layout.h"
+
+#define NCCL_STEPS 8
+#define MAX_SETUP_HAZARDS 10
+#define MAX_STUCK_LISTED 4
+#define PBUF_CACHE 16
+
+/* ------------------------------------------------------------ event heap */
+
+enum { EV_RUN, EV_XFER_REQ, EV_XFER_END, EV_RECV_DONE, EV_LOCAL_END };
+
+typedef struct {
+    double t;
+    uint64_t key;       /* completions: sequence; requests: 1<<62 | tb */
+    int type;
+    int g;              /* global tb index */
+} event;
+
+typedef struct {
+    event *v;
+    size_t n, cap;
+} heap;
+
+static int ev_before(const event *a, const event *b)
+{
+    if (a->t != b->t)
+        return a->t < b->t;
+    return a->key < b->key;
+}
+
+static void *xrealloc(void *p, size_t bytes)
+{
+    void *q = realloc(p, bytes ? bytes : 1);
+    if (!q) {
+        fprintf(stderr, "taccl: out of memory\n");
+        abort();
+    }
+    return q;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *q = calloc(n ? n : 1, size ? size : 1);
+    if (!q) {
+        fprintf(stderr, "taccl: out of memory\n");
+        abort();
+    }
+    return q;
+}
+
+static void heap_push(heap *h, event e)
+{
+    if (h->n == h->cap) {
+        h->cap = h->cap ? 2 * h->cap : 1024;
+        h->v = xrealloc(h->v, h->cap * sizeof *h->v);
+    }
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t up = (i - 1) / 2;
+        if (!ev_before(&e, &h->v[up]))
+            break;
+        h->v[i] = h->v[up];
+        i = up;
+    }
+    h->v[i] = e;
+}
+
+static int heap_pop(heap *h, event *out)
+{
+    if (h->n == 0)
+        return 0;
+    *out = h->v[0];
+    event last = h->v[--h->n];
+    size_t i = 0, n = h->n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && ev_before(&h->v[c + 1], &h->v[c]))
+            c++;
+        if (!ev_before(&h->v[c], &last))
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (n > 0)
+        h->v[i] = last;
+    return 1;
+}
+
+/* ------------------------------------------------------------ state */
+
+enum { PH_START, PH_RECV, PH_SEND, PH_BUSY, PH_DONE };
+enum { W_NONE, W_DEP, W_RECV, W_FIFO };
+
+typedef struct {
+    const prog_tb *tb;
+    int rank;
+    int pc;                 /* current step; steps < pc have ended */
+    int phase;
+    int wait;               /* what it is blocked on (W_*) */
+    int wait_next;          /* next tb in the list it is blocked in */
+    int dep_waiters;        /* tbs waiting for this tb's progress */
+    int send_conn, recv_conn;
+    int msg;                /* message of the transfer in progress */
+    unsigned char *payload; /* rrs: computed payload waiting to be sent */
+    size_t payload_cap;
+} tbstate;
+
+typedef struct {
+    int src, dst, chan;
+    int head, tail;         /* message queue, -1 = empty */
+    int inflight;           /* sent, not yet consumed */
+    int send_waiters, recv_waiters;
+    int nsenders;
+    int sender;             /* first sending tb (global index), for messages */
+    int nres, res[2];
+    topo_route route;
+    int chip_diff, cluster_diff;
+    int pairing_reported;
+} conn;
+
+typedef struct {
+    int next;               /* in its connection's queue */
+    int pprev, pnext;       /* in the source rank's pending-reader list */
+    int arrived, registered;
+    int src_rank, src_slot, cnt;
+    long long bytes;
+    unsigned char *payload; /* owned snapshot, or NULL: read the source slots */
+    size_t payload_cap;
+    int send_rank, send_tb, send_step;
+} message;
+
+typedef struct {
+    int lane0, nlanes;
+} resource;
+
+typedef struct {
+    unsigned char *p;
+    size_t cap;
+} pbuf;
+
+typedef struct {
+    const prog *p;
+    const topo *t;
+    const sim_opts *o;
+    sim_result *r;
+    hazard_list *hz;
+    long long cb;           /* chunk bytes */
+    layout *lay;            /* [ngpu] */
+    int *tb_base;           /* [ngpu + 1] */
+    int ntb;
+    long long nsteps;
+    tbstate *tbs;
+    int nconn;
+    conn *conns;
+    message *msgs;
+    int nmsg, msg_cap, msg_free;
+    int nres;
+    resource *res;
+    double *lane_free;
+    heap h;
+    uint64_t seq;
+    int data;
+    data_space d;
+    int **pend;             /* [rank][slot]: sealed messages reading it */
+    int *pend_head;         /* [rank]: pending-reader list */
+    pbuf cache[PBUF_CACHE];
+    int ncache;
+} sim;
+
+/* ------------------------------------------------------------ payload buffers */
+
+static unsigned char *pbuf_get(sim *S, size_t need, size_t *cap)
+{
+    for (int i = 0; i < S->ncache; i++)
+        if (S->cache[i].cap >= need) {
+            unsigned char *p = S->cache[i].p;
+            *cap = S->cache[i].cap;
+            S->cache[i] = S->cache[--S->ncache];
+            return p;
+        }
+    unsigned char *p = malloc(need ? need : 1);
+    if (!p) {
+        fprintf(stderr, "taccl: out of memory\n");
+        abort();
+    }
+    *cap = need;
+    return p;
+}
+
+static void pbuf_put(sim *S, unsigned char *p, size_t cap)
+{
+    if (!p)
+        return;
+    if (S->ncache < PBUF_CACHE) {
+        S->cache[S->ncache].p = p;
+        S->cache[S->ncache].cap = cap;
+        S->ncache++;
+        return;
+    }
+    free(p);
+}
+
+/* ------------------------------------------------------------ events */
+
+static void push_event(sim *S, double t, int type, int g)
+{
+    event e = {t, S->seq++, type, g};
+    heap_push(&S->h, e);
+}
+
+static void push_request(sim *S, double t, int g)
+{
+    event e = {t, (1ULL << 62) | (uint64_t)g, EV_XFER_REQ, g};
+    heap_push(&S->h, e);
+}
+
+static void wake_list(sim *S, int *head, double now)
+{
+    int g = *head;
+    *head = -1;
+    while (g >= 0) {
+        int next = S->tbs[g].wait_next;
+        S->tbs[g].wait_next = -1;
+        S->tbs[g].wait = W_NONE;
+        push_event(S, now, EV_RUN, g);
+        g = next;
+    }
+}
+
+static void enlist(sim *S, int *head, int g, int why)
+{
+    S->tbs[g].wait = why;
+    S->tbs[g].wait_next = *head;
+    *head = g;
+}
+
+/* ------------------------------------------------------------ messages and copy-on-write */
+
+static int msg_alloc(sim *S)
+{
+    int m;
+    if (S->msg_free >= 0) {
+        m = S->msg_free;
+        S->msg_free = S->msgs[m].next;
+    } else {
+        if (S->nmsg == S->msg_cap) {
+            S->msg_cap = S->msg_cap ? 2 * S->msg_cap : 64;
+            S->msgs = xrealloc(S->msgs, (size_t)S->msg_cap * sizeof *S->msgs);
+        }
+        m = S->nmsg++;
+    }
+    memset(&S->msgs[m], 0, sizeof S->msgs[m]);
+    S->msgs[m].next = S->msgs[m].pprev = S->msgs[m].pnext = -1;
+    return m;
+}
+
+static void msg_register(sim *S, int m)
+{
+    message *x = &S->msgs[m];
+    int *pc = S->pend[x->src_rank];
+    for (int k = 0; k < x->cnt; k++)
+        pc[x->src_slot + k]++;
+    x->registered = 1;
+    x->pprev = -1;
+    x->pnext = S->pend_head[x->src_rank];
+    if (x->pnext >= 0)
+        S->msgs[x->pnext].pprev = m;
+    S->pend_head[x->src_rank] = m;
+}
+
+static void msg_unregister(sim *S, int m)
+{
+    message *x = &S->msgs[m];
+    if (!x->registered)
+        return;
+    int *pc = S->pend[x->src_rank];
+    for (int k = 0; k < x->cnt; k++)
+        pc[x->src_slot + k]--;
+    if (x->pprev >= 0)
+        S->msgs[x->pprev].pnext = x->pnext;
+    else
+        S->pend_head[x->src_rank] = x->pnext;
+    if (x->pnext >= 0)
+        S->msgs[x->pnext].pprev = x->pprev;
+    x->registered = 0;
+    x->pprev = x->pnext = -1;
+}
+
+static void msg_release(sim *S, int m)
+{
+    message *x = &S->msgs[m];
+    msg_unregister(S, m);
+    pbuf_put(S, x->payload, x->payload_cap);
+    x->payload = NULL;
+    x->next = S->msg_free;
+    S->msg_free = m;
+}
+
+/* Snapshot a message's payload so its source slots may be overwritten. */
+static void msg_materialize(sim *S, int m)
+{
+    message *x = &S->msgs[m];
+    x->payload = pbuf_get(S, (size_t)x->bytes, &x->payload_cap);
+    memcpy(x->payload, data_slot(&S->d, x->src_rank, x->src_slot), (size_t)x->bytes);
+    msg_unregister(S, m);
+}
+
+/* Before writing slots [slot, slot+cnt) of rank: snapshot every sealed
+ * message that still reads any of them. */
+static void cow_guard(sim *S, int rank, int slot, int cnt)
+{
+    const int *pc = S->pend[rank];
+    int hit = 0;
+    for (int k = 0; k < cnt && !hit; k++)
+        hit = pc[slot + k] != 0;
+    if (!hit)
+        return;
+    int m = S->pend_head[rank];
+    while (m >= 0) {
+        int next = S->msgs[m].pnext;
+        const message *x = &S->msgs[m];
+        if (x->src_slot < slot + cnt && slot < x->src_slot + x->cnt)
+            msg_materialize(S, m);
+        m = next;
+    }
+}
+
+static const unsigned char *msg_data(const sim *S, const message *x)
+{
+    return x->payload ? x->payload : data_slot(&S->d, x->src_rank, x->src_slot);
+}
+
+/* ------------------------------------------------------------ data effects */
+
+static int slot_of(const sim *S, int rank, buf_kind b, int off)
+{
+    return layout_slot(&S->lay[rank], b, off);
+}
+
+static void data_recv(sim *S, tbstate *b, const prog_step *st, message *x)
+{
+    int rank = b->rank;
+    int n = st->cnt < x->cnt ? st->cnt : x->cnt;
+    long long elems = (long long)n * S->d.elems;
+    size_t nbytes = (size_t)n * (size_t)S->cb;
+    unsigned char *src = NULL, *dst = NULL;
+    if (step_reads_src(st->type))
+        src = data_slot(&S->d, rank, slot_of(S, rank, st->srcbuf, st->srcoff));
+    if (step_writes_dst(st->type)) {
+        int ds = slot_of(S, rank, st->dstbuf, st->dstoff);
+        cow_guard(S, rank, ds, st->cnt);
+        dst = data_slot(&S->d, rank, ds);
+    }
+    const unsigned char *in = msg_data(S, x);   /* after the guard: it may have moved */
+    switch (st->type) {
+    case ST_R:
+    case ST_RCS:
+        memmove(dst, in, nbytes);
+        break;
+    case ST_RRC:
+    case ST_RRCS:
+        data_reduce(S->d.dtype, dst, in, src, elems);
+        break;
+    case ST_RRS: {
+        size_t need = (size_t)st->cnt * (size_t)S->cb;
+        unsigned char *out;
+        size_t cap;
+        if (x->payload && x->payload_cap >= need) {
+            out = x->payload;           /* reuse the incoming snapshot */
+            cap = x->payload_cap;
+            x->payload = NULL;
+        } else {
+            out = pbuf_get(S, need, &cap);
+        }
+        data_reduce(S->d.dtype, out, in, src, elems);
+        if (need > nbytes)              /* count mismatch (reported): pass src on */
+            memcpy(out + nbytes, src + nbytes, need - nbytes);
+        b->payload = out;
+        b->payload_cap = cap;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void data_local(sim *S, tbstate *b, const prog_step *st)
+{
+    int rank = b->rank;
+    int ds = slot_of(S, rank, st->dstbuf, st->dstoff);
+    unsigned char *src = data_slot(&S->d, rank, slot_of(S, rank, st->srcbuf, st->srcoff));
+    cow_guard(S, rank, ds, st->cnt);
+    unsigned char *dst = data_slot(&S->d, rank, ds);
+    if (st->type == ST_CPY)
+        memmove(dst, src, (size_t)st->cnt * (size_t)S->cb);
+    else
+        data_reduce(S->d.dtype, dst, dst, src, (long long)st->cnt * S->d.elems);
+}
+
+/* ------------------------------------------------------------ timing helpers */
+
+static double local_cost(double bytes, double gbps)
+{
+    return gbps > 0 ? bytes / (gbps * 1e3) : 0.0;
+}
+
+static double step_bytes(const sim *S, const prog_step *st)
+{
+    return (double)st->cnt * (double)S->cb;
+}
+
+/* ------------------------------------------------------------ the tb machine */
+
+static void tb_run(sim *S, int g, double now);
+
+static void step_end(sim *S, int g, double now)
+{
+    tbstate *b = &S->tbs[g];
+    b->pc++;
+    b->phase = PH_START;
+    b->wait = W_NONE;
+    S->r->steps_run++;
+    if (now > S->r->time_us)
+        S->r->time_us = now;
+    /* wake the tbs whose dependency on this one is now met */
+    int *link = &b->dep_waiters;
+    while (*link >= 0) {
+        int w = *link;
+        tbstate *wb = &S->tbs[w];
+        const prog_step *ws = &wb->tb->steps[wb->pc];
+        if (b->pc > ws->deps) {
+            *link = wb->wait_next;
+            wb->wait_next = -1;
+            wb->wait = W_NONE;
+            push_event(S, now, EV_RUN, w);
+        } else {
+            link = &wb->wait_next;
+        }
+    }
+}
+
+/* Slots a sending step sends from: src for s and rrs, dst for rcs/rrcs. */
+static void send_source(const sim *S, const tbstate *b, const prog_step *st, int *slot)
+{
+    if (st->type == ST_RCS || st->type == ST_RRCS)
+        *slot = slot_of(S, b->rank, st->dstbuf, st->dstoff);
+    else
+        *slot = slot_of(S, b->rank, st->srcbuf, st->srcoff);
+}
+
+static void start_send(sim *S, int g, double now)
+{
+    tbstate *b = &S->tbs[g];
+    const prog_step *st = &b->tb->steps[b->pc];
+    conn *c = &S->conns[b->send_conn];
+    int m = msg_alloc(S);
+    message *x = &S->msgs[m];
+    x->src_rank = b->rank;
+    send_source(S, b, st, &x->src_slot);
+    x->cnt = st->cnt;
+    x->bytes = (long long)st->cnt * S->cb;
+    x->payload = b->payload;
+    x->payload_cap = b->payload_cap;
+    b->payload = NULL;
+    b->payload_cap = 0;
+    x->send_rank = b->rank;
+    x->send_tb = b->tb->id;
+    x->send_step = b->pc;
+    if (c->tail >= 0)
+        S->msgs[c->tail].next = m;
+    else
+        c->head = m;
+    c->tail = m;
+    c->inflight++;
+    b->msg = m;
+    b->phase = PH_BUSY;
+    push_request(S, now, g);
+}
+
+static void xfer_request(sim *S, int g, double now)
+{
+    tbstate *b = &S->tbs[g];
+    conn *c = &S->conns[b->send_conn];
+    message *x = &S->msgs[b->msg];
+    double start = now;
+    int lane[2] = {-1, -1};
+    for (int i = 0; i < c->nres; i++) {
+        const resource *rs = &S->res[c->res[i]];
+        int best = rs->lane0;
+        for (int k = 1; k < rs->nlanes; k++)
+            if (S->lane_free[rs->lane0 + k] < S->lane_free[best])
+                best = rs->lane0 + k;
+        lane[i] = best;
+        if (S->lane_free[best] > start)
+            start = S->lane_free[best];
+    }
+    double end = start + topo_route_cost_us(&c->route, (double)x->bytes);
+    for (int i = 0; i < c->nres; i++)
+        S->lane_free[lane[i]] = end;
+    S->r->transfers++;
+    S->r->bytes_moved += (double)x->bytes;
+    S->r->chip_syncs += c->chip_diff;
+    S->r->cluster_syncs += c->cluster_diff;
+    push_event(S, end, EV_XFER_END, g);
+}
+
+static void xfer_end(sim *S, int g, double now)
+{
+    tbstate *b = &S->tbs[g];
+    conn *c = &S->conns[b->send_conn];
+    int m = b->msg;
+    message *x = &S->msgs[m];
+    x->arrived = 1;                     /* the data is captured now */
+    if (S->data && !x->payload)
+        msg_register(S, m);
+    b->msg = -1;
+    wake_list(S, &c->recv_waiters, now);
+    step_end(S, g, now);
+    tb_run(S, g, now);
+}
+
+static void report_pairing(sim *S, tbstate *b, const prog_step *st, conn *c, const message *x)
+{
+    if (c->pairing_reported)
+        return;
+    c->pairing_reported = 1;
+    hazard_add(S->hz, HZ_PAIRING, b->rank, b->tb->id, b->pc,
+               "%s receives %d chunks but the matching send (rank %d tb %d step %d) sends %d",
+               step_type_name(st->type), st->cnt, x->send_rank, x->send_tb, x->send_step, x->cnt);
+}
+
+/* The receive part of a step is over: write the data, free the FIFO slot,
+ * then send on or end the step. */
+static void recv_finish(sim *S, int g, double now)
+{
+    tbstate *b = &S->tbs[g];
+    const prog_step *st = &b->tb->steps[b->pc];
+    conn *c = &S->conns[b->recv_conn];
+    int m = c->head;
+    message *x = &S->msgs[m];
+    if (x->cnt != st->cnt)
+        report_pairing(S, b, st, c, x);
+    if (S->data)
+        data_recv(S, b, st, x);
+    if (step_reduces(st->type))
+        S->r->bytes_local += step_bytes(S, st);
+    c->head = x->next;
+    if (c->head < 0)
+        c->tail = -1;
+    c->inflight--;
+    msg_release(S, m);
+    wake_list(S, &c->send_waiters, now);
+    if (step_sends(st->type))
+        b->phase = PH_SEND;
+    else
+        step_end(S, g, now);
+}
+
+static int dep_ready(const sim *S, const tbstate *b, const prog_step *st, int *dep)
+{
+    if (st->depid < 0)
+        return 1;
+    *dep = S->tb_base[b->rank] + st->depid;
+    return S->tbs[*dep].pc > st->deps;
+}
+
+static void tb_run(sim *S, int g, double now)
+{
+    tbstate *b = &S->tbs[g];
+    for (;;) {
+        if (b->pc >= b->tb->nsteps) {
+            b->phase = PH_DONE;
+            return;
+        }
+        const prog_step *st = &b->tb->steps[b->pc];
+        switch (b->phase) {
+        case PH_START: {
+            int dep;
+            if (!dep_ready(S, b, st, &dep)) {
+                enlist(S, &S->tbs[dep].dep_waiters, g, W_DEP);
+                return;
+            }
+            if (st->type == ST_NOP) {
+                step_end(S, g, now);
+                continue;
+            }
+            if (st->type == ST_CPY || st->type == ST_RE) {
+                double gbps = st->type == ST_CPY ? S->t->copy_gbps : S->t->reduce_gbps;
+                b->phase = PH_BUSY;
+                push_event(S, now + local_cost(step_bytes(S, st), gbps), EV_LOCAL_END, g);
+                return;
+            }
+            b->phase = step_receives(st->type) ? PH_RECV : PH_SEND;
+            continue;
+        }
+        case PH_RECV: {
+            conn *c = &S->conns[b->recv_conn];
+            if (c->head < 0 || !S->msgs[c->head].arrived) {
+                enlist(S, &c->recv_waiters, g, W_RECV);
+                return;
+            }
+            if (step_reduces(st->type)) {
+                b->phase = PH_BUSY;
+                push_event(S, now + local_cost(step_bytes(S, st), S->t->reduce_gbps),
+                           EV_RECV_DONE, g);
+                return;
+            }
+            recv_finish(S, g, now);
+            continue;
+        }
+        case PH_SEND: {
+            conn *c = &S->conns[b->send_conn];
+            if (c->inflight >= NCCL_STEPS) {
+                enlist(S, &c->send_waiters, g, W_FIFO);
+                return;
+            }
+            start_send(S, g, now);
+            return;
+        }
+        default:
+            return;     /* busy: an event of its own is pending */
+        }
+    }
+}
+
+static void local_end(sim *S, int g, double now)
+{
+    tbstate *b = &S->tbs[g];
+    const prog_step *st = &b->tb->steps[b->pc];
+    if (S->data)
+        data_local(S, b, st);
+    S->r->bytes_local += step_bytes(S, st);
+    step_end(S, g, now);
+    tb_run(S, g, now);
+}
+
+static void recv_done(sim *S, int g, double now)
+{
+    recv_finish(S, g, now);
+    tb_run(S, g, now);
+}
+
+/* ------------------------------------------------------------ setup: validation */
+
+typedef struct {
+    sim *S;
+    int added, total;
+} setup_log;
+
+static void setup_hazard(setup_log *L, hazard_kind k, int rank, int tb, int step, const char *msg)
+{
+    L->total++;
+    if (L->added < MAX_SETUP_HAZARDS) {
+        hazard_add(L->S->hz, k, rank, tb, step, "%s", msg);
+        L->added++;
+    }
+}
+
+static int range_ok(const layout *l, buf_kind b, int off, int cnt)
+{
+    if (cnt < 1 || off < 0 || (long long)off + cnt - 1 > INT_MAX)
+        return 0;
+    return layout_slot(l, b, off) >= 0 && layout_slot(l, b, off + cnt - 1) >= 0;
+}
+
+static void check_range(setup_log *L, int r, int t, int s, const layout *l, const char *what,
+                        buf_kind b, int off, int cnt)
+{
+    if (range_ok(l, b, off, cnt))
+        return;
+    char msg[256];
+    if (b < BUF_I || b > BUF_S)
+        snprintf(msg, sizeof msg, "%s buffer is missing or not i/o/s", what);
+    else
+        snprintf(msg, sizeof msg, "%s range %s[%d..%lld] is outside the %s buffer (%d chunks)",
+                 what, buf_name(b), off, (long long)off + cnt - 1, buf_name(b), l->len[b]);
+    setup_hazard(L, HZ_BOUNDS, r, t, s, msg);
+}
+
+static void validate_step(setup_log *L, const prog *p, int r, const prog_tb *tb, int s)
+{
+    const prog_step *st = &tb->steps[s];
+    const layout *l = &L->S->lay[r];
+    char msg[256];
+    if (st->type < 0 || st->type >= ST_COUNT) {
+        setup_hazard(L, HZ_BOUNDS, r, tb->id, s, "unknown step type");
+        return;
+    }
+    const char *name = step_type_name(st->type);
+    if (step_sends(st->type) && tb->send < 0) {
+        snprintf(msg, sizeof msg, "%s sends but the tb has no send peer", name);
+        setup_hazard(L, HZ_CONNECTION, r, tb->id, s, msg);
+    }
+    if (step_receives(st->type) && tb->recv < 0) {
+        snprintf(msg, sizeof msg, "%s receives but the tb has no recv peer", name);
+        setup_hazard(L, HZ_CONNECTION, r, tb->id, s, msg);
+    }
+    if (st->type != ST_NOP) {
+        if (st->cnt < 1) {
+            snprintf(msg, sizeof msg, "cnt = %d; a %s step moves at least one chunk", st->cnt,
+                     name);
+            setup_hazard(L, HZ_BOUNDS, r, tb->id, s, msg);
+        } else {
+            if (step_reads_src(st->type))
+                check_range(L, r, tb->id, s, l, "src", st->srcbuf, st->srcoff, st->cnt);
+            if (step_writes_dst(st->type))
+                check_range(L, r, tb->id, s, l, "dst", st->dstbuf, st->dstoff, st->cnt);
+        }
+    }
+    if (st->depid >= 0) {
+        const prog_gpu *g = &p->gpus[r];
+        if (st->depid >= g->ntbs) {
+            snprintf(msg, sizeof msg, "depends on tb %d, but rank %d has %d tbs", st->depid, r,
+                     g->ntbs);
+            setup_hazard(L, HZ_DEPENDENCY, r, tb->id, s, msg);
+        } else if (st->deps < 0 || st->deps >= g->tbs[st->depid].nsteps) {
+            snprintf(msg, sizeof msg, "depends on tb %d step %d, which does not exist", st->depid,
+                     st->deps);
+            setup_hazard(L, HZ_DEPENDENCY, r, tb->id, s, msg);
+        }
+    }
+}
+
+/* Structural soundness, so that nothing below can index out of range. */
+static int validate_program(sim *S)
+{
+    const prog *p = S->p;
+    setup_log L = {S, 0, 0};
+    char msg[256];
+    for (int r = 0; r < p->ngpu; r++) {
+        const prog_gpu *g = &p->gpus[r];
+        for (int t = 0; t < g->ntbs; t++) {
+            const prog_tb *tb = &g->tbs[t];
+            if (tb->id != t) {
+                snprintf(msg, sizeof msg, "tb ids must be dense: tb at position %d has id %d", t,
+                         tb->id);
+                setup_hazard(&L, HZ_CONNECTION, r, t, -1, msg);
+            }
+            if (tb->send < -1 || tb->send >= p->ngpu || tb->recv < -1 || tb->recv >= p->ngpu) {
+                snprintf(msg, sizeof msg, "peer send %d recv %d is not a rank 0..%d", tb->send,
+                         tb->recv, p->ngpu - 1);
+                setup_hazard(&L, HZ_CONNECTION, r, t, -1, msg);
+                continue;
+            }
+            for (int s = 0; s < tb->nsteps; s++)
+                validate_step(&L, p, r, tb, s);
+        }
+    }
+    if (L.total > L.added)
+        hazard_add(S->hz, HZ_BOUNDS, -1, -1, -1, "%d more structural problems not listed",
+                   L.total - L.added);
+    return L.total;
+}
+
+/* DMA rule: each transfer and each cpy moves whole aligned segments. */
+static void check_dma(sim *S)
+{
+    const int dma = S->t->dma_bytes;
+    if (dma <= 0)
+        return;
+    setup_log L = {S, 0, 0};
+    for (int r = 0; r < S->p->ngpu; r++) {
+        const prog_gpu *g = &S->p->gpus[r];
+        for (int t = 0; t < g->ntbs; t++)
+            for (int s = 0; s < g->tbs[t].nsteps; s++) {
+                const prog_step *st = &g->tbs[t].steps[s];
+                int offs[2], n = 0;
+                if (st->type == ST_S || st->type == ST_RRS)
+                    offs[n++] = st->srcoff;
+                if (step_receives(st->type) && step_writes_dst(st->type))
+                    offs[n++] = st->dstoff;
+                if (st->type == ST_CPY) {
+                    offs[n++] = st->srcoff;
+                    offs[n++] = st->dstoff;
+                }
+                if (n == 0)
+                    continue;
+                long long bytes = (long long)st->cnt * S->cb;
+                for (int k = 0; k < n; k++) {
+                    long long at = (long long)offs[k] * S->cb;
+                    if (bytes % dma == 0 && at % dma == 0)
+                        continue;
+                    char msg[256];
+                    snprintf(msg, sizeof msg,
+                             "DMA moves %lld bytes at offset %lld; the device moves whole "
+                             "%d-byte aligned segments",
+                             bytes, at, dma);
+                    setup_hazard(&L, HZ_DEVICE, r, t, s, msg);
+                    break;
+                }
+            }
+    }
+    if (L.total > L.added)
+        hazard_add(S->hz, HZ_DEVICE, -1, -1, -1, "%d more steps break the %d-byte DMA rule",
+                   L.total - L.added, dma);
+}
+
+/* ------------------------------------------------------------ setup: connections and resources */
+
+typedef struct {
+    int src, dst, chan, g, side;    /* side 0: sender tb, 1: receiver tb */
+} conn_key;
+
+static int cmp_conn_key(const void *a, const void *b)
+{
+    const conn_key *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst)
+        return x->dst < y->dst ? -1 : 1;
+    if (x->chan != y->chan)
+        return x->chan < y->chan ? -1 : 1;
+    if (x->side != y->side)
+        return x->side - y->side;
+    return x->g - y->g;
+}
+
+static void build_connections(sim *S)
+{
+    conn_key *k = xcalloc((size_t)2 * S->ntb + 1, sizeof *k);
+    int nk = 0;
+    for (int g = 0; g < S->ntb; g++) {
+        const tbstate *b = &S->tbs[g];
+        if (b->tb->send >= 0)
+            k[nk++] = (conn_key){b->rank, b->tb->send, b->tb->chan, g, 0};
+        if (b->tb->recv >= 0)
+            k[nk++] = (conn_key){b->tb->recv, b->rank, b->tb->chan, g, 1};
+    }
+    qsort(k, (size_t)nk, sizeof *k, cmp_conn_key);
+    S->conns = xcalloc((size_t)nk + 1, sizeof *S->conns);
+    S->nconn = 0;
+    for (int i = 0; i < nk; i++) {
+        if (i == 0 || k[i].src != k[i - 1].src || k[i].dst != k[i - 1].dst ||
+            k[i].chan != k[i - 1].chan) {
+            conn *c = &S->conns[S->nconn++];
+            c->src = k[i].src;
+            c->dst = k[i].dst;
+            c->chan = k[i].chan;
+            c->head = c->tail = -1;
+            c->send_waiters = c->recv_waiters = -1;
+        }
+        conn *c = &S->conns[S->nconn - 1];
+        if (k[i].side == 0) {
+            S->tbs[k[i].g].send_conn = S->nconn - 1;
+            if (c->nsenders++ == 0)
+                c->sender = k[i].g;
+        } else {
+            S->tbs[k[i].g].recv_conn = S->nconn - 1;
+        }
+    }
+    free(k);
+}
+
+/* Resource ids: links first (one per direction, `mult` lanes), then two
+ * ports (out, in) per switch member, then two directions per NIC. */
+static void build_resources(sim *S, int **sw_base_out)
+{
+    const topo *t = S->t;
+    int nmem = 0;
+    int *sw_base = xcalloc((size_t)t->nswitches + 1, sizeof *sw_base);
+    for (int s = 0; s < t->nswitches; s++) {
+        sw_base[s] = t->nlinks + 2 * nmem;
+        nmem += t->switches[s].nranks > 0 ? t->switches[s].nranks : 0;
+    }
+    S->nres = t->nlinks + 2 * nmem + 2 * t->nnics;
+    S->res = xcalloc((size_t)S->nres + 1, sizeof *S->res);
+    int lanes = 0;
+    for (int i = 0; i < S->nres; i++) {
+        int n = 1;
+        if (i < t->nlinks && t->links[i].mult > 1)
+            n = t->links[i].mult;
+        S->res[i].lane0 = lanes;
+        S->res[i].nlanes = n;
+        lanes += n;
+    }
+    S->lane_free = xcalloc((size_t)lanes + 1, sizeof *S->lane_free);
+    *sw_base_out = sw_base;
+}
+
+static int switch_member(const topo_switch *sw, int rank)
+{
+    for (int i = 0; i < sw->nranks; i++)
+        if (sw->ranks[i] == rank)
+            return i;
+    return -1;
+}
+
+static const char *topo_label(const topo *t)
+{
+    return t->name && t->name[0] ? t->name : "(unnamed)";
+}
+
+/* Route every connection that carries sends; 0 if all can be routed. */
+static int route_connections(sim *S)
+{
+    const topo *t = S->t;
+    int *sw_base;
+    build_resources(S, &sw_base);
+    int nic_base = S->nres - 2 * t->nnics;
+    setup_log L = {S, 0, 0};
+    for (int i = 0; i < S->nconn; i++) {
+        conn *c = &S->conns[i];
+        if (c->nsenders == 0)
+            continue;
+        c->route = topo_route_of(t, c->src, c->dst);
+        const topo_route *rt = &c->route;
+        int ok = rt->kind != ROUTE_NONE && rt->bw_gbps > 0;
+        if (rt->kind == ROUTE_LINK) {
+            ok = ok && rt->link >= 0 && rt->link < t->nlinks;
+            if (ok)
+                c->res[c->nres++] = rt->link;
+        } else if (rt->kind == ROUTE_SWITCH) {
+            ok = ok && rt->sw >= 0 && rt->sw < t->nswitches;
+            int a = ok ? switch_member(&t->switches[rt->sw], c->src) : -1;
+            int b = ok ? switch_member(&t->switches[rt->sw], c->dst) : -1;
+            ok = ok && a >= 0 && b >= 0;
+            if (ok) {
+                c->res[c->nres++] = sw_base[rt->sw] + 2 * a;
+                c->res[c->nres++] = sw_base[rt->sw] + 2 * b + 1;
+            }
+        } else if (rt->kind == ROUTE_NIC) {
+            ok = ok && rt->nic_src >= 0 && rt->nic_src < t->nnics && rt->nic_dst >= 0 &&
+                 rt->nic_dst < t->nnics;
+            if (ok) {
+                c->res[c->nres++] = nic_base + 2 * rt->nic_src;
+                c->res[c->nres++] = nic_base + 2 * rt->nic_dst + 1;
+            }
+        }
+        if (!ok) {
+            int g = c->sender;
+            char msg[256];
+            snprintf(msg, sizeof msg,
+                     "no route from rank %d to rank %d (chan %d) in topology %s", c->src, c->dst,
+                     c->chan, topo_label(t));
+            setup_hazard(&L, HZ_DEVICE, c->src, S->tbs[g].tb->id, -1, msg);
+            continue;
+        }
+        if (t->kind == TOPO_CHIP) {
+            c->chip_diff = topo_chip_of(t, c->src) != topo_chip_of(t, c->dst);
+            c->cluster_diff = topo_cluster_of(t, c->src) != topo_cluster_of(t, c->dst);
+        }
+    }
+    free(sw_base);
+    if (L.total > L.added)
+        hazard_add(S->hz, HZ_DEVICE, -1, -1, -1, "%d more connections have no route",
+                   L.total - L.added);
+    return L.total;
+}
+
+/* ------------------------------------------------------------ end of run reports */
+
+static void describe_stuck(const tbstate *b, char *out, size_t n)
+{
+    const prog_step *st = &b->tb->steps[b->pc];
+    const char *name = step_type_name(st->type);
+    int at = snprintf(out, n, "rank %d tb %d step %d ", b->rank, b->tb->id, b->pc);
+    if (at < 0 || (size_t)at >= n)
+        return;
+    out += at;
+    n -= (size_t)at;
+    switch (b->wait) {
+    case W_DEP:
+        snprintf(out, n, "(%s) waits for tb %d step %d", name, st->depid, st->deps);
+        break;
+    case W_RECV:
+        snprintf(out, n, "(%s from rank %d chan %d) waits for a send that never comes", name,
+                 b->tb->recv, b->tb->chan);
+        break;
+    case W_FIFO:
+        snprintf(out, n, "(%s to rank %d chan %d) waits for a full FIFO (%d sends not received)",
+                 name, b->tb->send, b->tb->chan, NCCL_STEPS);
+        break;
+    default:
+        snprintf(out, n, "(%s) never ran", name);
+        break;
+    }
+}
+
+static void report_deadlock(sim *S)
+{
+    char msg[512] = "deadlock: ";
+    size_t len = strlen(msg);
+    int stuck = 0, first = -1;
+    for (int g = 0; g < S->ntb; g++) {
+        const tbstate *b = &S->tbs[g];
+        if (b->pc >= b->tb->nsteps)
+            continue;
+        if (stuck < MAX_STUCK_LISTED) {
+            char one[200];
+            describe_stuck(b, one, sizeof one);
+            snprintf(msg + len, sizeof msg - len, "%s%s", stuck ? "; " : "", one);
+            len = strlen(msg);
+            if (first < 0)
+                first = g;
+        }
+        stuck++;
+    }
+    if (stuck > MAX_STUCK_LISTED)
+        snprintf(msg + len, sizeof msg - len, "; ... (%d tbs stuck)", stuck);
+    hazard_add(S->hz, HZ_DEADLOCK, -1, -1, -1, "%s", msg);
+    hazard *h = &S->hz->v[S->hz->n - 1];
+    h->rank = S->tbs[first].rank;
+    h->tb = S->tbs[first].tb->id;
+    h->step = S->tbs[first].pc;
+}
+
+/* Sends that no receive ever consumed (more sends than receives). */
+static void report_leftovers(sim *S)
+{
+    for (int i = 0; i < S->nconn; i++) {
+        const conn *c = &S->conns[i];
+        if (c->head < 0)
+            continue;
+        int n = 0;
+        for (int m = c->head; m >= 0; m = S->msgs[m].next)
+            n++;
+        const message *x = &S->msgs[c->head];
+        hazard_add(S->hz, HZ_PAIRING, x->send_rank, x->send_tb, x->send_step,
+                   "%d send%s to rank %d chan %d never received (more sends than receives)", n,
+                   n == 1 ? "" : "s", c->dst, c->chan);
+    }
+}
+
+/* ------------------------------------------------------------ run */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void sim_free(sim *S)
+{
+    for (int g = 0; g < S->ntb; g++)
+        free(S->tbs ? S->tbs[g].payload : NULL);
+    if (S->msgs)
+        for (int m = 0; m < S->nmsg; m++)
+            free(S->msgs[m].payload);       /* NULL for released ones */
+    for (int i = 0; i < S->ncache; i++)
+        free(S->cache[i].p);
+    if (S->pend)
+        for (int r = 0; r < S->p->ngpu; r++)
+            free(S->pend[r]);
+    free(S->pend);
+    free(S->pend_head);
+    data_free(&S->d);
+    free(S->h.v);
+    free(S->lane_free);
+    free(S->res);
+    free(S->msgs);
+    free(S->conns);
+    free(S->tbs);
+    free(S->tb_base);
+    free(S->lay);
+}
+
+static int check_args(const prog *p, const topo *t, const sim_opts *o, const hazard_list *hz,
+                      tc_err *err)
+{
+    if (!p || !t || !o || !hz)
+        return tc_err_set(err, TC_INPUT,
+                          "simulation needs a schedule, a topology, options and a hazard list");
+    if (o->size_bytes <= 0)
+        return tc_err_set(err, TC_INPUT, "size must be positive, got %lld bytes", o->size_bytes);
+    if (p->nchunksperloop < 1)
+        return tc_err_set(err, TC_INPUT, "nchunksperloop must be at least 1, got %d",
+                          p->nchunksperloop);
+    if (o->size_bytes % p->nchunksperloop != 0)
+        return tc_err_set(err, TC_INPUT,
+                          "size %lld bytes is not a multiple of nchunksperloop = %d",
+                          o->size_bytes, p->nchunksperloop);
+    if (p->ngpu > t->nranks)
+        return tc_err_set(err, TC_INPUT, "the schedule has %d ranks but topology %s has %d",
+                          p->ngpu, topo_label(t), t->nranks);
+    return TC_OK;
+}
+
+static void init_tbs(sim *S)
+{
+    const prog *p = S->p;
+    S->tb_base = xcalloc((size_t)p->ngpu + 1, sizeof *S->tb_base);
+    S->lay = xcalloc((size_t)p->ngpu + 1, sizeof *S->lay);
+    for (int r = 0; r < p->ngpu; r++) {
+        S->tb_base[r + 1] = S->tb_base[r] + p->gpus[r].ntbs;
+        S->lay[r] = layout_of(p, r, S->o->inplace);
+    }
+    S->ntb = S->tb_base[p->ngpu];
+    S->tbs = xcalloc((size_t)S->ntb + 1, sizeof *S->tbs);
+    for (int r = 0; r < p->ngpu; r++)
+        for (int t = 0; t < p->gpus[r].ntbs; t++) {
+            tbstate *b = &S->tbs[S->tb_base[r] + t];
+            b->tb = &p->gpus[r].tbs[t];
+            b->rank = r;
+            b->wait_next = b->dep_waiters = -1;
+            b->send_conn = b->recv_conn = -1;
+            b->msg = -1;
+            S->nsteps += b->tb->nsteps;
+        }
+}
+
+static void init_pending(sim *S)
+{
+    int n = S->p->ngpu;
+    S->pend = xcalloc((size_t)n + 1, sizeof *S->pend);
+    S->pend_head = xcalloc((size_t)n + 1, sizeof *S->pend_head);
+    for (int r = 0; r < n; r++) {
+        S->pend[r] = xcalloc((size_t)S->lay[r].nslots + 1, sizeof **S->pend);
+        S->pend_head[r] = -1;
+    }
+}
+
+static void run_events(sim *S)
+{
+    for (int g = 0; g < S->ntb; g++)
+        push_event(S, 0.0, EV_RUN, g);
+    event e;
+    while (heap_pop(&S->h, &e)) {
+        switch (e.type) {
+        case EV_RUN: tb_run(S, e.g, e.t); break;
+        case EV_XFER_REQ: xfer_request(S, e.g, e.t); break;
+        case EV_XFER_END: xfer_end(S, e.g, e.t); break;
+        case EV_RECV_DONE: recv_done(S, e.g, e.t); break;
+        case EV_LOCAL_END: local_end(S, e.g, e.t); break;
+        default: break;
+        }
+    }
+}
+
+int sim_run(const prog *p, const topo *t, const sim_opts *o, sim_result *r, hazard_list *hz,
+            tc_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->replicas_identical = -1;
+    if (check_args(p, t, o, hz, err) != TC_OK)
+        return TC_INPUT;
+    sim S;
+    memset(&S, 0, sizeof S);
+    S.p = p;
+    S.t = t;
+    S.o = o;
+    S.r = r;
+    S.hz = hz;
+    S.cb = o->size_bytes / p->nchunksperloop;
+    S.msg_free = -1;
+    S.data = o->data != 0;
+    r->chunk_bytes = S.cb;
+    int hz0 = hz->n;
+    if (S.data && data_init(&S.d, p, o, S.cb, err) != TC_OK) {
+        sim_free(&S);
+        return TC_INPUT;
+    }
+    init_tbs(&S);
+    if (validate_program(&S) > 0) {
+        sim_free(&S);
+        return TC_OK;
+    }
+    build_connections(&S);
+    if (route_connections(&S) > 0) {
+        sim_free(&S);
+        return TC_OK;
+    }
+    check_dma(&S);
+    if (S.data)
+        init_pending(&S);
+
+    double t0 = now_s();
+    run_events(&S);
+    r->wall_exec_s = now_s() - t0;
+
+    r->completed = r->steps_run == S.nsteps;
+    if (!r->completed)
+        report_deadlock(&S);
+    else
+        report_leftovers(&S);
+    int data_ok = 1;
+    if (S.data && r->completed)
+        data_ok = data_check(&S.d, p, r, hz);
+    r->verified = r->completed && hz->n == hz0 && data_ok;
+    sim_free(&S);
+    return TC_OK;
+}
