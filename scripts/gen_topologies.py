@@ -187,19 +187,25 @@ def cs_chip4x2():
     c2c = [[2 * i + k, 2 * j + k] for k in range(2) for i in range(4)
            for j in range(i + 1, 4)]
     on_chip = [[2 * i, 2 * i + 1] for i in range(4)]
+    # A fused plan that changes chip and cluster at once (both syncs) is one
+    # DMA on the device, so those pairs are reachable directly too.
+    fused = [[2 * i + k, 2 * j + 1 - k] for k in range(2) for i in range(4)
+             for j in range(i + 1, 4)]
     return {
         "name": "cs-chip4x2",
         "description": "case-study device: 4 chips x 2 clusters (8 ranks, "
                        "rank = chip*2 + cluster); all figures assumed",
-        "notes": "assumed wiring: each cluster reaches the same-index cluster "
-                 "of every other chip directly, and its sibling cluster on "
-                 "its own chip; a transfer changing both chip and cluster "
-                 "has no direct route and must be relayed",
+        "notes": "assumed wiring: every cluster reaches every cluster of "
+                 "the other chips over the chip-to-chip path (a transfer "
+                 "that changes both chip and cluster is one fused DMA "
+                 "needing both syncs), and its sibling cluster on its own "
+                 "chip over the on-chip path",
         "nodes": 1,
         "ranks_per_node": 8,
         "device": chip_device(4, 2),
         "local": CS_LOCAL,
-        "links": [dict(pairs=c2c, **CS_C2C), dict(pairs=on_chip, **CS_ON_CHIP)],
+        "links": [dict(pairs=c2c + fused, **CS_C2C),
+                  dict(pairs=on_chip, **CS_ON_CHIP)],
     }
 
 

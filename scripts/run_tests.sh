@@ -9,7 +9,8 @@
 set -u
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
-export TACCL_BIN="$root/$build/bin" TACCL_ROOT="$root"
+case "$build" in /*) bdir=$build ;; *) bdir=$root/$build ;; esac
+export TACCL_BIN="$bdir/bin" TACCL_ROOT="$root"
 passed=0 failed=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

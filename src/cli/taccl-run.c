@@ -1,2 +1,228 @@
-/* placeholder main replaced by the executor CLI */
-int main(void) { return 2; }
+/* taccl-run — execute an MSCCL XML schedule on a device model and judge it.
+ *
+ * Reads the schedule (and the topology it carries, or --topo, or a default
+ * all-to-all), checks what the runtimes would hang or corrupt on, runs it
+ * with real data, checks the collective's postcondition and reports time,
+ * algorithm and bus bandwidth.  Exit 0: it performs the collective; 1: it
+ * does not (the message says where and why); 2: the input cannot be used. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/run.h"
+#include "model/topo.h"
+#include "sched/xml.h"
+#include "util/size.h"
+
+static const char usage[] =
+    "usage: taccl-run FILE.xml [--topo T.json] [--size BYTES] [--dtype i32|f32]\n"
+    "                 [--no-data] [--seed N] [--inplace|--outofplace]\n"
+    "                 [--target msccl|msccl-executor] [--embed-to OUT.xml] [--json] [-q]\n";
+
+static const char help[] =
+    "Run an MSCCL XML schedule on a device model: real data moved and checked,\n"
+    "runtime hazards reported, alpha-beta time, algorithm and bus bandwidth.\n"
+    "\n"
+    "  --topo T.json     topology to run on (default: the one in the file, else a\n"
+    "                    fully connected default with assumed figures)\n"
+    "  --size BYTES      larger per-rank buffer (nccl-tests convention); K/M/G are\n"
+    "                    powers of 1024 (default: the file's, else 1 MiB)\n"
+    "  --dtype i32|f32   element type (default i32; f32 shows reduction order)\n"
+    "  --no-data         timing only: do not move or check data\n"
+    "  --seed N          seed of the input data (default 1)\n"
+    "  --inplace         run in place only; --outofplace: out of place only\n"
+    "                    (default: every mode the file allows)\n"
+    "  --target T        runtime limits: msccl (256 steps per tb, default) or\n"
+    "                    msccl-executor (64)\n"
+    "  --embed-to OUT    also write the schedule with its topology and size\n"
+    "                    embedded, so OUT runs with no other argument\n"
+    "  --json            one JSON object on stdout\n"
+    "  -q                print nothing but errors (exit code only)\n"
+    "\n"
+    "Exit: 0 performs the collective, 1 does not, 2 input unusable.\n";
+
+typedef struct {
+    const char *file;
+    const char *topo_path;
+    const char *embed_to;
+    int json;
+    int quiet;
+    run_opts run;
+} cli;
+
+static int bad_flag(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "taccl-run: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n%s", usage);
+    return TC_INPUT;
+}
+
+/* Fill c from argv; returns TC_OK, TC_INPUT on a bad flag, or -1 for --help. */
+static int parse_args(int argc, char **argv, cli *c)
+{
+    memset(c, 0, sizeof *c);
+    run_opts_default(&c->run);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED_VALUE() do { if (!v) return bad_flag("%s needs a value", a); i++; } while (0)
+        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+            return -1;
+        else if (!strcmp(a, "--json"))
+            c->json = 1;
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+            c->quiet = 1;
+        else if (!strcmp(a, "--no-data"))
+            c->run.data = 0;
+        else if (!strcmp(a, "--inplace"))
+            c->run.mode = 1;
+        else if (!strcmp(a, "--outofplace"))
+            c->run.mode = 0;
+        else if (!strcmp(a, "--topo")) {
+            NEED_VALUE();
+            c->topo_path = v;
+        } else if (!strcmp(a, "--embed-to")) {
+            NEED_VALUE();
+            c->embed_to = v;
+        } else if (!strcmp(a, "--size")) {
+            NEED_VALUE();
+            if (size_parse(v, &c->run.size_bytes))
+                return bad_flag("--size: not a size in bytes: '%s' (e.g. 1048576, 64K, 1MB)", v);
+        } else if (!strcmp(a, "--dtype")) {
+            NEED_VALUE();
+            if (!strcmp(v, "i32"))
+                c->run.dtype = DT_I32;
+            else if (!strcmp(v, "f32"))
+                c->run.dtype = DT_F32;
+            else
+                return bad_flag("--dtype: expected i32 or f32, got '%s'", v);
+        } else if (!strcmp(a, "--seed")) {
+            NEED_VALUE();
+            char *end;
+            unsigned long s = strtoul(v, &end, 10);
+            if (!*v || *end || s > 0xffffffffUL)
+                return bad_flag("--seed: expected a non-negative integer, got '%s'", v);
+            c->run.seed = (unsigned)s;
+        } else if (!strcmp(a, "--target")) {
+            NEED_VALUE();
+            if (!strcmp(v, "msccl"))
+                c->run.newer_executor = 0;
+            else if (!strcmp(v, "msccl-executor"))
+                c->run.newer_executor = 1;
+            else
+                return bad_flag("--target: expected msccl or msccl-executor, got '%s'", v);
+        } else if (a[0] == '-' && a[1])
+            return bad_flag("unknown option '%s'", a);
+        else if (c->file)
+            return bad_flag("only one schedule file, got a second: '%s'", a);
+        else
+            c->file = a;
+#undef NEED_VALUE
+    }
+    if (!c->file)
+        return bad_flag("%s", "no schedule file given");
+    return TC_OK;
+}
+
+/* Report an unusable input: one line on stderr, and the JSON object if asked. */
+static int fail_input(const cli *c, const prog *p, const topo *t, const char *msg)
+{
+    fprintf(stderr, "taccl-run: %s\n", msg);
+    if (c->json) {
+        char *j = run_report_json(NULL, p, t, &c->run, c->file, msg);
+        printf("%s\n", j);
+        free(j);
+    }
+    return TC_INPUT;
+}
+
+/* The topology to run on: --topo, else the file's, else the default. */
+static topo *pick_topology(const cli *c, const prog *p, int *owned, tc_err *err)
+{
+    *owned = 1;
+    if (c->topo_path)
+        return topo_load(c->topo_path, err);
+    if (p->topo) {
+        *owned = 0;
+        return p->topo;
+    }
+    return topo_default(p->ngpus);
+}
+
+static int embed(const cli *c, prog *p, topo *t, int *owned, long long size, tc_err *err)
+{
+    if (*owned && !t->is_default) {
+        prog_set_topo(p, t); /* p now owns it */
+        *owned = 0;
+    }
+    p->size_bytes = size;
+    xml_write_opts wo = {.newer_executor = c->run.newer_executor, .embed_topology = !t->is_default};
+    return prog_write_xml(p, c->embed_to, &wo, err);
+}
+
+int main(int argc, char **argv)
+{
+    cli c;
+    int rc = parse_args(argc, argv, &c);
+    if (rc == -1) {
+        printf("%s\n%s", usage, help);
+        return 0;
+    }
+    if (rc != TC_OK)
+        return rc;
+
+    tc_err err;
+    tc_err_clear(&err);
+    prog *p = prog_read_xml(c.file, &err);
+    if (!p)
+        return fail_input(&c, NULL, NULL, err.msg);
+    int owned;
+    topo *t = pick_topology(&c, p, &owned, &err);
+    if (!t) {
+        rc = fail_input(&c, p, NULL, err.msg);
+        prog_free(p);
+        return rc;
+    }
+    if (t->nranks != p->ngpus) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s: topology %s has %d ranks but the schedule has ngpus=%d",
+                 c.file, t->name, t->nranks, p->ngpus);
+        rc = fail_input(&c, p, t, msg);
+        if (owned)
+            topo_free(t);
+        prog_free(p);
+        return rc;
+    }
+
+    run_report r;
+    rc = run_schedule(p, t, &c.run, &r, &err);
+    if (rc != TC_OK) {
+        char msg[1100];
+        snprintf(msg, sizeof msg, "%s: %s", c.file, err.msg);
+        rc = fail_input(&c, p, t, msg);
+    } else {
+        if (c.json) {
+            char *j = run_report_json(&r, p, t, &c.run, c.file, NULL);
+            printf("%s\n", j);
+            free(j);
+        } else if (!c.quiet) {
+            run_report_print(stdout, &r, p, t, &c.run, c.file, 10);
+        }
+        if (!r.verified)
+            fprintf(stderr, "taccl-run: %s: %s\n", c.file,
+                    r.hz.n ? r.hz.v[0].msg : "the postcondition does not hold");
+        rc = r.verified ? TC_OK : TC_WRONG;
+        if (c.embed_to) {
+            if (embed(&c, p, t, &owned, r.size_bytes, &err) != TC_OK) {
+                fprintf(stderr, "taccl-run: %s\n", err.msg);
+                rc = TC_INPUT;
+            }
+        }
+    }
+    run_report_free(&r);
+    if (owned)
+        topo_free(t);
+    prog_free(p);
+    return rc;
+}

@@ -1,0 +1,256 @@
+/* run.c — judge one schedule and report the verdict (see run.h).
+ *
+ * Order matters: the static check runs first and, if it finds anything,
+ * nothing is executed (a structurally broken schedule would only produce
+ * confusing follow-on errors).  Otherwise the ordering checks and the
+ * simulator run once per buffer mode, and the first mode's timing is the
+ * one reported. */
+#include "run.h"
+
+#include <cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/size.h"
+
+void run_opts_default(run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dtype = DT_I32;
+    o->data = 1;
+    o->seed = 1;
+    o->mode = -1;
+}
+
+long long run_default_size(const prog *p)
+{
+    long long unit = (long long)(p->nchunksperloop > 0 ? p->nchunksperloop : 1) * 4;
+    long long want = 1 << 20;
+    return (want + unit - 1) / unit * unit;
+}
+
+static void pick_modes(const prog *p, const run_opts *o, run_report *r)
+{
+    r->nmodes = 0;
+    if (o->mode == 0 || o->mode == 1) {
+        r->modes[r->nmodes++] = o->mode;
+        return;
+    }
+    if (p->outofplace || !p->inplace)
+        r->modes[r->nmodes++] = 0;
+    if (p->inplace)
+        r->modes[r->nmodes++] = 1;
+}
+
+int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r, tc_err *err)
+{
+    memset(r, 0, sizeof *r);
+    if (o->size_bytes > 0)
+        r->size_bytes = o->size_bytes;
+    else if (p->size_bytes > 0) {
+        r->size_bytes = p->size_bytes;
+        r->size_from_file = 1;
+    } else
+        r->size_bytes = run_default_size(p);
+    pick_modes(p, o, r);
+
+    check_limits lim;
+    check_limits_default(&lim, o->newer_executor);
+    r->static_ok = check_program(p, &lim, &r->hz) == 0;
+    if (!r->static_ok)
+        return TC_OK;
+
+    int ok = 1;
+    for (int m = 0; m < r->nmodes; m++) {
+        int before = r->hz.n;
+        race_check(p, r->modes[m], 0, &r->hz, &r->race[m]);
+        sim_opts so = {
+            .size_bytes = r->size_bytes,
+            .dtype = o->dtype,
+            .data = o->data,
+            .inplace = r->modes[m],
+            .seed = o->seed,
+        };
+        int rc = sim_run(p, t, &so, &r->res[m], &r->hz, err);
+        if (rc != TC_OK)
+            return rc;
+        if (r->hz.n != before || !r->res[m].verified)
+            ok = 0;
+    }
+    r->verified = ok;
+    return TC_OK;
+}
+
+void run_report_free(run_report *r)
+{
+    hazard_list_free(&r->hz);
+}
+
+static const char *mode_name(int m)
+{
+    return m ? "in-place" : "out-of-place";
+}
+
+static const char *dtype_name(sim_dtype d)
+{
+    return d == DT_F32 ? "f32" : "i32";
+}
+
+static void print_topology(FILE *f, const topo *t)
+{
+    if (t->is_default) {
+        fprintf(f, "topology  default: %d ranks fully connected, assumed figures "
+                   "(timing indicative only; pass --topo)\n", t->nranks);
+        return;
+    }
+    fprintf(f, "topology  %s: %d node%s x %d ranks", t->name, t->nnodes,
+            t->nnodes == 1 ? "" : "s", t->ranks_per_node);
+    if (t->kind == TOPO_CHIP)
+        fprintf(f, " (chip device: %d chips x %d clusters per node)", t->chips_per_node,
+                t->clusters_per_chip);
+    fprintf(f, "\n");
+}
+
+void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t,
+                      const run_opts *o, const char *file, int max_hazards)
+{
+    long long steps = 0, tbs = 0;
+    for (int g = 0; g < p->ngpu; g++) {
+        tbs += p->gpus[g].ntbs;
+        for (int b = 0; b < p->gpus[g].ntbs; b++)
+            steps += p->gpus[g].tbs[b].nsteps;
+    }
+    char sz[64];
+    fprintf(f, "schedule  %s: %s, %d ranks, %d chunks per loop, %d channel%s, %lld tbs, %lld steps\n",
+            file, coll_name(p->coll), p->ngpus, p->nchunksperloop, p->nchannels,
+            p->nchannels == 1 ? "" : "s", tbs, steps);
+    print_topology(f, t);
+    fprintf(f, "size      %s per rank (%lld B per chunk)%s, %s, %s\n",
+            size_format(r->size_bytes, sz, sizeof sz),
+            r->size_bytes / (p->nchunksperloop > 0 ? p->nchunksperloop : 1),
+            r->size_from_file ? " from the file" : "", dtype_name(o->dtype),
+            o->data ? "data moved and checked" : "timing only (data not checked)");
+    if (!r->verified) {
+        fprintf(f, "result    FAILED: %s\n", r->hz.n ? r->hz.v[0].msg : "postcondition does not hold");
+        int shown = r->hz.n < max_hazards ? r->hz.n : max_hazards;
+        for (int i = 1; i < shown; i++)
+            fprintf(f, "          %s\n", r->hz.v[i].msg);
+        if (r->hz.n > shown)
+            fprintf(f, "          ... and %d more\n", r->hz.n - shown);
+        if (!r->static_ok)
+            return;
+    } else {
+        fprintf(f, "result    %s (%s)\n", o->data ? "verified" : "completed",
+                r->nmodes == 2 ? "out-of-place and in-place" : mode_name(r->modes[0]));
+    }
+    for (int m = 0; m < r->nmodes; m++) {
+        const sim_result *s = &r->res[m];
+        if (!s->completed)
+            continue;
+        double algbw = coll_algbw_gbps(p->coll, (double)r->size_bytes, s->time_us);
+        fprintf(f, "time      %.3f us  algbw %.3f GB/s  busbw %.3f GB/s  (%s, %lld transfers)\n",
+                s->time_us, algbw, algbw * coll_busbw_factor(p->coll, p->ngpus),
+                mode_name(r->modes[m]), s->transfers);
+        if (t->kind == TOPO_CHIP)
+            fprintf(f, "syncs     ChipSync %lld  ClusterSync %lld\n", s->chip_syncs,
+                    s->cluster_syncs);
+        if (s->replicas_identical >= 0 && o->data)
+            fprintf(f, "replicas  %s\n", s->replicas_identical ? "bit-identical"
+                                                              : "differ (reduction order differs by rank)");
+        if (!r->race[m].checked)
+            fprintf(f, "note      race check skipped: %s\n", r->race[m].skipped_why);
+        break; /* the first completed mode's figures stand for the run */
+    }
+}
+
+static cJSON *hazards_json(const hazard_list *hz, int max)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < hz->n && i < max; i++) {
+        cJSON *h = cJSON_CreateObject();
+        cJSON_AddStringToObject(h, "kind", hazard_kind_name(hz->v[i].kind));
+        cJSON_AddNumberToObject(h, "rank", hz->v[i].rank);
+        cJSON_AddNumberToObject(h, "tb", hz->v[i].tb);
+        cJSON_AddNumberToObject(h, "step", hz->v[i].step);
+        cJSON_AddStringToObject(h, "message", hz->v[i].msg);
+        cJSON_AddItemToArray(a, h);
+    }
+    return a;
+}
+
+char *run_report_json(const run_report *r, const prog *p, const topo *t, const run_opts *o,
+                      const char *file, const char *error)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "file", file ? file : "");
+    cJSON_AddBoolToObject(j, "verified", r && r->verified && !error);
+    const sim_result *s = NULL;
+    if (r)
+        for (int m = 0; m < r->nmodes && !s; m++)
+            if (r->res[m].completed)
+                s = &r->res[m];
+    if (p) {
+        cJSON_AddStringToObject(j, "collective", coll_name(p->coll));
+        cJSON_AddNumberToObject(j, "ngpus", p->ngpus);
+        cJSON_AddNumberToObject(j, "nchunksperloop", p->nchunksperloop);
+    } else {
+        cJSON_AddNullToObject(j, "collective");
+        cJSON_AddNullToObject(j, "ngpus");
+    }
+    if (r && p) {
+        cJSON_AddNumberToObject(j, "size_bytes", (double)r->size_bytes);
+        cJSON_AddNumberToObject(j, "chunk_bytes",
+                                (double)(r->size_bytes / (p->nchunksperloop > 0 ? p->nchunksperloop : 1)));
+    } else
+        cJSON_AddNullToObject(j, "size_bytes");
+    cJSON_AddStringToObject(j, "dtype", o && o->dtype == DT_F32 ? "f32" : "i32");
+    cJSON_AddBoolToObject(j, "data_checked", o ? o->data : 0);
+    cJSON *modes = cJSON_AddArrayToObject(j, "modes");
+    if (r)
+        for (int m = 0; m < r->nmodes; m++)
+            cJSON_AddItemToArray(modes, cJSON_CreateString(r->modes[m] ? "inplace" : "outofplace"));
+    if (t) {
+        cJSON_AddStringToObject(j, "topology", t->name ? t->name : "");
+        cJSON_AddBoolToObject(j, "topology_default", t->is_default);
+    } else
+        cJSON_AddNullToObject(j, "topology");
+    if (s && p) {
+        double algbw = coll_algbw_gbps(p->coll, (double)r->size_bytes, s->time_us);
+        cJSON_AddNumberToObject(j, "time_us", s->time_us);
+        cJSON_AddNumberToObject(j, "algbw_gbps", algbw);
+        cJSON_AddNumberToObject(j, "busbw_gbps", algbw * coll_busbw_factor(p->coll, p->ngpus));
+        cJSON_AddNumberToObject(j, "chip_syncs", (double)s->chip_syncs);
+        cJSON_AddNumberToObject(j, "cluster_syncs", (double)s->cluster_syncs);
+        if (s->replicas_identical >= 0 && o && o->data)
+            cJSON_AddBoolToObject(j, "replicas_identical", s->replicas_identical);
+        else
+            cJSON_AddNullToObject(j, "replicas_identical");
+        cJSON_AddNumberToObject(j, "transfers", (double)s->transfers);
+        cJSON_AddNumberToObject(j, "steps_run", (double)s->steps_run);
+        cJSON_AddNumberToObject(j, "bytes_moved", s->bytes_moved);
+        cJSON_AddNumberToObject(j, "wrong_elements", (double)s->wrong_elems);
+        cJSON_AddNumberToObject(j, "exec_seconds", s->wall_exec_s);
+    } else {
+        const char *keys[] = {"time_us", "algbw_gbps", "busbw_gbps", "chip_syncs",
+                              "cluster_syncs", "replicas_identical"};
+        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+            cJSON_AddNullToObject(j, keys[k]);
+    }
+    if (r && r->static_ok) {
+        int checked = 1;
+        for (int m = 0; m < r->nmodes; m++)
+            checked &= r->race[m].checked;
+        cJSON_AddBoolToObject(j, "race_checked", checked);
+    }
+    if (r)
+        cJSON_AddItemToObject(j, "hazards", hazards_json(&r->hz, 100));
+    if (error)
+        cJSON_AddStringToObject(j, "error", error);
+    else if (r && !r->verified)
+        cJSON_AddStringToObject(j, "error", r->hz.n ? r->hz.v[0].msg : "postcondition does not hold");
+    else
+        cJSON_AddNullToObject(j, "error");
+    char *out = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return out;
+}

@@ -1,0 +1,58 @@
+/* run.h — judge one schedule: static checks, ordering checks, execution.
+ *
+ * This is what `taccl-run` does, as a library call so that tests and the
+ * benchmark can use it in-process: check_program(), then race_check() and
+ * sim_run() for each buffer mode the schedule claims (out of place and/or
+ * in place), collected into one report that prints as text or JSON. */
+#ifndef TC_RUN_H
+#define TC_RUN_H
+
+#include <stdio.h>
+
+#include "check.h"
+#include "race.h"
+#include "sim.h"
+
+typedef struct {
+    long long size_bytes;   /* 0 = the schedule's own, else a default */
+    sim_dtype dtype;
+    int data;               /* 0 = timing only */
+    unsigned seed;
+    int mode;               /* -1 every mode the file allows, 0 out of place, 1 in place */
+    int newer_executor;     /* limits of the newer executor (64 steps per tb) */
+} run_opts;
+
+typedef struct {
+    long long size_bytes;
+    int size_from_file;     /* 1 if the size came from the schedule */
+    int nmodes;
+    int modes[2];           /* 0 out of place, 1 in place, in run order */
+    sim_result res[2];
+    race_stats race[2];
+    hazard_list hz;         /* every problem found, in order found */
+    int static_ok;          /* the static check found nothing */
+    int verified;
+} run_report;
+
+void run_opts_default(run_opts *o);
+
+/* Default size when neither the caller nor the file gives one: 1 MiB,
+ * rounded up to a whole number of 4-byte elements per chunk. */
+long long run_default_size(const prog *p);
+
+/* Judge p on t.  Returns TC_OK when it ran to a verdict (see r->verified),
+ * TC_INPUT when it could not run (err set: bad size, memory). */
+int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r, tc_err *err);
+
+void run_report_free(run_report *r);
+
+/* Human-readable report. */
+void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t,
+                      const run_opts *o, const char *file, int max_hazards);
+
+/* One JSON object (malloc'd string).  r, p, t may be NULL when the input
+ * could not be used; `error` then says why. */
+char *run_report_json(const run_report *r, const prog *p, const topo *t, const run_opts *o,
+                      const char *file, const char *error);
+
+#endif

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# test_run_cli.sh — taccl-run over real files: verdicts, exit codes, messages.
+source "$(dirname "$0")/lib.sh"
+R="$BIN/taccl-run"
+D="$ROOT/tests/data/run"
+
+# usage and flags
+expect "help exits 0" 0 "usage: taccl-run" -- "$R" --help
+expect "no file is exit 2" 2 "no schedule file" -- "$R"
+expect "unknown flag is exit 2" 2 "unknown option '--frobnicate'" -- "$R" "$D/ok-allgather2.xml" --frobnicate
+expect "bad size is exit 2" 2 "--size: not a size" -- "$R" "$D/ok-allgather2.xml" --size 12parsecs
+expect "bad dtype is exit 2" 2 "--dtype: expected i32 or f32" -- "$R" "$D/ok-allgather2.xml" --dtype f64
+expect "flag without value is exit 2" 2 "--topo needs a value" -- "$R" "$D/ok-allgather2.xml" --topo
+expect "two files is exit 2" 2 "only one schedule file" -- "$R" "$D/ok-allgather2.xml" "$D/race.xml"
+
+# unusable inputs: exit 2, one line naming the file
+expect "missing file" 2 "nonexistent.xml" -- "$R" "$D/nonexistent.xml"
+expect "directory instead of a file" 2 "$D" -- "$R" "$D"
+: >"$TMP/empty.xml"
+expect "empty file" 2 "empty.xml" -- "$R" "$TMP/empty.xml"
+expect "truncated xml names a line" 2 "truncated.xml:[0-9]+" -- "$R" "$D/truncated.xml"
+expect "wrong attribute type names line and attribute" 2 "bad-attr.xml:4:.*cnt" -- "$R" "$D/bad-attr.xml"
+expect "size not a multiple of the chunks" 2 "size" -- "$R" "$D/ok-allgather2.xml" --size 6
+expect "topology rank mismatch" 2 "ranks but the schedule has ngpus=2" -- "$R" "$D/ok-allgather2.xml" --topo "$ROOT/topologies/ndv2-x1.json"
+printf '{"name": "x", "nodes": "two", "ranks_per_node": 2}' >"$TMP/bad-topo.json"
+expect "bad topology is exit 2 naming the field" 2 "bad-topo.json.*nodes" -- "$R" "$D/ok-allgather2.xml" --topo "$TMP/bad-topo.json"
+
+# verdicts
+expect "correct schedule verifies" 0 "verified" -- "$R" "$D/ok-allgather2.xml"
+expect "default topology is labelled" 0 "default: 2 ranks fully connected" -- "$R" "$D/ok-allgather2.xml"
+expect "f32 works" 0 "verified" -- "$R" "$D/ok-allgather2.xml" --dtype f32
+expect "timing only says so" 0 "timing only" -- "$R" "$D/ok-allgather2.xml" --no-data
+expect "wrong data is exit 1 naming rank and chunk" 1 "rank [01].*o\[[01]\]" -- "$R" "$D/wrong-data.xml"
+expect "offset+cnt overflow is exit 1" 1 "rank 0 tb 0 step 2.*(exceeds|beyond)" -- "$R" "$D/bounds.xml"
+expect "send/recv count mismatch" 1 "2 sends? but 1 rec" -- "$R" "$D/count-mismatch.xml"
+expect "dependency without hasdep" 1 "hasdep" -- "$R" "$D/missing-hasdep.xml"
+expect "two tbs on one connection" 1 "tb" -- "$R" "$D/duplicate-tb.xml"
+expect "depid over 127" 1 "127" -- "$R" "$D/depid-limit.xml"
+expect "deadlock is exit 1 naming a place" 1 "deadlock.*rank [01] tb 0 step 1" -- "$R" "$D/deadlock.xml"
+expect "uninitialized read" 1 "rank 0 tb 0 step 1.*o\[1\]" -- "$R" "$D/uninit.xml"
+expect "data race" 1 "race|unordered|no dependency" -- "$R" "$D/race.xml"
+expect "race ordered by a dependency is clean" 0 "verified" -- "$R" "$D/race-fixed.xml"
+expect "65 steps pass the legacy runtime" 0 "verified" -- "$R" "$D/many-steps.xml"
+expect "65 steps exceed the newer executor" 1 "64" -- "$R" "$D/many-steps.xml" --target msccl-executor
+
+# --json: one object with the documented keys, also on failure
+"$R" "$D/ok-allgather2.xml" --json >"$TMP/ok.json" 2>/dev/null
+expect "json has the documented keys" 0 "" -- python3 -c '
+import json,sys
+j=json.load(open(sys.argv[1]))
+need=["verified","collective","ngpus","size_bytes","time_us","algbw_gbps","busbw_gbps",
+      "chip_syncs","cluster_syncs","replicas_identical","error"]
+missing=[k for k in need if k not in j]
+assert not missing, missing
+assert j["verified"] is True and j["error"] is None and j["collective"]=="allgather", j
+' "$TMP/ok.json"
+"$R" "$D/deadlock.xml" --json >"$TMP/dl.json" 2>/dev/null
+expect "json on failure carries the error" 0 "" -- python3 -c '
+import json,sys
+j=json.load(open(sys.argv[1])); assert j["verified"] is False and "deadlock" in j["error"], j' "$TMP/dl.json"
+"$R" "$D/truncated.xml" --json >"$TMP/tr.json" 2>/dev/null
+expect "json for unusable input" 0 "" -- python3 -c '
+import json,sys
+j=json.load(open(sys.argv[1])); assert j["verified"] is False and j["error"], j' "$TMP/tr.json"
+
+# --embed-to writes a self-contained copy atomically
+expect "embed topology" 0 "" -- "$R" "$D/ok-allgather2.xml" --topo "$ROOT/topologies/cs-cluster2.json" --size 512 --embed-to "$TMP/emb.xml" -q
+expect "embedded copy runs alone on its topology" 0 "topology  cs-cluster2" -- "$R" "$TMP/emb.xml"
+expect "embedded copy keeps its size" 0 "512 B per rank.*from the file" -- "$R" "$TMP/emb.xml"
