@@ -106,8 +106,9 @@ static void print_topology(FILE *f, const topo *t)
     fprintf(f, "topology  %s: %d node%s x %d ranks", t->name, t->nnodes,
             t->nnodes == 1 ? "" : "s", t->ranks_per_node);
     if (t->kind == TOPO_CHIP)
-        fprintf(f, " (chip device: %d chips x %d clusters per node)", t->chips_per_node,
-                t->clusters_per_chip);
+        fprintf(f, " (chip device: %d chip%s x %d cluster%s per node)", t->chips_per_node,
+                t->chips_per_node == 1 ? "" : "s", t->clusters_per_chip,
+                t->clusters_per_chip == 1 ? "" : "s");
     fprintf(f, "\n");
 }
 
@@ -121,9 +122,9 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
             steps += p->gpus[g].tbs[b].nsteps;
     }
     char sz[64];
-    fprintf(f, "schedule  %s: %s, %d ranks, %d chunks per loop, %d channel%s, %lld tbs, %lld steps\n",
-            file, coll_name(p->coll), p->ngpus, p->nchunksperloop, p->nchannels,
-            p->nchannels == 1 ? "" : "s", tbs, steps);
+    fprintf(f, "schedule  %s: %s, %d ranks, %d chunk%s per loop, %d channel%s, %lld tbs, %lld steps\n",
+            file, coll_name(p->coll), p->ngpus, p->nchunksperloop,
+            p->nchunksperloop == 1 ? "" : "s", p->nchannels, p->nchannels == 1 ? "" : "s", tbs, steps);
     print_topology(f, t);
     fprintf(f, "size      %s per rank (%lld B per chunk)%s, %s, %s\n",
             size_format(r->size_bytes, sz, sizeof sz),

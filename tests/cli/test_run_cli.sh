@@ -67,3 +67,8 @@ j=json.load(open(sys.argv[1])); assert j["verified"] is False and j["error"], j'
 expect "embed topology" 0 "" -- "$R" "$D/ok-allgather2.xml" --topo "$ROOT/topologies/cs-cluster2.json" --size 512 --embed-to "$TMP/emb.xml" -q
 expect "embedded copy runs alone on its topology" 0 "topology  cs-cluster2" -- "$R" "$TMP/emb.xml"
 expect "embedded copy keeps its size" 0 "512 B per rank.*from the file" -- "$R" "$TMP/emb.xml"
+
+# files in other generators' styles run as they are
+X="$ROOT/tests/data/xml"
+expect "msccl-tools style ring AllGather verifies" 0 "verified" -- "$R" "$X/ring_allgather_4.xml"
+expect "TACCL style file with <copy> elements verifies in place" 0 "verified \(in-place\)" -- "$R" "$X/taccl_copy.xml"
