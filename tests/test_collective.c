@@ -60,6 +60,32 @@ static void test_sources(void **state)
     assert_int_equal(sc, 2);
 }
 
+static void test_in_dests_inverts_out_source(void **state)
+{
+    (void)state;
+    /* Every destination coll_in_dests names must map back to the same input
+     * chunk through coll_out_source, for every collective and shape. */
+    int n = 4;
+    for (int k = 0; k < COLL_COUNT; k++)
+        for (int C = 4; C <= 8; C += 4) {
+            int in, out;
+            assert_int_equal(coll_shape((coll_kind)k, n, C, &in, &out, NULL), TC_OK);
+            for (int o = 0; o < n; o++)
+                for (int i = 0; i < in; i++) {
+                    int dr[4], oi[4];
+                    int m = coll_in_dests((coll_kind)k, n, C, o, i, dr, oi);
+                    assert_true(m >= 1);
+                    for (int d = 0; d < m; d++) {
+                        int sr, sc;
+                        coll_out_source((coll_kind)k, n, C, dr[d], oi[d], &sr, &sc);
+                        assert_int_equal(sc, i);
+                        if (sr >= 0)
+                            assert_int_equal(sr, o);
+                    }
+                }
+        }
+}
+
 static void test_bandwidth(void **state)
 {
     (void)state;
@@ -75,6 +101,7 @@ int main(void)
         cmocka_unit_test(test_parse_spellings),
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_sources),
+        cmocka_unit_test(test_in_dests_inverts_out_source),
         cmocka_unit_test(test_bandwidth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -96,6 +96,34 @@ void coll_out_source(coll_kind k, int n, int C, int r, int j, int *src_rank, int
     }
 }
 
+int coll_in_dests(coll_kind k, int n, int C, int origin, int index, int *dst_rank,
+                  int *out_index)
+{
+    int per = C / n;
+    switch (k) {
+    case COLL_ALLGATHER:
+        for (int r = 0; r < n; r++) {
+            dst_rank[r] = r;
+            out_index[r] = origin * per + index;
+        }
+        return n;
+    case COLL_ALLTOALL:
+        dst_rank[0] = index / per;
+        out_index[0] = origin * per + index % per;
+        return 1;
+    case COLL_REDUCESCATTER:
+        dst_rank[0] = index / per;
+        out_index[0] = index % per;
+        return 1;
+    default:
+        for (int r = 0; r < n; r++) {
+            dst_rank[r] = r;
+            out_index[r] = index;
+        }
+        return n;
+    }
+}
+
 void coll_inplace_alias(coll_kind k, int n, int C, int r, int *in_at_out, int *out_at_in)
 {
     *in_at_out = -1;

@@ -42,6 +42,15 @@ int coll_shape(coll_kind k, int n, int C, int *in_chunks, int *out_chunks, tc_er
  * is set to -1. */
 void coll_out_source(coll_kind k, int n, int C, int r, int j, int *src_rank, int *src_chunk);
 
+/* Where input chunk `index` of rank `origin` must end up: fills dst_rank[]
+ * and out_index[] (room for n entries) and returns how many.  AllGather:
+ * every rank (origin included) at output origin*in_chunks + index;
+ * AllToAll: rank index / (C/n) at output origin*(C/n) + index % (C/n);
+ * ReduceScatter: it contributes to rank index / (C/n), output index % (C/n);
+ * AllReduce: it contributes to every rank's output index. */
+int coll_in_dests(coll_kind k, int n, int C, int origin, int index, int *dst_rank,
+                  int *out_index);
+
 /* In-place aliasing as the runtime does it: the input buffer of rank r is
  * the output buffer at chunk offset *in_at_out (AllGather: r*in_chunks;
  * AllReduce/AllToAll: 0), or the output is the input at *out_at_in

@@ -1,0 +1,40 @@
+/* bound.h — lower bounds on the time of a collective on a topology.
+ *
+ * No schedule can beat them; every result is reported against them.  They
+ * depend only on the topology, the collective, the rank count and the size
+ * (never on a schedule), so the executor and the synthesizer share them.
+ *
+ *   latency bound:   the largest, over (source, destination) pairs whose
+ *                    data must meet, of the smallest sum of alpha along a
+ *                    path between them;
+ *   bandwidth bound: bytes that must cross into a set of ranks divided by
+ *                    the most the topology can carry into that set (a
+ *                    max-flow / fractional multi-commodity-flow LP solved
+ *                    with GLPK, so links with multiplicity, switch ports,
+ *                    NICs and node/chip cuts are all covered);
+ *   bound(size) = max(latency, size * bandwidth-seconds-per-byte).
+ * Only provably valid bounds are used; each part says which cut or path
+ * gave it. */
+#ifndef TC_BOUND_H
+#define TC_BOUND_H
+
+#include "../model/collective.h"
+#include "../model/topo.h"
+#include "../util/err.h"
+
+typedef struct {
+    double latency_us;          /* size-independent part */
+    double us_per_byte;         /* bandwidth part: bound >= size_bytes * us_per_byte */
+    char latency_why[256];      /* e.g. "rank 0 -> rank 15: min alpha path 2.0 us" */
+    char bandwidth_why[256];    /* e.g. "node 1 must import 8/16 of the data over 12.5 GB/s" */
+} bound_model;
+
+/* Compute the bound model of collective k over all ranks of t.
+ * TC_INPUT if the topology cannot perform it at all (a rank unreachable). */
+int bound_compute(const topo *t, coll_kind k, bound_model *out, tc_err *err);
+
+/* max(latency_us, size_bytes * us_per_byte); size_bytes is the larger
+ * per-rank buffer (nccl-tests convention). */
+double bound_time_us(const bound_model *b, double size_bytes);
+
+#endif
