@@ -1,0 +1,150 @@
+/* lp.h — the project's one LP/MILP wrapper (GLPK backend).
+ *
+ * Shaped like GLPK itself: an opaque problem built by setters, solved, then
+ * read.  Columns and rows are numbered from 0 in the order they were added.
+ * The problem is kept in our own arrays and handed to the solver only in
+ * lp_solve(), so the same object can be solved again (after changing
+ * bounds or objective) and another backend can sit behind the same calls.
+ *
+ *   lp *p = lp_new("mcf");
+ *   int x = lp_add_col(p, "x", 0, INFINITY, 1.0, 0);     // 0 <= x, cost 1
+ *   int y = lp_add_col(p, "y", 0, 1, 2.0, 1);            // binary
+ *   int c[] = {x, y}; double v[] = {1, 1};
+ *   lp_add_row(p, "cover", 1, INFINITY, 2, c, v);         // x + y >= 1
+ *   lp_opts o; lp_opts_init(&o); lp_result r;
+ *   if (lp_solve(p, &o, &r, &err) == TC_OK && r.status == LP_OPTIMAL)
+ *       use(lp_value(p, x));
+ *   lp_free(p);
+ *
+ * Bounds: -INFINITY / INFINITY mean none; lb == ub fixes a column or makes
+ * a row an equality.  A row's coefficients may name a column twice (they are
+ * summed) and may contain zeros (dropped).  Invalid arguments (NaN, lb > ub,
+ * an unknown column, non-integral bounds on an integer column) make the
+ * setter return -1 and mark the problem broken: lp_solve() then fails with
+ * TC_INPUT and the first such message, so callers building large models need
+ * not check every call.
+ *
+ * Solving (GLPK): a problem without integer columns is solved by glp_simplex
+ * (primal or dual simplex, GLPK's scaling; LP presolve when opts.presolve),
+ * or by glp_interior when opts.method is LP_INTERIOR.  With
+ * integer columns, glp_intopt: with opts.presolve and no incumbent GLPK's
+ * MIP presolver solves the root itself; otherwise glp_simplex solves the root
+ * LP first and branch-and-cut starts from its basis.  An incumbent (a value
+ * per column) is checked here against every bound, row and integrality
+ * (tolerance 1e-6 scaled) — GLPK's glp_ios_heur_sol checks only integrality
+ * — and, if feasible, given to GLPK once at the root through
+ * glp_ios_heur_sol in the branch-and-cut callback; the presolver is then
+ * off, because GLPK's callback sees the presolved columns otherwise.
+ *
+ * GLPK's terminal output is silenced through the msg_lev field of each
+ * call's parameters (never glp_term_out, which is process-wide state).  With
+ * opts.verbose the messages go to stderr through glp_term_hook, installed
+ * for the duration of the call and removed (glp_term_hook(NULL, NULL))
+ * after it: a hook the caller installed itself is reset.  This module keeps
+ * no global state of its own.
+ *
+ * Results are deterministic for a given problem and options (GLPK is
+ * deterministic), except when a time limit cuts a solve short. */
+#ifndef TC_LP_H
+#define TC_LP_H
+
+#include "../util/err.h"
+
+typedef struct lp lp;
+
+typedef enum {
+    LP_GLPK = 0,
+    LP_CBC = 1          /* reserved: not built yet (lp_solve says so) */
+} lp_backend;
+
+typedef enum {
+    LP_UNSOLVED = 0,    /* lp_solve() not run, or it failed */
+    LP_OPTIMAL,         /* proven optimal (MILP: within opts.mip_gap, see gap) */
+    LP_FEASIBLE,        /* a solution, not proven optimal (time limit) */
+    LP_INFEASIBLE,      /* no solution exists (MILP: not even fractional, or
+                           branch-and-cut proved none is integral) */
+    LP_UNBOUNDED,       /* objective unbounded (MILP: its LP relaxation is) */
+    LP_TIME_LIMIT       /* time limit reached before any solution */
+} lp_status;
+
+typedef enum {
+    LP_PRIMAL = 0,      /* primal simplex (default) */
+    LP_DUAL = 1,        /* dual simplex, falling back to primal if it fails */
+    LP_INTERIOR = 2     /* pure LPs: GLPK's interior-point method (much faster on
+                           large sparse flow LPs; ignores the time limit; its
+                           optimum is exact only to about 1e-8 relative); if it
+                           does not reach an optimum, the primal simplex decides.
+                           MILPs solve their root LP by the primal simplex. */
+} lp_method;
+
+typedef struct {
+    double time_limit_s;        /* wall-clock limit for the whole solve; <= 0 = none */
+    double mip_gap;             /* relative gap at which branch-and-cut stops; 0 = prove */
+    int presolve;               /* 1 = use GLPK's presolver (default 1) */
+    int verbose;                /* 1 = GLPK's messages on stderr (default 0) */
+    int cuts;                   /* 1 = GLPK's cuts (Gomory, MIR, cover, clique); default 0 */
+    int heuristics;             /* 1 = feasibility pump + proximity search; default 0 */
+    lp_method method;           /* simplex variant for LPs and the root LP; default primal */
+    lp_backend backend;         /* default LP_GLPK */
+    const double *incumbent;    /* NULL, or one value per column to seed a MILP */
+} lp_opts;
+
+typedef struct {
+    lp_status status;
+    double objective;           /* of the solution found; NAN without one */
+    double best_bound;          /* proven bound on the optimum (MILP); = objective
+                                   for an optimal LP; NAN if unknown */
+    double gap;                 /* |objective - best_bound| / (|objective| + 1e-9); 0 if
+                                   optimal, NAN if unknown */
+    double seconds;             /* wall-clock seconds spent in lp_solve */
+    int incumbent_used;         /* -1 none given, 0 rejected (reason in msg), 1 given to
+                                   the solver */
+    int nodes;                  /* branch-and-bound nodes explored (0 for an LP) */
+    char msg[256];              /* one line for a user: what happened */
+} lp_result;
+
+/* Default options: no time limit, gap 0, presolve on, quiet, GLPK. */
+void lp_opts_init(lp_opts *o);
+
+/* A new empty problem (minimising).  Aborts only on out of memory. */
+lp *lp_new(const char *name);
+void lp_free(lp *p);
+
+/* Add a column; returns its index, or -1 (problem marked broken).
+ * name may be NULL.  is_int: integer column (lb, ub integral or infinite). */
+int lp_add_col(lp *p, const char *name, double lb, double ub, double obj, int is_int);
+
+/* Add a row lb <= sum vals[i] * x[cols[i]] <= ub; returns its index, or -1. */
+int lp_add_row(lp *p, const char *name, double lb, double ub, int n, const int *cols,
+               const double *vals);
+
+void lp_set_minimize(lp *p, int minimize);     /* 1 minimise (default), 0 maximise */
+int lp_set_obj(lp *p, int col, double coef);   /* 0, or -1 (broken) */
+int lp_set_obj_const(lp *p, double c);         /* constant term of the objective */
+int lp_set_col_bounds(lp *p, int col, double lb, double ub);
+int lp_set_row_bounds(lp *p, int row, double lb, double ub);
+
+int lp_ncols(const lp *p);
+int lp_nrows(const lp *p);
+int lp_nnz(const lp *p);
+int lp_is_mip(const lp *p);
+
+/* Solve.  TC_OK when the solver ran: the outcome (optimal, infeasible, time
+ * limit...) is in r->status.  TC_INPUT when it could not: a broken problem,
+ * an unavailable backend, a numerical failure of the solver; err says why
+ * and r->status is LP_UNSOLVED.  o may be NULL (defaults). */
+int lp_solve(lp *p, const lp_opts *o, lp_result *r, tc_err *err);
+
+/* Value of a column in the last solution (MILP: the best integer one);
+ * NAN if there is none or col is out of range. */
+double lp_value(const lp *p, int col);
+
+/* Row activity (sum of vals * x) in the last solution; NAN if none. */
+double lp_row_value(const lp *p, int row);
+
+/* Write the problem in CPLEX LP format (for debugging a model). */
+int lp_write(const lp *p, const char *path, tc_err *err);
+
+const char *lp_status_name(lp_status s);
+
+#endif

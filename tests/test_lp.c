@@ -1,0 +1,510 @@
+/* test_lp.c — the LP/MILP wrapper: known optima, infeasible and unbounded
+ * models, time limits, incumbent seeding, argument errors, quiet output. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lp/lp.h"
+
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) < 1e-6 * (1 + fabs((double)(b))))
+
+/* max 3x + 2y  s.t.  x + y <= 4,  x + 3y <= 6,  0 <= x <= 3,  y >= 0:
+ * optimum x = 3, y = 1, objective 11. */
+static lp *small_lp(void)
+{
+    lp *p = lp_new("small");
+    int x = lp_add_col(p, "x", 0, 3, 3, 0);
+    int y = lp_add_col(p, "y", 0, INFINITY, 2, 0);
+    int c[] = {x, y};
+    double a[] = {1, 1}, b[] = {1, 3};
+    lp_add_row(p, "r1", -INFINITY, 4, 2, c, a);
+    lp_add_row(p, "r2", -INFINITY, 6, 2, c, b);
+    lp_set_minimize(p, 0);
+    return p;
+}
+
+static void test_small_lp(void **state)
+{
+    (void)state;
+    for (int presolve = 0; presolve <= 1; presolve++) {
+        lp *p = small_lp();
+        lp_opts o;
+        lp_opts_init(&o);
+        o.presolve = presolve;
+        lp_result r;
+        tc_err e;
+        assert_int_equal(lp_solve(p, &o, &r, &e), TC_OK);
+        assert_int_equal(r.status, LP_OPTIMAL);
+        NEAR(r.objective, 11);
+        NEAR(r.best_bound, 11);
+        NEAR(lp_value(p, 0), 3);
+        NEAR(lp_value(p, 1), 1);
+        NEAR(lp_row_value(p, 0), 4);
+        assert_true(r.gap == 0);
+        assert_true(r.seconds >= 0);
+        assert_int_equal(r.incumbent_used, -1);
+        assert_true(isnan(lp_value(p, 2)));     /* out of range */
+        lp_free(p);
+    }
+}
+
+/* The simplex variants and the interior-point method agree; an infeasible
+ * model under LP_INTERIOR falls back to the simplex, which says so. */
+static void test_methods(void **state)
+{
+    (void)state;
+    lp_method m[] = {LP_PRIMAL, LP_DUAL, LP_INTERIOR};
+    for (int i = 0; i < 3; i++) {
+        lp *p = small_lp();
+        lp_opts o;
+        lp_opts_init(&o);
+        o.method = m[i];
+        lp_result r;
+        assert_int_equal(lp_solve(p, &o, &r, NULL), TC_OK);
+        assert_int_equal(r.status, LP_OPTIMAL);
+        assert_true(fabs(r.objective - 11) < 1e-6);
+        assert_true(fabs(lp_value(p, 0) - 3) < 1e-6);
+        lp_free(p);
+
+        p = lp_new("infeasible");
+        int x = lp_add_col(p, "x", 0, INFINITY, 1, 0);
+        double one = 1;
+        lp_add_row(p, "lo", 2, INFINITY, 1, &x, &one);
+        lp_add_row(p, "hi", -INFINITY, 1, 1, &x, &one);
+        assert_int_equal(lp_solve(p, &o, &r, NULL), TC_OK);
+        assert_int_equal(r.status, LP_INFEASIBLE);
+        lp_free(p);
+    }
+}
+
+/* Knapsack max 8a + 11b + 6c + 4d s.t. 5a + 7b + 4c + 3d <= 14, binary:
+ * LP relaxation 22 (a = b = 1, c = 1/2), integer optimum 21 (b, c, d). */
+static lp *knapsack(void)
+{
+    lp *p = lp_new("knapsack");
+    double v[] = {8, 11, 6, 4}, w[] = {5, 7, 4, 3};
+    int c[4];
+    const char *names[] = {"a", "b", "c", "d"};
+    for (int i = 0; i < 4; i++)
+        c[i] = lp_add_col(p, names[i], 0, 1, v[i], 1);
+    lp_add_row(p, "weight", -INFINITY, 14, 4, c, w);
+    lp_set_minimize(p, 0);
+    return p;
+}
+
+static void test_small_milp(void **state)
+{
+    (void)state;
+    for (int presolve = 0; presolve <= 1; presolve++) {
+        lp *p = knapsack();
+        assert_true(lp_is_mip(p));
+        lp_opts o;
+        lp_opts_init(&o);
+        o.presolve = presolve;
+        lp_result r;
+        tc_err e;
+        assert_int_equal(lp_solve(p, &o, &r, &e), TC_OK);
+        assert_int_equal(r.status, LP_OPTIMAL);
+        NEAR(r.objective, 21);
+        NEAR(lp_value(p, 0), 0);
+        NEAR(lp_value(p, 1), 1);
+        NEAR(lp_value(p, 2), 1);
+        NEAR(lp_value(p, 3), 1);
+        assert_true(r.gap < 1e-9);
+        lp_free(p);
+    }
+}
+
+static void test_infeasible(void **state)
+{
+    (void)state;
+    /* LP: x >= 2 and x <= 1 as rows. */
+    for (int presolve = 0; presolve <= 1; presolve++) {
+        lp *p = lp_new("infeasible-lp");
+        int x = lp_add_col(p, "x", -INFINITY, INFINITY, 1, 0);
+        double one = 1;
+        lp_add_row(p, "lo", 2, INFINITY, 1, &x, &one);
+        lp_add_row(p, "hi", -INFINITY, 1, 1, &x, &one);
+        lp_opts o;
+        lp_opts_init(&o);
+        o.presolve = presolve;
+        lp_result r;
+        assert_int_equal(lp_solve(p, &o, &r, NULL), TC_OK);
+        assert_int_equal(r.status, LP_INFEASIBLE);
+        assert_true(isnan(lp_value(p, x)));
+        assert_non_null(strstr(r.msg, "infeasible"));
+        lp_free(p);
+    }
+    /* MILP whose relaxation is feasible but has no integer point: 2x = 1. */
+    for (int presolve = 0; presolve <= 1; presolve++) {
+        lp *p = lp_new("infeasible-milp");
+        int x = lp_add_col(p, "x", 0, 10, 1, 1);
+        double two = 2;
+        lp_add_row(p, "half", 1, 1, 1, &x, &two);
+        lp_opts o;
+        lp_opts_init(&o);
+        o.presolve = presolve;
+        lp_result r;
+        assert_int_equal(lp_solve(p, &o, &r, NULL), TC_OK);
+        assert_int_equal(r.status, LP_INFEASIBLE);
+        lp_free(p);
+    }
+}
+
+static void test_unbounded(void **state)
+{
+    (void)state;
+    for (int is_int = 0; is_int <= 1; is_int++)
+        for (int presolve = 0; presolve <= 1; presolve++) {
+            lp *p = lp_new("unbounded");
+            int x = lp_add_col(p, "x", 0, INFINITY, 1, is_int);
+            int y = lp_add_col(p, "y", 0, INFINITY, 0, is_int);
+            int c[] = {x, y};
+            double a[] = {1, -1};
+            lp_add_row(p, "r", -INFINITY, 1, 2, c, a);  /* x - y <= 1 */
+            lp_set_minimize(p, 0);                       /* max x */
+            lp_opts o;
+            lp_opts_init(&o);
+            o.presolve = presolve;
+            lp_result r;
+            assert_int_equal(lp_solve(p, &o, &r, NULL), TC_OK);
+            assert_int_equal(r.status, LP_UNBOUNDED);
+            lp_free(p);
+        }
+}
+
+/* A market-split instance (Cornuejols & Dawande): 5 rows, 40 binaries,
+ * minimise the total slack.  Far beyond GLPK in a fraction of a second.
+ * inc (if not NULL) receives a feasible point: all x = 0.  With `planted`
+ * the right-hand sides are a * x* for a hidden x*, which plant (if not NULL)
+ * receives: a zero-slack optimum GLPK does not find by itself quickly. */
+static lp *market_split_planted(double *inc, int planted, double *plant)
+{
+    lp *p = lp_new("market-split");
+    enum { M = 5, N = 40 };
+    unsigned s = 12345;
+    int a[M][N];
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            s = s * 1103515245u + 12345u;
+            a[i][j] = (int)((s >> 16) % 100);
+        }
+    int x[N], sp[M], sm[M], star[N];
+    for (int j = 0; j < N; j++) {
+        s = s * 1103515245u + 12345u;
+        star[j] = (int)((s >> 16) & 1);
+    }
+    char name[32];
+    for (int j = 0; j < N; j++) {
+        snprintf(name, sizeof name, "x%d", j);
+        x[j] = lp_add_col(p, name, 0, 1, 0, 1);
+    }
+    for (int i = 0; i < M; i++) {
+        snprintf(name, sizeof name, "sp%d", i);
+        sp[i] = lp_add_col(p, name, 0, INFINITY, 1, 0);
+        snprintf(name, sizeof name, "sm%d", i);
+        sm[i] = lp_add_col(p, name, 0, INFINITY, 1, 0);
+    }
+    for (int i = 0; i < M; i++) {
+        int cols[N + 2];
+        double vals[N + 2];
+        int sum = 0, hit = 0;
+        for (int j = 0; j < N; j++) {
+            cols[j] = x[j];
+            vals[j] = a[i][j];
+            sum += a[i][j];
+            hit += a[i][j] * star[j];
+        }
+        int rhs = planted ? hit : sum / 2;
+        cols[N] = sp[i];
+        vals[N] = 1;
+        cols[N + 1] = sm[i];
+        vals[N + 1] = -1;
+        snprintf(name, sizeof name, "split%d", i);
+        lp_add_row(p, name, rhs, rhs, N + 2, cols, vals);
+        if (inc) {              /* all x = 0: the slack takes the whole rhs */
+            for (int j = 0; j < N; j++)
+                inc[x[j]] = 0;
+            inc[sp[i]] = rhs;
+            inc[sm[i]] = 0;
+        }
+        if (plant) {
+            for (int j = 0; j < N; j++)
+                plant[x[j]] = star[j];
+            plant[sp[i]] = plant[sm[i]] = 0;
+        }
+    }
+    return p;
+}
+
+static lp *market_split(double *inc)
+{
+    return market_split_planted(inc, 0, NULL);
+}
+
+static void test_time_limit(void **state)
+{
+    (void)state;
+    for (int presolve = 0; presolve <= 1; presolve++) {
+        lp *p = market_split(NULL);
+        lp_opts o;
+        lp_opts_init(&o);
+        o.presolve = presolve;
+        o.time_limit_s = 0.3;
+        lp_result r;
+        tc_err e;
+        assert_int_equal(lp_solve(p, &o, &r, &e), TC_OK);
+        assert_true(r.status == LP_TIME_LIMIT || r.status == LP_FEASIBLE);
+        assert_true(r.seconds < 2.0);
+        if (r.status == LP_FEASIBLE) {
+            assert_true(isfinite(r.objective));
+            assert_true(r.best_bound <= r.objective + 1e-9);
+        } else {
+            assert_true(isnan(lp_value(p, 0)));
+        }
+        lp_free(p);
+    }
+}
+
+static void test_incumbent(void **state)
+{
+    (void)state;
+    tc_err e;
+    lp_result r;
+    lp_opts o;
+
+    /* The optimum as incumbent: accepted, result still proven optimal. */
+    lp *p = knapsack();
+    double best[] = {0, 1, 1, 1};
+    lp_opts_init(&o);
+    o.incumbent = best;
+    assert_int_equal(lp_solve(p, &o, &r, &e), TC_OK);
+    assert_int_equal(r.incumbent_used, 1);
+    assert_int_equal(r.status, LP_OPTIMAL);
+    NEAR(r.objective, 21);
+
+    /* Over the weight limit (a + b + c = 16 > 14): rejected, with the row. */
+    double heavy[] = {1, 1, 1, 0};
+    o.incumbent = heavy;
+    assert_int_equal(lp_solve(p, &o, &r, &e), TC_OK);
+    assert_int_equal(r.incumbent_used, 0);
+    assert_non_null(strstr(r.msg, "rejected"));
+    assert_non_null(strstr(r.msg, "weight"));
+    assert_int_equal(r.status, LP_OPTIMAL);
+    NEAR(r.objective, 21);
+
+    /* Not integral: rejected. */
+    double frac[] = {0.5, 1, 0, 0};
+    o.incumbent = frac;
+    assert_int_equal(lp_solve(p, &o, &r, &e), TC_OK);
+    assert_int_equal(r.incumbent_used, 0);
+    assert_non_null(strstr(r.msg, "not integral"));
+    lp_free(p);
+
+    /* A hard model under a time limit: the seed guarantees a solution at
+     * least as good as itself. */
+    double inc[50];
+    p = market_split(inc);
+    assert_int_equal(lp_ncols(p), 50);
+    double inc_obj = 0;
+    for (int i = 0; i < 5; i++)
+        inc_obj += inc[40 + 2 * i];
+    lp_opts_init(&o);
+    o.incumbent = inc;
+    o.time_limit_s = 0.3;
+    assert_int_equal(lp_solve(p, &o, &r, &e), TC_OK);
+    assert_int_equal(r.incumbent_used, 1);
+    assert_int_equal(r.status, LP_FEASIBLE);
+    assert_true(r.objective <= inc_obj + 1e-9);
+    assert_true(isfinite(lp_value(p, 0)));
+    double obj = 0;
+    for (int i = 0; i < 5; i++)
+        obj += lp_value(p, 40 + 2 * i) + lp_value(p, 41 + 2 * i);
+    NEAR(obj, r.objective);
+    assert_true(r.best_bound <= r.objective + 1e-9);
+    assert_true(r.gap > 0);
+    lp_free(p);
+
+    /* The planted zero-slack optimum as incumbent: it meets the root LP
+     * bound of 0, so GLPK proves it optimal within the limit. */
+    double plant[50];
+    p = market_split_planted(NULL, 1, plant);
+    o.incumbent = plant;
+    assert_int_equal(lp_solve(p, &o, &r, &e), TC_OK);
+    assert_int_equal(r.incumbent_used, 1);
+    assert_int_equal(r.status, LP_OPTIMAL);
+    assert_true(fabs(r.objective) < 1e-9);
+    for (int j = 0; j < 40; j++)
+        NEAR(lp_value(p, j), plant[j]);
+    lp_free(p);
+}
+
+static void test_argument_errors(void **state)
+{
+    (void)state;
+    tc_err e;
+    lp_result r;
+    lp *p = lp_new("bad");
+    int x = lp_add_col(p, "x", 0, 1, 1, 0);
+    assert_int_equal(x, 0);
+    assert_int_equal(lp_add_col(p, "upside-down", 2, 1, 0, 0), -1);
+    assert_int_equal(lp_add_col(p, "later", 0, 1, 0, 0), 1);      /* still usable */
+    int bad = 7;
+    double one = 1;
+    assert_int_equal(lp_add_row(p, "r", 0, 1, 1, &bad, &one), -1);
+    assert_int_equal(lp_solve(p, NULL, &r, &e), TC_INPUT);
+    assert_non_null(strstr(e.msg, "upside-down"));                /* the first error */
+    assert_int_equal(r.status, LP_UNSOLVED);
+    lp_free(p);
+
+    p = lp_new("int-bounds");
+    assert_int_equal(lp_add_col(p, "n", 0.5, 3, 1, 1), -1);
+    assert_int_equal(lp_solve(p, NULL, &r, &e), TC_INPUT);
+    assert_non_null(strstr(e.msg, "non-integral"));
+    lp_free(p);
+
+    p = lp_new("nan");
+    x = lp_add_col(p, "x", 0, 1, 1, 0);
+    double nan = NAN;
+    assert_int_equal(lp_add_row(p, "r", 0, 1, 1, &x, &nan), -1);
+    assert_int_equal(lp_solve(p, NULL, &r, &e), TC_INPUT);
+    assert_non_null(strstr(e.msg, "not finite"));
+    lp_free(p);
+
+    p = small_lp();
+    lp_opts o;
+    lp_opts_init(&o);
+    o.backend = LP_CBC;
+    assert_int_equal(lp_solve(p, &o, &r, &e), TC_INPUT);
+    assert_non_null(strstr(e.msg, "CBC backend not built yet"));
+    lp_free(p);
+}
+
+/* Coefficients naming a column twice are summed; zeros are dropped. */
+static void test_duplicates_and_resolve(void **state)
+{
+    (void)state;
+    lp *p = lp_new("dup");
+    int x = lp_add_col(p, "x", 0, INFINITY, -1, 0);     /* min -x = max x */
+    int c[] = {x, x, x};
+    double v[] = {1, 1, 0};
+    lp_add_row(p, "2x<=6", -INFINITY, 6, 3, c, v);
+    assert_int_equal(lp_nnz(p), 1);
+    lp_result r;
+    assert_int_equal(lp_solve(p, NULL, &r, NULL), TC_OK);
+    assert_int_equal(r.status, LP_OPTIMAL);
+    NEAR(lp_value(p, x), 3);
+    /* Change a row bound and the objective, solve again. */
+    assert_int_equal(lp_set_row_bounds(p, 0, -INFINITY, 10), 0);
+    assert_true(isnan(lp_value(p, x)));                 /* old solution forgotten */
+    assert_int_equal(lp_set_obj(p, x, -2), 0);
+    assert_int_equal(lp_solve(p, NULL, &r, NULL), TC_OK);
+    NEAR(lp_value(p, x), 5);
+    NEAR(r.objective, -10);
+    assert_int_equal(lp_set_col_bounds(p, x, 0, 1), 0);
+    assert_int_equal(lp_solve(p, NULL, &r, NULL), TC_OK);
+    NEAR(lp_value(p, x), 1);
+    lp_free(p);
+}
+
+/* An empty model and a model with columns but no rows. */
+static void test_trivial(void **state)
+{
+    (void)state;
+    lp_result r;
+    lp *p = lp_new("empty");
+    lp_set_obj_const(p, 4);
+    assert_int_equal(lp_solve(p, NULL, &r, NULL), TC_OK);
+    assert_int_equal(r.status, LP_OPTIMAL);
+    NEAR(r.objective, 4);
+    lp_free(p);
+
+    p = lp_new("norows");
+    lp_add_col(p, "x", 1, 5, 2, 1);
+    assert_int_equal(lp_solve(p, NULL, &r, NULL), TC_OK);
+    assert_int_equal(r.status, LP_OPTIMAL);
+    NEAR(lp_value(p, 0), 1);
+    NEAR(r.objective, 2);
+    lp_free(p);
+}
+
+/* GLPK prints nothing on stdout unless verbose (the CLIs write results
+ * there); verbose output goes to stderr. */
+static void test_quiet(void **state)
+{
+    (void)state;
+    fflush(stdout);
+    char path[] = "/tmp/test_lp_out_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    int saved = dup(1);
+    dup2(fd, 1);
+    lp *p = knapsack();
+    lp_result r;
+    lp_solve(p, NULL, &r, NULL);
+    lp_opts o;
+    lp_opts_init(&o);
+    o.presolve = 0;
+    lp_solve(p, &o, &r, NULL);
+    lp_free(p);
+    p = market_split(NULL);
+    o.time_limit_s = 0.05;
+    lp_solve(p, &o, &r, NULL);
+    lp_free(p);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    off_t size = lseek(fd, 0, SEEK_END);
+    close(fd);
+    unlink(path);
+    assert_int_equal((int)size, 0);
+}
+
+static void test_write(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/test_lp_write_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    lp *p = knapsack();
+    tc_err e;
+    assert_int_equal(lp_write(p, path, &e), TC_OK);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    unlink(path);
+    assert_non_null(strstr(buf, "weight"));
+    assert_non_null(strstr(buf, "Maximize"));
+    assert_int_equal(lp_write(p, "/nonexistent-dir/x.lp", &e), TC_INPUT);
+    lp_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_small_lp),
+        cmocka_unit_test(test_methods),
+        cmocka_unit_test(test_small_milp),
+        cmocka_unit_test(test_infeasible),
+        cmocka_unit_test(test_unbounded),
+        cmocka_unit_test(test_time_limit),
+        cmocka_unit_test(test_incumbent),
+        cmocka_unit_test(test_argument_errors),
+        cmocka_unit_test(test_duplicates_and_resolve),
+        cmocka_unit_test(test_trivial),
+        cmocka_unit_test(test_quiet),
+        cmocka_unit_test(test_write),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
