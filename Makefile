@@ -4,6 +4,9 @@
 #   make check   install missing dependencies, build, run every test;
 #                ends with one line "N passed, N failed"
 #   make all     build the tools into build/bin
+#   make bench   baselines and bounds over size sweeps: bench/results.md and
+#                plots (QUICK=1 for a short run)
+#   make speed   executor speed next to memcpy
 #
 # Sources are found by wildcard: every src/**/*.c except src/cli/ goes into
 # build/libtaccl.a; each src/cli/<tool>.c is a program; each tests/test_*.c a
@@ -68,6 +71,10 @@ test: check
 speed: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/speed.sh $(BUILD)/bin
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@QUICK=$(QUICK) scripts/bench.sh $(BUILD)/bin
 
 clean:
 	rm -rf $(BUILD)

@@ -17,7 +17,8 @@
 static const char usage[] =
     "usage: taccl-run FILE.xml [--topo T.json] [--size BYTES] [--dtype i32|f32]\n"
     "                 [--no-data] [--seed N] [--inplace|--outofplace]\n"
-    "                 [--target msccl|msccl-executor] [--embed-to OUT.xml] [--json] [-q]\n";
+    "                 [--target msccl|msccl-executor|unlimited] [--sweep LO:HI]\n"
+    "                 [--embed-to OUT.xml] [--json] [-q]\n";
 
 static const char help[] =
     "Run an MSCCL XML schedule on a device model: real data moved and checked,\n"
@@ -32,8 +33,12 @@ static const char help[] =
     "  --seed N          seed of the input data (default 1)\n"
     "  --inplace         run in place only; --outofplace: out of place only\n"
     "                    (default: every mode the file allows)\n"
-    "  --target T        runtime limits: msccl (256 steps per tb, default) or\n"
-    "                    msccl-executor (64)\n"
+    "  --target T        runtime limits: msccl (256 steps per tb, default),\n"
+    "                    msccl-executor (64), or unlimited (no step/tb limits:\n"
+    "                    simulate schedules beyond what the runtimes load)\n"
+    "  --sweep LO:HI     run at every power-of-two size from LO to HI and print an\n"
+    "                    nccl-tests-style table (data checked where the buffers\n"
+    "                    fit in 1 GiB, timing only above, said in the row)\n"
     "  --embed-to OUT    also write the schedule with its topology and size\n"
     "                    embedded, so OUT runs with no other argument\n"
     "  --json            one JSON object on stdout\n"
@@ -45,6 +50,7 @@ typedef struct {
     const char *file;
     const char *topo_path;
     const char *embed_to;
+    long long sweep_lo, sweep_hi;
     int json;
     int quiet;
     run_opts run;
@@ -110,8 +116,22 @@ static int parse_args(int argc, char **argv, cli *c)
                 c->run.newer_executor = 0;
             else if (!strcmp(v, "msccl-executor"))
                 c->run.newer_executor = 1;
+            else if (!strcmp(v, "unlimited"))
+                c->run.unlimited = 1;
             else
-                return bad_flag("--target: expected msccl or msccl-executor, got '%s'", v);
+                return bad_flag("--target: expected msccl, msccl-executor or unlimited, got '%s'", v);
+        } else if (!strcmp(a, "--sweep")) {
+            NEED_VALUE();
+            char lo[64];
+            const char *colon = strchr(v, ':');
+            size_t n = colon ? (size_t)(colon - v) : 0;
+            if (!colon || n == 0 || n >= sizeof lo)
+                return bad_flag("--sweep: expected LO:HI sizes, e.g. 1K:1G, got '%s'", v);
+            memcpy(lo, v, n);
+            lo[n] = '\0';
+            if (size_parse(lo, &c->sweep_lo) || size_parse(colon + 1, &c->sweep_hi) ||
+                c->sweep_hi < c->sweep_lo)
+                return bad_flag("--sweep: expected LO:HI sizes with LO <= HI, e.g. 1K:1G, got '%s'", v);
         } else if (a[0] == '-' && a[1])
             return bad_flag("unknown option '%s'", a);
         else if (c->file)
@@ -189,6 +209,25 @@ int main(int argc, char **argv)
         snprintf(msg, sizeof msg, "%s: topology %s has %d ranks but the schedule has ngpus=%d",
                  c.file, t->name, t->nranks, p->ngpus);
         rc = fail_input(&c, p, t, msg);
+        if (owned)
+            topo_free(t);
+        prog_free(p);
+        return rc;
+    }
+
+    bound_model bound;
+    tc_err berr;
+    if (bound_compute(t, p->coll, &bound, &berr) == TC_OK)
+        c.run.bound = &bound;
+    else if (!c.quiet)
+        fprintf(stderr, "taccl-run: no lower bound: %s\n", berr.msg);
+
+    if (c.sweep_lo > 0) {
+        rc = run_sweep(stdout, p, t, &c.run, c.sweep_lo, c.sweep_hi, c.json, c.file, &err);
+        if (rc == TC_INPUT)
+            fprintf(stderr, "taccl-run: %s: %s\n", c.file, err.msg);
+        else if (rc == TC_WRONG)
+            fprintf(stderr, "taccl-run: %s: some sizes did not verify (see the table)\n", c.file);
         if (owned)
             topo_free(t);
         prog_free(p);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../util/size.h"
+#include "data.h"
 
 void run_opts_default(run_opts *o)
 {
@@ -56,6 +57,14 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
 
     check_limits lim;
     check_limits_default(&lim, o->newer_executor);
+    if (o->unlimited) {
+        lim.max_steps_per_tb = 1 << 30;
+        lim.max_depid = 1 << 30;
+    }
+    if (o->bound) {
+        r->has_bound = 1;
+        r->bound_us = bound_time_us(o->bound, (double)r->size_bytes);
+    }
     r->static_ok = check_program(p, &lim, &r->hz) == 0;
     if (!r->static_ok)
         return TC_OK;
@@ -84,6 +93,14 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
 void run_report_free(run_report *r)
 {
     hazard_list_free(&r->hz);
+}
+
+double run_report_time_us(const run_report *r)
+{
+    for (int m = 0; m < r->nmodes; m++)
+        if (r->res[m].completed)
+            return r->res[m].time_us;
+    return -1;
 }
 
 static const char *mode_name(int m)
@@ -152,6 +169,12 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
         fprintf(f, "time      %.3f us  algbw %.3f GB/s  busbw %.3f GB/s  (%s, %lld transfers)\n",
                 s->time_us, algbw, algbw * coll_busbw_factor(p->coll, p->ngpus),
                 mode_name(r->modes[m]), s->transfers);
+        if (r->has_bound && o->bound)
+            fprintf(f, "bound     %.3f us lower bound, ratio %.3f (1.0 = optimal); latency %.3f us: %s; "
+                       "bandwidth %.3f us: %s\n",
+                    r->bound_us, s->time_us > 0 ? r->bound_us / s->time_us : 0.0,
+                    o->bound->latency_us, o->bound->latency_why,
+                    o->bound->us_per_byte * (double)r->size_bytes, o->bound->bandwidth_why);
         if (t->kind == TOPO_CHIP)
             fprintf(f, "syncs     ChipSync %lld  ClusterSync %lld\n", s->chip_syncs,
                     s->cluster_syncs);
@@ -162,6 +185,16 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
             fprintf(f, "note      race check skipped: %s\n", r->race[m].skipped_why);
         break; /* the first completed mode's figures stand for the run */
     }
+}
+
+static cJSON *bound_json(const bound_model *b)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddNumberToObject(m, "latency_us", b->latency_us);
+    cJSON_AddNumberToObject(m, "us_per_byte", b->us_per_byte);
+    cJSON_AddStringToObject(m, "latency_why", b->latency_why);
+    cJSON_AddStringToObject(m, "bandwidth_why", b->bandwidth_why);
+    return m;
 }
 
 static cJSON *hazards_json(const hazard_list *hz, int max)
@@ -231,9 +264,17 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
         cJSON_AddNumberToObject(j, "bytes_moved", s->bytes_moved);
         cJSON_AddNumberToObject(j, "wrong_elements", (double)s->wrong_elems);
         cJSON_AddNumberToObject(j, "exec_seconds", s->wall_exec_s);
+        if (r->has_bound) {
+            cJSON_AddNumberToObject(j, "lower_bound_us", r->bound_us);
+            cJSON_AddNumberToObject(j, "bound_ratio", s->time_us > 0 ? r->bound_us / s->time_us : 0);
+        } else {
+            cJSON_AddNullToObject(j, "lower_bound_us");
+            cJSON_AddNullToObject(j, "bound_ratio");
+        }
     } else {
         const char *keys[] = {"time_us", "algbw_gbps", "busbw_gbps", "chip_syncs",
-                              "cluster_syncs", "replicas_identical"};
+                              "cluster_syncs", "replicas_identical", "lower_bound_us",
+                              "bound_ratio"};
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
             cJSON_AddNullToObject(j, keys[k]);
     }
@@ -243,6 +284,8 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
             checked &= r->race[m].checked;
         cJSON_AddBoolToObject(j, "race_checked", checked);
     }
+    if (o && o->bound)
+        cJSON_AddItemToObject(j, "lower_bound_model", bound_json(o->bound));
     if (r)
         cJSON_AddItemToObject(j, "hazards", hazards_json(&r->hz, 100));
     if (error)
@@ -254,4 +297,132 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
     char *out = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     return out;
+}
+
+/* ------------------------------------------------------------------ sweep */
+
+/* Round size up to a whole number of 4-byte elements per chunk. */
+static long long sweep_size(const prog *p, long long size)
+{
+    long long unit = (long long)(p->nchunksperloop > 0 ? p->nchunksperloop : 1) * 4;
+    return (size + unit - 1) / unit * unit;
+}
+
+static cJSON *sweep_row_json(const prog *p, const run_report *r, const run_opts *o, int data)
+{
+    cJSON *row = cJSON_CreateObject();
+    double t = run_report_time_us(r);
+    double algbw = t > 0 ? coll_algbw_gbps(p->coll, (double)r->size_bytes, t) : 0;
+    long long wrong = 0;
+    for (int m = 0; m < r->nmodes; m++)
+        wrong += r->res[m].wrong_elems;
+    cJSON_AddNumberToObject(row, "size_bytes", (double)r->size_bytes);
+    cJSON_AddNumberToObject(row, "count", (double)(r->size_bytes / 4));
+    cJSON_AddStringToObject(row, "type", o->dtype == DT_F32 ? "f32" : "i32");
+    cJSON_AddStringToObject(row, "redop", coll_is_reduction(p->coll) ? "sum" : "none");
+    if (t >= 0) {
+        cJSON_AddNumberToObject(row, "time_us", t);
+        cJSON_AddNumberToObject(row, "algbw_gbps", algbw);
+        cJSON_AddNumberToObject(row, "busbw_gbps", algbw * coll_busbw_factor(p->coll, p->ngpus));
+    } else {
+        cJSON_AddNullToObject(row, "time_us");
+        cJSON_AddNullToObject(row, "algbw_gbps");
+        cJSON_AddNullToObject(row, "busbw_gbps");
+    }
+    cJSON_AddNumberToObject(row, "wrong", (double)wrong);
+    cJSON_AddBoolToObject(row, "data_checked", data);
+    if (r->has_bound && t > 0) {
+        cJSON_AddNumberToObject(row, "lower_bound_us", r->bound_us);
+        cJSON_AddNumberToObject(row, "bound_ratio", r->bound_us / t);
+    } else {
+        cJSON_AddNullToObject(row, "lower_bound_us");
+        cJSON_AddNullToObject(row, "bound_ratio");
+    }
+    cJSON_AddBoolToObject(row, "verified", r->verified);
+    if (!r->verified)
+        cJSON_AddStringToObject(row, "error", r->hz.n ? r->hz.v[0].msg : "postcondition does not hold");
+    return row;
+}
+
+static void sweep_row_text(FILE *f, const prog *p, const run_report *r, const run_opts *o, int data)
+{
+    double t = run_report_time_us(r);
+    double algbw = t > 0 ? coll_algbw_gbps(p->coll, (double)r->size_bytes, t) : 0;
+    long long wrong = 0;
+    for (int m = 0; m < r->nmodes; m++)
+        wrong += r->res[m].wrong_elems;
+    char wr[32];
+    if (data)
+        snprintf(wr, sizeof wr, "%lld", wrong);
+    else
+        snprintf(wr, sizeof wr, "n/a");
+    fprintf(f, "%12lld %12lld %5s %6s %12.2f %9.3f %9.3f %7s", r->size_bytes, r->size_bytes / 4,
+            o->dtype == DT_F32 ? "float" : "int32", coll_is_reduction(p->coll) ? "sum" : "none",
+            t, algbw, algbw * coll_busbw_factor(p->coll, p->ngpus), wr);
+    if (r->has_bound && t > 0)
+        fprintf(f, " %12.2f %6.3f", r->bound_us, r->bound_us / t);
+    else
+        fprintf(f, " %12s %6s", "-", "-");
+    if (!r->verified)
+        fprintf(f, "  FAILED: %s", r->hz.n ? r->hz.v[0].msg : "postcondition does not hold");
+    else if (!data)
+        fprintf(f, "  timing only (buffers too large to check)");
+    fprintf(f, "\n");
+}
+
+int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long long lo,
+              long long hi, int json, const char *file, tc_err *err)
+{
+    if (lo <= 0 || hi < lo)
+        return tc_err_set(err, TC_INPUT, "--sweep: need LO:HI with 0 < LO <= HI");
+    cJSON *rows = cJSON_CreateArray();
+    int all_ok = 1, rc = TC_OK;
+    if (!json)
+        fprintf(f, "# %s: %s, %d ranks, topology %s%s\n"
+                   "#%11s %12s %5s %6s %12s %9s %9s %7s %12s %6s\n",
+                file, coll_name(p->coll), p->ngpus, t->name,
+                t->is_default ? " (default, assumed figures)" : "", "size(B)", "count", "type",
+                "redop", "time(us)", "algbw", "busbw", "#wrong", "bound(us)", "ratio");
+    for (long long size = lo; size <= hi; size *= 2) {
+        run_opts ro = *o;
+        ro.size_bytes = sweep_size(p, size);
+        int data = o->data && data_bytes_needed(p, 0, ro.size_bytes / p->nchunksperloop) <=
+                                  (double)RUN_SWEEP_DATA_MAX;
+        ro.data = data;
+        run_report r;
+        rc = run_schedule(p, t, &ro, &r, err);
+        if (rc != TC_OK) {
+            run_report_free(&r);
+            break;
+        }
+        all_ok &= r.verified;
+        if (json)
+            cJSON_AddItemToArray(rows, sweep_row_json(p, &r, &ro, data));
+        else
+            sweep_row_text(f, p, &r, &ro, data);
+        run_report_free(&r);
+        if (size > hi / 2)
+            break;
+    }
+    if (rc == TC_OK && json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "file", file ? file : "");
+        cJSON_AddStringToObject(j, "collective", coll_name(p->coll));
+        cJSON_AddNumberToObject(j, "ngpus", p->ngpus);
+        cJSON_AddStringToObject(j, "topology", t->name ? t->name : "");
+        cJSON_AddBoolToObject(j, "topology_default", t->is_default);
+        cJSON_AddBoolToObject(j, "verified", all_ok);
+        if (o->bound)
+            cJSON_AddItemToObject(j, "lower_bound_model", bound_json(o->bound));
+        cJSON_AddItemToObject(j, "rows", rows);
+        rows = NULL;
+        char *out = cJSON_PrintUnformatted(j);
+        fprintf(f, "%s\n", out);
+        free(out);
+        cJSON_Delete(j);
+    }
+    cJSON_Delete(rows);
+    if (rc != TC_OK)
+        return rc;
+    return all_ok ? TC_OK : TC_WRONG;
 }

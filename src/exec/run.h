@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include "../bound/bound.h"
 #include "check.h"
 #include "race.h"
 #include "sim.h"
@@ -20,6 +21,8 @@ typedef struct {
     unsigned seed;
     int mode;               /* -1 every mode the file allows, 0 out of place, 1 in place */
     int newer_executor;     /* limits of the newer executor (64 steps per tb) */
+    int unlimited;          /* no step/tb limits (simulating beyond the runtimes) */
+    const bound_model *bound; /* lower bound to report against, or NULL */
 } run_opts;
 
 typedef struct {
@@ -32,6 +35,8 @@ typedef struct {
     hazard_list hz;         /* every problem found, in order found */
     int static_ok;          /* the static check found nothing */
     int verified;
+    int has_bound;
+    double bound_us;        /* lower bound at this size (has_bound) */
 } run_report;
 
 void run_opts_default(run_opts *o);
@@ -49,6 +54,22 @@ void run_report_free(run_report *r);
 /* Human-readable report. */
 void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t,
                       const run_opts *o, const char *file, int max_hazards);
+
+/* Time of the first completed mode, or -1 if none completed. */
+double run_report_time_us(const run_report *r);
+
+/* The largest buffer total (bytes, all ranks) data mode may allocate in a
+ * sweep before a row falls back to timing only. */
+#define RUN_SWEEP_DATA_MAX (1LL << 30)
+
+/* Run p at every power-of-two size in [lo, hi] (each rounded up to a whole
+ * number of elements per chunk), data checked where the buffers fit in
+ * RUN_SWEEP_DATA_MAX and timing-only above.  Prints an nccl-tests-style
+ * table to f, or, with json, one object with a "rows" array.  Returns
+ * TC_OK if every row verified, TC_WRONG if any did not, TC_INPUT on bad
+ * input (err set). */
+int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long long lo,
+              long long hi, int json, const char *file, tc_err *err);
 
 /* One JSON object (malloc'd string).  r, p, t may be NULL when the input
  * could not be used; `error` then says why. */

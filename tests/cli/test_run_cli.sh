@@ -72,3 +72,29 @@ expect "embedded copy keeps its size" 0 "512 B per rank.*from the file" -- "$R" 
 X="$ROOT/tests/data/xml"
 expect "msccl-tools style ring AllGather verifies" 0 "verified" -- "$R" "$X/ring_allgather_4.xml"
 expect "TACCL style file with <copy> elements verifies in place" 0 "verified \(in-place\)" -- "$R" "$X/taccl_copy.xml"
+
+# lower bound and sweep
+expect "report states the lower bound and ratio" 0 "bound .* lower bound, ratio 0\.[0-9]+" -- "$R" "$D/ok-allgather2.xml"
+"$R" "$D/ok-allgather2.xml" --json >"$TMP/b.json" 2>/dev/null
+expect "json carries lower_bound_us and bound_ratio <= 1" 0 "" -- python3 -c '
+import json,sys
+j=json.load(open(sys.argv[1]))
+assert 0 < j["lower_bound_us"] <= j["time_us"], j
+assert abs(j["bound_ratio"] - j["lower_bound_us"]/j["time_us"]) < 1e-9, j' "$TMP/b.json"
+expect "sweep prints one row per power of two" 0 "" -- bash -c \
+    "test \$('$R' '$D/ok-allgather2.xml' --sweep 1K:1M | grep -vc '^#') -eq 11"
+"$R" "$D/ok-allgather2.xml" --sweep 1K:4K --json >"$TMP/s.json"
+expect "sweep json rows have the nccl-tests columns" 0 "" -- python3 -c '
+import json,sys
+j=json.load(open(sys.argv[1]))
+rows=j["rows"]; assert [r["size_bytes"] for r in rows]==[1024,2048,4096], rows
+for r in rows:
+    for k in ["size_bytes","count","type","redop","time_us","algbw_gbps","busbw_gbps","wrong","lower_bound_us","bound_ratio","data_checked","verified"]:
+        assert k in r, (k, r)
+    assert r["data_checked"] and r["verified"] and r["wrong"]==0' "$TMP/s.json"
+expect "sweep marks large sizes timing only" 0 "timing only" -- "$R" "$D/ok-allgather2.xml" --sweep 1G:1G
+expect "sweep of a wrong schedule exits 1" 1 "FAILED" -- "$R" "$D/wrong-data.xml" --sweep 1K:2K
+expect "bad sweep range is exit 2" 2 "--sweep: expected LO:HI" -- "$R" "$D/ok-allgather2.xml" --sweep 4K:1K
+python3 "$ROOT/scripts/gen_ring.py" 300 "$TMP/ring300.xml"
+expect "a 300-rank ring exceeds the runtime's 256 steps per tb" 1 "256" -- "$R" "$TMP/ring300.xml" --no-data --size 1200K
+expect "unlimited target lifts the step limit" 0 "completed" -- "$R" "$TMP/ring300.xml" --no-data --size 1200K --target unlimited
