@@ -1,0 +1,118 @@
+/* baseline.h — the classic collective algorithms, built straight from a
+ * topology with no solver: the yardsticks every synthesized schedule is
+ * measured against, and schedules in their own right.
+ *
+ *   ring       NCCL's ring: AllGather, ReduceScatter, AllReduce (ring
+ *              ReduceScatter then ring AllGather, 2(n-1) steps).  One ring per
+ *              channel, found on the topology (Hamiltonian cycle over direct
+ *              links and switches inside a node, nodes joined through NICs);
+ *              by default as many channels as rings sharing no link
+ *              direction, switch port or NIC direction (at most 8).
+ *   direct     every rank sends straight to every other: AllGather, AllToAll,
+ *              ReduceScatter (reductions serialised on the owner), AllReduce
+ *              (the case study's direct cyclic reduction).
+ *   butterfly  power-of-two rank counts: recursive doubling AllGather,
+ *              recursive halving ReduceScatter, the case study's full-buffer
+ *              XOR-exchange AllReduce.
+ *   rsag       AllReduce as ReduceScatter then AllGather, via direct (the case
+ *              study's composition), ring, or butterfly (Rabenseifner).
+ *   tree       NCCL's double binary tree AllReduce: two complementary trees
+ *              each carrying half the buffer, reduce up then broadcast down,
+ *              pipelined in chunks.
+ *
+ * A built schedule is plain MSCCL (program.h) with every runtime rule kept:
+ * one tb per (channel, peer), dependencies with hasdep, cnt < 72, and the
+ * target's steps-per-tb limit (or a refusal saying which limit and how to get
+ * around it).  Building is deterministic: the same inputs give the same
+ * program.  The program carries no topology and no size; the caller attaches
+ * them (the CLI does). */
+#ifndef TC_BASELINE_H
+#define TC_BASELINE_H
+
+#include "../model/collective.h"
+#include "../model/topo.h"
+#include "../sched/program.h"
+#include "../util/err.h"
+
+/* Which runtime the schedule must load in. */
+typedef enum {
+    BL_TARGET_MSCCL,        /* legacy runtime: 256 steps per tb */
+    BL_TARGET_EXECUTOR,     /* newer executor: 64 steps per tb */
+    BL_TARGET_UNLIMITED     /* no steps-per-tb or depid limit: for simulation only */
+} baseline_target;
+
+typedef struct {
+    int channels;           /* 0 = the algorithm's default (ring: as many
+                               rings sharing no link, switch port or NIC
+                               direction as found, at most 8;
+                               tree: 1 pair of trees; others 1) */
+    int chunks;             /* chunks per rank per channel; 0 = default
+                               (tree 4, others 1) */
+    const char *via;        /* rsag only: "direct" (NULL = direct), "ring", "butterfly" */
+    baseline_target target;
+} baseline_opts;
+
+/* What a build produced, for messages and --json. */
+typedef struct {
+    int channels;           /* data channels (tree: pairs of trees) */
+    int nchannels;          /* MSCCL channels used */
+    int chunks;             /* chunks per rank per channel */
+    int rings_found;        /* ring builds: rings sharing no resource (ndisjoint); else 0 */
+    int max_steps_per_tb;
+    int max_tbs_per_rank;
+    long long tbs;          /* over all ranks */
+    long long steps;        /* over all ranks, nops included */
+    char note[512];         /* extra information for the user, "" if none */
+} baseline_stats;
+
+/* One algorithm of the table. */
+typedef struct {
+    const char *name;
+    unsigned colls;         /* bit (1u << coll_kind) for each collective it builds */
+    const char *summary;
+} baseline_algo;
+
+void baseline_opts_default(baseline_opts *o);
+
+/* The table, in a fixed order (ring, direct, butterfly, rsag, tree). */
+const baseline_algo *baseline_algos(int *count);
+const baseline_algo *baseline_algo_find(const char *name);   /* NULL if unknown */
+
+/* Build `algo` for collective k over all ranks of t.  Returns NULL with err
+ * set (TC_INPUT, one line saying what to do instead) when the name is
+ * unknown, the algorithm has no such collective, the rank count or the
+ * topology does not allow it, or the result would break a runtime limit of
+ * the target.  st may be NULL. */
+prog *baseline_build(const char *algo, const topo *t, coll_kind k, const baseline_opts *o,
+                     tc_err *err);
+prog *baseline_build_stats(const char *algo, const topo *t, coll_kind k,
+                           const baseline_opts *o, baseline_stats *st, tc_err *err);
+
+/* A size (bytes, the larger per-rank buffer) the schedule can run at: `want`
+ * rounded up to a whole number of 4-byte elements per chunk and, on a device
+ * with a DMA granularity, of whole DMA segments per chunk. */
+long long baseline_size_bytes(const prog *p, const topo *t, long long want);
+
+/* Rings over all ranks of t: ring k visits order[k * nranks + i] for
+ * i = 0..nranks-1 and returns to the first.  Consecutive ranks of a node are
+ * joined by a direct link or a shared switch; the ring enters and leaves each
+ * node (when there are several) at ranks with a NIC.  No two rings use the
+ * same directed intra-node hop (a ring reversed counts as disjoint: links
+ * carry each direction separately).  The first ndisjoint rings share no
+ * resource at all: no link direction, no switch port direction (a switch
+ * port carries one transfer in and one out at a time, so one switch offers
+ * one ring) and no NIC direction; the rest, found only when more rings were
+ * asked for, are other orders that may share switch ports and NICs. */
+typedef struct {
+    int nrings;
+    int ndisjoint;          /* 1 <= ndisjoint <= nrings */
+    int nranks;
+    int *order;
+} baseline_rings;
+
+/* Find up to max_rings (>= 1) rings.  TC_INPUT if not even one exists (or
+ * none was found within the search budget), with the reason. */
+int baseline_find_rings(const topo *t, int max_rings, baseline_rings *out, tc_err *err);
+void baseline_rings_free(baseline_rings *r);
+
+#endif

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# test_synth_cli.sh — taccl-synth --algo: every refusal is exit 2 with one
+# line saying why, and writes nothing (a missing -o file stays missing, an
+# existing one keeps its bytes); every algorithm writes a file taccl-run
+# verifies with no other argument; output is byte-for-byte deterministic.
+source "$(dirname "$0")/lib.sh"
+S="$BIN/taccl-synth"
+R="$BIN/taccl-run"
+T="$ROOT/topologies"
+
+# full_mesh N FILE — a one-node topology of N ranks, every pair linked
+full_mesh() {
+    python3 - "$1" "$2" <<'EOF'
+import json, sys
+n, path = int(sys.argv[1]), sys.argv[2]
+pairs = [[a, b] for a in range(n) for b in range(a + 1, n)]
+json.dump({"name": "mesh%d" % n, "nodes": 1, "ranks_per_node": n,
+           "local": {"copy_gbps": 500, "reduce_gbps": 500, "source": "assumed: test"},
+           "links": [{"pairs": pairs, "alpha_us": 0.7, "bandwidth_gbps": 50,
+                      "source": "assumed: test"}]}, open(path, "w"))
+EOF
+}
+full_mesh 6 "$TMP/six.json"
+full_mesh 65 "$TMP/sixtyfive.json"
+cat >"$TMP/star.json" <<'EOF'
+{"name": "star", "nodes": 1, "ranks_per_node": 4,
+ "local": {"copy_gbps": 100, "reduce_gbps": 100, "source": "assumed: test"},
+ "links": [{"pairs": [[0, 1], [0, 2], [0, 3]], "alpha_us": 1, "bandwidth_gbps": 10,
+            "source": "assumed: test"}]}
+EOF
+
+# refuse NAME REGEX -- ARGS... : exit 2, message, -o file not created, and an
+# existing -o file left exactly as it was
+refuse() {
+    local name=$1 re=$2
+    shift 3
+    rm -f "$TMP/none.xml"
+    expect "$name: exit 2 and says why" 2 "$re" -- "$S" "$@" -o "$TMP/none.xml"
+    if [ -e "$TMP/none.xml" ]; then echo "not ok - $name: wrote a file"; else echo "ok - $name: nothing written"; fi
+    printf 'keep me\n' >"$TMP/keep.xml"
+    "$S" "$@" -o "$TMP/keep.xml" >/dev/null 2>&1
+    if [ "$(cat "$TMP/keep.xml")" = "keep me" ]; then echo "ok - $name: existing file untouched"
+    else echo "not ok - $name: existing -o file changed"; fi
+    local lines
+    lines=$("$S" "$@" -o "$TMP/none.xml" 2>&1 >/dev/null | wc -l)
+    if [ "$lines" -eq 1 ]; then echo "ok - $name: one line"; else echo "not ok - $name: $lines lines on stderr"; fi
+}
+
+# usage and flags
+expect "help exits 0" 0 "usage: taccl-synth" -- "$S" --help
+expect "list names every algorithm" 0 "ring.*direct.*butterfly.*rsag.*tree" -- bash -c "'$S' --list | tr '\n' ' '"
+expect "no arguments is exit 2" 2 "give --algo" -- "$S"
+refuse "unknown flag" "unknown option '--frobnicate'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --frobnicate
+refuse "unknown algorithm" "unknown algorithm 'nccl'; known: ring, direct, butterfly, rsag, tree" -- --algo nccl "$T/ndv2-x1.json" --collective allgather
+refuse "missing collective" "--collective is required" -- --algo ring "$T/ndv2-x1.json"
+refuse "bad collective" "--collective: expected" -- --algo ring "$T/ndv2-x1.json" --collective broadcast
+refuse "bad channels" "--channels: expected an integer 1..32" -- --algo ring "$T/ndv2-x1.json" --collective allgather --channels 0
+refuse "bad chunks" "--chunks: expected a positive integer" -- --algo ring "$T/ndv2-x1.json" --collective allgather --chunks x
+refuse "bad size" "--size: not a size" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 12parsecs
+refuse "bad target" "--target: expected msccl, msccl-executor or unlimited" -- --algo ring "$T/ndv2-x1.json" --collective allgather --target gpu
+refuse "missing topology" "nonexistent.json" -- --algo ring "$T/nonexistent.json" --collective allgather
+refuse "two topologies with --algo" "one topology file" -- --algo ring "$T/ndv2-x1.json" "$T/ndv2-x2.json" --collective allgather
+expect "missing -o is exit 2" 2 "-o OUT.xml is required" -- "$S" --algo ring "$T/ndv2-x1.json" --collective allgather
+
+# sketch mode is recognised but not pretended
+refuse "sketch synthesis not yet" "sketch synthesis is not implemented yet \(issue 4\); use --algo ring\|direct\|butterfly\|rsag\|tree" -- "$ROOT/sketches/any.json" "$T/ndv2-x1.json"
+
+# algorithms that do not exist for a collective or a topology
+refuse "ring has no alltoall" "^taccl-synth: ring has no AllToAll; use direct$" -- --algo ring "$T/ndv2-x1.json" --collective alltoall
+refuse "tree is allreduce only" "tree is an AllReduce algorithm and has no AllGather" -- --algo tree "$T/ndv2-x1.json" --collective allgather
+refuse "butterfly needs a power of two" "butterfly needs a power-of-two number of ranks; mesh6 has 6" -- --algo butterfly "$TMP/six.json" --collective allreduce
+refuse "rsag via butterfly needs a power of two" "power-of-two" -- --algo rsag --via butterfly "$TMP/six.json" --collective allreduce
+refuse "via is rsag only" "--via applies to rsag only" -- --algo ring --via direct "$T/ndv2-x1.json" --collective allreduce
+refuse "no ring on a star" "ring: found no ring through all 4 ranks of star" -- --algo ring "$TMP/star.json" --collective allgather
+refuse "direct needs every pair linked" "ranks 0 and 5 of ndv2-x1 have no link" -- --algo direct "$T/ndv2-x1.json" --collective alltoall
+refuse "butterfly partners not linked" "no link, switch or NIC" -- --algo butterfly "$T/torus-2d-4x4.json" --collective allgather
+
+# runtime limits: 65 steps per tb exceed the newer executor's 64 ...
+refuse "executor step limit" "65 steps in one threadblock.*allows 64 per tb.*--target unlimited" -- --algo ring "$TMP/sixtyfive.json" --collective allgather --channels 1 --target msccl-executor
+# ... but not the legacy runtime's 256, and unlimited lifts it (and says so)
+expect "legacy runtime takes 65 steps" 0 "wrote" -- "$S" --algo ring "$TMP/sixtyfive.json" --collective allgather --channels 1 -o "$TMP/r65.xml"
+expect "65-step ring verifies" 0 "verified" -- "$R" "$TMP/r65.xml"
+expect "unlimited says the runtimes will not load it" 0 "will not load in the MSCCL runtimes" -- "$S" --algo ring "$TMP/sixtyfive.json" --collective allgather --channels 1 --target unlimited -o "$TMP/r65u.xml"
+expect "unlimited file runs with taccl-run --target unlimited" 0 "verified" -- "$R" "$TMP/r65u.xml" --target unlimited
+
+# one success per algorithm, judged by taccl-run with nothing but the file
+ok_run() {
+    local name=$1
+    shift
+    rm -f "$TMP/ok.xml"
+    expect "$name: written" 0 "wrote .*ok.xml" -- "$S" "$@" -o "$TMP/ok.xml"
+    expect "$name: taccl-run verifies it" 0 "result +verified" -- "$R" "$TMP/ok.xml"
+}
+ok_run "ring allgather ndv2-x2" --algo ring "$T/ndv2-x2.json" --collective allgather
+ok_run "ring reducescatter torus" --algo ring "$T/torus-2d-4x4.json" --collective reducescatter --chunks 2
+ok_run "ring allreduce dgx2" --algo ring "$T/dgx2-x1.json" --collective allreduce --channels 3
+ok_run "direct alltoall dgx2" --algo direct "$T/dgx2-x1.json" --collective alltoall
+ok_run "direct reducescatter six" --algo direct "$TMP/six.json" --collective reducescatter --chunks 3
+ok_run "direct allreduce chip" --algo direct "$T/cs-chip4.json" --collective allreduce
+ok_run "butterfly allreduce chip" --algo butterfly "$T/cs-chip4.json" --collective allreduce
+ok_run "butterfly allgather ndv2" --algo butterfly "$T/ndv2-x1.json" --collective allgather
+ok_run "rsag direct dgx2" --algo rsag "$T/dgx2-x1.json" --collective allreduce
+ok_run "rsag via ring ndv2-x2" --algo rsag --via ring "$T/ndv2-x2.json" --collective allreduce
+ok_run "rsag via butterfly ndv2" --algo rsag --via butterfly "$T/ndv2-x1.json" --collective allreduce
+ok_run "tree allreduce ndv2-x2" --algo tree "$T/ndv2-x2.json" --collective allreduce
+ok_run "tree allreduce six" --algo tree "$TMP/six.json" --collective allreduce --chunks 6
+
+# the case study's sync counts from generated files
+"$S" --algo direct "$T/cs-chip4.json" --collective allreduce -o "$TMP/d.xml" -q
+"$S" --algo butterfly "$T/cs-chip4.json" --collective allreduce -o "$TMP/b.xml" -q
+expect "direct allreduce: 12 chip syncs" 0 '"chip_syncs": ?12[,}]' -- "$R" "$TMP/d.xml" --json
+expect "butterfly allreduce: 8 chip syncs" 0 '"chip_syncs": ?8[,}]' -- "$R" "$TMP/b.xml" --json
+
+# deterministic: same inputs, same bytes
+"$S" --algo ring "$T/ndv2-x2.json" --collective allreduce -o "$TMP/a1.xml" -q
+"$S" --algo ring "$T/ndv2-x2.json" --collective allreduce -o "$TMP/a2.xml" -q
+expect "same inputs give the same bytes (ring)" 0 "" -- cmp "$TMP/a1.xml" "$TMP/a2.xml"
+"$S" --algo tree "$T/dgx2-x2.json" --collective allreduce -o "$TMP/t1.xml" -q
+"$S" --algo tree "$T/dgx2-x2.json" --collective allreduce -o "$TMP/t2.xml" -q
+expect "same inputs give the same bytes (tree)" 0 "" -- cmp "$TMP/t1.xml" "$TMP/t2.xml"
+
+# -q prints nothing; --size is recorded (rounded up to whole elements per chunk)
+expect "-q is silent" 0 "^$" -- "$S" --algo ring "$T/ndv2-x1.json" --collective allgather -o "$TMP/q.xml" -q
+expect "size rounded and said" 0 "--size 1000 rounded up to 1024" -- "$S" --algo ring "$T/ndv2-x1.json" --collective allgather --size 1000 -o "$TMP/s.xml"
+expect "taccl-run uses the recorded size" 0 '"size_bytes": ?1024[,}]' -- "$R" "$TMP/s.xml" --json
+
+# the newer executor's spelling of reduce_scatter
+"$S" --algo ring "$T/ndv2-x1.json" --collective reducescatter --target msccl-executor -o "$TMP/e.xml" -q
+expect "msccl-executor spells reducescatter" 0 'coll="reducescatter"' -- head -1 "$TMP/e.xml"
+"$S" --algo ring "$T/ndv2-x1.json" --collective reducescatter -o "$TMP/l.xml" -q
+expect "msccl spells reduce_scatter" 0 'coll="reduce_scatter"' -- head -1 "$TMP/l.xml"
+
+# --json: the documented keys
+"$S" --algo ring "$T/ndv2-x1.json" --collective allgather -o "$TMP/j.xml" -q --json >"$TMP/j.json"
+expect "json has the documented keys" 0 "" -- python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+need = ["output", "algo", "collective", "ngpus", "nchunksperloop", "channels", "tbs", "steps"]
+missing = [k for k in need if k not in j]
+assert not missing, missing
+assert j["algo"] == "ring" and j["collective"] == "allgather" and j["ngpus"] == 8, j
+assert j["channels"] == 4 and j["nchunksperloop"] == 32 and j["rings_found"] == 4 and j["output"].endswith("j.xml"), j
+' "$TMP/j.json"
+"$S" --algo ring "$T/ndv2-x1.json" --collective alltoall -o "$TMP/n.xml" --json >"$TMP/err.json" 2>/dev/null
+expect "json on failure carries the error" 0 "" -- python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1])); assert j["output"] is None and "AllToAll" in j["error"], j' "$TMP/err.json"
