@@ -121,6 +121,26 @@ def dgx1():
     }
 
 
+# Direct-connect networks of the TACOS benchmark (../shared/BENCH.md): one
+# rank per NPU, every link 50 GiB/s = 53.6870912 GB/s each way, alpha 0.5 us,
+# store-and-forward (alpha + s/B per hop, which is our cost model as it is).
+TACOS_LOCAL = {
+    "copy_gbps": 500,
+    "reduce_gbps": 500,
+    "source": "assumed: TACOS models no local cost; 500 GB/s copy and "
+              "reduce (as topo_default) keeps local work small next "
+              "to the links",
+}
+
+
+def tacos_links(pairs, numbering):
+    """The one link group of a TACOS network; numbering says rank = ..."""
+    return {"pairs": pairs, "alpha_us": 0.5, "bandwidth_gbps": 53.6870912,
+            "multiplicity": 1,
+            "source": "../shared/BENCH.md TACOS section: every link 50 GiB/s "
+                      "(53.69 GB/s) each way, alpha 0.5 us; " + numbering}
+
+
 def torus_2d(w, h):
     pairs = []
     for y in range(h):
@@ -135,20 +155,54 @@ def torus_2d(w, h):
         "nodes": 1,
         "ranks_per_node": w * h,
         "device": {"kind": "gpu"},
-        "local": {
-            "copy_gbps": 500,
-            "reduce_gbps": 500,
-            "source": "assumed: TACOS models no local cost; 500 GB/s copy and "
-                      "reduce (as topo_default) keeps local work small next "
-                      "to the links",
-        },
-        "links": [
-            {"pairs": pairs, "alpha_us": 0.5, "bandwidth_gbps": 53.6870912,
-             "multiplicity": 1,
-             "source": "../shared/BENCH.md TACOS section: every link 50 GiB/s "
-                       "(53.69 GB/s) each way, alpha 0.5 us; rank = y*%d + x"
-                       % w},
-        ],
+        "local": TACOS_LOCAL,
+        "links": [tacos_links(pairs, "rank = y*%d + x" % w)],
+    }
+
+
+def mesh_2d(w, h):
+    """w x h grid, each NPU linked to its 2-4 neighbours, no wrap-around."""
+    pairs = []
+    for y in range(h):
+        for x in range(w):
+            r = y * w + x
+            if x + 1 < w:
+                pairs.append([r, r + 1])
+            if y + 1 < h:
+                pairs.append([r, r + w])
+    return {
+        "name": "mesh-2d-%dx%d" % (w, h),
+        "description": "%dx%d 2D mesh, one rank per NPU, no wrap-around "
+                       "(corner NPUs have 2 links, edge NPUs 3); TACOS's "
+                       "figures" % (w, h),
+        "nodes": 1,
+        "ranks_per_node": w * h,
+        "device": {"kind": "gpu"},
+        "local": TACOS_LOCAL,
+        "links": [tacos_links(pairs, "rank = y*%d + x" % w)],
+    }
+
+
+def torus_3d(a, b, c):
+    """a x b x c torus with wrap-around in all three dimensions."""
+    pairs = []
+    for z in range(c):
+        for y in range(b):
+            for x in range(a):
+                r = (z * b + y) * a + x
+                pairs.append([r, (z * b + y) * a + (x + 1) % a])
+                pairs.append([r, (z * b + (y + 1) % b) * a + x])
+                pairs.append([r, (((z + 1) % c) * b + y) * a + x])
+    return {
+        "name": "torus-3d-%dx%dx%d" % (a, b, c),
+        "description": "%dx%dx%d 3D torus, one rank per NPU, wrap-around "
+                       "links in all three dimensions; TACOS's figures"
+                       % (a, b, c),
+        "nodes": 1,
+        "ranks_per_node": a * b * c,
+        "device": {"kind": "gpu"},
+        "local": TACOS_LOCAL,
+        "links": [tacos_links(pairs, "rank = (z*%d + y)*%d + x" % (b, a))],
     }
 
 
@@ -261,7 +315,9 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "topologies")
     os.makedirs(out, exist_ok=True)
     topos = [ndv2(1), ndv2(2), ndv2(4), dgx2(1), dgx2(2), dgx1(),
-             torus_2d(4, 4), cs_chip4x2(), cs_chip4(), cs_cluster2()]
+             torus_2d(4, 4), cs_chip4x2(), cs_chip4(), cs_cluster2(),
+             torus_2d(8, 8), torus_2d(32, 32), mesh_2d(8, 8),
+             torus_3d(4, 4, 4)]
     for t in topos:
         path = os.path.join(out, t["name"] + ".json")
         with open(path, "w", encoding="utf-8") as f:

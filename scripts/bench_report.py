@@ -1,0 +1,801 @@
+"""bench_report.py — turn the benchmark's rows into bench/results.md and plots.
+
+bench_run.py collects, per configuration (a section: topology + collective)
+and algorithm, the rows `taccl-run --sweep --json` printed.  This module
+writes one markdown report with every row beside the figures of
+../shared/BENCH.md (bench_ref.py), and one gnuplot PNG per section
+(algorithm bandwidth against size, one line per algorithm and the lower
+bound), plus a TACOS overview chart.  Every file is written to a temporary
+name in the output directory and renamed into place, so a reader never sees
+half a file.  write_all() returns how many things failed (a schedule that
+did not verify, a tool that crashed, a plot gnuplot could not draw).
+
+Python 3 standard library only; gnuplot (pngcairo, else png) draws.
+"""
+import math
+import os
+import re
+import subprocess
+
+import bench_ref
+
+KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
+
+MODEL = (
+    "Times are `taccl-run`'s α–β model, not measurements of hardware. A "
+    "transfer of s bytes over a hop costs α + s/B: a hop is a direct link, "
+    "a switch (a port of each end) or the pair of NICs between nodes "
+    "(sender's egress, receiver's ingress); a multi-hop path exists only "
+    "as the schedule relays it, so it is store-and-forward by construction "
+    "(every relay receives the whole chunk, then sends it). A link carries "
+    "`multiplicity` transfers at once per direction, a switch port and a "
+    "NIC one each way; a transfer waits first come, first served until "
+    "all its resources are free, then holds them for its whole duration "
+    "(no bandwidth sharing, no pipelining inside a chunk). Sends are eager "
+    "with at most 8 outstanding per connection, as the MSCCL runtime's "
+    "FIFOs. Local copies and reductions cost bytes / the topology's local "
+    "copy or reduce bandwidth; launch overheads, protocol choice "
+    "(Simple/LL/LL128), kernel occupancy and memory contention are not "
+    "modelled. The lower bound (src/bound) is max(latency bound: the "
+    "largest minimum-α path some required data must travel; bandwidth "
+    "bound: bytes that must enter a rank or a node/chip cut over the most "
+    "the topology can carry into it, from a GLPK max-flow LP); it depends "
+    "only on the topology, the collective and the size, never on a "
+    "schedule, and is valid for every schedule our model can express."
+)
+
+CONVENTIONS = [
+    "**size** is the larger per-rank buffer in the nccl-tests convention: "
+    "AllGather's output (n × the per-rank input), AllToAll's buffer, "
+    "ReduceScatter's input, AllReduce's buffer. K/M/G are powers of 1024. "
+    "BENCH.md's \"size (total output)\" is this same per-rank output buffer "
+    "(the nccl-tests `size` column), so its \"1 GB\", \"64 KB\" and \"1 KB\" "
+    "are compared with our 1 GiB, 64 KiB and 1 KiB rows (2.4–7.4 % more "
+    "bytes: algbw ratios are unaffected where bandwidth dominates; at 1 KB "
+    "ours carry that much more data in a latency-bound time).",
+    "**algbw** = size / time (GB/s, 1e9 B/s); **busbw** = algbw × 2(n−1)/n "
+    "for AllReduce, × (n−1)/n otherwise (nccl-tests).",
+    "**bound** = our lower bound at that size (µs); **bound/time** = 1.00 "
+    "for an optimal schedule; **× ring** = ring's time / this time on the "
+    "same topology and size (> 1: faster than the NCCL-style ring; on "
+    "the chip device, where the default ring's chunk count may not divide "
+    "into DMA segments, the ring with a power-of-two channel count).",
+    "**data**: `data` = real values moved and every element of the "
+    "postcondition checked; `timing` = timing-only (buffers over 1 GiB in "
+    "total, or --no-data). Every row verified unless the report says "
+    "FAILED.",
+    "**synth s**: wall time of `taccl-synth` writing the schedule.",
+    "**n/a** for an algorithm: `taccl-synth` refused it for this topology "
+    "or collective, with the reason shown. **n/a** for one size: on the "
+    "chip device a chunk (size / chunks per loop) smaller than, or not a "
+    "multiple of, the 256-byte DMA segment cannot be moved, so the "
+    "schedule does not run at that size; the executor's DMA message and "
+    "the arithmetic must both say so, anything else unverified fails the "
+    "run.",
+    "The TACOS sizes are per-NPU input (1 MiB, 64 MiB), so our size (the "
+    "per-rank AllGather output) is n × that.",
+]
+
+
+# ------------------------------------------------------------ formatting
+
+def fmt_size(b):
+    b = int(b)
+    for unit, name in ((GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")):
+        if b >= unit and b % unit == 0:
+            return "%d %s" % (b // unit, name)
+    return "%d B" % b
+
+
+def fmt(x, none="—"):
+    """A figure with about four significant digits, never in e-notation."""
+    if x is None:
+        return none
+    x = float(x)
+    a = abs(x)
+    if a >= 1000:
+        return "%.0f" % x
+    if a >= 100:
+        return "%.1f" % x
+    if a >= 10:
+        return "%.2f" % x
+    if a >= 1:
+        return "%.3f" % x
+    if a == 0:
+        return "0"
+    if a >= 0.001:
+        return "%.4f" % x
+    return "%.2g" % x
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def write_atomic(path, data):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    mode = "wb" if isinstance(data, bytes) else "w"
+    with open(tmp, mode) as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join("---" for _ in head) + "|"]
+    out += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |"
+            for r in rows]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------- data access
+
+class Data:
+    """Results indexed by section key and algorithm label."""
+
+    def __init__(self, secs, results):
+        self.secs = secs
+        self.by_key = {}
+        for r in results:
+            # a synthesizer that is not there yet is said once, in its own
+            # part, not in every configuration
+            if r["status"] != "unavailable":
+                self.by_key.setdefault(r["key"], []).append(r)
+
+    def results(self, sec):
+        return self.by_key.get(sec.key, [])
+
+    def ok(self, sec):
+        return [r for r in self.results(sec) if r["status"] == "ok"]
+
+    def row(self, res, nominal):
+        for row in usable(res):
+            if row.get("nominal") == nominal:
+                return row
+        return None
+
+    def ring_time(self, sec, nominal):
+        """The ring's time at that size: the default ring, else (chip
+        device) its power-of-two-channel variant "ring, K channels"."""
+        for want in (lambda l: l == "ring", lambda l: l.startswith("ring,")):
+            for r in self.ok(sec):
+                if want(r["label"]):
+                    row = self.row(r, nominal)
+                    if row and row.get("time_us"):
+                        return row["time_us"]
+        return None
+
+    def best(self, sec, nominal):
+        """(result, row) with the highest algbw at that size, or None."""
+        best = None
+        for r in self.ok(sec):
+            row = self.row(r, nominal)
+            if row and row.get("time_us"):
+                if best is None or row["time_us"] < best[1]["time_us"]:
+                    best = (r, row)
+        return best
+
+    def model(self, sec):
+        for r in self.results(sec):
+            if r.get("model"):
+                return r["model"]
+        return None
+
+    def sizes(self, sec):
+        s = set()
+        for r in self.ok(sec):
+            s.update(row["nominal"] for row in usable(r) if "nominal" in row)
+        return sorted(s)
+
+    def section(self, topo, coll):
+        return next((s for s in self.secs
+                     if s.topo == topo and s.coll == coll), None)
+
+
+def usable(res):
+    """The rows of a result that ran (not n/a at their size)."""
+    return [row for row in res["rows"] if not row.get("na")]
+
+
+def bound_gbps(row):
+    """The bound as an algorithm bandwidth at this row's size."""
+    b = row.get("lower_bound_us") if row else None
+    if not b:
+        return None
+    return row["size_bytes"] / (b * 1e3)
+
+
+# ------------------------------------------------------------- markdown
+
+def header(meta, results, failures):
+    rows = sum(len(usable(r)) for r in results if r["status"] == "ok")
+    checked = sum(1 for r in results if r["status"] == "ok"
+                  for row in usable(r) if row.get("data_checked"))
+    na = sum(1 for r in results if r["status"] == "ok"
+             for row in r["rows"] if row.get("na"))
+    nok = sum(1 for r in results if r["status"] == "ok")
+    lines = [
+        "# Benchmark: baselines and bounds beside the published figures",
+        "",
+        "- **date**: %s" % meta["date"],
+        "- **machine**: %d cores (nproc), %s, %s, %s" % (
+            meta["nproc"], meta["machine"], meta["cpu"], meta["kernel"]),
+        "- **commit**: %s" % meta["commit"],
+        "- **command**: `%s`%s (%s run, %d parallel jobs), %.0f s wall" % (
+            meta["command"], " (by `make bench`)" if meta.get("via_make")
+            else "", "QUICK" if meta["quick"] else "full",
+            meta["jobs"], meta["wall_s"]),
+        "- **references**: `../shared/BENCH.md` (TACCL, TE-CCL and TACOS "
+        "figures, copied into `scripts/bench_ref.py`)",
+    ]
+    if failures:
+        lines.append("- **verdict: FAILED** — %d problem(s), listed under "
+                     "[Failures](#failures)" % len(failures))
+    else:
+        lines.append("- **verdict**: every schedule that ran verified: %d "
+                     "schedules, %d rows (%d with data checked element by "
+                     "element, the rest timing-only)%s" % (
+                         nok, rows, checked,
+                         "; %d rows n/a at their size (chunk smaller than "
+                         "the chip device's DMA segment)" % na if na else ""))
+    return "\n".join(lines)
+
+
+def published_summary(data):
+    head = ["config", "collective", "size", "ours: best (algorithm)",
+            "TACCL", "ours/TACCL", "TE-CCL", "ours/TE-CCL",
+            "BENCH bound", "our bound", "our/BENCH bound"]
+    rows = []
+    for topo, coll, size, label, taccl, teccl, bnd, _ in bench_ref.PUBLISHED:
+        sec = data.section(topo, coll)
+        best = data.best(sec, size) if sec else None
+        ours = mine = None
+        who = "not run"
+        if best:
+            ours = best[1]["algbw_gbps"]
+            mine = bound_gbps(best[1])
+            who = "%s (%s)" % (fmt(ours), best[0]["label"])
+        rows.append([topo, bench_ref_coll(coll), label, who, fmt(taccl),
+                     fmt(ratio(ours, taccl)), fmt(teccl),
+                     fmt(ratio(ours, teccl)), fmt(bnd), fmt(mine),
+                     fmt(ratio(mine, bnd))])
+    return ("All in algbw, GB/s. Ours are baselines (the synthesizer is "
+            "separate, below), at 1 GiB / 64 KiB / 1 KiB for BENCH.md's "
+            "1 GB / 64 KB / 1 KB. A ratio above 1 means ours is faster "
+            "(or our bound higher).\n\n" + table(head, rows))
+
+
+def bench_ref_coll(coll):
+    return {"allgather": "AllGather", "alltoall": "AllToAll",
+            "allreduce": "AllReduce",
+            "reducescatter": "ReduceScatter"}[coll]
+
+
+def tacos_rows(data, topo):
+    """Per size (1 MiB, 64 MiB per NPU): figures for the TACOS tables."""
+    n, t1, b1, r1, synth, _ = bench_ref.TACOS[topo]
+    sec = data.section(topo, "allgather") if data else None
+    out = []
+    for per_npu in (MIB, 64 * MIB):
+        size = n * per_npu
+        if per_npu == MIB:
+            t_time, t_bound, t_ratio = t1, b1, r1
+        else:
+            t_ratio = bench_ref.TACOS_RATIO_64MIB[topo]
+            t_bound = 64 * b1          # its bound is bandwidth-only
+            t_time = t_ratio * t_bound
+        out.append((per_npu, size, sec, t_time, t_bound, t_ratio))
+    return out
+
+
+def tacos_summary(data):
+    head = ["topology", "NPUs", "input per NPU", "ours: best (algorithm) µs",
+            "our bound µs", "ours time/bound", "TACOS µs", "TACOS bound µs",
+            "TACOS time/bound", "ours/TACOS time"]
+    rows = []
+    for topo in bench_ref.TACOS:
+        n = bench_ref.TACOS[topo][0]
+        for per_npu, size, sec, t_time, t_bound, t_ratio in \
+                tacos_rows(data, topo):
+            best = data.best(sec, size) if sec else None
+            ours = bnd = None
+            who = "not run"
+            if best:
+                ours = best[1]["time_us"]
+                bnd = best[1].get("lower_bound_us")
+                who = "%s (%s)" % (fmt(ours), best[0]["label"])
+            derived = "" if per_npu == MIB else " (derived)"
+            rows.append([topo, n, fmt_size(per_npu), who, fmt(bnd),
+                         fmt(ratio(ours, bnd)), fmt(t_time) + derived,
+                         fmt(t_bound) + derived, fmt(t_ratio),
+                         fmt(ratio(ours, t_time))])
+    return ("Times in µs; time/bound ≥ 1 (1.00 = optimal), the TACOS "
+            "convention. TACOS's 64 MiB times are derived from BENCH.md's "
+            "ratios: ratio × 64 × its 1 MiB bound (its bound is the "
+            "bandwidth term alone). ours/TACOS time below 1 means ours is "
+            "faster. TACOS is greedy and randomised and estimates with its "
+            "own model; ours are baselines in our model (same link figures, "
+            "store-and-forward).\n\n![TACOS overview](tacos.png)\n\n"
+            + table(head, rows))
+
+
+def synth_part(data, results, meta):
+    sk = [r for r in results if r["kind"] == "sketch"]
+    lines = []
+    if not sk:
+        lines.append("**synthesizer: not yet available** — no sketches are "
+                     "bundled in `sketches/` (they come with issue 4).")
+    elif all(r["status"] == "unavailable" for r in sk):
+        lines.append("**synthesizer: not yet available** — `taccl-synth "
+                     "SKETCH TOPO` says: %s. The benchmark runs every "
+                     "bundled sketch as soon as it works (the hook is "
+                     "`sketch_topology()` / `sketch_tasks()` in "
+                     "`scripts/bench_run.py`)." % sk[0]["reason"])
+    else:
+        head = ["sketch", "configuration", "status", "synthesis s",
+                "TACCL (Gurobi, 12 threads) s"]
+        ref = {(c, name): s for c, name, s in bench_ref.SYNTH_TIME}
+        rows = []
+        for r in sk:
+            name = r["label"].split(" ", 1)[1]
+            # ours ndv2-x2-sk-1 is TACCL's ndv2-sk-1 (Table 2: two nodes)
+            m = re.match(r"(ndv2|dgx2)-x2-(sk-\d+)$", name)
+            taccl = "%s-%s" % m.groups() if m else name
+            coll = r["key"].rsplit("-", 1)[1]
+            status = r["status"] + (" (%s)" % r["reason"]
+                                    if r["reason"] else "")
+            rows.append([name, r["key"], status, fmt(r["synth_s"]),
+                         fmt(ref.get((coll, taccl)))])
+        lines.append(table(head, rows))
+        lines.append("")
+        lines.append("Synthesized schedules appear as `taccl <sketch>` rows "
+                     "in their configuration's table.")
+    for note in meta.get("sketch_notes", []):
+        lines.append("- " + note)
+    lines.append("")
+    lines.append("TACCL's published synthesis times (paper Table 2, Gurobi "
+                 "with 12 threads), for comparison once ours exist:")
+    lines.append("")
+    lines.append(table(["collective", "sketch", "seconds"],
+                       [[bench_ref_coll(c), s, fmt(t)]
+                        for c, s, t in bench_ref.SYNTH_TIME]))
+    return "\n".join(lines)
+
+
+def bound_text(model):
+    if not model:
+        return "Lower bound: not reported."
+    upb = model.get("us_per_byte") or 0
+    bw = ("%s GB/s" % fmt(1.0 / (upb * 1e3))) if upb > 0 else "none"
+    return ("Lower bound = max(latency %s µs — %s; size × %s µs/B, i.e. "
+            "algbw ≤ %s — %s)." % (
+                fmt(model.get("latency_us")), model.get("latency_why", ""),
+                "%.4g" % upb, bw, model.get("bandwidth_why", "")))
+
+
+def section_md(data, sec, plotted):
+    lines = ["### %s" % sec.title, ""]
+    lines.append("`topologies/%s.json`, %d ranks, sizes %s." % (
+        sec.topo, sec.ranks, ", ".join(
+            "%s–%s" % (fmt_size(lo), fmt_size(hi)) if lo != hi
+            else fmt_size(lo) for lo, hi in sec.ranges)))
+    if sec.note:
+        lines.append("Note: %s." % sec.note)
+    lines.append("")
+    if plotted:
+        lines += ["![%s](%s.png)" % (sec.title, sec.key), ""]
+    lines += [bound_text(data.model(sec)), ""]
+    res = data.results(sec)
+    head = ["algorithm", "status", "synth s", "chunks per loop", "rows",
+            "data-checked rows", "n/a rows", "run s"]
+    rows = []
+    for r in res:
+        status = r["status"]
+        if r["status"] != "ok":
+            status += " (%s)" % (r["reason"] or "")
+        rows.append([r["label"], status,
+                     fmt(r["synth_s"]) if r["kind"] != "xml" else "bundled",
+                     r.get("nchunks") or "—", len(r["rows"]),
+                     sum(1 for x in usable(r) if x.get("data_checked")),
+                     sum(1 for x in r["rows"] if x.get("na")),
+                     fmt(r["run_s"])])
+    lines += [table(head, rows), ""]
+    lines += published_md(data, sec)
+    lines += speedup_md(data, sec)
+    if sec.coll == "allgather":
+        lines += tacos_section_md(data, sec)
+    lines += [full_table(data, sec), ""]
+    return "\n".join(lines)
+
+
+def published_md(data, sec):
+    pubs = [p for p in bench_ref.PUBLISHED
+            if p[0] == sec.topo and p[1] == sec.coll]
+    if not pubs:
+        return []
+    head = ["size", "algorithm", "ours algbw", "TACCL", "ours/TACCL",
+            "TE-CCL", "ours/TE-CCL", "BENCH bound", "our bound",
+            "our/BENCH bound"]
+    rows = []
+    notes = []
+    for _, _, size, label, taccl, teccl, bnd, why in pubs:
+        if why:
+            notes.append("BENCH.md's bound at %s: %s GB/s (%s)." % (
+                label, fmt(bnd), why))
+        for r in data.ok(sec):
+            row = data.row(r, size)
+            if not row:
+                continue
+            ours, mine = row.get("algbw_gbps"), bound_gbps(row)
+            rows.append(["%s (%s)" % (label, fmt_size(row["size_bytes"])),
+                         r["label"], fmt(ours), fmt(taccl),
+                         fmt(ratio(ours, taccl)), fmt(teccl),
+                         fmt(ratio(ours, teccl)), fmt(bnd), fmt(mine),
+                         fmt(ratio(mine, bnd))])
+    if not rows:
+        rows = [[label, "no schedule ran", "—", fmt(taccl), "—", fmt(teccl),
+                 "—", fmt(bnd), "—", "—"]
+                for _, _, _, label, taccl, teccl, bnd, _ in pubs]
+    return (["Beside the published figures (algbw, GB/s):", "",
+             table(head, rows), ""] + notes + ([""] if notes else []))
+
+
+def speedup_md(data, sec):
+    out = []
+    for topo, coll, lo, hi, text in bench_ref.SPEEDUPS:
+        if topo != sec.topo or coll != sec.coll:
+            continue
+        xs = []
+        for size in data.sizes(sec):
+            if lo <= size <= hi:
+                best, ring = data.best(sec, size), data.ring_time(sec, size)
+                if best and ring:
+                    xs.append((ring / best[1]["time_us"], size,
+                               best[0]["label"]))
+        if xs:
+            a, b = min(xs), max(xs)
+            out.append("%s. Ours, best baseline over our ring at %s–%s: "
+                       "%s× (%s, %s) to %s× (%s, %s)." % (
+                           text, fmt_size(lo), fmt_size(hi), fmt(a[0]),
+                           a[2], fmt_size(a[1]), fmt(b[0]), b[2],
+                           fmt_size(b[1])))
+        else:
+            out.append("%s. Ours: no ring and baseline rows in that range."
+                       % text)
+        out.append("")
+    return out
+
+
+def full_table(data, sec):
+    head = ["algorithm", "size", "time µs", "algbw GB/s", "busbw GB/s",
+            "bound µs", "bound/time", "× ring", "data"]
+    rows = []
+    for r in data.results(sec):
+        if r["status"] != "ok":
+            rows.append([r["label"], "—", "%s (%s)" % (
+                r["status"], r["reason"] or ""), "", "", "", "", "", ""])
+            continue
+        for row in r["rows"]:
+            if row.get("na"):
+                rows.append([r["label"], fmt_size(row["size_bytes"]),
+                             "n/a (%s)" % row["na"], "", "", "", "", "",
+                             ""])
+                continue
+            t = row.get("time_us")
+            ring = data.ring_time(sec, row.get("nominal"))
+            rows.append([
+                r["label"], fmt_size(row["size_bytes"]), fmt(t),
+                fmt(row.get("algbw_gbps")), fmt(row.get("busbw_gbps")),
+                fmt(row.get("lower_bound_us")), fmt(row.get("bound_ratio")),
+                fmt(ratio(ring, t)),
+                "data" if row.get("data_checked") else "timing"])
+    return table(head, rows)
+
+
+def tacos_section_md(data, sec):
+    if sec.topo not in bench_ref.TACOS:
+        return []
+    head = ["input per NPU", "size", "algorithm", "ours µs", "our bound µs",
+            "ours time/bound", "TACOS µs", "TACOS bound µs",
+            "TACOS time/bound", "ours/TACOS time", "our/TACOS bound"]
+    rows = []
+    for per_npu, size, _, t_time, t_bound, t_ratio in \
+            tacos_rows(data, sec.topo):
+        for r in data.ok(sec):
+            row = data.row(r, size)
+            if not row:
+                continue
+            t, b = row.get("time_us"), row.get("lower_bound_us")
+            d = "" if per_npu == MIB else " (derived)"
+            rows.append([fmt_size(per_npu), fmt_size(size), r["label"],
+                         fmt(t), fmt(b), fmt(ratio(t, b)), fmt(t_time) + d,
+                         fmt(t_bound) + d, fmt(t_ratio),
+                         fmt(ratio(t, t_time)), fmt(ratio(b, t_bound))])
+    synth = bench_ref.TACOS[sec.topo][4]
+    return ["Beside TACOS (its synthesis time: %s):" % synth, "",
+            table(head, rows), ""]
+
+
+# ---------------------------------------------------------------- plots
+
+def gnuplot_terminal():
+    try:
+        p = subprocess.run(["gnuplot", "-e", "set terminal"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=60)
+        if b"pngcairo" in p.stdout:
+            return 'pngcairo size 1000,650 font "DejaVu Sans,11"'
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return "png size 1000,650"
+
+
+def gp_str(s):
+    return '"%s"' % s.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def size_tics(lo, hi):
+    tics, s = [], 1
+    while s <= hi * 2:
+        if s >= lo / 2:
+            tics.append("%s %d" % (gp_str(short_size(s)), s))
+        s *= 4 if hi / max(lo, 1) > 1 << 12 else 2
+    return ", ".join(tics)
+
+
+def bw_tics(lo, hi):
+    """y tics on a log axis: 1-2-5 steps over a narrow range, decades over
+    a wide one, so every plot has several labelled values."""
+    if hi / lo < 10:
+        steps = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)
+    elif hi / lo < 1e3:
+        steps = (1, 2, 5)
+    else:
+        steps = (1,)
+    tics = []
+    k = math.floor(math.log10(lo))
+    while 10 ** k <= hi:
+        for m in steps:
+            v = m * 10 ** k
+            if lo <= v <= hi:
+                tics.append('"%s" %.6g' % (("%g" % v), v))
+        k += 1
+    return ", ".join(tics)
+
+
+def short_size(b):
+    for unit, name in ((GIB, "G"), (MIB, "M"), (KIB, "K")):
+        if b >= unit and b % unit == 0:
+            return "%d%s" % (b // unit, name)
+    return str(b)
+
+
+def run_gnuplot(script, work, name, out_png):
+    path = os.path.join(work, name + ".gp")
+    with open(path, "w") as f:
+        f.write(script)
+    p = subprocess.run(["gnuplot", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120)
+    tmp = out_png + ".tmp.%d" % os.getpid()
+    if p.returncode != 0 or not os.path.exists(tmp) or \
+            os.path.getsize(tmp) == 0:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        return "gnuplot failed on %s: %s" % (
+            name, p.stderr.decode("utf-8", "replace").strip()[-300:])
+    os.replace(tmp, out_png)
+    return None
+
+
+COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+          "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"]
+
+
+def bound_points(data, sec, ok, lo, hi):
+    """(size, algbw bound) at every power of two in [lo, hi] and every row
+    size: from the bound model where we have it, else from the rows."""
+    model = data.model(sec)
+    by_size = {row["size_bytes"]: row.get("lower_bound_us")
+               for r in ok for row in r["rows"]}
+    sizes = set(by_size)
+    if model:
+        s = 1
+        while s <= hi:
+            if s >= lo:
+                sizes.add(s)
+            s *= 2
+    pts = []
+    for s in sorted(sizes):
+        b = by_size.get(s)
+        if b is None and model:
+            b = max(model.get("latency_us") or 0,
+                    s * (model.get("us_per_byte") or 0))
+        if b:
+            pts.append("%d %.9g" % (s, s / (b * 1e3)))
+    return pts
+
+
+def published_points(sec):
+    """BENCH.md's TACCL, TE-CCL and TACOS figures for this section, as
+    (name, ["size algbw", ...]) blocks."""
+    out = []
+    if sec.topo in bench_ref.TACOS and sec.coll == "allgather":
+        pts = []
+        for per_npu, size, _, t_time, _, _ in tacos_rows(None, sec.topo):
+            pts.append("%d %.9g" % (size, size / (t_time * 1e3)))
+        out.append(("TACOS (BENCH.md; 64 MiB derived)", pts))
+    for col, name in ((4, "TACCL (published)"), (5, "TE-CCL (published)")):
+        pts = ["%d %.9g" % (p[2], p[col]) for p in bench_ref.PUBLISHED
+               if p[0] == sec.topo and p[1] == sec.coll and p[col]]
+        if pts:
+            out.append((name, pts))
+    return out
+
+
+def plot_section(data, sec, out, work, term):
+    """bench/<key>.png; returns (plotted, error)."""
+    ok = [dict(r, rows=usable(r)) for r in data.ok(sec) if usable(r)]
+    if not ok or term is None:
+        return False, None if not ok else "gnuplot not found"
+    dat = os.path.join(work, sec.key + ".dat")
+    blocks, plots = [], []
+
+    def block(name, pts, style):
+        plots.append("%s index %d %s title %s" % (
+            gp_str(dat), len(blocks), style, gp_str(name)))
+        blocks.append("# %s\n%s" % (name, "\n".join(pts)))
+
+    for i, r in enumerate(ok):
+        pts = ["%d %.9g" % (row["size_bytes"], row["algbw_gbps"])
+               for row in r["rows"] if row.get("algbw_gbps")]
+        block(r["label"], pts, "with linespoints lw 2 pt %d ps 1.2 lc rgb "
+              "%s" % (4 + i % 10, gp_str(COLORS[i % len(COLORS)])))
+    sizes = sorted({row["size_bytes"] for r in ok for row in r["rows"]})
+    lo, hi = sizes[0], sizes[-1]
+    bpts = bound_points(data, sec, ok, lo, hi)
+    if bpts:
+        block("lower bound", bpts,
+              'with lines lw 3 dt 2 lc rgb "black"')
+    ys = [float(p.split()[1]) for b in blocks for p in b.split("\n")[1:]]
+    for j, (name, pts) in enumerate(published_points(sec)):
+        block(name, pts, 'with points pt %d ps 2.5 lw 2 lc rgb "%s"' % (
+            (3, 2)[j % 2], ("#000000", "#d62728")[j % 2]))
+        ys += [float(p.split()[1]) for p in pts]
+    with open(dat, "w") as f:
+        f.write("\n\n\n".join(blocks) + "\n")
+    script = "\n".join([
+        "set terminal %s" % term,
+        "set output %s" % gp_str(os.path.join(out, sec.key + ".png") +
+                                 ".tmp.%d" % os.getpid()),
+        "set encoding utf8",
+        "set title %s" % gp_str("%s — algorithm bandwidth vs size%s" % (
+            sec.title, "" if "NPUs" in sec.title
+            else " (%d ranks)" % sec.ranks)),
+        "set xlabel %s" % gp_str("size per rank (bytes, nccl-tests "
+                                 "convention; log scale)"),
+        "set ylabel %s" % gp_str("algbw (GB/s, log scale)"),
+        "set logscale xy",
+        "set xrange [%g:%g]" % (lo / 1.5, hi * 1.5),
+        "set xtics (%s)" % size_tics(lo, hi),
+        "set yrange [%g:%g]" % (min(ys) / 1.4, max(ys) * 1.4),
+        "set ytics (%s)" % bw_tics(min(ys) / 1.4, max(ys) * 1.4),
+        "set grid xtics ytics mytics",
+        "set key outside right top box",
+        "plot " + ", \\\n     ".join(plots),
+        ""])
+    err = run_gnuplot(script, work, sec.key,
+                      os.path.join(out, sec.key + ".png"))
+    return err is None, err
+
+
+def plot_tacos(data, out, work, term):
+    """bench/tacos.png: time/bound, ours (best baseline) beside TACOS."""
+    if term is None:
+        return False, "gnuplot not found"
+    lines = []
+    for topo in bench_ref.TACOS:
+        for per_npu, size, sec, t_time, t_bound, t_ratio in \
+                tacos_rows(data, topo):
+            best = data.best(sec, size) if sec else None
+            if not best or not best[1].get("lower_bound_us"):
+                continue
+            ours = best[1]["time_us"] / best[1]["lower_bound_us"]
+            lines.append("%s %.6g %.6g" % (
+                gp_str("%s %s" % (topo, short_size(per_npu))), ours,
+                t_ratio))
+    if not lines:
+        return False, None
+    top = max(max(float(x) for x in line.rsplit(" ", 2)[1:])
+              for line in lines)
+    dat = os.path.join(work, "tacos.dat")
+    with open(dat, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    script = "\n".join([
+        "set terminal %s" % term.replace("1000,650", "1200,650"),
+        "set output %s" % gp_str(os.path.join(out, "tacos.png") +
+                                 ".tmp.%d" % os.getpid()),
+        "set encoding utf8",
+        "set title \"AllGather on direct-connect networks: time / lower "
+        "bound (1 = optimal), best baseline vs TACOS\"",
+        "set ylabel \"time / bound\"",
+        "set style data histograms",
+        "set style histogram clustered gap 1",
+        "set style fill solid 0.8 border -1",
+        "set boxwidth 0.9",
+        "set yrange [1:%g]" % (1 + 1.12 * (top - 1) + 0.01),
+        "set ylabel \"time / bound (axis starts at 1)\"",
+        "set grid ytics",
+        "set key above box",
+        "set xtics rotate by -25 font \",10\"",
+        "set bmargin 7",
+        "plot %s using 2:xtic(1) title \"ours (best baseline)\", "
+        "'' using 3 title \"TACOS (BENCH.md)\", "
+        "'' using ($0-0.15):2:(sprintf(\"%%.3f\", $2)) with labels "
+        "offset 0,0.7 font \",9\" notitle, "
+        "'' using ($0+0.15):3:(sprintf(\"%%.3f\", $3)) with labels "
+        "offset 0,0.7 font \",9\" notitle" % gp_str(dat),
+        ""])
+    err = run_gnuplot(script, work, "tacos", os.path.join(out, "tacos.png"))
+    return err is None, err
+
+
+# ---------------------------------------------------------------- write
+
+def write_all(out, work, secs, results, meta):
+    data = Data(secs, results)
+    failures = ["%s, %s: %s" % (r["key"], r["label"], r["reason"])
+                for r in results if r["status"] == "failed"]
+    gaps = ["%s: no baseline applies (every `taccl-synth --algo` said "
+            "n/a; reasons in its section)" % sec.key for sec in secs
+            if not any(r["kind"] == "algo" and r["status"] in ("ok", "failed")
+                       for r in data.results(sec))]
+    term = gnuplot_terminal()
+    plotted = {}
+    for sec in secs:
+        ok, err = plot_section(data, sec, out, work, term)
+        plotted[sec.key] = ok
+        if err:
+            failures.append("plot %s: %s" % (sec.key, err))
+    has_tacos = any(s.group == "tacos" for s in secs)
+    if has_tacos:
+        _, err = plot_tacos(data, out, work, term)
+        if err:
+            failures.append("plot tacos: %s" % err)
+    parts = [header(meta, results, failures), ""]
+    if failures:
+        parts += ["## Failures", ""] + ["- " + f for f in failures] + [""]
+    if gaps:
+        parts += ["## Gaps (not failures)", ""] + ["- " + g for g in gaps] + \
+            [""]
+    parts += ["## Conventions", ""] + ["- " + c for c in CONVENTIONS] + [""]
+    parts += ["## The executor's model", "", MODEL, ""]
+    parts += ["## Ours beside the published figures", "",
+              "### TACCL and TE-CCL (NDv2, DGX-2)", "",
+              published_summary(data), ""]
+    if has_tacos:
+        parts += ["### TACOS (direct-connect networks, AllGather)", "",
+                  tacos_summary(data), ""]
+    parts += ["## Synthesizer", "", synth_part(data, results, meta), ""]
+    for gid, title in meta["groups"]:
+        gsecs = [s for s in secs if s.group == gid]
+        if not gsecs:
+            continue
+        parts += ["## %s" % title, ""]
+        for sec in gsecs:
+            parts += [section_md(data, sec, plotted.get(sec.key)), ""]
+    write_atomic(os.path.join(out, "results.md"),
+                 "\n".join(parts).rstrip() + "\n")
+    if not meta.get("partial"):
+        remove_stale_plots(out, {s.key for s in secs if plotted.get(s.key)}
+                           | ({"tacos"} if has_tacos else set()))
+    return len(failures)
+
+
+def remove_stale_plots(out, keep):
+    """A full run owns bench/*.png: drop plots of configurations it no
+    longer has, so results.md and the folder agree."""
+    for name in sorted(os.listdir(out)):
+        if name.endswith(".png") and name[:-4] not in keep:
+            os.remove(os.path.join(out, name))
