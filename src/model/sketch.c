@@ -39,32 +39,34 @@
  * Errors are TC_INPUT "LABEL:LINE: KEY: what".  The line is found by walking
  * the raw text along the key's path, so a key that occurs in many objects is
  * placed correctly; sketch_check() keeps the text for that reason.  The
- * walker, the UTF-8 check and the syntax-error excerpt are compact local
- * versions of what src/model/topo.c does (a shared JSON-input helper would
- * serve both). */
+ * walker, the error context, the UTF-8 check, the syntax-error excerpt and
+ * the file reader are src/util/jsonin's, shared with the topology loader. */
 #include "sketch.h"
 
+#include "../util/jsonin.h"
 #include "../util/size.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #define SK_MAX_RANK 65535           /* local ranks fit the topology's limit */
 #define SK_MAX_CHUNKUP 64
 #define SK_MAX_NODES 65536
 #define SK_MAX_FILE (16L << 20)
 #define SK_MAX_NAME 200
-#define SK_MAX_DEPTH 8              /* deepest path in the format is 4 */
 #define SK_MAX_TIME_S 1e7
 #define SK_MAX_SIZE (1LL << 53)
 #define SK_MAX_GROUP (1 << 20)
+
+/* How sketch files are read, and their message conventions. */
+static const jsonin_doc SKETCH_DOC = {
+    "sketch", SK_MAX_FILE,
+    JSONIN_KEYS_QUOTED | JSONIN_GOT_VALUE | JSONIN_AFTER_BOM | JSONIN_NEAR_AHEAD |
+        JSONIN_READ_TERSE};
 
 struct sketch_priv {
     char *text;                 /* the source text, for locating keys */
@@ -92,273 +94,10 @@ static char *xstrdup(const char *s)
     return p;
 }
 
-/* ------------------------------------------- locating a key in the text */
-
-/* One step of a key path: an object key (its nth occurrence) or an index. */
-typedef struct {
-    const char *key;    /* NULL: array index */
-    int index;
-    int nth;
-    int bracket;        /* a map key (a rank): shown as ["3"] */
-} step;
-
-static const char *skip_ws(const char *p, int *line)
-{
-    for (; *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'; p++)
-        if (*p == '\n')
-            (*line)++;
-    return p;
-}
-
-/* p at '"': just past the closing quote. */
-static const char *skip_string(const char *p, int *line)
-{
-    for (p++; *p && *p != '"'; p++) {
-        if (*p == '\\' && p[1])
-            p++;
-        if (*p == '\n')
-            (*line)++;
-    }
-    return *p ? p + 1 : p;
-}
-
-/* Skip one value of text cJSON has accepted. */
-static const char *skip_value(const char *p, int *line)
-{
-    int depth = 0;
-    do {
-        p = skip_ws(p, line);
-        if (!*p)
-            break;
-        if (*p == '"') {
-            p = skip_string(p, line);
-        } else if (*p == '{' || *p == '[') {
-            depth++;
-            p++;
-        } else if (*p == '}' || *p == ']') {
-            depth--;
-            p++;
-        } else if (*p == ',' || *p == ':') {
-            p++;
-        } else {
-            size_t n = strcspn(p, " \t\r\n,:]}[{\"");
-            p += n ? n : 1;
-        }
-    } while (depth > 0);
-    return p;
-}
-
-/* Line of the deepest step of path[0..n-1] found in the text. */
-static int locate_line(const char *text, const step *path, int n)
-{
-    int line = 1;
-    const char *p = text;
-    if (strncmp(p, "\xEF\xBB\xBF", 3) == 0)
-        p += 3;
-    p = skip_ws(p, &line);
-    int best = line;
-    for (int d = 0; d < n; d++) {
-        if (*p != (path[d].key ? '{' : '['))
-            return best;
-        p++;
-        int found = 0, seen = 0;
-        for (int i = 0; !found; i++) {
-            p = skip_ws(p, &line);
-            if (*p == ',')
-                p = skip_ws(p + 1, &line);
-            if (!*p || *p == '}' || *p == ']' || (path[d].key && *p != '"'))
-                return best;
-            if (path[d].key) {
-                const char *k = p + 1;
-                int kline = line;
-                p = skip_string(p, &line);
-                size_t len = (size_t)(p - 1 - k);
-                p = skip_ws(p, &line);
-                if (*p == ':')
-                    p = skip_ws(p + 1, &line);
-                if (len == strlen(path[d].key) && memcmp(k, path[d].key, len) == 0 &&
-                    seen++ == path[d].nth) {
-                    best = kline;
-                    found = 1;
-                }
-            } else if (i == path[d].index) {
-                best = line;
-                found = 1;
-            }
-            if (!found)
-                p = skip_value(p, &line);
-        }
-    }
-    return best;
-}
-
-/* ------------------------------------------------------- error context */
-
-typedef struct {
-    const char *label;
-    const char *text;
-    step path[SK_MAX_DEPTH];
-    int depth;
-    tc_err *err;
-} ctx;
-
-static void push_key(ctx *c, const char *key, int nth)
-{
-    if (c->depth < SK_MAX_DEPTH)
-        c->path[c->depth] = (step){key, -1, nth, 0};
-    c->depth++;
-}
-
-/* A key of a {"<rank>": [...]} map. */
-static void push_map_key(ctx *c, const char *key, int nth)
-{
-    push_key(c, key, nth);
-    if (c->depth <= SK_MAX_DEPTH)
-        c->path[c->depth - 1].bracket = 1;
-}
-
-static void push_index(ctx *c, int i)
-{
-    if (c->depth < SK_MAX_DEPTH)
-        c->path[c->depth] = (step){NULL, i, 0, 0};
-    c->depth++;
-}
-
-static void pop(ctx *c)
-{
-    c->depth--;
-}
-
-static int depth_of(const ctx *c)
-{
-    return c->depth < SK_MAX_DEPTH ? c->depth : SK_MAX_DEPTH;
-}
-
-static int is_ident(const char *s)
-{
-    if (!*s || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
-        return 0;
-    for (; *s; s++)
-        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9')))
-            return 0;
-    return 1;
-}
-
-/* Copy at most `max` bytes of s with control characters shown as '?'. */
-static void clean_copy(char *dst, size_t n, const char *s, size_t max)
-{
-    size_t k = 0;
-    for (; *s && k + 1 < n && k < max; s++)
-        dst[k++] = (unsigned char)*s < 0x20 ? '?' : *s;
-    dst[k] = '\0';
-}
-
-/* "internode_sketch.internode_conn[\"3\"][0]"; "(top level)" for none. */
-static void path_str(const ctx *c, char *buf, size_t n)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < depth_of(c) && used < n; i++) {
-        const step *s = &c->path[i];
-        char k[64];
-        if (!s->key)
-            used += (size_t)snprintf(buf + used, n - used, "[%d]", s->index);
-        else if (clean_copy(k, sizeof k, s->key, 48), !s->bracket && is_ident(s->key))
-            used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? "." : "", k);
-        else
-            used += (size_t)snprintf(buf + used, n - used, "[\"%s\"]", k);
-    }
-    if (!buf[0])
-        snprintf(buf, n, "(top level)");
-}
-
-static int fail(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Set "label:line: key: what" and return TC_INPUT. */
-static int fail(ctx *c, const char *fmt, ...)
-{
-    char what[640], where[200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    path_str(c, where, sizeof where);
-    int line = c->text ? locate_line(c->text, c->path, depth_of(c)) : 0;
-    return tc_err_set(c->err, TC_INPUT, "%s:%d: %s: %s", c->label, line, where, what);
-}
-
-/* How a value reads, for "got ...". */
-static const char *got(const cJSON *it, char *buf, size_t n)
-{
-    if (!it)
-        return "nothing";
-    if (cJSON_IsString(it)) {
-        char s[48];
-        clean_copy(s, sizeof s, it->valuestring, 40);
-        snprintf(buf, n, "\"%s%s\"", s, strlen(it->valuestring) > 40 ? "..." : "");
-        return buf;
-    }
-    if (cJSON_IsNumber(it)) {
-        snprintf(buf, n, "%.15g", it->valuedouble);
-        return buf;
-    }
-    if (cJSON_IsBool(it))
-        return cJSON_IsTrue(it) ? "true" : "false";
-    if (cJSON_IsNull(it))
-        return "null";
-    return cJSON_IsArray(it) ? "an array" : "an object";
-}
-
 /* ---------------------------------------------------------- field readers */
 
-/* Every member of obj is one of keys[], each at most once. */
-static int check_keys(ctx *c, const cJSON *obj, const char *const *keys, int nkeys)
-{
-    unsigned seen = 0;
-    for (const cJSON *it = obj->child; it; it = it->next) {
-        int nth = 0, k = -1;
-        for (const cJSON *q = obj->child; q != it; q = q->next)
-            nth += strcmp(q->string, it->string) == 0;
-        for (int i = 0; i < nkeys; i++)
-            if (strcmp(keys[i], it->string) == 0)
-                k = i;
-        push_key(c, it->string, nth);
-        if (k < 0) {
-            char list[400];
-            size_t used = 0;
-            list[0] = '\0';
-            for (int i = 0; i < nkeys && used < sizeof list; i++)
-                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
-                                         i ? ", " : "", keys[i]);
-            return fail(c, "unknown key (expected one of: %s)", list);
-        }
-        if (seen & (1u << k))
-            return fail(c, "duplicate key");
-        pop(c);
-        seen |= 1u << k;
-    }
-    return TC_OK;
-}
-
-static int is_int_in(const cJSON *it, double lo, double hi)
-{
-    return cJSON_IsNumber(it) && isfinite(it->valuedouble) &&
-           it->valuedouble == floor(it->valuedouble) && it->valuedouble >= lo &&
-           it->valuedouble <= hi;
-}
-
-/* The value at the top of the path must be an object. */
-static int want_object(ctx *c, const cJSON *it)
-{
-    char g[64];
-    if (!cJSON_IsObject(it))
-        return fail(c, "expected an object, got %s", got(it, g, sizeof g));
-    return TC_OK;
-}
-
 /* An optional string of 1..maxlen bytes without control characters. */
-static int read_string(ctx *c, const cJSON *obj, const char *key, size_t maxlen,
+static int read_string(jsonin_ctx *c, const cJSON *obj, const char *key, size_t maxlen,
                        const char **out)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -367,76 +106,44 @@ static int read_string(ctx *c, const cJSON *obj, const char *key, size_t maxlen,
     *out = NULL;
     if (!it)
         return TC_OK;
-    push_key(c, key, 0);
+    jsonin_push_key(c, key, 0);
     if (!cJSON_IsString(it) || !it->valuestring[0]) {
-        rc = fail(c, "expected a non-empty string, got %s", got(it, g, sizeof g));
+        rc = jsonin_fail(c, "expected a non-empty string, got %s", jsonin_got(c, it, g, sizeof g));
     } else if (maxlen && strlen(it->valuestring) > maxlen) {
-        rc = fail(c, "expected at most %zu bytes, got %zu", maxlen, strlen(it->valuestring));
-    } else {
-        for (const char *p = it->valuestring; *p && rc == TC_OK; p++)
-            if ((unsigned char)*p < 0x20 && *p != '\t')
-                rc = fail(c, "control character 0x%02x in a string", (unsigned char)*p);
-        if (rc == TC_OK)
-            *out = it->valuestring;
+        rc = jsonin_fail(c, "expected at most %zu bytes, got %zu", maxlen, strlen(it->valuestring));
+    } else if ((rc = jsonin_check_control(c, it->valuestring, "")) == TC_OK) {
+        *out = it->valuestring;
     }
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
 /* Optional "notes": a string or an array of strings. */
-static int read_notes(ctx *c, const cJSON *obj)
+static int read_notes(jsonin_ctx *c, const cJSON *obj)
 {
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, "notes");
-    char g[64];
-    int rc = TC_OK;
-    if (!it || cJSON_IsString(it))
-        return TC_OK;
-    push_key(c, "notes", 0);
-    if (!cJSON_IsArray(it)) {
-        rc = fail(c, "expected a string or an array of strings, got %s", got(it, g, sizeof g));
-    } else {
-        int i = 0;
-        for (const cJSON *e = it->child; e && rc == TC_OK; e = e->next, i++)
-            if (!cJSON_IsString(e)) {
-                push_index(c, i);
-                rc = fail(c, "expected a string, got %s", got(e, g, sizeof g));
-                pop(c);
-            }
-    }
-    pop(c);
-    return rc;
+    const cJSON *notes;
+    return jsonin_read_notes(c, obj, 0, &notes);
 }
 
 /* An optional number in (lo, hi) — lo excluded when `open_lo`, else included;
  * hi excluded.  *out untouched when absent. */
-static int read_number(ctx *c, const cJSON *obj, const char *key, double lo, int open_lo,
+static int read_number(jsonin_ctx *c, const cJSON *obj, const char *key, double lo, int open_lo,
                        double hi, const char *want, double *out)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     char g[64];
     if (!it)
         return TC_OK;
-    push_key(c, key, 0);
+    jsonin_push_key(c, key, 0);
     int rc = TC_OK;
     if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) ||
         (open_lo ? !(it->valuedouble > lo) : !(it->valuedouble >= lo)) ||
         !(it->valuedouble < hi))
-        rc = fail(c, "expected %s, got %s", want, got(it, g, sizeof g));
+        rc = jsonin_fail(c, "expected %s, got %s", want, jsonin_got(c, it, g, sizeof g));
     else
         *out = it->valuedouble;
-    pop(c);
+    jsonin_pop(c);
     return rc;
-}
-
-/* A local rank as an array element. */
-static int read_rank(ctx *c, const cJSON *it, int *out)
-{
-    char g[64];
-    if (!is_int_in(it, 0, SK_MAX_RANK))
-        return fail(c, "expected a local rank (an integer in 0..%d), got %s", SK_MAX_RANK,
-                    got(it, g, sizeof g));
-    *out = (int)it->valuedouble;
-    return TC_OK;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -447,7 +154,7 @@ static int cmp_int(const void *a, const void *b)
 
 /* The array at the top of the path: at least `min` distinct local ranks.
  * `what` names the list in messages ("switch", "sender's list"). */
-static int read_rank_list(ctx *c, const cJSON *arr, int min, const char *what, int **out,
+static int read_rank_list(jsonin_ctx *c, const cJSON *arr, int min, const char *what, int **out,
                           int *n)
 {
     char g[64];
@@ -455,14 +162,15 @@ static int read_rank_list(ctx *c, const cJSON *arr, int min, const char *what, i
     *n = 0;
     int size = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
     if (!cJSON_IsArray(arr) || size < min)
-        return fail(c, "expected an array of at least %d local rank%s, got %s", min,
-                    min == 1 ? "" : "s", cJSON_IsArray(arr) ? "[]" : got(arr, g, sizeof g));
+        return jsonin_fail(c, "expected an array of at least %d local rank%s, got %s", min,
+                           min == 1 ? "" : "s",
+                           cJSON_IsArray(arr) ? "[]" : jsonin_got(c, arr, g, sizeof g));
     int *r = xalloc((size_t)size * sizeof *r);
     int i = 0, rc = TC_OK;
     for (const cJSON *e = arr->child; e && rc == TC_OK; e = e->next, i++) {
-        push_index(c, i);
-        rc = read_rank(c, e, &r[i]);
-        pop(c);
+        jsonin_push_index(c, i);
+        rc = jsonin_read_rank(c, e, SK_MAX_RANK, &r[i]);
+        jsonin_pop(c);
     }
     if (rc == TC_OK) {
         int *sorted = xalloc((size_t)size * sizeof *sorted);
@@ -474,9 +182,10 @@ static int read_rank_list(ctx *c, const cJSON *arr, int min, const char *what, i
                 for (int j = 0; j < size; j++)
                     if (r[j] == sorted[k]) {
                         if (first >= 0) {
-                            push_index(c, j);
-                            rc = fail(c, "local rank %d listed twice in this %s", r[j], what);
-                            pop(c);
+                            jsonin_push_index(c, j);
+                            rc = jsonin_fail(c, "local rank %d listed twice in this %s", r[j],
+                                             what);
+                            jsonin_pop(c);
                             break;
                         }
                         first = j;
@@ -547,31 +256,32 @@ const char *sketch_backend_name(sketch_backend k)
 }
 
 /* The required "strategy" of obj, one of names[0..n-1] (exact spelling). */
-static int read_strategy(ctx *c, const cJSON *obj, const char *const *names, int n,
+static int read_strategy(jsonin_ctx *c, const cJSON *obj, const char *const *names, int n,
                          const char *list, int *out)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, "strategy");
     char g[64];
     int rc = TC_OK;
-    push_key(c, "strategy", 0);
+    jsonin_push_key(c, "strategy", 0);
     if (!it) {
-        rc = fail(c, "missing: expected %s", list);
+        rc = jsonin_fail(c, "missing: expected %s", list);
     } else {
         int k = -1;
         for (int i = 0; i < n && cJSON_IsString(it); i++)
             if (strcmp(names[i], it->valuestring) == 0)
                 k = i;
         if (k < 0)
-            rc = fail(c, "unknown strategy %s (expected %s)", got(it, g, sizeof g), list);
+            rc = jsonin_fail(c, "unknown strategy %s (expected %s)", jsonin_got(c, it, g, sizeof g),
+                             list);
         else
             *out = k;
     }
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
 /* Two switches are disjoint or the same set; the same set needs the same uc. */
-static int check_switch_overlap(ctx *c, const sketch *s, int i, int j)
+static int check_switch_overlap(jsonin_ctx *c, const sketch *s, int i, int j)
 {
     const sketch_switch *a = &s->switches[i], *b = &s->switches[j];
     int common = -1, ncommon = 0;
@@ -586,88 +296,89 @@ static int check_switch_overlap(ctx *c, const sketch *s, int i, int j)
         return TC_OK;
     int rc = TC_OK;
     if (ncommon != a->nranks || ncommon != b->nranks) {
-        push_key(c, "switches", 0);
-        push_index(c, j);
-        rc = fail(c, "shares local rank %d with switches[%d] but is not the same set: "
-                     "switches must be disjoint or identical", common, i);
-        pop(c);
-        pop(c);
+        jsonin_push_key(c, "switches", 0);
+        jsonin_push_index(c, j);
+        rc = jsonin_fail(c, "shares local rank %d with switches[%d] but is not the same set: "
+                            "switches must be disjoint or identical", common, i);
+        jsonin_pop(c);
+        jsonin_pop(c);
     } else if (a->uc != b->uc) {
-        push_key(c, "switch_hyperedge_strategy", 0);
-        push_index(c, j);
-        rc = fail(c, "switches[%d] is the same switch as switches[%d], which is %s", j, i,
-                  sketch_uc_name(a->uc));
-        pop(c);
-        pop(c);
+        jsonin_push_key(c, "switch_hyperedge_strategy", 0);
+        jsonin_push_index(c, j);
+        rc = jsonin_fail(c, "switches[%d] is the same switch as switches[%d], which is %s", j, i,
+                         sketch_uc_name(a->uc));
+        jsonin_pop(c);
+        jsonin_pop(c);
     }
     return rc;
 }
 
-static int parse_switches(ctx *c, const cJSON *intra, sketch *s)
+static int parse_switches(jsonin_ctx *c, const cJSON *intra, sketch *s)
 {
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(intra, "switches");
     const cJSON *uc = cJSON_GetObjectItemCaseSensitive(intra, "switch_hyperedge_strategy");
     char g[64];
     int rc = TC_OK;
-    push_key(c, "switches", 0);
+    jsonin_push_key(c, "switches", 0);
     if (!sw)
-        rc = fail(c, "missing: strategy \"switch\" needs a list of switches "
-                     "(each a list of local ranks)");
+        rc = jsonin_fail(c, "missing: strategy \"switch\" needs a list of switches "
+                            "(each a list of local ranks)");
     else if (!cJSON_IsArray(sw) || cJSON_GetArraySize(sw) < 1)
-        rc = fail(c, "expected a non-empty array of switches (each a list of local ranks), "
-                     "got %s", cJSON_IsArray(sw) ? "[]" : got(sw, g, sizeof g));
+        rc = jsonin_fail(c, "expected a non-empty array of switches (each a list of local ranks), "
+                            "got %s", cJSON_IsArray(sw) ? "[]" : jsonin_got(c, sw, g, sizeof g));
     if (rc == TC_OK) {
         int n = cJSON_GetArraySize(sw), i = 0;
         s->switches = xalloc((size_t)n * sizeof *s->switches);
         for (const cJSON *e = sw->child; e && rc == TC_OK; e = e->next, i++) {
-            push_index(c, i);
+            jsonin_push_index(c, i);
             rc = read_rank_list(c, e, 2, "switch", &s->switches[i].ranks,
                                 &s->switches[i].nranks);
-            pop(c);
+            jsonin_pop(c);
             if (rc == TC_OK)
                 s->nswitches++;
         }
     }
-    pop(c);
+    jsonin_pop(c);
     if (rc != TC_OK)
         return rc;
-    push_key(c, "switch_hyperedge_strategy", 0);
+    jsonin_push_key(c, "switch_hyperedge_strategy", 0);
     if (!uc)
-        rc = fail(c, "missing: give one of \"uc-min\", \"uc-max\" per switch");
+        rc = jsonin_fail(c, "missing: give one of \"uc-min\", \"uc-max\" per switch");
     else if (!cJSON_IsArray(uc))
-        rc = fail(c, "expected an array of \"uc-min\" | \"uc-max\", got %s",
-                  got(uc, g, sizeof g));
+        rc = jsonin_fail(c, "expected an array of \"uc-min\" | \"uc-max\", got %s",
+                         jsonin_got(c, uc, g, sizeof g));
     else if (cJSON_GetArraySize(uc) != s->nswitches)
-        rc = fail(c, "has %d entr%s but switches has %d: give one strategy per switch",
-                  cJSON_GetArraySize(uc), cJSON_GetArraySize(uc) == 1 ? "y" : "ies",
-                  s->nswitches);
+        rc = jsonin_fail(c, "has %d entr%s but switches has %d: give one strategy per switch",
+                         cJSON_GetArraySize(uc), cJSON_GetArraySize(uc) == 1 ? "y" : "ies",
+                         s->nswitches);
     int i = 0;
     for (const cJSON *e = uc ? uc->child : NULL; e && rc == TC_OK; e = e->next, i++) {
-        push_index(c, i);
+        jsonin_push_index(c, i);
         if (cJSON_IsString(e) && strcmp(e->valuestring, "uc-min") == 0)
             s->switches[i].uc = SK_UC_MIN;
         else if (cJSON_IsString(e) && strcmp(e->valuestring, "uc-max") == 0)
             s->switches[i].uc = SK_UC_MAX;
         else
-            rc = fail(c, "unknown switch hyperedge strategy %s (expected \"uc-min\" or "
-                         "\"uc-max\")", got(e, g, sizeof g));
-        pop(c);
+            rc = jsonin_fail(c, "unknown switch hyperedge strategy %s (expected \"uc-min\" or "
+                                "\"uc-max\")", jsonin_got(c, e, g, sizeof g));
+        jsonin_pop(c);
     }
-    pop(c);
+    jsonin_pop(c);
     for (int a = 0; a < s->nswitches && rc == TC_OK; a++)
         for (int b = a + 1; b < s->nswitches && rc == TC_OK; b++)
             rc = check_switch_overlap(c, s, a, b);
     return rc;
 }
 
-static int parse_intranode(ctx *c, const cJSON *root, sketch *s)
+static int parse_intranode(jsonin_ctx *c, const cJSON *root, sketch *s)
 {
     const cJSON *intra = cJSON_GetObjectItemCaseSensitive(root, "intranode_sketch");
     int rc, k = 0;
     if (!intra)
         return TC_OK;
-    push_key(c, "intranode_sketch", 0);
-    if ((rc = want_object(c, intra)) || (rc = check_keys(c, intra, intra_keys, NKEYS(intra_keys))) ||
+    jsonin_push_key(c, "intranode_sketch", 0);
+    if ((rc = jsonin_want_object(c, intra)) ||
+        (rc = jsonin_check_keys(c, intra, intra_keys, NKEYS(intra_keys))) ||
         (rc = read_notes(c, intra)) ||
         (rc = read_strategy(c, intra, intra_names, 4,
                             "\"switch\", \"none\", \"maxmin\" or \"minmax\"", &k)))
@@ -679,14 +390,14 @@ static int parse_intranode(ctx *c, const cJSON *root, sketch *s)
         const char *extra[] = {"switches", "switch_hyperedge_strategy"};
         for (int i = 0; i < 2 && rc == TC_OK; i++)
             if (cJSON_GetObjectItemCaseSensitive(intra, extra[i])) {
-                push_key(c, extra[i], 0);
-                rc = fail(c, "only allowed with strategy \"switch\" (this one is \"%s\")",
-                          sketch_intra_name(s->intra));
-                pop(c);
+                jsonin_push_key(c, extra[i], 0);
+                rc = jsonin_fail(c, "only allowed with strategy \"switch\" (this one is \"%s\")",
+                                 sketch_intra_name(s->intra));
+                jsonin_pop(c);
             }
     }
 out:
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
@@ -694,25 +405,25 @@ out:
  * for each list element.  `what` names the lists. */
 typedef void (*pair_fn)(sketch *s, int key, int value, int at);
 
-static int parse_rank_map(ctx *c, const cJSON *map, const char *what, sketch *s, pair_fn add)
+static int parse_rank_map(jsonin_ctx *c, const cJSON *map, const char *what, sketch *s, pair_fn add)
 {
     char g[64];
     if (cJSON_GetArraySize(map) < 1)
-        return fail(c, "expected at least one \"<local rank>\": [local ranks] entry, got {}");
+        return jsonin_fail(c, "expected at least one \"<local rank>\": [local ranks] entry, "
+                              "got {}");
     for (const cJSON *it = map->child; it; it = it->next) {
-        int nth = 0, key = -1;
-        for (const cJSON *q = map->child; q != it; q = q->next)
-            nth += strcmp(q->string, it->string) == 0;
-        push_map_key(c, it->string, nth);
+        int nth = jsonin_nth_key(map, it), key = -1;
+        jsonin_push_map_key(c, it->string, nth);
         int rc = TC_OK;
         if (rank_key(it->string, &key) != 0)
-            rc = fail(c, "expected a local rank as the key (a decimal integer like \"3\", "
-                         "at most %d)", SK_MAX_RANK);
+            rc = jsonin_fail(c, "expected a local rank as the key (a decimal integer like \"3\", "
+                                "at most %d)", SK_MAX_RANK);
         else if (nth > 0)
-            rc = fail(c, "local rank %d given twice", key);
+            rc = jsonin_fail(c, "local rank %d given twice", key);
         int *list = NULL, n = 0;
         if (rc == TC_OK && !cJSON_IsArray(it))
-            rc = fail(c, "expected an array of local ranks, got %s", got(it, g, sizeof g));
+            rc = jsonin_fail(c, "expected an array of local ranks, got %s",
+                             jsonin_got(c, it, g, sizeof g));
         if (rc == TC_OK)
             rc = read_rank_list(c, it, 1, what, &list, &n);
         for (int i = 0; i < n && rc == TC_OK; i++)
@@ -720,7 +431,7 @@ static int parse_rank_map(ctx *c, const cJSON *map, const char *what, sketch *s,
         free(list);
         if (rc != TC_OK)
             return rc;
-        pop(c);
+        jsonin_pop(c);
     }
     return TC_OK;
 }
@@ -777,24 +488,24 @@ static int map_has_sender(const sketch *s, int sender)
     return i < s->nconn && (s->priv->conn_keys[i] >> 16) == sender;
 }
 
-static int parse_conn(ctx *c, const cJSON *inter, sketch *s)
+static int parse_conn(jsonin_ctx *c, const cJSON *inter, sketch *s)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(inter, "internode_conn");
     char g[64];
     int rc = TC_OK;
-    push_key(c, "internode_conn", 0);
+    jsonin_push_key(c, "internode_conn", 0);
     if (!it) {
-        rc = fail(c, "missing: expected {\"<sender>\": [receivers]}, \"fully-connected\" "
-                     "or \"direct-map\"");
+        rc = jsonin_fail(c, "missing: expected {\"<sender>\": [receivers]}, \"fully-connected\" "
+                            "or \"direct-map\"");
     } else if (cJSON_IsString(it)) {
         if (strcmp(it->valuestring, "fully-connected") == 0)
             s->conn = SK_CONN_FULL;
         else if (strcmp(it->valuestring, "direct-map") == 0)
             s->conn = SK_CONN_DIRECT;
         else
-            rc = fail(c, "unknown connection strategy %s (expected \"fully-connected\", "
-                         "\"direct-map\" or {\"<sender>\": [receivers]})",
-                      got(it, g, sizeof g));
+            rc = jsonin_fail(c, "unknown connection strategy %s (expected \"fully-connected\", "
+                                "\"direct-map\" or {\"<sender>\": [receivers]})",
+                             jsonin_got(c, it, g, sizeof g));
     } else if (cJSON_IsObject(it)) {
         s->conn = SK_CONN_MAP;
         s->conn_pairs = xalloc((size_t)map_total(it) * sizeof *s->conn_pairs);
@@ -806,24 +517,24 @@ static int parse_conn(ctx *c, const cJSON *inter, sketch *s)
             qsort(k, (size_t)s->nconn, sizeof *k, cmp_ll);
         }
     } else {
-        rc = fail(c, "expected {\"<sender>\": [receivers]}, \"fully-connected\" or "
-                     "\"direct-map\", got %s", got(it, g, sizeof g));
+        rc = jsonin_fail(c, "expected {\"<sender>\": [receivers]}, \"fully-connected\" or "
+                            "\"direct-map\", got %s", jsonin_got(c, it, g, sizeof g));
     }
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
-static int parse_via(ctx *c, const cJSON *inter, sketch *s)
+static int parse_via(jsonin_ctx *c, const cJSON *inter, sketch *s)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(inter, "gpus_to_sender_rev_map");
     char g[64];
     int rc = TC_OK;
     if (!it)
         return TC_OK;
-    push_key(c, "gpus_to_sender_rev_map", 0);
+    jsonin_push_key(c, "gpus_to_sender_rev_map", 0);
     if (!cJSON_IsObject(it)) {
-        rc = fail(c, "expected {\"<sender>\": [local ranks whose chunks leave through it]}, "
-                     "got %s", got(it, g, sizeof g));
+        rc = jsonin_fail(c, "expected {\"<sender>\": [local ranks whose chunks leave through it]}, "
+                            "got %s", jsonin_got(c, it, g, sizeof g));
     } else {
         s->has_via = 1;
         s->via = xalloc((size_t)map_total(it) * sizeof *s->via);
@@ -834,10 +545,10 @@ static int parse_via(ctx *c, const cJSON *inter, sketch *s)
         if (!map_has_sender(s, s->via[i].sender)) {
             char key[16];
             snprintf(key, sizeof key, "%d", s->via[i].sender);
-            push_map_key(c, key, 0);
-            rc = fail(c, "local rank %d sends to no other node in internode_conn, so no "
-                         "chunk can leave through it", s->via[i].sender);
-            pop(c);
+            jsonin_push_map_key(c, key, 0);
+            rc = jsonin_fail(c, "local rank %d sends to no other node in internode_conn, so no "
+                                "chunk can leave through it", s->via[i].sender);
+            jsonin_pop(c);
         }
     if (rc == TC_OK) {
         long long *k = s->priv->via_keys = xalloc((size_t)s->nvia * sizeof *k);
@@ -845,25 +556,24 @@ static int parse_via(ctx *c, const cJSON *inter, sketch *s)
             k[i] = (long long)s->via[i].origin << 16 | s->via[i].sender;
         qsort(k, (size_t)s->nvia, sizeof *k, cmp_ll);
     }
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
-static int parse_internode(ctx *c, const cJSON *root, sketch *s)
+static int parse_internode(jsonin_ctx *c, const cJSON *root, sketch *s)
 {
     const cJSON *inter = cJSON_GetObjectItemCaseSensitive(root, "internode_sketch");
-    char g[64];
-    int rc, k = 0;
+    int rc, k = 0, eo = 0;
     if (!inter)
         return TC_OK;
-    push_key(c, "internode_sketch", 0);
-    if ((rc = want_object(c, inter)) ||
-        (rc = check_keys(c, inter, inter_keys, NKEYS(inter_keys))) ||
+    jsonin_push_key(c, "internode_sketch", 0);
+    if ((rc = jsonin_want_object(c, inter)) ||
+        (rc = jsonin_check_keys(c, inter, inter_keys, NKEYS(inter_keys))) ||
         (rc = read_notes(c, inter)))
         goto out;
     if (s->nnodes == 1) {
-        rc = fail(c, "a sketch of one node (nnodes 1) has no inter-node traffic: remove "
-                     "internode_sketch");
+        rc = jsonin_fail(c, "a sketch of one node (nnodes 1) has no inter-node traffic: remove "
+                            "internode_sketch");
         goto out;
     }
     static const char *const relay[] = {"relay"};
@@ -871,122 +581,128 @@ static int parse_internode(ctx *c, const cJSON *root, sketch *s)
         (rc = parse_via(c, inter, s)))
         goto out;
     s->has_internode = 1;
-    const cJSON *eo = cJSON_GetObjectItemCaseSensitive(inter, "enforce_ordering");
-    if (eo) {
-        push_key(c, "enforce_ordering", 0);
-        if (!cJSON_IsBool(eo))
-            rc = fail(c, "expected true or false, got %s", got(eo, g, sizeof g));
-        else if (cJSON_IsTrue(eo) && !s->has_via)
-            rc = fail(c, "needs gpus_to_sender_rev_map (it orders a sender's own chunks "
-                         "before the ones it relays for the ranks listed there)");
-        else
-            s->enforce_ordering = cJSON_IsTrue(eo);
-        pop(c);
+    if ((rc = jsonin_read_bool(c, inter, "enforce_ordering", 0, &eo)) || !eo)
+        goto out;
+    if (!s->has_via) {
+        jsonin_push_key(c, "enforce_ordering", 0);
+        rc = jsonin_fail(c, "needs gpus_to_sender_rev_map (it orders a sender's own chunks "
+                            "before the ones it relays for the ranks listed there)");
+        jsonin_pop(c);
+    } else {
+        s->enforce_ordering = 1;
     }
 out:
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
-static int parse_symmetry(ctx *c, const cJSON *root, sketch *s)
+static int parse_symmetry(jsonin_ctx *c, const cJSON *root, sketch *s)
 {
     const cJSON *sym = cJSON_GetObjectItemCaseSensitive(root, "symmetry_offsets");
     char g[64];
     int rc = TC_OK;
     if (!sym)
         return TC_OK;
-    push_key(c, "symmetry_offsets", 0);
+    jsonin_push_key(c, "symmetry_offsets", 0);
     if (!cJSON_IsArray(sym)) {
-        rc = fail(c, "expected an array of [offset, group_size] pairs, got %s",
-                  got(sym, g, sizeof g));
+        rc = jsonin_fail(c, "expected an array of [offset, group_size] pairs, got %s",
+                         jsonin_got(c, sym, g, sizeof g));
     } else {
         s->sym = xalloc((size_t)cJSON_GetArraySize(sym) * sizeof *s->sym);
         int i = 0;
         for (const cJSON *e = sym->child; e && rc == TC_OK; e = e->next, i++) {
-            push_index(c, i);
+            jsonin_push_index(c, i);
             if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2) {
-                rc = fail(c, "expected [offset, group_size], got %s", got(e, g, sizeof g));
+                rc = jsonin_fail(c, "expected [offset, group_size], got %s",
+                                 jsonin_got(c, e, g, sizeof g));
             } else {
                 const cJSON *off = e->child, *size = off->next;
-                push_index(c, 1);
-                if (!is_int_in(size, 2, SK_MAX_GROUP))
-                    rc = fail(c, "expected a group size (an integer in 2..%d), got %s",
-                              SK_MAX_GROUP, got(size, g, sizeof g));
-                pop(c);
-                push_index(c, 0);
-                if (rc == TC_OK && !is_int_in(off, 1, size->valuedouble - 1))
-                    rc = fail(c, "expected an offset in 1..%d (a rotation within groups of %d;"
-                                 " 0 or a multiple of the group size maps every rank to "
-                                 "itself), got %s", (int)size->valuedouble - 1,
-                              (int)size->valuedouble, got(off, g, sizeof g));
-                pop(c);
+                jsonin_push_index(c, 1);
+                if (!jsonin_is_int_in(size, 2, SK_MAX_GROUP))
+                    rc = jsonin_fail(c, "expected a group size (an integer in 2..%d), got %s",
+                                     SK_MAX_GROUP, jsonin_got(c, size, g, sizeof g));
+                jsonin_pop(c);
+                jsonin_push_index(c, 0);
+                if (rc == TC_OK && !jsonin_is_int_in(off, 1, size->valuedouble - 1))
+                    rc = jsonin_fail(c,
+                                     "expected an offset in 1..%d (a rotation within groups of %d;"
+                                     " 0 or a multiple of the group size maps every rank to "
+                                     "itself), got %s",
+                                     (int)size->valuedouble - 1, (int)size->valuedouble,
+                                     jsonin_got(c, off, g, sizeof g));
+                jsonin_pop(c);
                 if (rc == TC_OK)
                     s->sym[s->nsym++] =
                         (sketch_sym){(int)off->valuedouble, (int)size->valuedouble};
             }
-            pop(c);
+            jsonin_pop(c);
         }
     }
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
-static int parse_hyper(ctx *c, const cJSON *root, sketch *s)
+static int parse_hyper(jsonin_ctx *c, const cJSON *root, sketch *s)
 {
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(root, "hyperparameters");
     char g[64];
     int rc;
     if (!h)
         return TC_OK;
-    push_key(c, "hyperparameters", 0);
-    if (!(rc = want_object(c, h)) && !(rc = check_keys(c, h, hyper_keys, NKEYS(hyper_keys))) &&
+    jsonin_push_key(c, "hyperparameters", 0);
+    if (!(rc = jsonin_want_object(c, h)) &&
+        !(rc = jsonin_check_keys(c, h, hyper_keys, NKEYS(hyper_keys))) &&
         !(rc = read_notes(c, h))) {
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(h, "input_chunkup");
-        push_key(c, "input_chunkup", 0);
-        if (k && !is_int_in(k, 1, SK_MAX_CHUNKUP))
-            rc = fail(c, "expected an integer in 1..%d (pieces each chunk is cut into), got %s%s",
-                      SK_MAX_CHUNKUP, got(k, g, sizeof g),
-                      cJSON_IsNumber(k) && k->valuedouble > SK_MAX_CHUNKUP ? " (too large)" : "");
+        jsonin_push_key(c, "input_chunkup", 0);
+        if (k && !jsonin_is_int_in(k, 1, SK_MAX_CHUNKUP))
+            rc = jsonin_fail(c, "expected an integer in 1..%d (pieces each chunk is cut "
+                                "into), got %s%s", SK_MAX_CHUNKUP, jsonin_got(c, k, g, sizeof g),
+                             cJSON_IsNumber(k) && k->valuedouble > SK_MAX_CHUNKUP ? " (too large)"
+                                                                                  : "");
         else if (k)
             s->chunkup = (int)k->valuedouble;
-        pop(c);
+        jsonin_pop(c);
     }
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
-static int parse_solver(ctx *c, const cJSON *root, sketch *s)
+static int parse_solver(jsonin_ctx *c, const cJSON *root, sketch *s)
 {
     const cJSON *sv = cJSON_GetObjectItemCaseSensitive(root, "solver");
     char g[64];
     int rc;
     if (!sv)
         return TC_OK;
-    push_key(c, "solver", 0);
-    if ((rc = want_object(c, sv)) || (rc = check_keys(c, sv, solver_keys, NKEYS(solver_keys))) ||
+    jsonin_push_key(c, "solver", 0);
+    if ((rc = jsonin_want_object(c, sv)) ||
+        (rc = jsonin_check_keys(c, sv, solver_keys, NKEYS(solver_keys))) ||
         (rc = read_notes(c, sv)))
         goto out;
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(sv, "backend");
     if (b) {
-        push_key(c, "backend", 0);
+        jsonin_push_key(c, "backend", 0);
         if (cJSON_IsString(b) && strcasecmp(b->valuestring, "glpk") == 0)
             s->backend = SK_SOLVER_GLPK;
         else if (cJSON_IsString(b) && strcasecmp(b->valuestring, "cbc") == 0)
             s->backend = SK_SOLVER_CBC;
         else
-            rc = fail(c, "unknown backend %s (expected \"glpk\" or \"cbc\")", got(b, g, sizeof g));
-        pop(c);
+            rc = jsonin_fail(c, "unknown backend %s (expected \"glpk\" or \"cbc\")",
+                             jsonin_got(c, b, g, sizeof g));
+        jsonin_pop(c);
         if (rc)
             goto out;
     }
     const char *want_t = "a time limit in seconds (a number > 0)";
     const cJSON *tl = cJSON_GetObjectItemCaseSensitive(sv, "time_limit_s");
     if (tl && cJSON_IsObject(tl)) {
-        push_key(c, "time_limit_s", 0);
-        if (!(rc = check_keys(c, tl, time_keys, NKEYS(time_keys))) && !(rc = read_notes(c, tl)) &&
+        jsonin_push_key(c, "time_limit_s", 0);
+        if (!(rc = jsonin_check_keys(c, tl, time_keys, NKEYS(time_keys))) &&
+            !(rc = read_notes(c, tl)) &&
             !(rc = read_number(c, tl, "route", 0, 1, SK_MAX_TIME_S, want_t, &s->route_time_s)))
             rc = read_number(c, tl, "contig", 0, 1, SK_MAX_TIME_S, want_t, &s->contig_time_s);
-        pop(c);
+        jsonin_pop(c);
     } else if (tl) {
         double v = 0;
         const char *w = "a time limit in seconds (a number > 0) or {\"route\": s, \"contig\": s}";
@@ -996,25 +712,26 @@ static int parse_solver(ctx *c, const cJSON *root, sketch *s)
     if (rc == TC_OK)
         rc = read_number(c, sv, "mip_gap", 0, 0, 1, "a relative gap 0 <= g < 1", &s->mip_gap);
 out:
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
-static int parse_size(ctx *c, const cJSON *root, sketch *s)
+static int parse_size(jsonin_ctx *c, const cJSON *root, sketch *s)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "input_size");
     char g[64];
     long long v = 0;
     if (!it)
         return TC_OK;
-    int ok = (is_int_in(it, 1, (double)SK_MAX_SIZE) && (v = (long long)it->valuedouble, 1)) ||
-             (cJSON_IsString(it) && size_parse(it->valuestring, &v) == 0 && v <= SK_MAX_SIZE);
+    int ok =
+        (jsonin_is_int_in(it, 1, (double)SK_MAX_SIZE) && (v = (long long)it->valuedouble, 1)) ||
+        (cJSON_IsString(it) && size_parse(it->valuestring, &v) == 0 && v <= SK_MAX_SIZE);
     if (!ok) {
-        push_key(c, "input_size", 0);
-        int rc = fail(c, "expected a size in bytes (a positive integer, or a string like "
-                         "\"1MB\" or \"64K\"; K, M, G are powers of 1024), got %s",
-                      got(it, g, sizeof g));
-        pop(c);
+        jsonin_push_key(c, "input_size", 0);
+        int rc = jsonin_fail(c, "expected a size in bytes (a positive integer, or a string like "
+                                "\"1MB\" or \"64K\"; K, M, G are powers of 1024), got %s",
+                             jsonin_got(c, it, g, sizeof g));
+        jsonin_pop(c);
         return rc;
     }
     s->input_size = v;
@@ -1034,13 +751,14 @@ static char *base_name(const char *label)
     return r;
 }
 
-static int parse_top(ctx *c, const cJSON *root, sketch *s)
+static int parse_top(jsonin_ctx *c, const cJSON *root, sketch *s)
 {
     char g[64];
     int rc;
     if (!cJSON_IsObject(root))
-        return fail(c, "expected a JSON object describing a sketch, got %s", got(root, g, sizeof g));
-    if ((rc = check_keys(c, root, top_keys, NKEYS(top_keys))) || (rc = read_notes(c, root)))
+        return jsonin_fail(c, "expected a JSON object describing a sketch, got %s",
+                           jsonin_got(c, root, g, sizeof g));
+    if ((rc = jsonin_check_keys(c, root, top_keys, NKEYS(top_keys))) || (rc = read_notes(c, root)))
         return rc;
     const char *name, *topology, *text;
     if ((rc = read_string(c, root, "name", SK_MAX_NAME, &name)) ||
@@ -1052,26 +770,29 @@ static int parse_top(ctx *c, const cJSON *root, sketch *s)
     s->topology = xstrdup(topology ? topology : "");
 
     const cJSON *nn = cJSON_GetObjectItemCaseSensitive(root, "nnodes");
-    push_key(c, "nnodes", 0);
+    jsonin_push_key(c, "nnodes", 0);
     if (!nn)
-        rc = fail(c, "missing: expected the number of nodes (an integer >= 1)");
-    else if (!is_int_in(nn, 1, SK_MAX_NODES))
-        rc = fail(c, "expected an integer in 1..%d, got %s", SK_MAX_NODES, got(nn, g, sizeof g));
+        rc = jsonin_fail(c, "missing: expected the number of nodes (an integer >= 1)");
+    else if (!jsonin_is_int_in(nn, 1, SK_MAX_NODES))
+        rc = jsonin_fail(c, "expected an integer in 1..%d, got %s", SK_MAX_NODES,
+                         jsonin_got(c, nn, g, sizeof g));
     else
         s->nnodes = (int)nn->valuedouble;
-    pop(c);
+    jsonin_pop(c);
     if (rc)
         return rc;
 
     const cJSON *co = cJSON_GetObjectItemCaseSensitive(root, "collective");
     if (co) {
-        push_key(c, "collective", 0);
+        jsonin_push_key(c, "collective", 0);
         if (!cJSON_IsString(co) || coll_parse(co->valuestring, &s->coll) != 0)
-            rc = fail(c, "unknown collective %s (expected allgather, alltoall, reducescatter "
-                         "or allreduce)", got(co, g, sizeof g));
+            rc = jsonin_fail(c,
+                             "unknown collective %s (expected allgather, alltoall, reducescatter "
+                             "or allreduce)",
+                             jsonin_got(c, co, g, sizeof g));
         else
             s->has_coll = 1;
-        pop(c);
+        jsonin_pop(c);
         if (rc)
             return rc;
     }
@@ -1083,87 +804,6 @@ static int parse_top(ctx *c, const cJSON *root, sketch *s)
 }
 
 /* ------------------------------------------------------ text and files */
-
-/* Offset of the first byte that is not valid UTF-8, or n. */
-static size_t utf8_bad_at(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned b = s[i], need, lo = 0x80, hi = 0xBF;
-        if (b < 0x80) {
-            i++;
-            continue;
-        }
-        if (b >= 0xC2 && b <= 0xDF)
-            need = 1;
-        else if (b >= 0xE0 && b <= 0xEF)
-            need = 2, lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
-        else if (b >= 0xF0 && b <= 0xF4)
-            need = 3, lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
-        else
-            return i;
-        if (i + need >= n || s[i + 1] < lo || s[i + 1] > hi)
-            return i;
-        for (size_t k = 2; k <= need; k++)
-            if (s[i + k] < 0x80 || s[i + k] > 0xBF)
-                return i;
-        i += need + 1;
-    }
-    return n;
-}
-
-static void line_col(const char *text, size_t off, int *line, int *col)
-{
-    size_t start = 0;
-    *line = 1;
-    for (size_t i = 0; i < off; i++)
-        if (text[i] == '\n') {
-            (*line)++;
-            start = i + 1;
-        }
-    *col = (int)(off - start) + 1;
-}
-
-/* Length of near[0..k) without a multi-byte character cut at its end. */
-static size_t utf8_trim(const char *near, size_t k)
-{
-    size_t j = k;
-    while (j > 0 && ((unsigned char)near[j - 1] & 0xC0) == 0x80)
-        j--;
-    if (j == 0)
-        return k;
-    unsigned lead = (unsigned char)near[j - 1];
-    size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-    return k - (j - 1) < want ? j - 1 : k;
-}
-
-/* "label:L:C: JSON syntax error near '...'" or "... unexpected end of file". */
-static void syntax_error(const char *text, const char *label, const char *at, tc_err *err)
-{
-    size_t len = strlen(text);
-    size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
-    int line, col;
-    if (text[off + strspn(text + off, " \t\r\n")] == '\0') {
-        line_col(text, len, &line, &col);
-        tc_err_set(err, TC_INPUT, "%s:%d:%d: JSON syntax error: unexpected end of file",
-                   label, line, col);
-        return;
-    }
-    while (off > 0 && strchr(" \t\r\n", text[off]))
-        off--;
-    line_col(text, off, &line, &col);
-    size_t from = off;
-    while (from > 0 && off - from < 10 && text[from - 1] != '\n' && text[from - 1] != '\r')
-        from--;
-    while (from < off && (text[from] == ' ' || ((unsigned char)text[from] & 0xC0) == 0x80))
-        from++;
-    char near[32];
-    size_t k = 0;
-    for (size_t i = from; text[i] && text[i] != '\n' && text[i] != '\r' && k < 22; i++)
-        near[k++] = (unsigned char)text[i] < 0x20 ? ' ' : text[i];
-    near[utf8_trim(near, k)] = '\0';
-    tc_err_set(err, TC_INPUT, "%s:%d:%d: JSON syntax error near '%s'", label, line, col, near);
-}
 
 void sketch_free(sketch *s)
 {
@@ -1191,31 +831,10 @@ sketch *sketch_parse(const char *text, const char *label, tc_err *err)
 {
     if (!label)
         label = "sketch";
-    if (!text) {
-        tc_err_set(err, TC_INPUT, "%s: no text given", label);
+    const char *body;
+    cJSON *root = jsonin_parse(text, label, &SKETCH_DOC, &body, err);
+    if (!root)
         return NULL;
-    }
-    size_t len = strlen(text);
-    size_t bad = utf8_bad_at((const unsigned char *)text, len);
-    if (bad < len) {
-        int line, col;
-        line_col(text, bad, &line, &col);
-        tc_err_set(err, TC_INPUT, "%s:%d:%d: not valid UTF-8 (byte 0x%02x)", label, line, col,
-                   (unsigned char)text[bad]);
-        return NULL;
-    }
-    const char *body = strncmp(text, "\xEF\xBB\xBF", 3) == 0 ? text + 3 : text;
-    if (body[strspn(body, " \t\r\n")] == '\0') {
-        tc_err_set(err, TC_INPUT, "%s: empty file: expected a JSON object describing a sketch",
-                   label);
-        return NULL;
-    }
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(body, &end, 1);
-    if (!root) {
-        syntax_error(body, label, end, err);
-        return NULL;
-    }
     sketch *s = xalloc(sizeof *s);
     s->priv = xalloc(sizeof *s->priv);
     s->priv->text = xstrdup(body);
@@ -1225,7 +844,8 @@ sketch *sketch_parse(const char *text, const char *label, tc_err *err)
     s->chunkup = 1;
     s->backend = SK_SOLVER_GLPK;
     s->mip_gap = -1;
-    ctx c = {.label = label, .text = body, .err = err};
+    jsonin_ctx c;
+    jsonin_ctx_init(&c, label, body, SKETCH_DOC.flags, err);
     int rc = parse_top(&c, root, s);
     cJSON_Delete(root);
     if (rc != TC_OK) {
@@ -1237,66 +857,9 @@ sketch *sketch_parse(const char *text, const char *label, tc_err *err)
 
 sketch *sketch_load(const char *path, tc_err *err)
 {
-    if (!path) {
-        tc_err_set(err, TC_INPUT, "sketch: no file name given");
+    char *buf = jsonin_read_file(path, &SKETCH_DOC, err);
+    if (!buf)
         return NULL;
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        tc_err_set(err, TC_INPUT, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0) {
-        tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(errno));
-        fclose(f);
-        return NULL;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        tc_err_set(err, TC_INPUT, "%s: is a directory, not a sketch file", path);
-        fclose(f);
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = xalloc(cap + 1);
-    for (;;) {
-        if (n == cap) {
-            if (cap >= (size_t)SK_MAX_FILE) {
-                tc_err_set(err, TC_INPUT, "%s: file too large (the limit is %ld MiB)", path,
-                           SK_MAX_FILE >> 20);
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            char *nb = realloc(buf, cap * 2 + 1);
-            if (!nb) {
-                fputs("taccl: out of memory\n", stderr);
-                abort();
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got_n = fread(buf + n, 1, cap - n, f);
-        n += got_n;
-        if (got_n == 0)
-            break;
-    }
-    int rerr = ferror(f);
-    fclose(f);
-    if (rerr) {
-        tc_err_set(err, TC_INPUT, "%s: cannot read", path);
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    if (strlen(buf) < n) {
-        int line, col;
-        line_col(buf, strlen(buf), &line, &col);
-        tc_err_set(err, TC_INPUT, "%s:%d:%d: contains a NUL byte (not a text file?)", path, line,
-                   col);
-        free(buf);
-        return NULL;
-    }
     sketch *s = sketch_parse(buf, path, err);
     free(buf);
     return s;
@@ -1379,7 +942,7 @@ int sketch_chunk_bytes(const sketch *s, int nranks, int dma_bytes, long long byt
 /* ---------------------------------------------------------------- check */
 
 typedef struct {
-    ctx c;
+    jsonin_ctx c;
     const sketch *s;
     const topo *t;
     int rpn;
@@ -1399,8 +962,9 @@ static int check_local(chk *k, int r)
 {
     if (r < k->rpn)
         return TC_OK;
-    return fail(&k->c, "local rank %d does not exist: topology %s has %d ranks per node (0..%d)",
-                r, k->t->name, k->rpn, k->rpn - 1);
+    return jsonin_fail(&k->c,
+                       "local rank %d does not exist: topology %s has %d ranks per node (0..%d)", r,
+                       k->t->name, k->rpn, k->rpn - 1);
 }
 
 /* Sketch switches: ranks in range, and all ports of one topology switch. */
@@ -1409,15 +973,15 @@ static int check_switches(chk *k)
     const sketch *s = k->s;
     const topo *t = k->t;
     int rc = TC_OK;
-    push_key(&k->c, "intranode_sketch", 0);
-    push_key(&k->c, "switches", 0);
+    jsonin_push_key(&k->c, "intranode_sketch", 0);
+    jsonin_push_key(&k->c, "switches", 0);
     for (int i = 0; i < s->nswitches && rc == TC_OK; i++) {
         const sketch_switch *sw = &s->switches[i];
-        push_index(&k->c, i);
+        jsonin_push_index(&k->c, i);
         for (int j = 0; j < sw->nranks && rc == TC_OK; j++) {
-            push_index(&k->c, j);
+            jsonin_push_index(&k->c, j);
             rc = check_local(k, sw->ranks[j]);
-            pop(&k->c);
+            jsonin_pop(&k->c);
         }
         int found = 0;
         for (int q = 0; q < t->nswitches && rc == TC_OK && !found; q++) {
@@ -1433,15 +997,15 @@ static int check_switches(chk *k)
         }
         if (rc == TC_OK && !found) {
             char b[128];
-            rc = fail(&k->c, "local ranks %s are not all ports of one switch of topology %s "
-                             "(it has %d switch%s per node)",
-                      rank_list_str(sw->ranks, sw->nranks, b, sizeof b), t->name,
-                      t->nswitches / t->nnodes, t->nswitches / t->nnodes == 1 ? "" : "es");
+            rc = jsonin_fail(&k->c, "local ranks %s are not all ports of one switch of topology %s "
+                                    "(it has %d switch%s per node)",
+                             rank_list_str(sw->ranks, sw->nranks, b, sizeof b), t->name,
+                             t->nswitches / t->nnodes, t->nswitches / t->nnodes == 1 ? "" : "es");
         }
-        pop(&k->c);
+        jsonin_pop(&k->c);
     }
-    pop(&k->c);
-    pop(&k->c);
+    jsonin_pop(&k->c);
+    jsonin_pop(&k->c);
     return rc;
 }
 
@@ -1454,8 +1018,8 @@ static int need_nic(chk *k, int local, const char *role)
 {
     if (has_nic(k, local))
         return TC_OK;
-    return fail(&k->c, "local rank %d has no NIC in topology %s, so it cannot %s", local,
-                k->t->name, role);
+    return jsonin_fail(&k->c, "local rank %d has no NIC in topology %s, so it cannot %s", local,
+                              k->t->name, role);
 }
 
 /* internode_conn and gpus_to_sender_rev_map against the topology. */
@@ -1464,48 +1028,49 @@ static int check_internode(chk *k)
     const sketch *s = k->s;
     int rc = TC_OK;
     char key[16];
-    push_key(&k->c, "internode_sketch", 0);
-    push_key(&k->c, "internode_conn", 0);
+    jsonin_push_key(&k->c, "internode_sketch", 0);
+    jsonin_push_key(&k->c, "internode_conn", 0);
     if (s->conn == SK_CONN_FULL || s->conn == SK_CONN_DIRECT) {
         for (int r = 0; r < k->rpn && rc == TC_OK; r++)
             if (!has_nic(k, r))
-                rc = fail(&k->c, "\"%s\" includes local rank %d, which has no NIC in topology %s",
-                          sketch_conn_name(s->conn), r, k->t->name);
+                rc = jsonin_fail(&k->c,
+                                 "\"%s\" includes local rank %d, which has no NIC in topology %s",
+                                 sketch_conn_name(s->conn), r, k->t->name);
     }
     for (int i = 0; i < s->nconn && rc == TC_OK; i++) {
         const sketch_conn_pair *p = &s->conn_pairs[i];
         snprintf(key, sizeof key, "%d", p->sender);
-        push_map_key(&k->c, key, 0);
+        jsonin_push_map_key(&k->c, key, 0);
         if (!(rc = check_local(k, p->sender)) && !(rc = need_nic(k, p->sender, "send to another node"))) {
-            push_index(&k->c, p->at);
+            jsonin_push_index(&k->c, p->at);
             if (!(rc = check_local(k, p->receiver)))
                 rc = need_nic(k, p->receiver, "receive from another node");
-            pop(&k->c);
+            jsonin_pop(&k->c);
         }
-        pop(&k->c);
+        jsonin_pop(&k->c);
     }
-    pop(&k->c);
+    jsonin_pop(&k->c);
     if (s->has_via && rc == TC_OK) {
-        push_key(&k->c, "gpus_to_sender_rev_map", 0);
+        jsonin_push_key(&k->c, "gpus_to_sender_rev_map", 0);
         for (int i = 0; i < s->nvia && rc == TC_OK; i++) {
             snprintf(key, sizeof key, "%d", s->via[i].sender);
-            push_map_key(&k->c, key, 0);
+            jsonin_push_map_key(&k->c, key, 0);
             if (!(rc = check_local(k, s->via[i].sender))) {
-                push_index(&k->c, s->via[i].at);
+                jsonin_push_index(&k->c, s->via[i].at);
                 rc = check_local(k, s->via[i].origin);
-                pop(&k->c);
+                jsonin_pop(&k->c);
             }
-            pop(&k->c);
+            jsonin_pop(&k->c);
         }
         for (int r = 0; r < k->rpn && rc == TC_OK; r++) {
             int i = lower_bound(s->priv->via_keys, s->nvia, (long long)r << 16);
             if (i >= s->nvia || (s->priv->via_keys[i] >> 16) != r)
-                rc = fail(&k->c, "local rank %d is in no sender's list: every rank's chunks "
-                                 "must leave the node through some sender", r);
+                rc = jsonin_fail(&k->c, "local rank %d is in no sender's list: every rank's chunks "
+                                        "must leave the node through some sender", r);
         }
-        pop(&k->c);
+        jsonin_pop(&k->c);
     }
-    pop(&k->c);
+    jsonin_pop(&k->c);
     return rc;
 }
 
@@ -1562,9 +1127,9 @@ static int sym_nodes(symck *y)
     for (int a = 0; a < t->nranks; a++) {
         int first = a / rpn * rpn;
         if (sym_of(y, a) / rpn != sym_of(y, first) / rpn)
-            return fail(&y->k->c, "%s: ranks %d and %d are on one node but their images %d "
-                                  "and %d are on different nodes", y->what, first, a,
-                        sym_of(y, first), sym_of(y, a));
+            return jsonin_fail(&y->k->c, "%s: ranks %d and %d are on one node but their images %d "
+                                         "and %d are on different nodes", y->what, first, a,
+                               sym_of(y, first), sym_of(y, a));
     }
     return TC_OK;
 }
@@ -1577,8 +1142,9 @@ static int sym_route(symck *y, int a, int b)
     if (same_route(t, &ra, &rb))
         return TC_OK;
     char x[96], z[96];
-    return fail(&y->k->c, "%s of topology %s: %d->%d (%s) maps to %d->%d (%s)", y->what, t->name,
-                a, b, route_str(t, &ra, x, sizeof x), sa, sb, route_str(t, &rb, z, sizeof z));
+    return jsonin_fail(&y->k->c, "%s of topology %s: %d->%d (%s) maps to %d->%d (%s)", y->what,
+                       t->name, a, b, route_str(t, &ra, x, sizeof x), sa, sb,
+                       route_str(t, &rb, z, sizeof z));
 }
 
 /* Links and switch pairs keep their figures; NICs keep figures and sharing. */
@@ -1601,16 +1167,20 @@ static int sym_topology(symck *y)
             (na >= 0 && (!near_eq(t->nics[na].alpha_us, t->nics[ma].alpha_us) ||
                          !near_eq(t->nics[na].bw_gbps, t->nics[ma].bw_gbps) ||
                          t->nics[na].nranks != t->nics[ma].nranks)))
-            rc = fail(&y->k->c, "%s of topology %s: the NIC of rank %d differs from the NIC of "
-                                "its image %d", y->what, t->name, a, sa);
+            rc = jsonin_fail(&y->k->c,
+                             "%s of topology %s: the NIC of rank %d differs from the NIC of "
+                             "its image %d",
+                             y->what, t->name, a, sa);
     }
     for (int i = 0; i < t->nnics && rc == TC_OK; i++) {
         const topo_nic *nic = &t->nics[i];
         for (int p = 1; p < nic->nranks && rc == TC_OK; p++) {
             int a = nic->ranks[0], b = nic->ranks[p];
             if (t->nic_of_rank[sym_of(y, a)] != t->nic_of_rank[sym_of(y, b)])
-                rc = fail(&y->k->c, "%s of topology %s: %d and %d share a NIC but %d and %d do "
-                                    "not", y->what, t->name, a, b, sym_of(y, a), sym_of(y, b));
+                rc = jsonin_fail(&y->k->c,
+                                 "%s of topology %s: %d and %d share a NIC but %d and %d do "
+                                 "not",
+                                 y->what, t->name, a, b, sym_of(y, a), sym_of(y, b));
         }
     }
     return rc;
@@ -1650,9 +1220,11 @@ static int sym_sketch(symck *y)
                 img[p] = sym_of(y, nd * rpn + w->ranks[p]) % rpn;
             if (!is_sketch_switch(s, img, w->nranks, w->uc)) {
                 char b[128];
-                rc = fail(&y->k->c, "%s of this sketch's switches: switches[%d] on node %d maps "
-                                    "to local ranks %s, which are not a %s switch", y->what, i,
-                          nd, rank_list_str(img, w->nranks, b, sizeof b), sketch_uc_name(w->uc));
+                rc = jsonin_fail(&y->k->c,
+                                 "%s of this sketch's switches: switches[%d] on node %d maps "
+                                 "to local ranks %s, which are not a %s switch",
+                                 y->what, i, nd, rank_list_str(img, w->nranks, b, sizeof b),
+                                 sketch_uc_name(w->uc));
             }
         }
         free(img);
@@ -1667,8 +1239,9 @@ static int sym_sketch(symck *y)
                     int a = na * rpn + la, b = nb * rpn + lb;
                     int sa = sym_of(y, a), sb = sym_of(y, b);
                     if (!sketch_internode_ok(s, rpn, sa % rpn, sb % rpn))
-                        rc = fail(&y->k->c, "%s of this sketch's internode_conn: %d->%d is "
-                                            "allowed but %d->%d is not", y->what, a, b, sa, sb);
+                        rc = jsonin_fail(&y->k->c, "%s of this sketch's internode_conn: %d->%d "
+                                                   "is allowed but %d->%d is not",
+                                         y->what, a, b, sa, sb);
                 }
     }
     for (int nd = 0; nd < t->nnodes && s->has_via && rc == TC_OK; nd++)
@@ -1676,9 +1249,10 @@ static int sym_sketch(symck *y)
             int o = nd * rpn + s->via[i].origin, snd = nd * rpn + s->via[i].sender;
             int so = sym_of(y, o), ss = sym_of(y, snd);
             if (!sketch_leaves_via(s, rpn, so % rpn, ss % rpn))
-                rc = fail(&y->k->c, "%s of this sketch's gpus_to_sender_rev_map: chunks of %d "
-                                    "leave through %d but chunks of %d do not leave through %d",
-                          y->what, o, snd, so, ss);
+                rc = jsonin_fail(&y->k->c,
+                                 "%s of this sketch's gpus_to_sender_rev_map: chunks of %d "
+                                 "leave through %d but chunks of %d do not leave through %d",
+                                 y->what, o, snd, so, ss);
         }
     return rc;
 }
@@ -1689,16 +1263,16 @@ static int check_symmetry(chk *k)
 {
     const sketch *s = k->s;
     int n = k->t->nranks, rc = TC_OK;
-    push_key(&k->c, "symmetry_offsets", 0);
+    jsonin_push_key(&k->c, "symmetry_offsets", 0);
     for (int i = 0; i < s->nsym && rc == TC_OK; i++) {
         int size = s->sym[i].size;
-        push_index(&k->c, i);
+        jsonin_push_index(&k->c, i);
         if (size > n || n % size != 0) {
-            push_index(&k->c, 1);
-            rc = fail(&k->c, "group size %d does not divide the %d ranks of topology %s, so "
-                             "rank %d would map outside its group", size, n, k->t->name,
-                      size > n ? n - 1 : n - n % size);
-            pop(&k->c);
+            jsonin_push_index(&k->c, 1);
+            rc = jsonin_fail(&k->c, "group size %d does not divide the %d ranks of topology %s, so "
+                                    "rank %d would map outside its group", size, n, k->t->name,
+                                    size > n ? n - 1 : n - n % size);
+            jsonin_pop(&k->c);
         } else {
             symck y = {.k = k, .which = i};
             snprintf(y.what, sizeof y.what, "rotation by %d within groups of %d is not a "
@@ -1706,9 +1280,9 @@ static int check_symmetry(chk *k)
             if (!(rc = sym_nodes(&y)) && !(rc = sym_topology(&y)))
                 rc = sym_sketch(&y);
         }
-        pop(&k->c);
+        jsonin_pop(&k->c);
     }
-    pop(&k->c);
+    jsonin_pop(&k->c);
     return rc;
 }
 
@@ -1716,14 +1290,14 @@ int sketch_check(const sketch *s, const topo *t, tc_err *err)
 {
     if (!s || !t)
         return tc_err_set(err, TC_INPUT, "sketch check: no %s given", s ? "topology" : "sketch");
-    chk k = {.c = {.label = s->path, .text = s->priv ? s->priv->text : NULL, .err = err},
-             .s = s, .t = t, .rpn = t->ranks_per_node};
+    chk k = {.s = s, .t = t, .rpn = t->ranks_per_node};
+    jsonin_ctx_init(&k.c, s->path, s->priv ? s->priv->text : NULL, SKETCH_DOC.flags, err);
     int rc = TC_OK;
     if (s->nnodes != t->nnodes) {
-        push_key(&k.c, "nnodes", 0);
-        rc = fail(&k.c, "is %d but topology %s (%s) has %d node%s", s->nnodes, t->name, t->path,
-                  t->nnodes, t->nnodes == 1 ? "" : "s");
-        pop(&k.c);
+        jsonin_push_key(&k.c, "nnodes", 0);
+        rc = jsonin_fail(&k.c, "is %d but topology %s (%s) has %d node%s", s->nnodes, t->name,
+                         t->path, t->nnodes, t->nnodes == 1 ? "" : "s");
+        jsonin_pop(&k.c);
         return rc;
     }
     if (s->nswitches && (rc = check_switches(&k)))
@@ -1733,20 +1307,20 @@ int sketch_check(const sketch *s, const topo *t, tc_err *err)
     if (rc == TC_OK)
         rc = check_symmetry(&k);
     if (rc == TC_OK && (long long)t->nranks * s->chunkup > (1LL << 22)) {
-        push_key(&k.c, "hyperparameters", 0);
-        push_key(&k.c, "input_chunkup", 0);
-        rc = fail(&k.c, "%d x %d ranks makes %lld chunks per loop (the limit is %d)", s->chunkup,
-                  t->nranks, (long long)t->nranks * s->chunkup, 1 << 22);
-        pop(&k.c);
-        pop(&k.c);
+        jsonin_push_key(&k.c, "hyperparameters", 0);
+        jsonin_push_key(&k.c, "input_chunkup", 0);
+        rc = jsonin_fail(&k.c, "%d x %d ranks makes %lld chunks per loop (the limit is %d)",
+                         s->chunkup, t->nranks, (long long)t->nranks * s->chunkup, 1 << 22);
+        jsonin_pop(&k.c);
+        jsonin_pop(&k.c);
     }
     if (rc == TC_OK && s->input_size > 0) {
         tc_err e;
         tc_err_clear(&e);
         if (sketch_chunk_bytes(s, t->nranks, t->dma_bytes, s->input_size, NULL, &e) != TC_OK) {
-            push_key(&k.c, "input_size", 0);
-            rc = fail(&k.c, "%s", e.msg);
-            pop(&k.c);
+            jsonin_push_key(&k.c, "input_size", 0);
+            rc = jsonin_fail(&k.c, "%s", e.msg);
+            jsonin_pop(&k.c);
         }
     }
     return rc;

@@ -47,6 +47,8 @@
  * "bandwidth_gbps"), not by searching for the key name, so a key that
  * occurs in many objects is still placed correctly; for a missing key it is
  * the line of the object that lacks it.  Syntax errors give "LABEL:LINE:COL".
+ * That machinery, and the file reader, are src/util/jsonin's, shared with
+ * the sketch loader.
  *
  * In the struct, elements are ordered node by node, and within a node in
  * file order (a bidirectional pair a,b gives a->b then b->a).  topo_to_json()
@@ -59,17 +61,15 @@
  * and per rank the ascending list of switches it belongs to. */
 #include "topo.h"
 
+#include "../util/jsonin.h"
+
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define TOPO_MAX_RANKS 65536
 #define TOPO_MAX_LINKS (1 << 22)
@@ -78,7 +78,9 @@
 #define TOPO_MAX_FILE (64L << 20)
 #define TOPO_MAX_NAME 200
 #define TOPO_REF_BYTES 1e6      /* "fastest" = lowest cost for 1 MB */
-#define TOPO_MAX_DEPTH 12       /* deepest field path in the schema is 5 */
+
+/* How topology files are read, and their message conventions. */
+static const jsonin_doc TOPO_DOC = {"topology", TOPO_MAX_FILE, 0};
 
 struct topo_priv {
     /* Route index. */
@@ -298,352 +300,48 @@ static void sb_jstr(sbuf *b, const char *s)
     sb_putn(b, "\"", 1);
 }
 
-/* ------------------------------------------- locating a field in the text */
-
-/* One step of a field path: an object key (the nth occurrence of it in that
- * object, nth = 0 normally) or an array index (key NULL). */
-typedef struct {
-    const char *key;
-    int index;
-    int nth;
-} pcomp;
-
-typedef struct {
-    int depth;          /* how many path steps were found */
-    int line;           /* line of the deepest step found (1-based) */
-    const char *val;    /* start of that step's value */
-} locres;
-
-static const char *sk_ws(const char *p, int *line)
-{
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') {
-        if (*p == '\n')
-            (*line)++;
-        p++;
-    }
-    return p;
-}
-
-/* p at '"': returns just past the closing quote. */
-static const char *sk_string(const char *p, int *line)
-{
-    p++;
-    while (*p && *p != '"') {
-        if (*p == '\\' && p[1])
-            p++;
-        if (*p == '\n')
-            (*line)++;
-        p++;
-    }
-    return *p ? p + 1 : p;
-}
-
-/* Skip one value of (already validated) JSON; always advances unless at NUL. */
-static const char *sk_value(const char *p, int *line)
-{
-    p = sk_ws(p, line);
-    if (*p == '"')
-        return sk_string(p, line);
-    if (*p == '{' || *p == '[') {
-        char close = *p == '{' ? '}' : ']';
-        p++;
-        for (;;) {
-            p = sk_ws(p, line);
-            if (!*p)
-                return p;
-            if (*p == close)
-                return p + 1;
-            if (*p == ',' || *p == ':') {
-                p++;
-                continue;
-            }
-            p = sk_value(p, line);
-        }
-    }
-    const char *q = p;
-    while (*q && !strchr(" \t\r\n,:]}", *q))
-        q++;
-    return (q == p && *q) ? q + 1 : q;
-}
-
-/* Walk the text along path[0..n-1] as far as it goes. */
-static void locate(const char *text, const pcomp *path, int n, locres *r)
-{
-    int line = 1;
-    const char *p = text;
-    if ((unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
-        (unsigned char)p[2] == 0xBF)
-        p += 3;
-    p = sk_ws(p, &line);
-    r->depth = 0;
-    r->line = line;
-    r->val = p;
-    for (int d = 0; d < n; d++) {
-        int found = 0;
-        if (path[d].key) {
-            if (*p != '{')
-                return;
-            p++;
-            size_t klen = strlen(path[d].key);
-            int seen = 0;
-            for (;;) {
-                p = sk_ws(p, &line);
-                if (*p == ',') {
-                    p++;
-                    continue;
-                }
-                if (*p != '"')
-                    return;
-                const char *k = p + 1;
-                int kline = line;
-                p = sk_string(p, &line);
-                size_t len = (size_t)(p - 1 - k);
-                p = sk_ws(p, &line);
-                if (*p != ':')
-                    return;
-                p = sk_ws(p + 1, &line);
-                if (len == klen && memcmp(k, path[d].key, len) == 0 &&
-                    seen++ == path[d].nth) {
-                    r->line = kline;
-                    found = 1;
-                    break;
-                }
-                p = sk_value(p, &line);
-            }
-        } else {
-            if (*p != '[')
-                return;
-            p++;
-            for (int i = 0;; i++) {
-                p = sk_ws(p, &line);
-                if (*p == ',')
-                    p = sk_ws(p + 1, &line);
-                if (!*p || *p == ']')
-                    return;
-                if (i == path[d].index) {
-                    r->line = line;
-                    found = 1;
-                    break;
-                }
-                p = sk_value(p, &line);
-            }
-        }
-        if (!found)
-            return;
-        r->depth = d + 1;
-        r->val = p;
-    }
-}
-
-/* Line and column (1-based, bytes) of offset `off` in text. */
-static void line_col(const char *text, size_t off, int *line, int *col)
-{
-    int l = 1;
-    size_t start = 0;
-    for (size_t i = 0; i < off; i++)
-        if (text[i] == '\n') {
-            l++;
-            start = i + 1;
-        }
-    *line = l;
-    *col = (int)(off - start) + 1;
-}
-
-/* ------------------------------------------------------- parse context */
-
-typedef struct {
-    const char *label;
-    const char *text;
-    pcomp path[TOPO_MAX_DEPTH];
-    int depth;
-    tc_err *err;
-} pctx;
-
-static void push_key(pctx *c, const char *key, int nth)
-{
-    if (c->depth < TOPO_MAX_DEPTH)
-        c->path[c->depth] = (pcomp){key, -1, nth};
-    c->depth++;
-}
-
-static void push_index(pctx *c, int i)
-{
-    if (c->depth < TOPO_MAX_DEPTH)
-        c->path[c->depth] = (pcomp){NULL, i, 0};
-    c->depth++;
-}
-
-static void pop(pctx *c)
-{
-    c->depth--;
-}
-
-static int path_depth(const pctx *c)
-{
-    return c->depth < TOPO_MAX_DEPTH ? c->depth : TOPO_MAX_DEPTH;
-}
-
-/* "links[2].bandwidth_gbps"; "(top level)" for the document itself. */
-static void path_str(const pctx *c, char *buf, size_t n)
-{
-    sbuf b = {0};
-    int d = path_depth(c);
-    for (int i = 0; i < d; i++) {
-        if (c->path[i].key) {
-            if (i > 0)
-                sb_putn(&b, ".", 1);
-            sb_puts(&b, c->path[i].key);
-        } else {
-            sb_printf(&b, "[%d]", c->path[i].index);
-        }
-    }
-    snprintf(buf, n, "%s", b.s ? b.s : "(top level)");
-    free(b.s);
-}
-
-static int fail(pctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Set "label:line: path: what" and return TC_INPUT. */
-static int fail(pctx *c, const char *fmt, ...)
-{
-    char what[640], where[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    path_str(c, where, sizeof where);
-    locres r;
-    locate(c->text, c->path, path_depth(c), &r);
-    return tc_err_set(c->err, TC_INPUT, "%s:%d: %s: %s", c->label, r.line,
-                      where, what);
-}
-
-/* How the offending value is written in the file (for "got ..."). */
-static const char *got(const pctx *c, const cJSON *it, char *buf, size_t n)
-{
-    locres r;
-    locate(c->text, c->path, path_depth(c), &r);
-    if (r.depth == c->depth && r.val && *r.val) {
-        const char *p = r.val;
-        if (*p == '{')
-            return "an object";
-        if (*p == '[')
-            return "an array";
-        size_t len;
-        if (*p == '"') {
-            int dummy = 0;
-            len = (size_t)(sk_string(p, &dummy) - p);
-        } else {
-            len = strcspn(p, " \t\r\n,:]}");
-        }
-        if (len > 40) {
-            len = 37;
-            while (len > 0 && ((unsigned char)p[len] & 0xC0) == 0x80)
-                len--;
-            snprintf(buf, n, "%.*s...", (int)len, p);
-        } else {
-            snprintf(buf, n, "%.*s", (int)len, p);
-        }
-        return buf;
-    }
-    if (!it)
-        return "nothing";
-    if (cJSON_IsString(it))
-        snprintf(buf, n, "\"%.40s\"", it->valuestring);
-    else if (cJSON_IsNumber(it))
-        snprintf(buf, n, "%.17g", it->valuedouble);
-    else if (cJSON_IsBool(it))
-        return cJSON_IsTrue(it) ? "true" : "false";
-    else if (cJSON_IsNull(it))
-        return "null";
-    else if (cJSON_IsArray(it))
-        return "an array";
-    else
-        return "an object";
-    return buf;
-}
-
 /* ---------------------------------------------------------- field readers */
 
-/* Every member of obj must be one of keys[], each at most once. */
-static int check_keys(pctx *c, const cJSON *obj, const char *const *keys,
-                      int nkeys)
-{
-    unsigned seen = 0;
-    for (const cJSON *it = obj->child; it; it = it->next) {
-        int nth = 0;
-        for (const cJSON *q = obj->child; q != it; q = q->next)
-            if (strcmp(q->string, it->string) == 0)
-                nth++;
-        int k = -1;
-        for (int i = 0; i < nkeys; i++)
-            if (strcmp(keys[i], it->string) == 0)
-                k = i;
-        push_key(c, it->string, nth);
-        if (k < 0) {
-            char list[400] = "";
-            size_t used = 0;
-            for (int i = 0; i < nkeys && used < sizeof list; i++)
-                used += (size_t)snprintf(list + used, sizeof list - used,
-                                         "%s%s", i ? ", " : "", keys[i]);
-            return fail(c, "unknown key (expected one of: %s)", list);
-        }
-        if (seen & (1u << k))
-            return fail(c, "duplicate key");
-        pop(c);
-        seen |= 1u << k;
-    }
-    return TC_OK;
-}
-
-/* A string read from the file: no raw control characters. */
-static int check_text(pctx *c, const cJSON *it)
-{
-    for (const unsigned char *p = (const unsigned char *)it->valuestring; *p; p++)
-        if (*p < 0x20 && *p != '\t')
-            return fail(c, "control character 0x%02x in a string (write it "
-                           "escaped, or leave it out)", *p);
-    return TC_OK;
-}
-
 /* Optional (or required) string; *out points into the cJSON tree. */
-static int read_string(pctx *c, const cJSON *obj, const char *key,
+static int read_string(jsonin_ctx *c, const cJSON *obj, const char *key,
                        int required, size_t maxlen, const char **out)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     char g[64];
     int rc = TC_OK;
     *out = NULL;
-    push_key(c, key, 0);
+    jsonin_push_key(c, key, 0);
     if (!it) {
         if (required)
-            rc = fail(c, "missing: expected a non-empty string");
+            rc = jsonin_fail(c, "missing: expected a non-empty string");
     } else if (!cJSON_IsString(it) || !it->valuestring) {
-        rc = fail(c, "expected a string, got %s", got(c, it, g, sizeof g));
+        rc = jsonin_fail(c, "expected a string, got %s",
+                         jsonin_got(c, it, g, sizeof g));
     } else if (it->valuestring[0] == '\0') {
-        rc = fail(c, "expected a non-empty string, got \"\"");
+        rc = jsonin_fail(c, "expected a non-empty string, got \"\"");
     } else if (maxlen && strlen(it->valuestring) > maxlen) {
-        rc = fail(c, "expected a string of at most %zu bytes, got %zu bytes",
-                  maxlen, strlen(it->valuestring));
-    } else if ((rc = check_text(c, it)) == TC_OK) {
+        rc = jsonin_fail(c, "expected a string of at most %zu bytes, got %zu bytes",
+                         maxlen, strlen(it->valuestring));
+    } else if ((rc = jsonin_check_control(c, it->valuestring,
+                                           JSONIN_CONTROL_HINT)) == TC_OK) {
         *out = it->valuestring;
     }
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
 /* The required "source" of an object with figures, kept in the pool. */
-static int read_source(pctx *c, const cJSON *obj, struct topo_priv *pv,
+static int read_source(jsonin_ctx *c, const cJSON *obj, struct topo_priv *pv,
                        int *out)
 {
     const char *s;
     *out = -1;
     if (!cJSON_GetObjectItemCaseSensitive(obj, "source")) {
-        push_key(c, "source", 0);
-        int rc = fail(c, "missing: every object with figures needs a "
-                         "\"source\" naming where they come from, or "
-                         "starting with \"assumed\"");
-        pop(c);
+        jsonin_push_key(c, "source", 0);
+        int rc = jsonin_fail(c, "missing: every object with figures needs a "
+                                "\"source\" naming where they come from, or "
+                                "starting with \"assumed\"");
+        jsonin_pop(c);
         return rc;
     }
     int rc = read_string(c, obj, "source", 1, 0, &s);
@@ -653,33 +351,13 @@ static int read_source(pctx *c, const cJSON *obj, struct topo_priv *pv,
 }
 
 /* Optional "notes": a string or an array of strings, kept as JSON text. */
-static int read_notes(pctx *c, const cJSON *obj, struct topo_priv *pv,
+static int read_notes(jsonin_ctx *c, const cJSON *obj, struct topo_priv *pv,
                       int *out)
 {
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, "notes");
-    char g[64];
-    int rc = TC_OK;
+    const cJSON *it;
+    int rc = jsonin_read_notes(c, obj, 1, &it);
     *out = -1;
-    if (!it)
-        return TC_OK;
-    push_key(c, "notes", 0);
-    if (cJSON_IsString(it)) {
-        rc = check_text(c, it);
-    } else if (cJSON_IsArray(it)) {
-        int i = 0;
-        for (const cJSON *e = it->child; e && rc == TC_OK; e = e->next, i++) {
-            push_index(c, i);
-            if (!cJSON_IsString(e))
-                rc = fail(c, "expected a string, got %s", got(c, e, g, sizeof g));
-            else
-                rc = check_text(c, e);
-            pop(c);
-        }
-    } else {
-        rc = fail(c, "expected a string or an array of strings, got %s",
-                  got(c, it, g, sizeof g));
-    }
-    if (rc == TC_OK) {
+    if (rc == TC_OK && it) {
         char *txt = cJSON_PrintUnformatted(it);
         if (!txt) {
             fputs("taccl: out of memory\n", stderr);
@@ -688,79 +366,56 @@ static int read_notes(pctx *c, const cJSON *obj, struct topo_priv *pv,
         *out = pool_add(pv, txt);
         cJSON_free(txt);
     }
-    pop(c);
     return rc;
 }
 
 /* A required finite number, > 0 if `positive`, else >= 0. */
-static int read_number(pctx *c, const cJSON *obj, const char *key,
+static int read_number(jsonin_ctx *c, const cJSON *obj, const char *key,
                        int positive, double *out)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     const char *want = positive ? "a number > 0" : "a number >= 0";
     char g[64];
     int rc = TC_OK;
-    push_key(c, key, 0);
+    jsonin_push_key(c, key, 0);
     if (!it)
-        rc = fail(c, "missing: expected %s", want);
+        rc = jsonin_fail(c, "missing: expected %s", want);
     else if (!cJSON_IsNumber(it))
-        rc = fail(c, "expected %s, got %s", want, got(c, it, g, sizeof g));
+        rc = jsonin_fail(c, "expected %s, got %s", want,
+                         jsonin_got(c, it, g, sizeof g));
     else if (!isfinite(it->valuedouble))
-        rc = fail(c, "expected %s, got %s (out of range)", want,
-                  got(c, it, g, sizeof g));
+        rc = jsonin_fail(c, "expected %s, got %s (out of range)", want,
+                         jsonin_got(c, it, g, sizeof g));
     else if (positive ? !(it->valuedouble > 0) : !(it->valuedouble >= 0))
-        rc = fail(c, "expected %s, got %s", want, got(c, it, g, sizeof g));
+        rc = jsonin_fail(c, "expected %s, got %s", want,
+                         jsonin_got(c, it, g, sizeof g));
     else
         *out = it->valuedouble;
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
-static int is_int_in(const cJSON *it, double lo, double hi)
-{
-    return cJSON_IsNumber(it) && isfinite(it->valuedouble) &&
-           it->valuedouble == floor(it->valuedouble) &&
-           it->valuedouble >= lo && it->valuedouble <= hi;
-}
-
 /* An integer in lo..hi; when absent, `dflt` if not required. */
-static int read_int(pctx *c, const cJSON *obj, const char *key, int required,
+static int read_int(jsonin_ctx *c, const cJSON *obj, const char *key, int required,
                     int lo, int hi, int dflt, int *out)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     char g[64];
     int rc = TC_OK;
-    push_key(c, key, 0);
+    jsonin_push_key(c, key, 0);
     if (!it) {
         if (required)
-            rc = fail(c, "missing: expected an integer in %d..%d", lo, hi);
+            rc = jsonin_fail(c, "missing: expected an integer in %d..%d", lo, hi);
         else
             *out = dflt;
-    } else if (!is_int_in(it, lo, hi)) {
+    } else if (!jsonin_is_int_in(it, lo, hi)) {
         int big = cJSON_IsNumber(it) && !(it->valuedouble <= hi);
-        rc = fail(c, "expected an integer in %d..%d, got %s%s", lo, hi,
-                  got(c, it, g, sizeof g), big ? " (too large)" : "");
+        rc = jsonin_fail(c, "expected an integer in %d..%d, got %s%s", lo, hi,
+                         jsonin_got(c, it, g, sizeof g), big ? " (too large)" : "");
     } else {
         *out = (int)it->valuedouble;
     }
-    pop(c);
-    return rc;
-}
-
-static int read_bool(pctx *c, const cJSON *obj, const char *key, int dflt,
-                     int *out)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    char g[64];
-    int rc = TC_OK;
-    push_key(c, key, 0);
-    if (!it)
-        *out = dflt;
-    else if (!cJSON_IsBool(it))
-        rc = fail(c, "expected true or false, got %s", got(c, it, g, sizeof g));
-    else
-        *out = cJSON_IsTrue(it) ? 1 : 0;
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
@@ -783,7 +438,7 @@ typedef struct {
 } lgroup;
 
 typedef struct {
-    pctx c;
+    jsonin_ctx c;
     topo *t;
     struct topo_priv *pv;
     int rpn;
@@ -812,41 +467,37 @@ static void pstate_free(pstate *ps)
 /* A local rank 0..rpn-1. */
 static int read_rank(pstate *ps, const cJSON *it, int *out)
 {
-    char g[64];
-    if (!is_int_in(it, 0, ps->rpn - 1))
-        return fail(&ps->c, "expected a local rank (an integer in 0..%d), got %s",
-                    ps->rpn - 1, got(&ps->c, it, g, sizeof g));
-    *out = (int)it->valuedouble;
-    return TC_OK;
+    return jsonin_read_rank(&ps->c, it, ps->rpn - 1, out);
 }
 
 /* "ranks": at least `min` distinct local ranks.  `what` names the owner. */
 static int read_ranks(pstate *ps, const cJSON *obj, int min, const char *what,
                       int **out, int *n)
 {
-    pctx *c = &ps->c;
+    jsonin_ctx *c = &ps->c;
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, "ranks");
     char g[64];
     int rc = TC_OK;
     *out = NULL;
     *n = 0;
-    push_key(c, "ranks", 0);
+    jsonin_push_key(c, "ranks", 0);
     int size = it && cJSON_IsArray(it) ? cJSON_GetArraySize(it) : 0;
     if (!it) {
-        rc = fail(c, "missing: expected an array of local ranks");
+        rc = jsonin_fail(c, "missing: expected an array of local ranks");
     } else if (!cJSON_IsArray(it) || size < min) {
-        rc = fail(c, "expected an array of at least %d local rank%s, got %s",
-                  min, min == 1 ? "" : "s", got(c, it, g, sizeof g));
+        rc = jsonin_fail(c, "expected an array of at least %d local rank%s, got %s",
+                         min, min == 1 ? "" : "s", jsonin_got(c, it, g, sizeof g));
     } else {
         int *r = xmalloc((size_t)size * sizeof *r);
         int i = 0;
         ps->stampval++;
         for (const cJSON *e = it->child; e; e = e->next, i++) {
-            push_index(c, i);
+            jsonin_push_index(c, i);
             rc = read_rank(ps, e, &r[i]);
             if (rc == TC_OK && ps->stamp[r[i]] == ps->stampval)
-                rc = fail(c, "local rank %d listed twice in this %s", r[i], what);
-            pop(c);
+                rc = jsonin_fail(c, "local rank %d listed twice in this %s",
+                                 r[i], what);
+            jsonin_pop(c);
             if (rc != TC_OK)
                 break;
             ps->stamp[r[i]] = ps->stampval;
@@ -858,7 +509,7 @@ static int read_ranks(pstate *ps, const cJSON *obj, int min, const char *what,
             free(r);
         }
     }
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
@@ -880,7 +531,7 @@ static const char *const group_keys[] = {
 
 static int parse_device(pstate *ps, const cJSON *root)
 {
-    pctx *c = &ps->c;
+    jsonin_ctx *c = &ps->c;
     topo *t = ps->t;
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, "device");
     char g[64];
@@ -891,61 +542,61 @@ static int parse_device(pstate *ps, const cJSON *root)
     t->dma_bytes = 0;
     if (!dev)
         return TC_OK;
-    push_key(c, "device", 0);
+    jsonin_push_key(c, "device", 0);
     if (!cJSON_IsObject(dev)) {
-        rc = fail(c, "expected an object such as {\"kind\": \"gpu\"}, got %s",
-                  got(c, dev, g, sizeof g));
-        pop(c);
+        rc = jsonin_fail(c, "expected an object such as {\"kind\": \"gpu\"}, got %s",
+                         jsonin_got(c, dev, g, sizeof g));
+        jsonin_pop(c);
         return rc;
     }
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(dev, "kind");
-    push_key(c, "kind", 0);
+    jsonin_push_key(c, "kind", 0);
     if (!kind)
-        rc = fail(c, "missing: expected \"gpu\" or \"chip\"");
+        rc = jsonin_fail(c, "missing: expected \"gpu\" or \"chip\"");
     else if (!cJSON_IsString(kind) || (strcmp(kind->valuestring, "gpu") != 0 &&
                                        strcmp(kind->valuestring, "chip") != 0))
-        rc = fail(c, "expected \"gpu\" or \"chip\", got %s",
-                  got(c, kind, g, sizeof g));
+        rc = jsonin_fail(c, "expected \"gpu\" or \"chip\", got %s",
+                         jsonin_got(c, kind, g, sizeof g));
     else
         rc = TC_OK;
-    pop(c);
+    jsonin_pop(c);
     if (rc != TC_OK) {
-        pop(c);
+        jsonin_pop(c);
         return rc;
     }
     int chip = strcmp(kind->valuestring, "chip") == 0;
     int chips = 0, clusters = 0, dma = 0;
     if (chip) {
-        if ((rc = check_keys(c, dev, chip_keys, NKEYS(chip_keys))) ||
+        if ((rc = jsonin_check_keys(c, dev, chip_keys, NKEYS(chip_keys))) ||
             (rc = read_int(c, dev, "chips_per_node", 1, 1, TOPO_MAX_RANKS, 0,
                            &chips)) ||
             (rc = read_int(c, dev, "clusters_per_chip", 1, 1, TOPO_MAX_RANKS, 0,
                            &clusters)) ||
             (rc = read_int(c, dev, "dma_bytes", 0, 0, TOPO_MAX_DMA, 0, &dma)) ||
             (rc = read_source(c, dev, ps->pv, &ps->pv->device_source))) {
-            pop(c);
+            jsonin_pop(c);
             return rc;
         }
     } else {
         const char *s = NULL;
-        if ((rc = check_keys(c, dev, gpu_keys, NKEYS(gpu_keys))) ||
+        if ((rc = jsonin_check_keys(c, dev, gpu_keys, NKEYS(gpu_keys))) ||
             (rc = read_string(c, dev, "source", 0, 0, &s))) {
-            pop(c);
+            jsonin_pop(c);
             return rc;
         }
         ps->pv->device_source = pool_add(ps->pv, s);
     }
     rc = read_notes(c, dev, ps->pv, &ps->pv->device_notes);
-    pop(c);
+    jsonin_pop(c);
     if (rc != TC_OK || !chip)
         return rc;
     long long want = (long long)chips * clusters;
     if (want != t->ranks_per_node) {
-        push_key(c, "ranks_per_node", 0);
-        rc = fail(c, "expected device.chips_per_node * device.clusters_per_chip "
-                     "= %lld for a chip device, got %d",
-                  want, t->ranks_per_node);
-        pop(c);
+        jsonin_push_key(c, "ranks_per_node", 0);
+        rc = jsonin_fail(c, "expected device.chips_per_node * "
+                            "device.clusters_per_chip = %lld for a chip "
+                            "device, got %d", want, t->ranks_per_node);
+        jsonin_pop(c);
         return rc;
     }
     t->kind = TOPO_CHIP;
@@ -957,24 +608,22 @@ static int parse_device(pstate *ps, const cJSON *root)
 
 static int parse_local(pstate *ps, const cJSON *root)
 {
-    pctx *c = &ps->c;
+    jsonin_ctx *c = &ps->c;
     const cJSON *loc = cJSON_GetObjectItemCaseSensitive(root, "local");
-    char g[64];
     int rc;
-    push_key(c, "local", 0);
+    jsonin_push_key(c, "local", 0);
     if (!loc)
-        rc = fail(c, "missing: expected {\"copy_gbps\": ..., \"reduce_gbps\": "
-                     "..., \"source\": ...}");
-    else if (!cJSON_IsObject(loc))
-        rc = fail(c, "expected an object, got %s", got(c, loc, g, sizeof g));
-    else if ((rc = check_keys(c, loc, local_keys, NKEYS(local_keys))) ||
+        rc = jsonin_fail(c, "missing: expected {\"copy_gbps\": ..., "
+                            "\"reduce_gbps\": ..., \"source\": ...}");
+    else if ((rc = jsonin_want_object(c, loc)) ||
+             (rc = jsonin_check_keys(c, loc, local_keys, NKEYS(local_keys))) ||
              (rc = read_number(c, loc, "copy_gbps", 1, &ps->t->copy_gbps)) ||
              (rc = read_number(c, loc, "reduce_gbps", 1, &ps->t->reduce_gbps)) ||
              (rc = read_source(c, loc, ps->pv, &ps->pv->local_source)))
         ;
     else
         rc = read_notes(c, loc, ps->pv, &ps->pv->local_notes);
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
@@ -990,39 +639,39 @@ static void add_llink(pstate *ps, const llink *l)
 /* The pairs of one link entry; `proto` carries its figures. */
 static int parse_pairs(pstate *ps, const cJSON *entry, llink *proto, int bidir)
 {
-    pctx *c = &ps->c;
+    jsonin_ctx *c = &ps->c;
     const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(entry, "pairs");
     char g[64];
     int rc = TC_OK;
-    push_key(c, "pairs", 0);
+    jsonin_push_key(c, "pairs", 0);
     if (!pairs)
-        rc = fail(c, "missing: expected an array of [a, b] local rank pairs");
+        rc = jsonin_fail(c, "missing: expected an array of [a, b] local rank pairs");
     else if (!cJSON_IsArray(pairs) || !pairs->child)
-        rc = fail(c, "expected a non-empty array of [a, b] local rank pairs, "
-                     "got %s", got(c, pairs, g, sizeof g));
+        rc = jsonin_fail(c, "expected a non-empty array of [a, b] local rank pairs, "
+                            "got %s", jsonin_got(c, pairs, g, sizeof g));
     int j = 0;
     for (const cJSON *p = rc ? NULL : pairs->child; p; p = p->next, j++) {
-        push_index(c, j);
+        jsonin_push_index(c, j);
         int a = 0, b = 0;
         if (!cJSON_IsArray(p) || cJSON_GetArraySize(p) != 2) {
-            rc = fail(c, "expected a pair [a, b] of local ranks, got %s",
-                      got(c, p, g, sizeof g));
+            rc = jsonin_fail(c, "expected a pair [a, b] of local ranks, got %s",
+                             jsonin_got(c, p, g, sizeof g));
         } else {
-            push_index(c, 0);
+            jsonin_push_index(c, 0);
             rc = read_rank(ps, p->child, &a);
-            pop(c);
+            jsonin_pop(c);
             if (rc == TC_OK) {
-                push_index(c, 1);
+                jsonin_push_index(c, 1);
                 rc = read_rank(ps, p->child->next, &b);
-                pop(c);
+                jsonin_pop(c);
             }
             if (rc == TC_OK && a == b)
-                rc = fail(c, "a link from local rank %d to itself", a);
+                rc = jsonin_fail(c, "a link from local rank %d to itself", a);
         }
         if (rc == TC_OK && ps->nll + 2 > TOPO_MAX_LINKS)
-            rc = fail(c, "too many links (the limit is %d directed links)",
-                      TOPO_MAX_LINKS);
-        pop(c);
+            rc = jsonin_fail(c, "too many links (the limit is %d directed links)",
+                             TOPO_MAX_LINKS);
+        jsonin_pop(c);
         if (rc != TC_OK)
             break;
         llink l = *proto;
@@ -1038,7 +687,7 @@ static int parse_pairs(pstate *ps, const cJSON *entry, llink *proto, int bidir)
             add_llink(ps, &l);
         }
     }
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
@@ -1078,64 +727,66 @@ static int check_duplicate_links(pstate *ps)
     if (dup < 0)
         return TC_OK;
     const llink *d = &ps->ll[dup], *f = &ps->ll[first];
-    pctx *c = &ps->c;
-    push_key(c, "links", 0);
-    push_index(c, d->entry);
-    push_key(c, "pairs", 0);
-    push_index(c, d->pair);
-    int rc = fail(c, "duplicate link %d -> %d%s: already given by "
-                     "links[%d].pairs[%d]%s",
-                  d->a, d->b,
-                  d->reverse ? " (the reverse of this bidirectional pair)" : "",
-                  f->entry, f->pair, f->reverse ? " (bidirectional)" : "");
+    jsonin_ctx *c = &ps->c;
+    jsonin_push_key(c, "links", 0);
+    jsonin_push_index(c, d->entry);
+    jsonin_push_key(c, "pairs", 0);
+    jsonin_push_index(c, d->pair);
+    int rc = jsonin_fail(c, "duplicate link %d -> %d%s: already given by "
+                            "links[%d].pairs[%d]%s",
+                         d->a, d->b, d->reverse ? " (the reverse of this "
+                                                  "bidirectional pair)" : "",
+                         f->entry, f->pair,
+                         f->reverse ? " (bidirectional)" : "");
     c->depth -= 4;
     return rc;
 }
 
 static int parse_links(pstate *ps, const cJSON *root)
 {
-    pctx *c = &ps->c;
+    jsonin_ctx *c = &ps->c;
     const cJSON *links = cJSON_GetObjectItemCaseSensitive(root, "links");
     char g[64];
     int rc = TC_OK;
     if (!links)
         return TC_OK;
-    push_key(c, "links", 0);
+    jsonin_push_key(c, "links", 0);
     if (!cJSON_IsArray(links)) {
-        rc = fail(c, "expected an array of link objects, got %s",
-                  got(c, links, g, sizeof g));
-        pop(c);
+        rc = jsonin_fail(c, "expected an array of link objects, got %s",
+                         jsonin_got(c, links, g, sizeof g));
+        jsonin_pop(c);
         return rc;
     }
     int e = 0;
     for (const cJSON *it = links->child; it && rc == TC_OK; it = it->next, e++) {
-        push_index(c, e);
+        jsonin_push_index(c, e);
         llink proto = {0};
         int bidir = 1;
         proto.entry = e;
         if (!cJSON_IsObject(it))
-            rc = fail(c, "expected a link object, got %s", got(c, it, g, sizeof g));
-        else if ((rc = check_keys(c, it, link_keys, NKEYS(link_keys))) ||
+            rc = jsonin_fail(c, "expected a link object, got %s",
+                             jsonin_got(c, it, g, sizeof g));
+        else if ((rc = jsonin_check_keys(c, it, link_keys, NKEYS(link_keys))) ||
                  (rc = read_number(c, it, "alpha_us", 0, &proto.alpha)) ||
                  (rc = read_number(c, it, "bandwidth_gbps", 1, &proto.bw)) ||
                  (rc = read_int(c, it, "multiplicity", 0, 1, TOPO_MAX_MULT, 1,
-                                &proto.mult)) ||
-                 (rc = read_bool(c, it, "bidirectional", 1, &bidir)) ||
+                                       &proto.mult)) ||
+                 (rc = jsonin_read_bool(c, it, "bidirectional", 1, &bidir)) ||
                  (rc = read_source(c, it, ps->pv, &proto.source)) ||
                  (rc = read_notes(c, it, ps->pv, &proto.notes)))
             ;
         else
             rc = parse_pairs(ps, it, &proto, bidir);
-        pop(c);
+        jsonin_pop(c);
     }
-    pop(c);
+    jsonin_pop(c);
     if (rc == TC_OK)
         rc = check_duplicate_links(ps);
     if (rc == TC_OK && (long long)ps->nll * ps->t->nnodes > TOPO_MAX_LINKS) {
-        push_key(c, "links", 0);
-        rc = fail(c, "%d directed links per node over %d nodes exceed the "
-                     "limit of %d", ps->nll, ps->t->nnodes, TOPO_MAX_LINKS);
-        pop(c);
+        jsonin_push_key(c, "links", 0);
+        rc = jsonin_fail(c, "%d directed links per node over %d nodes exceed the "
+                            "limit of %d", ps->nll, ps->t->nnodes, TOPO_MAX_LINKS);
+        jsonin_pop(c);
     }
     return rc;
 }
@@ -1144,17 +795,17 @@ static int parse_links(pstate *ps, const cJSON *root)
 static int parse_groups(pstate *ps, const cJSON *root, const char *key,
                         int min, const char *what, lgroup **out, int *nout)
 {
-    pctx *c = &ps->c;
+    jsonin_ctx *c = &ps->c;
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, key);
     char g[64];
     int rc = TC_OK;
     if (!arr)
         return TC_OK;
-    push_key(c, key, 0);
+    jsonin_push_key(c, key, 0);
     if (!cJSON_IsArray(arr)) {
-        rc = fail(c, "expected an array of %s objects, got %s", what,
-                  got(c, arr, g, sizeof g));
-        pop(c);
+        rc = jsonin_fail(c, "expected an array of %s objects, got %s", what,
+                         jsonin_got(c, arr, g, sizeof g));
+        jsonin_pop(c);
         return rc;
     }
     int size = cJSON_GetArraySize(arr);
@@ -1162,11 +813,11 @@ static int parse_groups(pstate *ps, const cJSON *root, const char *key,
     int e = 0;
     for (const cJSON *it = arr->child; it && rc == TC_OK; it = it->next, e++) {
         lgroup *gr = &(*out)[e];
-        push_index(c, e);
+        jsonin_push_index(c, e);
         if (!cJSON_IsObject(it))
-            rc = fail(c, "expected a %s object, got %s", what,
-                      got(c, it, g, sizeof g));
-        else if ((rc = check_keys(c, it, group_keys, NKEYS(group_keys))) ||
+            rc = jsonin_fail(c, "expected a %s object, got %s", what,
+                             jsonin_got(c, it, g, sizeof g));
+        else if ((rc = jsonin_check_keys(c, it, group_keys, NKEYS(group_keys))) ||
                  (rc = read_number(c, it, "alpha_us", 0, &gr->alpha)) ||
                  (rc = read_number(c, it, "bandwidth_gbps", 1, &gr->bw)) ||
                  (rc = read_source(c, it, ps->pv, &gr->source)) ||
@@ -1174,10 +825,10 @@ static int parse_groups(pstate *ps, const cJSON *root, const char *key,
             ;
         else
             rc = read_ranks(ps, it, min, what, &gr->ranks, &gr->n);
-        pop(c);
+        jsonin_pop(c);
         *nout = e + 1;
     }
-    pop(c);
+    jsonin_pop(c);
     return rc;
 }
 
@@ -1190,18 +841,18 @@ static int parse_switches(pstate *ps, const cJSON *root)
     for (int i = 0; i < ps->nsw; i++)
         ports += ps->sw[i].n;
     if (ports * ps->t->nnodes > TOPO_MAX_LINKS) {
-        push_key(&ps->c, "switches", 0);
-        rc = fail(&ps->c, "%lld switch ports per node over %d nodes exceed "
-                          "the limit of %d", ports, ps->t->nnodes,
-                  TOPO_MAX_LINKS);
-        pop(&ps->c);
+        jsonin_push_key(&ps->c, "switches", 0);
+        rc = jsonin_fail(&ps->c, "%lld switch ports per node over %d nodes exceed "
+                                 "the limit of %d", ports, ps->t->nnodes,
+                         TOPO_MAX_LINKS);
+        jsonin_pop(&ps->c);
     }
     return rc;
 }
 
 static int parse_nics(pstate *ps, const cJSON *root)
 {
-    pctx *c = &ps->c;
+    jsonin_ctx *c = &ps->c;
     int rc = parse_groups(ps, root, "nics", 1, "NIC", &ps->nic, &ps->nnic);
     if (rc != TC_OK)
         return rc;
@@ -1212,23 +863,24 @@ static int parse_nics(pstate *ps, const cJSON *root)
         for (int i = 0; i < ps->nic[j].n && rc == TC_OK; i++) {
             int r = ps->nic[j].ranks[i];
             if (owner[r] >= 0) {
-                push_key(c, "nics", 0);
-                push_index(c, j);
-                push_key(c, "ranks", 0);
-                push_index(c, i);
-                rc = fail(c, "local rank %d already belongs to nics[%d] (a rank "
-                             "has at most one NIC)", r, owner[r]);
+                jsonin_push_key(c, "nics", 0);
+                jsonin_push_index(c, j);
+                jsonin_push_key(c, "ranks", 0);
+                jsonin_push_index(c, i);
+                rc = jsonin_fail(c, "local rank %d already belongs to nics[%d] "
+                                    "(a rank has at most one NIC)", r,
+                                 owner[r]);
                 c->depth -= 4;
             }
             owner[r] = j;
         }
     free(owner);
     if (rc == TC_OK && ps->t->nnodes > 1 && ps->nnic == 0) {
-        push_key(c, "nics", 0);
-        rc = fail(c, "a topology of %d nodes needs at least one NIC (none "
-                     "given), or no rank could reach another node",
-                  ps->t->nnodes);
-        pop(c);
+        jsonin_push_key(c, "nics", 0);
+        rc = jsonin_fail(c, "a topology of %d nodes needs at least one NIC (none "
+                            "given), or no rank could reach another node",
+                         ps->t->nnodes);
+        jsonin_pop(c);
     }
     return rc;
 }
@@ -1394,14 +1046,15 @@ static void expand(pstate *ps)
 
 static int parse_top(pstate *ps, const cJSON *root)
 {
-    pctx *c = &ps->c;
+    jsonin_ctx *c = &ps->c;
     topo *t = ps->t;
     char g[64];
     const char *s;
     int rc;
     if (!cJSON_IsObject(root))
-        return fail(c, "expected a JSON object, got %s", got(c, root, g, sizeof g));
-    if ((rc = check_keys(c, root, top_keys, NKEYS(top_keys))) ||
+        return jsonin_fail(c, "expected a JSON object, got %s",
+                           jsonin_got(c, root, g, sizeof g));
+    if ((rc = jsonin_check_keys(c, root, top_keys, NKEYS(top_keys))) ||
         (rc = read_string(c, root, "name", 1, TOPO_MAX_NAME, &s)))
         return rc;
     t->name = xstrdup(s);
@@ -1409,17 +1062,17 @@ static int parse_top(pstate *ps, const cJSON *root)
         return rc;
     ps->pv->description = pool_add(ps->pv, s);
     if ((rc = read_notes(c, root, ps->pv, &ps->pv->notes)) ||
-        (rc = read_bool(c, root, "is_default", 0, &t->is_default)) ||
+        (rc = jsonin_read_bool(c, root, "is_default", 0, &t->is_default)) ||
         (rc = read_int(c, root, "nodes", 1, 1, TOPO_MAX_RANKS, 0, &t->nnodes)) ||
         (rc = read_int(c, root, "ranks_per_node", 1, 1, TOPO_MAX_RANKS, 0,
                        &t->ranks_per_node)))
         return rc;
     long long nranks = (long long)t->nnodes * t->ranks_per_node;
     if (nranks > TOPO_MAX_RANKS) {
-        push_key(c, "nodes", 0);
-        rc = fail(c, "nodes * ranks_per_node = %lld ranks exceeds the limit of "
-                     "%d", nranks, TOPO_MAX_RANKS);
-        pop(c);
+        jsonin_push_key(c, "nodes", 0);
+        rc = jsonin_fail(c, "nodes * ranks_per_node = %lld ranks exceeds the "
+                            "limit of %d", nranks, TOPO_MAX_RANKS);
+        jsonin_pop(c);
         return rc;
     }
     t->nranks = (int)nranks;
@@ -1434,126 +1087,16 @@ static int parse_top(pstate *ps, const cJSON *root)
     return TC_OK;
 }
 
-/* First byte offset that is not valid UTF-8, or n if all of it is. */
-static size_t utf8_invalid_at(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned char b = s[i];
-        size_t need;
-        unsigned char lo = 0x80, hi = 0xBF;
-        if (b < 0x80) {
-            i++;
-            continue;
-        } else if (b >= 0xC2 && b <= 0xDF) {
-            need = 1;
-        } else if (b >= 0xE0 && b <= 0xEF) {
-            need = 2;
-            if (b == 0xE0)
-                lo = 0xA0;
-            if (b == 0xED)
-                hi = 0x9F;
-        } else if (b >= 0xF0 && b <= 0xF4) {
-            need = 3;
-            if (b == 0xF0)
-                lo = 0x90;
-            if (b == 0xF4)
-                hi = 0x8F;
-        } else {
-            return i;
-        }
-        if (i + need >= n)
-            return i;
-        if (s[i + 1] < lo || s[i + 1] > hi)
-            return i;
-        for (size_t k = 2; k <= need; k++)
-            if (s[i + k] < 0x80 || s[i + k] > 0xBF)
-                return i;
-        i += need + 1;
-    }
-    return n;
-}
-
-static int only_space(const char *p)
-{
-    if ((unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
-        (unsigned char)p[2] == 0xBF)
-        p += 3;
-    return p[strspn(p, " \t\r\n")] == '\0';
-}
-
-/* "label:L:C: JSON syntax error near '...'" from cJSON's error position.
- * cJSON often stops just past the offending token, so when it points at
- * blank space the position moves back to the last character written, and
- * the excerpt shows up to a dozen bytes either side on that line. */
-static int syntax_error(const char *text, const char *label, const char *at,
-                        tc_err *err)
-{
-    size_t len = strlen(text);
-    size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
-    if (text[off + strspn(text + off, " \t\r\n")] == '\0') {
-        int line, col;
-        line_col(text, len, &line, &col);
-        return tc_err_set(err, TC_INPUT, "%s:%d:%d: JSON syntax error: "
-                          "unexpected end of file", label, line, col);
-    }
-    while (off > 0 && strchr(" \t\r\n", text[off]))
-        off--;
-    int line, col;
-    line_col(text, off, &line, &col);
-    size_t from = off, to = off;
-    while (from > 0 && off - from < 12 && text[from - 1] != '\n' &&
-           text[from - 1] != '\r')
-        from--;
-    while (to < len && to - off < 12 && text[to] != '\n' && text[to] != '\r')
-        to++;
-    /* No leading blanks; do not cut a multi-byte character in half. */
-    while (from < off && (text[from] == ' ' || text[from] == '\t' ||
-                          ((unsigned char)text[from] & 0xC0) == 0x80))
-        from++;
-    while (to > off + 1 && to < len && ((unsigned char)text[to] & 0xC0) == 0x80)
-        to--;
-    char near[32];
-    size_t k = 0;
-    for (size_t i = from; i < to && k < sizeof near - 1; i++)
-        near[k++] = (unsigned char)text[i] < 0x20 ? ' ' : text[i];
-    near[k] = '\0';
-    return tc_err_set(err, TC_INPUT, "%s:%d:%d: JSON syntax error near '%s'",
-                      label, line, col, near);
-}
-
 topo *topo_parse(const char *text, const char *label, tc_err *err)
 {
     if (!label)
         label = "topology";
-    if (!text) {
-        tc_err_set(err, TC_INPUT, "%s: no text given", label);
+    const char *parsed;
+    cJSON *root = jsonin_parse(text, label, &TOPO_DOC, &parsed, err);
+    if (!root)
         return NULL;
-    }
-    size_t len = strlen(text);
-    size_t bad = utf8_invalid_at((const unsigned char *)text, len);
-    if (bad < len) {
-        int line, col;
-        line_col(text, bad, &line, &col);
-        tc_err_set(err, TC_INPUT, "%s:%d:%d: not valid UTF-8 (byte 0x%02x)",
-                   label, line, col, (unsigned char)text[bad]);
-        return NULL;
-    }
-    if (only_space(text)) {
-        tc_err_set(err, TC_INPUT, "%s: empty file: expected a JSON object "
-                   "describing a topology", label);
-        return NULL;
-    }
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
-    if (!root) {
-        syntax_error(text, label, end, err);
-        return NULL;
-    }
     pstate ps = {0};
-    ps.c.label = label;
-    ps.c.text = text;
-    ps.c.err = err;
+    jsonin_ctx_init(&ps.c, label, parsed, TOPO_DOC.flags, err);
     ps.t = xcalloc(1, sizeof *ps.t);
     ps.pv = ps.t->priv = priv_new();
     ps.t->path = xstrdup(label);
@@ -1569,64 +1112,9 @@ topo *topo_parse(const char *text, const char *label, tc_err *err)
 
 topo *topo_load(const char *path, tc_err *err)
 {
-    if (!path) {
-        tc_err_set(err, TC_INPUT, "topology: no file name given");
+    char *buf = jsonin_read_file(path, &TOPO_DOC, err);
+    if (!buf)
         return NULL;
-    }
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        tc_err_set(err, TC_INPUT, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(errno));
-        close(fd);
-        return NULL;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        tc_err_set(err, TC_INPUT, "%s: is a directory, not a topology file", path);
-        close(fd);
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = xmalloc(cap + 1);
-    for (;;) {
-        if (n == cap) {
-            if (cap >= (size_t)TOPO_MAX_FILE) {
-                tc_err_set(err, TC_INPUT, "%s: file too large (the limit is %ld "
-                           "MiB)", path, TOPO_MAX_FILE >> 20);
-                free(buf);
-                close(fd);
-                return NULL;
-            }
-            cap *= 2;
-            buf = xrealloc(buf, cap + 1);
-        }
-        ssize_t got_n = read(fd, buf + n, cap - n);
-        if (got_n < 0 && errno == EINTR)
-            continue;
-        if (got_n < 0) {
-            tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(errno));
-            free(buf);
-            close(fd);
-            return NULL;
-        }
-        if (got_n == 0)
-            break;
-        n += (size_t)got_n;
-    }
-    close(fd);
-    buf[n] = '\0';
-    size_t nul = strlen(buf);
-    if (nul < n) {
-        int line, col;
-        line_col(buf, nul, &line, &col);
-        tc_err_set(err, TC_INPUT, "%s:%d:%d: contains a NUL byte (not a text "
-                   "file?)", path, line, col);
-        free(buf);
-        return NULL;
-    }
     topo *t = topo_parse(buf, path, err);
     free(buf);
     return t;
