@@ -1,11 +1,11 @@
 /* taccl-synth — write a collective schedule (MSCCL XML) for a topology.
  *
- * Today: the baseline algorithms (`--algo ring|direct|butterfly|rsag|tree`),
- * built straight from the topology with no solver, written with the
- * topology and size embedded so `taccl-run OUT.xml` needs nothing else.
- * Sketch synthesis (`taccl-synth sketch.json topo.json -o algo.xml`, TACCL's
- * three stages) arrives with issue 4; the argument parsing already
- * recognises that form and says so instead of pretending.
+ * Two modes.  `taccl-synth SKETCH.json TOPO.json -o OUT.xml` runs TACCL's
+ * three stages (synth/synth.h: routing MILP, heuristic ordering,
+ * contiguity MILP, all through GLPK) and lowers the result.  `--algo
+ * ring|direct|butterfly|rsag|tree` builds a baseline straight from the
+ * topology with no solver.  Either way the file carries the topology and
+ * size, so `taccl-run OUT.xml` needs nothing else.
  *
  * Exit 0: the schedule was written; 2: bad arguments or an algorithm the
  * topology or runtime cannot take (one line on stderr, nothing written: the
@@ -18,14 +18,18 @@
 #include "model/collective.h"
 #include "model/topo.h"
 #include "sched/xml.h"
+#include "model/sketch.h"
 #include "synth/baseline.h"
+#include "synth/synth.h"
 #include "util/size.h"
 
 static const char usage[] =
     "usage: taccl-synth --algo NAME TOPO.json --collective C -o OUT.xml [--channels K]\n"
     "                   [--chunks M] [--via direct|ring|butterfly] [--size BYTES]\n"
     "                   [--target msccl|msccl-executor|unlimited] [-q] [--json]\n"
-    "       taccl-synth SKETCH.json TOPO.json -o OUT.xml     (sketch synthesis: issue 4)\n"
+    "       taccl-synth SKETCH.json TOPO.json -o OUT.xml [--collective C] [--size BYTES]\n"
+    "                   [--time-limit S] [--gap G] [--solver glpk|cbc] [--instances K]\n"
+    "                   [--target T] [-q|-v] [--json]\n"
     "       taccl-synth --list\n";
 
 static const char help[] =
@@ -51,6 +55,13 @@ static const char help[] =
     "                    msccl-executor (64, and its spelling of coll), unlimited (no\n"
     "                    step or depid limit: simulation only, the runtimes will not\n"
     "                    load the file)\n"
+    "  --time-limit S    sketch mode: seconds per MILP stage (default: the sketch's,\n"
+    "                    else 60 for routing and 30 for contiguity); a limit returns\n"
+    "                    the best schedule found, never nothing\n"
+    "  --gap G           sketch mode: relative MIP gap to stop at (default 0)\n"
+    "  --solver S        sketch mode: glpk (default) or cbc\n"
+    "  --instances K     sketch mode: replicate the algorithm on K channel sets\n"
+    "  -v                sketch mode: GLPK's own log on stderr too\n"
     "  --json            one JSON object on stdout describing what was written\n"
     "  -q                no progress lines on stderr\n"
     "\n"
@@ -67,7 +78,9 @@ typedef struct {
     int channels, chunks;
     long long size;         /* 0 = default */
     baseline_target target;
-    int quiet, json, list;
+    int quiet, json, list, verbose;
+    double time_limit, gap;     /* sketch mode; 0 / -1 = not given */
+    int solver_cbc, instances;
 } cli;
 
 /* One line on stderr (and the error as JSON with --json); `hint` adds a
@@ -106,6 +119,7 @@ static int parse_args(int argc, char **argv, cli *c)
 {
     memset(c, 0, sizeof *c);
     c->target = BL_TARGET_MSCCL;
+    c->gap = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -123,6 +137,34 @@ static int parse_args(int argc, char **argv, cli *c)
             c->json = 1;
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
             c->quiet = 1;
+        else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
+            c->verbose = 1;
+        else if (!strcmp(a, "--time-limit") || !strcmp(a, "--gap")) {
+            NEED_VALUE();
+            char *end;
+            double x = strtod(v, &end);
+            int is_gap = !strcmp(a, "--gap");
+            if (!*v || *end || !(x >= 0) || x > 1e7 || (!is_gap && x == 0))
+                return report(c, 1, is_gap ? "--gap: expected a number >= 0, got '%s'%s"
+                                           : "--time-limit: expected seconds > 0, got '%s'%s",
+                              v, "");
+            if (is_gap)
+                c->gap = x;
+            else
+                c->time_limit = x;
+        } else if (!strcmp(a, "--solver")) {
+            NEED_VALUE();
+            if (!strcmp(v, "glpk"))
+                c->solver_cbc = 0;
+            else if (!strcmp(v, "cbc"))
+                c->solver_cbc = 1;
+            else
+                return report(c, 1, "--solver: expected glpk or cbc, got '%s'%s", v, "");
+        } else if (!strcmp(a, "--instances")) {
+            NEED_VALUE();
+            if (parse_count(v, 32, &c->instances))
+                return report(c, 1, "--instances: expected an integer 1..32, got '%s'%s", v, "");
+        }
         else if (!strcmp(a, "--algo")) {
             NEED_VALUE();
             c->algo = v;
@@ -258,6 +300,100 @@ static void print_info(const cli *c, const prog *p, const topo *t, const baselin
             : c->target == BL_TARGET_EXECUTOR ? " --target msccl-executor" : "");
 }
 
+static void print_synth_json(const cli *c, const prog *p, const synth_stats *st)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "output", c->out);
+    cJSON_AddStringToObject(j, "sketch", c->pos[0]);
+    cJSON_AddStringToObject(j, "collective", coll_name(p->coll));
+    cJSON_AddNumberToObject(j, "ngpus", p->ngpus);
+    cJSON_AddNumberToObject(j, "nchunksperloop", p->nchunksperloop);
+    cJSON_AddNumberToObject(j, "nchannels", p->nchannels);
+    cJSON_AddNumberToObject(j, "size_bytes", (double)p->size_bytes);
+    cJSON_AddNumberToObject(j, "chunk_bytes", (double)st->chunk_bytes);
+    cJSON_AddNumberToObject(j, "predicted_us", p->predicted_us);
+    cJSON_AddNumberToObject(j, "route_seconds", st->route_s);
+    cJSON_AddNumberToObject(j, "order_seconds", st->order_s);
+    cJSON_AddNumberToObject(j, "contig_seconds", st->contig_s);
+    cJSON_AddNumberToObject(j, "lower_seconds", st->lower_s);
+    cJSON_AddNumberToObject(j, "synthesis_seconds",
+                            st->route_s + st->order_s + st->contig_s + st->lower_s);
+    cJSON_AddNumberToObject(j, "stage2_us", st->order_us);
+    if (st->route_gap == st->route_gap)
+        cJSON_AddNumberToObject(j, "route_gap", st->route_gap);
+    else
+        cJSON_AddNullToObject(j, "route_gap");
+    cJSON_AddBoolToObject(j, "route_fallback", st->route_fallback);
+    cJSON_AddNumberToObject(j, "groups", st->groups);
+    cJSON_AddStringToObject(j, "topology", p->topo ? p->topo->name : "");
+    cJSON_AddNullToObject(j, "error");
+    char *s = cJSON_PrintUnformatted(j);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(j);
+}
+
+/* Sketch mode: SKETCH.json TOPO.json through the three stages. */
+static int synth_main(const cli *c)
+{
+    if (!c->out)
+        return report(c, 1, "-o OUT.xml is required%s%s", "", "");
+    tc_err err;
+    tc_err_clear(&err);
+    sketch *s = sketch_load(c->pos[0], &err);
+    if (!s)
+        return report(c, 0, "%s%s", err.msg, "");
+    topo *t = topo_load(c->pos[1], &err);
+    if (!t) {
+        sketch_free(s);
+        return report(c, 0, "%s%s", err.msg, "");
+    }
+    synth_opts o;
+    synth_opts_init(&o);
+    if (c->coll) {
+        if (coll_parse(c->coll, &o.coll)) {
+            sketch_free(s);
+            topo_free(t);
+            return report(c, 1, "--collective: expected allgather, alltoall, reducescatter or "
+                          "allreduce, got '%s'%s", c->coll, "");
+        }
+        o.has_coll = 1;
+    }
+    o.size_bytes = c->size;
+    o.route_time_s = o.contig_time_s = c->time_limit;
+    o.mip_gap = c->gap;
+    o.backend = c->solver_cbc ? LP_CBC : LP_GLPK;
+    o.instances = c->instances ? c->instances : 1;
+    o.newer_executor = c->target == BL_TARGET_EXECUTOR;
+    o.unlimited = c->target == BL_TARGET_UNLIMITED;
+    o.quiet = c->quiet;
+    o.verbose = c->verbose;
+    int rc = sketch_check(s, t, &err);
+    prog *p = NULL;
+    synth_stats st;
+    if (rc == TC_OK)
+        rc = synth_run(s, t, &o, &p, &st, &err);
+    if (rc == TC_OK) {
+        xml_write_opts wo = {.newer_executor = o.newer_executor, .embed_topology = 1};
+        rc = prog_write_xml(p, c->out, &wo, &err);
+    }
+    if (rc != TC_OK) {
+        rc = report(c, 0, "%s%s", err.msg, "");
+    } else {
+        if (!c->quiet)
+            fprintf(stderr, "taccl-synth: wrote %s: %s on %s, predicted %.3f us "
+                    "(synthesis %.2f s); run it with: taccl-run %s\n", c->out,
+                    coll_name(p->coll), t->name, p->predicted_us,
+                    st.route_s + st.order_s + st.contig_s + st.lower_s, c->out);
+        if (c->json)
+            print_synth_json(c, p, &st);
+    }
+    prog_free(p);
+    sketch_free(s);
+    topo_free(t);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     cli c;
@@ -274,10 +410,9 @@ int main(int argc, char **argv)
     }
     if (!c.algo) {
         if (c.npos == 2)
-            return report(&c, 0, "sketch synthesis is not implemented yet (issue 4); use --algo "
-                        "ring|direct|butterfly|rsag|tree%s%s", "", "");
-        return report(&c, 1, "give --algo NAME and a topology file (or a sketch and a topology: "
-                    "issue 4)%s%s", "", "");
+            return synth_main(&c);
+        return report(&c, 1, "give a sketch and a topology file, or --algo NAME and a topology "
+                    "file%s%s", "", "");
     }
     if (c.npos != 1)
         return report(&c, 1, c.npos == 0 ? "--algo needs a topology file%s%s"

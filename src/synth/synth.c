@@ -1,0 +1,169 @@
+/* synth.c — sketch + topology through the three stages to a program (see
+ * synth.h).  Each stage's own module does the work; this file only chooses
+ * the options, times the stages, reports progress and hands results on. */
+#include "synth.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../sched/lower.h"
+#include "contig.h"
+#include "order.h"
+#include "route.h"
+
+void synth_opts_init(synth_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->mip_gap = -1;
+    o->instances = 1;
+    o->backend = LP_GLPK;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static coll_kind pick_coll(const sketch *s, const synth_opts *o)
+{
+    if (o->has_coll)
+        return o->coll;
+    return s->has_coll ? s->coll : COLL_ALLGATHER;
+}
+
+static long long pick_size(const sketch *s, const synth_opts *o)
+{
+    if (o->size_bytes > 0)
+        return o->size_bytes;
+    return s->input_size > 0 ? s->input_size : 1LL << 20;
+}
+
+static topo *copy_topo(const topo *t, tc_err *err)
+{
+    char *json = topo_to_json(t);
+    if (!json) {
+        tc_err_set(err, TC_INPUT, "%s: cannot copy the topology", t->name);
+        return NULL;
+    }
+    topo *c = topo_parse(json, t->path && *t->path ? t->path : t->name, err);
+    free(json);
+    return c;
+}
+
+/* One progress line on stderr (fmt takes up to three doubles). */
+static void progress(const synth_opts *o, const char *fmt, double a, double b, double c)
+{
+    if (!o->quiet) {
+        fprintf(stderr, fmt, a, b, c);
+        fputc('\n', stderr);
+    }
+}
+
+int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
+              synth_stats *st, tc_err *err)
+{
+    synth_stats local;
+    if (!st)
+        st = &local;
+    memset(st, 0, sizeof *st);
+    *out = NULL;
+    coll_kind k = pick_coll(s, o);
+    if (k != COLL_ALLGATHER && k != COLL_ALLTOALL)
+        return tc_err_set(err, TC_INPUT,
+                          "collective: %s synthesis is not implemented yet (AllGather and "
+                          "AllToAll are; ReduceScatter/AllReduce come with issue 5)",
+                          coll_name(k));
+    long long size = pick_size(s, o), chunk;
+    if (sketch_chunk_bytes(s, t->nranks, t->dma_bytes, size, &chunk, err) != TC_OK) {
+        tc_err_prefix(err, "size %lld", size);
+        return TC_INPUT;
+    }
+    st->chunk_bytes = chunk;
+
+    route_opts ro;
+    route_opts_init(&ro);
+    ro.time_limit_s = o->route_time_s > 0 ? o->route_time_s
+                      : s->route_time_s > 0 ? s->route_time_s : 60;
+    ro.mip_gap = o->mip_gap >= 0 ? o->mip_gap : s->mip_gap >= 0 ? s->mip_gap : 0;
+    ro.backend = o->backend;
+    ro.quiet = o->quiet;
+    ro.verbose = o->verbose;
+    route_stats rst;
+    algo *routing = NULL, *ordered = NULL, *final = NULL;
+    double t0 = now_s();
+    int rc = route_solve(s, t, k, (double)chunk, &ro, &routing, &rst, err);
+    st->route_s = now_s() - t0;
+    if (rc != TC_OK)
+        return rc;
+    st->route_us = rst.time_us;
+    st->route_gap = rst.gap;
+    st->route_fallback = rst.fallback;
+    progress(o, "synth: stage 1 routing: %.3f s, relaxed makespan %.3f us, gap %.4f",
+             st->route_s, rst.time_us, rst.gap);
+
+    order_opts oo;
+    order_opts_init(&oo);
+    order_result ores;
+    t0 = now_s();
+    rc = order_schedule(routing, t, (double)chunk, &oo, &ordered, &ores, err);
+    st->order_s = now_s() - t0;
+    algo_free(routing);
+    if (rc != TC_OK)
+        return rc;
+    st->order_us = ores.makespan_us;
+    order_result_free(&ores);
+    progress(o, "synth: stage 2 ordering: %.3f s, makespan %.3f us", st->order_s,
+             st->order_us, 0);
+
+    contig_opts co;
+    contig_opts_default(&co);
+    co.time_limit_s = o->contig_time_s > 0 ? o->contig_time_s
+                      : s->contig_time_s > 0 ? s->contig_time_s : 30;
+    co.mip_gap = ro.mip_gap;
+    co.quiet = o->quiet;
+    co.solver_verbose = o->verbose;
+    contig_stats cst;
+    t0 = now_s();
+    rc = contig_solve(ordered, t, (double)chunk, &co, &final, &cst, err);
+    st->contig_s = now_s() - t0;
+    algo_free(ordered);
+    if (rc != TC_OK)
+        return rc;
+    st->contig_us = final->predicted_us;
+    st->nsends = final->nsends;
+    for (int i = 0; i < final->nsends; i++)
+        if (final->sends[i].group >= st->groups)
+            st->groups = final->sends[i].group + 1;
+    progress(o, "synth: stage 3 contiguity: %.3f s, makespan %.3f us, %.0f groups",
+             st->contig_s, st->contig_us, (double)st->groups);
+
+    lower_opts lo;
+    lower_opts_default(&lo);
+    lo.instances = o->instances > 0 ? o->instances : 1;
+    lo.newer_executor = o->newer_executor;
+    lo.unlimited = o->unlimited;
+    lo.size_bytes = size;
+    char name[256];
+    snprintf(name, sizeof name, "taccl %s %s on %s", coll_name(k), s->name ? s->name : "",
+             t->name ? t->name : "");
+    lo.name = name;
+    t0 = now_s();
+    prog *p = lower_algo(final, t, &lo, err);
+    st->lower_s = now_s() - t0;
+    algo_free(final);
+    if (!p)
+        return TC_INPUT;
+    topo *tc = copy_topo(t, err);
+    if (!tc) {
+        prog_free(p);
+        return TC_INPUT;
+    }
+    prog_set_topo(p, tc);
+    *out = p;
+    return TC_OK;
+}

@@ -1,0 +1,54 @@
+/* synth.h — the synthesizer pipeline: sketch + topology -> MSCCL program.
+ *
+ * TACCL's three stages in a row, each through the project's solver wrapper:
+ * stage 1 routes every chunk (route.h: the routing MILP, seeded with a
+ * heuristic routing so a time limit still yields one), stage 2 orders the
+ * sends on every link and port by greedy list scheduling under the
+ * executor's timing model (order.h), stage 3 decides which neighbouring
+ * sends travel together and fixes the exact times (contig.h); the result is
+ * lowered to a program (sched/lower.h) that records the topology, the size
+ * and the predicted time.  Progress goes to stderr unless quiet. */
+#ifndef TC_SYNTH_H
+#define TC_SYNTH_H
+
+#include "../lp/lp.h"
+#include "../model/sketch.h"
+#include "../model/topo.h"
+#include "../sched/program.h"
+
+typedef struct {
+    int has_coll;           /* 1: coll overrides the sketch's collective */
+    coll_kind coll;
+    long long size_bytes;   /* 0 = the sketch's input_size, else 1 MiB */
+    double route_time_s;    /* 0 = the sketch's, else 60 */
+    double contig_time_s;   /* 0 = the sketch's, else 30 */
+    double mip_gap;         /* < 0 = the sketch's, else 0 */
+    lp_backend backend;
+    int instances;          /* lowering: replicate on k channel sets (default 1) */
+    int newer_executor;
+    int unlimited;
+    int quiet;
+    int verbose;            /* GLPK's own log too */
+} synth_opts;
+
+typedef struct {
+    double route_s, order_s, contig_s, lower_s;   /* wall seconds per stage */
+    double route_us;        /* stage 1's relaxed makespan */
+    double order_us;        /* stage 2's makespan */
+    double contig_us;       /* stage 3's makespan = the prediction */
+    double route_gap;       /* stage 1's MIP gap (NAN if unknown) */
+    int route_fallback;     /* 1: stage 1 returned the heuristic routing */
+    long long chunk_bytes;
+    int nsends;
+    int groups;             /* contiguity groups formed */
+} synth_stats;
+
+void synth_opts_init(synth_opts *o);
+
+/* Run the pipeline.  On success *out is a new program (prog_free) carrying
+ * a copy of t.  TC_INPUT with err set for an impossible request (collective
+ * not supported yet, size not a whole number of chunks, no route). */
+int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
+              synth_stats *st, tc_err *err);
+
+#endif
