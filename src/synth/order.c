@@ -1,0 +1,700 @@
+/* order.c — stage 2: greedy list scheduling of a routing under the
+ * executor's timing model (contract in order.h).
+ *
+ * A routing is read as a forest: for every send, the send that brought its
+ * chunk to its source (none at the origin).  Each send gets two static
+ * priorities from that forest — the cost still ahead of it (its own hop
+ * plus the longest cost path below it) and the cost behind it (from the
+ * origin to its source) — and the scheduler then places one candidate at a
+ * time, exactly as the executor allocates lanes, so the times it writes are
+ * the times the executor would produce for the same per-resource order. */
+#include "order.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "taccl: out of memory\n");
+        abort();
+    }
+    return p;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) {
+        fprintf(stderr, "taccl: out of memory\n");
+        abort();
+    }
+    return p;
+}
+
+/* ------------------------------------------------------------ resources */
+
+void order_opts_init(order_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->policy = ORDER_BEST;
+}
+
+static int switch_members_before(const topo *t, int sw)
+{
+    int m = 0;
+    for (int s = 0; s < sw && s < t->nswitches; s++)
+        m += t->switches[s].nranks > 0 ? t->switches[s].nranks : 0;
+    return m;
+}
+
+int order_nresources(const topo *t)
+{
+    return t->nlinks + 2 * switch_members_before(t, t->nswitches) + 2 * t->nnics;
+}
+
+int order_res_lanes(const topo *t, int r)
+{
+    if (r < 0 || r >= order_nresources(t))
+        return 0;
+    if (r < t->nlinks)
+        return t->links[r].mult > 1 ? t->links[r].mult : 1;
+    return 1;
+}
+
+/* Decode a switch-port resource: switch index, member index, in (1) or out (0). */
+static int decode_port(const topo *t, int r, int *sw, int *member, int *in)
+{
+    int k = r - t->nlinks;
+    for (int s = 0; s < t->nswitches; s++) {
+        int m = t->switches[s].nranks > 0 ? t->switches[s].nranks : 0;
+        if (k < 2 * m) {
+            *sw = s;
+            *member = k / 2;
+            *in = k % 2;
+            return 1;
+        }
+        k -= 2 * m;
+    }
+    return 0;
+}
+
+order_res_kind order_res_kind_of(const topo *t, int r)
+{
+    if (r < t->nlinks)
+        return ORES_LINK;
+    int sw, m, in;
+    if (decode_port(t, r, &sw, &m, &in))
+        return in ? ORES_PORT_IN : ORES_PORT_OUT;
+    int k = r - t->nlinks - 2 * switch_members_before(t, t->nswitches);
+    return k % 2 ? ORES_NIC_IN : ORES_NIC_OUT;
+}
+
+void order_res_name(const topo *t, int r, char *buf, size_t n)
+{
+    if (r < 0 || r >= order_nresources(t)) {
+        snprintf(buf, n, "resource %d (none)", r);
+        return;
+    }
+    if (r < t->nlinks) {
+        snprintf(buf, n, "link %d->%d", t->links[r].src, t->links[r].dst);
+        return;
+    }
+    int sw, m, in;
+    if (decode_port(t, r, &sw, &m, &in)) {
+        snprintf(buf, n, "switch %d %s port of rank %d", sw, in ? "in" : "out",
+                 t->switches[sw].ranks[m]);
+        return;
+    }
+    int k = r - t->nlinks - 2 * switch_members_before(t, t->nswitches);
+    snprintf(buf, n, "NIC %d (node %d) %s", k / 2, t->nics[k / 2].node,
+             k % 2 ? "ingress" : "egress");
+}
+
+static int member_of(const topo_switch *sw, int rank)
+{
+    for (int i = 0; i < sw->nranks; i++)
+        if (sw->ranks[i] == rank)
+            return i;
+    return -1;
+}
+
+int order_hop_resources(const topo *t, int a, int b, int res[2])
+{
+    topo_route rt = topo_route_of(t, a, b);
+    switch (rt.kind) {
+    case ROUTE_LINK:
+        res[0] = rt.link;
+        return 1;
+    case ROUTE_SWITCH: {
+        int base = t->nlinks + 2 * switch_members_before(t, rt.sw);
+        int ma = member_of(&t->switches[rt.sw], a), mb = member_of(&t->switches[rt.sw], b);
+        if (ma < 0 || mb < 0)
+            return 0;
+        res[0] = base + 2 * ma;
+        res[1] = base + 2 * mb + 1;
+        return 2;
+    }
+    case ROUTE_NIC: {
+        int base = t->nlinks + 2 * switch_members_before(t, t->nswitches);
+        res[0] = base + 2 * rt.nic_src;
+        res[1] = base + 2 * rt.nic_dst + 1;
+        return 2;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* ------------------------------------------------------------ the forest */
+
+typedef struct {
+    int n;              /* sends */
+    int *parent;        /* send that brought the chunk to src, -1 at the origin */
+    int *cstart, *child;    /* children (CSR) */
+    int *depth;
+    int *byd;           /* sends by depth, ascending (stable) */
+    double *cost;
+    int *nres;
+    int *res;           /* [2n] */
+} forest;
+
+typedef struct {
+    long long key;      /* chunk * nranks + receiver */
+    int idx;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->idx - y->idx;
+}
+
+static int find_key(const keyed *k, int n, long long key)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (k[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && k[lo].key == key ? k[lo].idx : -1;
+}
+
+static void forest_free(forest *f)
+{
+    free(f->parent);
+    free(f->cstart);
+    free(f->child);
+    free(f->depth);
+    free(f->byd);
+    free(f->cost);
+    free(f->nres);
+    free(f->res);
+    memset(f, 0, sizeof *f);
+}
+
+static int check_send_fields(const algo *a, const topo *t, int i, tc_err *err)
+{
+    const algo_send *s = &a->sends[i];
+    if (s->origin < 0 || s->origin >= a->nranks || s->index < 0 ||
+        s->index >= a->chunks_per_rank)
+        return tc_err_set(err, TC_INPUT, "send %d: chunk (%d, %d) is outside %d ranks x %d "
+                          "chunks", i, s->origin, s->index, a->nranks, a->chunks_per_rank);
+    if (s->src < 0 || s->src >= t->nranks || s->dst < 0 || s->dst >= t->nranks)
+        return tc_err_set(err, TC_INPUT, "send %d: %d -> %d is outside the %d ranks of "
+                          "topology %s", i, s->src, s->dst, t->nranks, t->name);
+    if (s->src == s->dst)
+        return tc_err_set(err, TC_INPUT, "send %d: chunk (%d, %d) sent from rank %d to "
+                          "itself", i, s->origin, s->index, s->src);
+    if (s->dst == s->origin)
+        return tc_err_set(err, TC_INPUT, "send %d: chunk (%d, %d) sent back to its origin "
+                          "%d", i, s->origin, s->index, s->origin);
+    return TC_OK;
+}
+
+/* Depths by walking up the parents; a walk that meets itself is a cycle. */
+static int forest_depths(forest *f, const algo *a, tc_err *err)
+{
+    int n = f->n;
+    int *state = xcalloc((size_t)n, sizeof *state);   /* 0 new, 1 on walk, 2 done */
+    int *stack = xmalloc((size_t)n * sizeof *stack);
+    int rc = TC_OK;
+    for (int i = 0; i < n && rc == TC_OK; i++) {
+        int top = 0, j = i;
+        while (j >= 0 && state[j] == 0) {
+            state[j] = 1;
+            stack[top++] = j;
+            j = f->parent[j];
+        }
+        if (j >= 0 && state[j] == 1) {
+            const algo_send *s = &a->sends[j];
+            rc = tc_err_set(err, TC_INPUT, "send %d: chunk (%d, %d) goes round a cycle that "
+                            "never reaches its origin %d", j, s->origin, s->index, s->origin);
+            break;
+        }
+        int d = j < 0 ? -1 : f->depth[j];
+        while (top > 0) {
+            int k = stack[--top];
+            f->depth[k] = ++d;
+            state[k] = 2;
+        }
+    }
+    free(state);
+    free(stack);
+    return rc;
+}
+
+static void forest_order(forest *f)
+{
+    int n = f->n, maxd = 0;
+    for (int i = 0; i < n; i++)
+        if (f->depth[i] > maxd)
+            maxd = f->depth[i];
+    int *cnt = xcalloc((size_t)maxd + 2, sizeof *cnt);
+    for (int i = 0; i < n; i++)
+        cnt[f->depth[i] + 1]++;
+    for (int d = 0; d <= maxd; d++)
+        cnt[d + 1] += cnt[d];
+    for (int i = 0; i < n; i++)
+        f->byd[cnt[f->depth[i]]++] = i;
+    free(cnt);
+    /* children, each list in input order */
+    for (int i = 0; i < n; i++)
+        if (f->parent[i] >= 0)
+            f->cstart[f->parent[i] + 1]++;
+    for (int i = 0; i < n; i++)
+        f->cstart[i + 1] += f->cstart[i];
+    int *fill = xmalloc((size_t)n * sizeof *fill);
+    memcpy(fill, f->cstart, (size_t)n * sizeof *fill);
+    for (int i = 0; i < n; i++)
+        if (f->parent[i] >= 0)
+            f->child[fill[f->parent[i]]++] = i;
+    free(fill);
+}
+
+static int forest_build(const algo *a, const topo *t, double bytes, forest *f, tc_err *err)
+{
+    memset(f, 0, sizeof *f);
+    if (!a || !t)
+        return tc_err_set(err, TC_INPUT, "order: no %s given", a ? "topology" : "routing");
+    if (!(bytes > 0) || !isfinite(bytes))
+        return tc_err_set(err, TC_INPUT, "order: chunk size must be positive, got %g bytes",
+                          bytes);
+    if (a->nranks > t->nranks)
+        return tc_err_set(err, TC_INPUT, "order: the algorithm has %d ranks, topology %s has "
+                          "%d", a->nranks, t->name, t->nranks);
+    int n = a->nsends;
+    f->n = n;
+    f->parent = xmalloc((size_t)n * sizeof *f->parent);
+    f->cstart = xcalloc((size_t)n + 1, sizeof *f->cstart);
+    f->child = xmalloc((size_t)n * sizeof *f->child);
+    f->depth = xmalloc((size_t)n * sizeof *f->depth);
+    f->byd = xmalloc((size_t)n * sizeof *f->byd);
+    f->cost = xmalloc((size_t)n * sizeof *f->cost);
+    f->nres = xmalloc((size_t)n * sizeof *f->nres);
+    f->res = xmalloc((size_t)2 * n * sizeof *f->res);
+    keyed *k = xmalloc((size_t)n * sizeof *k);
+    int rc = TC_OK;
+    for (int i = 0; i < n && rc == TC_OK; i++) {
+        const algo_send *s = &a->sends[i];
+        if ((rc = check_send_fields(a, t, i, err)))
+            break;
+        topo_route rt = topo_route_of(t, s->src, s->dst);
+        f->cost[i] = topo_route_cost_us(&rt, bytes);
+        f->nres[i] = order_hop_resources(t, s->src, s->dst, &f->res[2 * i]);
+        if (f->nres[i] == 0 || !isfinite(f->cost[i]))
+            rc = tc_err_set(err, TC_INPUT, "send %d: no route from rank %d to rank %d in "
+                            "topology %s", i, s->src, s->dst, t->name);
+        long long chunk = (long long)s->origin * a->chunks_per_rank + s->index;
+        k[i].key = chunk * t->nranks + s->dst;
+        k[i].idx = i;
+    }
+    if (rc == TC_OK) {
+        qsort(k, (size_t)n, sizeof *k, cmp_keyed);
+        for (int i = 1; i < n && rc == TC_OK; i++)
+            if (k[i].key == k[i - 1].key) {
+                const algo_send *s = &a->sends[k[i].idx];
+                rc = tc_err_set(err, TC_INPUT, "sends %d and %d: rank %d receives chunk (%d, "
+                                "%d) twice", k[i - 1].idx, k[i].idx, s->dst, s->origin,
+                                s->index);
+            }
+    }
+    for (int i = 0; i < n && rc == TC_OK; i++) {
+        const algo_send *s = &a->sends[i];
+        f->parent[i] = -1;
+        if (s->src == s->origin)
+            continue;
+        long long chunk = (long long)s->origin * a->chunks_per_rank + s->index;
+        f->parent[i] = find_key(k, n, chunk * t->nranks + s->src);
+        if (f->parent[i] < 0)
+            rc = tc_err_set(err, TC_INPUT, "send %d: rank %d forwards chunk (%d, %d), which "
+                            "it never receives", i, s->src, s->origin, s->index);
+    }
+    free(k);
+    if (rc == TC_OK && (rc = forest_depths(f, a, err)) == TC_OK)
+        forest_order(f);
+    if (rc != TC_OK)
+        forest_free(f);
+    return rc;
+}
+
+/* ------------------------------------------------------------ scheduling */
+
+static int feq(double a, double b)
+{
+    double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    return fabs(a - b) <= 1e-9 * (m > 1 ? m : 1);
+}
+
+typedef struct {
+    const forest *f;
+    const topo *t;
+    int nres;
+    int *lane0, *nlanes;
+    double *remaining, *travelled;
+} sched_ctx;
+
+typedef struct {
+    double *t_send, *t_arrive;
+    int *lane;          /* [2n] */
+    int *seq;           /* scheduling order */
+    double makespan;
+} sched_run;
+
+/* Earliest-free lane of resource r (lowest-numbered among equals). */
+static int best_lane(const sched_ctx *c, const double *lane_free, int r)
+{
+    int best = c->lane0[r];
+    for (int k = 1; k < c->nlanes[r]; k++)
+        if (lane_free[c->lane0[r] + k] < lane_free[best])
+            best = c->lane0[r] + k;
+    return best;
+}
+
+static double cand_time(const sched_ctx *c, const double *lane_free, const double *ready, int i)
+{
+    double st = ready[i];
+    for (int q = 0; q < c->f->nres[i]; q++) {
+        double lf = lane_free[best_lane(c, lane_free, c->f->res[2 * i + q])];
+        if (lf > st)
+            st = lf;
+    }
+    return st;
+}
+
+/* Is candidate a (possible start ta) preferred to b (tb)? */
+static int better(const sched_ctx *c, order_policy pol, int a, double ta, int b, double tb)
+{
+    if (pol == ORDER_EARLIEST && !feq(ta, tb))
+        return ta < tb;
+    if (!feq(c->remaining[a], c->remaining[b]))
+        return c->remaining[a] > c->remaining[b];
+    if (!feq(c->travelled[a], c->travelled[b]))
+        return c->travelled[a] < c->travelled[b];
+    if (pol != ORDER_EARLIEST && !feq(ta, tb))
+        return ta < tb;
+    return a < b;
+}
+
+static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
+{
+    const forest *f = c->f;
+    int n = f->n, nl = c->lane0[c->nres];
+    double *lane_free = xcalloc((size_t)nl + 1, sizeof *lane_free);
+    double *ready = xcalloc((size_t)n, sizeof *ready);
+    int *cand = xmalloc((size_t)n * sizeof *cand);
+    int ncand = 0;
+    for (int i = 0; i < n; i++)
+        if (f->parent[i] < 0)
+            cand[ncand++] = i;
+    out->makespan = 0;
+    for (int step = 0; step < n; step++) {
+        int bi = 0;
+        double bt = cand_time(c, lane_free, ready, cand[0]);
+        for (int j = 1; j < ncand; j++) {
+            double tj = cand_time(c, lane_free, ready, cand[j]);
+            if (better(c, pol, cand[j], tj, cand[bi], bt)) {
+                bi = j;
+                bt = tj;
+            }
+        }
+        int i = cand[bi];
+        cand[bi] = cand[--ncand];
+        double end = bt + f->cost[i];
+        out->lane[2 * i] = out->lane[2 * i + 1] = -1;
+        for (int q = 0; q < f->nres[i]; q++) {
+            int r = f->res[2 * i + q], l = best_lane(c, lane_free, r);
+            lane_free[l] = end;
+            out->lane[2 * i + q] = l - c->lane0[r];
+        }
+        out->t_send[i] = bt;
+        out->t_arrive[i] = end;
+        out->seq[step] = i;
+        if (end > out->makespan)
+            out->makespan = end;
+        for (int k = f->cstart[i]; k < f->cstart[i + 1]; k++) {
+            ready[f->child[k]] = end;
+            cand[ncand++] = f->child[k];
+        }
+    }
+    free(lane_free);
+    free(ready);
+    free(cand);
+}
+
+static void run_alloc(sched_run *r, int n)
+{
+    r->t_send = xcalloc((size_t)n, sizeof *r->t_send);
+    r->t_arrive = xcalloc((size_t)n, sizeof *r->t_arrive);
+    r->lane = xcalloc((size_t)2 * n, sizeof *r->lane);
+    r->seq = xcalloc((size_t)n, sizeof *r->seq);
+    r->makespan = 0;
+}
+
+static void run_free(sched_run *r)
+{
+    free(r->t_send);
+    free(r->t_arrive);
+    free(r->lane);
+    free(r->seq);
+}
+
+static void ctx_init(sched_ctx *c, const forest *f, const topo *t)
+{
+    c->f = f;
+    c->t = t;
+    c->nres = order_nresources(t);
+    c->lane0 = xmalloc(((size_t)c->nres + 1) * sizeof *c->lane0);
+    c->nlanes = xmalloc(((size_t)c->nres + 1) * sizeof *c->nlanes);
+    int lanes = 0;
+    for (int r = 0; r < c->nres; r++) {
+        c->lane0[r] = lanes;
+        c->nlanes[r] = order_res_lanes(t, r);
+        lanes += c->nlanes[r];
+    }
+    c->lane0[c->nres] = lanes;
+    int n = f->n;
+    c->remaining = xcalloc((size_t)n, sizeof *c->remaining);
+    c->travelled = xcalloc((size_t)n, sizeof *c->travelled);
+    for (int k = 0; k < n; k++) {
+        int i = f->byd[k], p = f->parent[i];
+        c->travelled[i] = p < 0 ? 0 : c->travelled[p] + f->cost[p];
+    }
+    for (int k = n - 1; k >= 0; k--) {
+        int i = f->byd[k];
+        double below = 0;
+        for (int j = f->cstart[i]; j < f->cstart[i + 1]; j++)
+            if (c->remaining[f->child[j]] > below)
+                below = c->remaining[f->child[j]];
+        c->remaining[i] = f->cost[i] + below;
+    }
+}
+
+static void ctx_free(sched_ctx *c)
+{
+    free(c->lane0);
+    free(c->nlanes);
+    free(c->remaining);
+    free(c->travelled);
+}
+
+static void fill_result(const sched_ctx *c, const sched_run *r, order_result *res)
+{
+    const forest *f = c->f;
+    int n = f->n;
+    res->nres = c->nres;
+    res->res_start = xcalloc((size_t)c->nres + 1, sizeof *res->res_start);
+    int total = 0;
+    for (int i = 0; i < n; i++)
+        total += f->nres[i];
+    res->res_seq = xmalloc((size_t)total * sizeof *res->res_seq);
+    res->lane = xmalloc((size_t)2 * n * sizeof *res->lane);
+    memcpy(res->lane, r->lane, (size_t)2 * n * sizeof *res->lane);
+    for (int i = 0; i < n; i++)
+        for (int q = 0; q < f->nres[i]; q++)
+            res->res_start[f->res[2 * i + q] + 1]++;
+    for (int q = 0; q < c->nres; q++)
+        res->res_start[q + 1] += res->res_start[q];
+    int *fill = xmalloc(((size_t)c->nres + 1) * sizeof *fill);
+    memcpy(fill, res->res_start, ((size_t)c->nres + 1) * sizeof *fill);
+    for (int k = 0; k < n; k++) {
+        int i = r->seq[k];
+        for (int q = 0; q < f->nres[i]; q++)
+            res->res_seq[fill[f->res[2 * i + q]]++] = i;
+    }
+    free(fill);
+}
+
+int order_schedule(const algo *routing, const topo *t, double chunk_bytes,
+                   const order_opts *o, algo **out, order_result *res, tc_err *err)
+{
+    if (res)
+        memset(res, 0, sizeof *res);
+    if (out)
+        *out = NULL;
+    order_opts dflt;
+    if (!o) {
+        order_opts_init(&dflt);
+        o = &dflt;
+    }
+    if (o->policy != ORDER_BEST && o->policy != ORDER_PRIORITY && o->policy != ORDER_EARLIEST)
+        return tc_err_set(err, TC_INPUT, "order: unknown policy %d", (int)o->policy);
+    forest f;
+    int rc = forest_build(routing, t, chunk_bytes, &f, err);
+    if (rc)
+        return rc;
+    sched_ctx c;
+    ctx_init(&c, &f, t);
+    int n = f.n;
+    sched_run runs[2];
+    double mk[2] = {NAN, NAN};
+    order_policy pol[2] = {ORDER_PRIORITY, ORDER_EARLIEST};
+    int pick = -1;
+    for (int k = 0; k < 2; k++) {
+        run_alloc(&runs[k], n);
+        if (o->policy != ORDER_BEST && o->policy != pol[k])
+            continue;
+        if (n > 0)
+            run_policy(&c, pol[k], &runs[k]);
+        mk[k] = runs[k].makespan;
+        if (pick < 0 || (mk[k] < mk[pick] && !feq(mk[k], mk[pick])))
+            pick = k;
+    }
+    const sched_run *r = &runs[pick];
+    algo *a = algo_new(routing->coll, routing->nranks, routing->chunks_per_rank);
+    if (!a) {
+        fprintf(stderr, "taccl: out of memory\n");
+        abort();
+    }
+    for (int i = 0; i < n; i++) {
+        const algo_send *s = &routing->sends[i];
+        algo_send *d = algo_add_send(a, s->origin, s->index, s->src, s->dst, r->t_send[i],
+                                     r->t_arrive[i]);
+        d->group = s->group;
+        d->reduce = s->reduce;
+    }
+    a->predicted_us = r->makespan;
+    if (res) {
+        res->makespan_us = r->makespan;
+        res->makespan_priority = mk[0];
+        res->makespan_earliest = mk[1];
+        res->used = pol[pick];
+        fill_result(&c, r, res);
+    }
+    if (out)
+        *out = a;
+    else
+        algo_free(a);
+    run_free(&runs[0]);
+    run_free(&runs[1]);
+    ctx_free(&c);
+    forest_free(&f);
+    return TC_OK;
+}
+
+void order_result_free(order_result *r)
+{
+    if (!r)
+        return;
+    free(r->res_start);
+    free(r->res_seq);
+    free(r->lane);
+    memset(r, 0, sizeof *r);
+}
+
+/* ------------------------------------------------------------ verification */
+
+typedef struct {
+    double start, end;
+    int idx;
+} interval;
+
+static int cmp_interval(const void *a, const void *b)
+{
+    const interval *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->idx - y->idx;
+}
+
+static int verify_capacity(const algo *a, const topo *t, const forest *f, double tol,
+                           tc_err *err)
+{
+    int nres = order_nresources(t), n = f->n;
+    int *start = xcalloc((size_t)nres + 1, sizeof *start);
+    for (int i = 0; i < n; i++)
+        for (int q = 0; q < f->nres[i]; q++)
+            start[f->res[2 * i + q] + 1]++;
+    for (int r = 0; r < nres; r++)
+        start[r + 1] += start[r];
+    interval *iv = xmalloc(((size_t)start[nres] + 1) * sizeof *iv);
+    int *fill = xmalloc(((size_t)nres + 1) * sizeof *fill);
+    memcpy(fill, start, ((size_t)nres + 1) * sizeof *fill);
+    for (int i = 0; i < n; i++)
+        for (int q = 0; q < f->nres[i]; q++) {
+            interval *v = &iv[fill[f->res[2 * i + q]]++];
+            v->start = a->sends[i].t_send;
+            v->end = a->sends[i].t_arrive;
+            v->idx = i;
+        }
+    free(fill);
+    int rc = TC_OK;
+    double *active = xmalloc(((size_t)n + 1) * sizeof *active);
+    for (int r = 0; r < nres && rc == TC_OK; r++) {
+        int k0 = start[r], k1 = start[r + 1], lanes = order_res_lanes(t, r), na = 0;
+        qsort(iv + k0, (size_t)(k1 - k0), sizeof *iv, cmp_interval);
+        for (int k = k0; k < k1 && rc == TC_OK; k++) {
+            int w = 0;
+            for (int j = 0; j < na; j++)
+                if (active[j] > iv[k].start + tol)
+                    active[w++] = active[j];
+            na = w;
+            if (na >= lanes) {
+                char name[96];
+                order_res_name(t, r, name, sizeof name);
+                rc = tc_err_set(err, TC_WRONG, "send %d starts at %.6g us on %s while %d "
+                                "transfer%s already hold%s its %d lane%s", iv[k].idx,
+                                iv[k].start, name, na, na == 1 ? "" : "s", na == 1 ? "s" : "",
+                                lanes, lanes == 1 ? "" : "s");
+            }
+            active[na++] = iv[k].end;
+        }
+    }
+    free(active);
+    free(iv);
+    free(start);
+    return rc;
+}
+
+int order_verify(const algo *a, const topo *t, double chunk_bytes, double tol_us, tc_err *err)
+{
+    forest f;
+    int rc = forest_build(a, t, chunk_bytes, &f, err);
+    if (rc)
+        return rc;
+    double tol = tol_us > 0 ? tol_us : 0;
+    for (int i = 0; i < f.n && rc == TC_OK; i++) {
+        const algo_send *s = &a->sends[i];
+        double took = s->t_arrive - s->t_send;
+        double have = f.parent[i] < 0 ? 0 : a->sends[f.parent[i]].t_arrive;
+        if (!isfinite(s->t_send) || !isfinite(s->t_arrive) || fabs(took - f.cost[i]) > tol)
+            rc = tc_err_set(err, TC_WRONG, "send %d (%d -> %d): takes %.6g us, its route costs "
+                            "%.6g us", i, s->src, s->dst, took, f.cost[i]);
+        else if (s->t_send < have - tol)
+            rc = tc_err_set(err, TC_WRONG, "send %d (%d -> %d): starts at %.6g us, before "
+                            "chunk (%d, %d) reaches rank %d at %.6g us", i, s->src, s->dst,
+                            s->t_send, s->origin, s->index, s->src, have);
+    }
+    if (rc == TC_OK)
+        rc = verify_capacity(a, t, &f, tol, err);
+    forest_free(&f);
+    return rc;
+}

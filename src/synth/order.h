@@ -1,0 +1,129 @@
+/* order.h — stage 2 of synthesis: the heuristic ordering (list scheduling).
+ *
+ * Stage 1 (route.h) decides which hops carry each chunk; it relaxes
+ * bandwidth, so its times are not a schedule.  This stage gives every hop a
+ * real start and end under the executor's timing model (exec/sim.h,
+ * DESIGN.md section 6), so that the time it predicts is the time the
+ * executor measures when the lowering keeps the order recorded here:
+ *
+ *   a send a -> b of s bytes takes the route topo_route_of(t, a, b), costs
+ *   alpha + s / B and, for that whole time, holds every resource of the
+ *   route: a direct link (one of its `mult` lanes per direction), or a's out
+ *   port and b's in port on the switch, or a's NIC egress and b's NIC
+ *   ingress (inter-node).  A resource serves its transfers first come first
+ *   served: each lane remembers when it becomes free (no back-filling of
+ *   earlier gaps), a transfer takes the earliest-free lane of each of its
+ *   resources (the lowest-numbered among equals) and starts when all of them
+ *   are free and the chunk has arrived at its source.
+ *
+ * Greedy list scheduling: repeatedly pick one send among the CANDIDATES
+ * (sends whose chunk is at their source: the origin's first hops, then the
+ * hops out of each rank once the hop into it is scheduled) and schedule it
+ * at the earliest time its resources allow.  Two rules for the pick:
+ *   ORDER_PRIORITY  (TACCL's): longest remaining path first (the cost of
+ *                   this hop plus the longest cost path below it in the
+ *                   chunk's tree), then the chunk that has travelled least
+ *                   (cost from the origin to this hop's source), then the
+ *                   earliest possible start, then input order;
+ *   ORDER_EARLIEST  classic list scheduling: earliest possible start first,
+ *                   then the two priority keys, then input order;
+ *   ORDER_BEST      (default) runs both, keeps the shorter makespan (ties:
+ *                   ORDER_PRIORITY).
+ * Costs are compared with a relative tolerance of 1e-9, so symmetric chunks
+ * tie exactly and the rest of the key decides; the output is deterministic.
+ *
+ * Resources are numbered as the executor numbers them: links 0..nlinks-1
+ * (t->links order), then for each switch in order and each of its member
+ * ranks in order an out port and an in port, then for each NIC an egress and
+ * an ingress.
+ *
+ * What the executor does not see here: a tb performs its steps one at a time
+ * and a connection holds at most 8 unreceived sends; local copies (the
+ * AllGather's own chunk) take no shared resource.  The lowering
+ * (sched/lower.h) must make each resource's transfers request it in the
+ * recorded order for the prediction to hold. */
+#ifndef TC_ORDER_H
+#define TC_ORDER_H
+
+#include <stddef.h>
+
+#include "../model/topo.h"
+#include "../util/err.h"
+#include "algo.h"
+
+typedef enum { ORDER_BEST = 0, ORDER_PRIORITY, ORDER_EARLIEST } order_policy;
+
+typedef struct {
+    order_policy policy;    /* default ORDER_BEST */
+} order_opts;
+
+/* What a schedule came to, and the order it fixed on every resource. */
+typedef struct {
+    double makespan_us;         /* latest arrival; 0 for no sends */
+    double makespan_priority;   /* of ORDER_PRIORITY (NAN if not run) */
+    double makespan_earliest;   /* of ORDER_EARLIEST (NAN if not run) */
+    order_policy used;          /* ORDER_PRIORITY or ORDER_EARLIEST */
+    int nres;                   /* order_nresources(t) */
+    /* Resource r carried sends res_seq[res_start[r] .. res_start[r+1]), in
+     * the order they took it (indices into the output algo's sends, which
+     * are the input's sends in the input's order). */
+    int *res_start;             /* [nres + 1] */
+    int *res_seq;
+    int *lane;                  /* [nsends * 2]: lane (0-based, within the
+                                   resource) of each of the send's resources,
+                                   -1 where the route has fewer */
+} order_result;
+
+typedef enum {
+    ORES_LINK,          /* one direction of a point-to-point link */
+    ORES_PORT_OUT,      /* a rank's out port on a switch */
+    ORES_PORT_IN,       /* a rank's in port on a switch */
+    ORES_NIC_OUT,       /* a NIC's egress */
+    ORES_NIC_IN         /* a NIC's ingress */
+} order_res_kind;
+
+void order_opts_init(order_opts *o);
+
+/* Number of resources of t (numbering above). */
+int order_nresources(const topo *t);
+
+/* Lanes of resource r: a link's multiplicity, else 1 (0 if r is out of range). */
+int order_res_lanes(const topo *t, int r);
+
+order_res_kind order_res_kind_of(const topo *t, int r);
+
+/* "link 3->4", "switch 0 out port of rank 3", "NIC 1 (node 0) egress". */
+void order_res_name(const topo *t, int r, char *buf, size_t n);
+
+/* The resources a send a -> b holds: fills res[0..] (room for 2) and returns
+ * how many: 1 for a link, 2 for a switch (out port of a, in port of b) or NICs
+ * (egress of a's NIC, ingress of b's); 0 when a == b or there is no route. */
+int order_hop_resources(const topo *t, int a, int b, int res[2]);
+
+/* Stage 2.  `routing` gives the hops (its times are ignored): per chunk
+ * (origin, index) a tree — no rank receives a chunk twice, nothing is sent
+ * to the chunk's origin, and a rank sends a chunk only if it is the origin
+ * or receives it.  The routing need not deliver every chunk everywhere
+ * (route_check() judges that).  Every send moves chunk_bytes bytes.
+ *
+ * On success *out is a new algo (algo_free) with the same sends in the same
+ * order, t_send / t_arrive set to the schedule and predicted_us = makespan;
+ * res (may be NULL) receives the makespans and the order on every resource
+ * (free with order_result_free).  TC_INPUT, with the first offending send
+ * named, for a routing that is not a forest of chunk trees, a send with no
+ * route, ranks or chunks out of range, or chunk_bytes not positive. */
+int order_schedule(const algo *routing, const topo *t, double chunk_bytes,
+                   const order_opts *o, algo **out, order_result *res, tc_err *err);
+
+void order_result_free(order_result *r);
+
+/* Check that a's times follow the timing model: each send takes its route's
+ * cost (t_arrive - t_send), starts no earlier than its chunk reaches its
+ * source (the origin holds it at 0), and no resource ever carries more
+ * transfers at once than it has lanes.  tol_us absorbs rounding (1e-6 is
+ * plenty).  TC_OK, or TC_WRONG naming the first violation (TC_INPUT for a
+ * routing order_schedule would refuse). */
+int order_verify(const algo *a, const topo *t, double chunk_bytes, double tol_us,
+                 tc_err *err);
+
+#endif

@@ -1,0 +1,463 @@
+/* test_order.c — stage 2 (heuristic ordering): the greedy schedule follows
+ * the executor's timing model (route costs, lanes, switch ports, NICs,
+ * arrival before forward), matches hand-computed ring times, applies the
+ * longest-remaining-path priority, refuses routings that are not chunk
+ * trees, and order_verify() catches schedules that break the model. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth/order.h"
+
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) < 1e-9 * (1 + fabs((double)(b))))
+
+static const char *root(void)
+{
+    const char *r = getenv("TACCL_ROOT");
+    return r && *r ? r : ".";
+}
+
+static topo *load(const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/topologies/%s.json", root(), name);
+    tc_err e;
+    topo *t = topo_load(path, &e);
+    if (!t)
+        fail_msg("cannot load %s: %s", path, e.msg);
+    return t;
+}
+
+static double hop_cost(const topo *t, int a, int b, double bytes)
+{
+    topo_route r = topo_route_of(t, a, b);
+    return topo_route_cost_us(&r, bytes);
+}
+
+/* Ring AllGather routing: chunk j of rank r travels r -> r+1 -> ... -> r-1. */
+static algo *ring_routing(int n, int per)
+{
+    algo *a = algo_new(COLL_ALLGATHER, n, per);
+    for (int r = 0; r < n; r++)
+        for (int j = 0; j < per; j++)
+            for (int s = 0; s < n - 1; s++)
+                algo_add_send(a, r, j, (r + s) % n, (r + s + 1) % n, 0, 0);
+    return a;
+}
+
+/* Direct AllGather: every origin sends its chunks straight to every rank. */
+static algo *direct_routing(int n, int per)
+{
+    algo *a = algo_new(COLL_ALLGATHER, n, per);
+    for (int r = 0; r < n; r++)
+        for (int j = 0; j < per; j++)
+            for (int d = 0; d < n; d++)
+                if (d != r)
+                    algo_add_send(a, r, j, r, d, 0, 0);
+    return a;
+}
+
+/* The resources a send holds, worked out here from the topology itself
+ * (not through order_hop_resources), as (kind, id) pairs. */
+typedef struct {
+    int n;
+    int kind[2], id[2];
+} held;
+
+static held held_by(const topo *t, int a, int b)
+{
+    held h = {0, {0, 0}, {0, 0}};
+    topo_route r = topo_route_of(t, a, b);
+    if (r.kind == ROUTE_LINK) {
+        h.n = 1;
+        h.kind[0] = 0;
+        h.id[0] = r.link;
+    } else if (r.kind == ROUTE_SWITCH) {
+        h.n = 2;
+        h.kind[0] = 1;                  /* out port of a on switch sw */
+        h.id[0] = r.sw * t->nranks + a;
+        h.kind[1] = 2;                  /* in port of b */
+        h.id[1] = r.sw * t->nranks + b;
+    } else if (r.kind == ROUTE_NIC) {
+        h.n = 2;
+        h.kind[0] = 3;
+        h.id[0] = r.nic_src;
+        h.kind[1] = 4;
+        h.id[1] = r.nic_dst;
+    }
+    return h;
+}
+
+static int lanes_of(const topo *t, int kind, int id)
+{
+    return kind == 0 ? t->links[id].mult : 1;
+}
+
+/* Every pair of sends on a shared resource: at the start of each send, the
+ * others still holding that resource number fewer than its lanes. */
+static void assert_capacity(const algo *a, const topo *t)
+{
+    const double tol = 1e-9;
+    for (int i = 0; i < a->nsends; i++) {
+        const algo_send *x = &a->sends[i];
+        held hx = held_by(t, x->src, x->dst);
+        for (int q = 0; q < hx.n; q++) {
+            int busy = 0;
+            for (int j = 0; j < a->nsends; j++) {
+                if (j == i)
+                    continue;
+                const algo_send *y = &a->sends[j];
+                held hy = held_by(t, y->src, y->dst);
+                int shares = 0;
+                for (int p = 0; p < hy.n; p++)
+                    shares |= hy.kind[p] == hx.kind[q] && hy.id[p] == hx.id[q];
+                if (!shares)
+                    continue;
+                /* y holds the resource at x's start */
+                if (y->t_send <= x->t_send + tol && y->t_arrive > x->t_send + tol) {
+                    if (y->t_send == x->t_send && j > i)
+                        continue;   /* count simultaneous starters once */
+                    busy++;
+                }
+            }
+            if (busy >= lanes_of(t, hx.kind[q], hx.id[q]))
+                fail_msg("send %d (%d->%d at %g) overlaps %d transfers on a resource of %d "
+                         "lane(s)", i, x->src, x->dst, x->t_send, busy,
+                         lanes_of(t, hx.kind[q], hx.id[q]));
+        }
+    }
+}
+
+/* Each send starts after its chunk reached its source, and takes its route's cost. */
+static void assert_causal(const algo *a, const topo *t, double bytes)
+{
+    for (int i = 0; i < a->nsends; i++) {
+        const algo_send *x = &a->sends[i];
+        NEAR(x->t_arrive - x->t_send, hop_cost(t, x->src, x->dst, bytes));
+        if (x->src == x->origin) {
+            assert_true(x->t_send >= 0);
+            continue;
+        }
+        int found = 0;
+        for (int j = 0; j < a->nsends; j++) {
+            const algo_send *y = &a->sends[j];
+            if (y->origin == x->origin && y->index == x->index && y->dst == x->src) {
+                found = 1;
+                assert_true(x->t_send >= y->t_arrive - 1e-9);
+            }
+        }
+        assert_true(found);
+    }
+}
+
+static double max_arrival(const algo *a)
+{
+    double m = 0;
+    for (int i = 0; i < a->nsends; i++)
+        if (a->sends[i].t_arrive > m)
+            m = a->sends[i].t_arrive;
+    return m;
+}
+
+static void test_ring_time(void **state)
+{
+    (void)state;
+    topo *t = topo_default(4);
+    const double N = 1048576;       /* per-rank output buffer */
+    for (int per = 1; per <= 2; per++) {
+        double bytes = N / (4 * per);
+        algo *r = ring_routing(4, per), *s = NULL;
+        order_result res;
+        tc_err e;
+        assert_int_equal(order_schedule(r, t, bytes, NULL, &s, &res, &e), TC_OK);
+        double c = hop_cost(t, 0, 1, bytes);
+        /* ring AllGather: (p-1) steps of one chunk (per 1); pipelined, every
+         * link busy back to back with 3 * per chunks (per 2) */
+        NEAR(s->predicted_us, 3 * per * c);
+        NEAR(res.makespan_us, 3 * per * c);
+        if (per == 1)
+            NEAR(s->predicted_us, 3 * 0.7 + 3.0 / 4 * N / (50 * 1e3));
+        assert_int_equal(s->nsends, r->nsends);
+        for (int i = 0; i < s->nsends; i++) {
+            assert_int_equal(s->sends[i].src, r->sends[i].src);
+            assert_int_equal(s->sends[i].dst, r->sends[i].dst);
+            assert_int_equal(s->sends[i].origin, r->sends[i].origin);
+        }
+        assert_causal(s, t, bytes);
+        assert_capacity(s, t);
+        assert_int_equal(order_verify(s, t, bytes, 1e-6, &e), TC_OK);
+        order_result_free(&res);
+        algo_free(r);
+        algo_free(s);
+    }
+    topo_free(t);
+}
+
+static void test_capacity_switch_and_nics(void **state)
+{
+    (void)state;
+    topo *t = load("dgx2-x2");
+    double bytes = 65536;
+    algo *r = direct_routing(t->nranks, 1), *s = NULL;
+    order_result res;
+    tc_err e;
+    assert_int_equal(order_schedule(r, t, bytes, NULL, &s, &res, &e), TC_OK);
+    assert_causal(s, t, bytes);
+    assert_capacity(s, t);
+    assert_int_equal(order_verify(s, t, bytes, 1e-6, &e), TC_OK);
+    NEAR(s->predicted_us, max_arrival(s));
+    /* each NIC (two ranks, 16 remote receivers each) serialises 32 sends */
+    double nic = hop_cost(t, 0, 16, bytes);
+    assert_true(s->predicted_us >= 32 * nic - 1e-9);
+    /* the recorded order on every resource is by start time, and complete */
+    int total = 0;
+    for (int q = 0; q < res.nres; q++) {
+        for (int k = res.res_start[q] + 1; k < res.res_start[q + 1]; k++)
+            assert_true(s->sends[res.res_seq[k]].t_send >=
+                        s->sends[res.res_seq[k - 1]].t_send - 1e-9);
+        total += res.res_start[q + 1] - res.res_start[q];
+    }
+    assert_int_equal(total, 2 * s->nsends);
+    order_result_free(&res);
+    algo_free(r);
+    algo_free(s);
+    topo_free(t);
+}
+
+static const char *TWO_LANES =
+    "{\"name\": \"lanes\", \"nodes\": 1, \"ranks_per_node\": 3,"
+    " \"local\": {\"copy_gbps\": 400, \"reduce_gbps\": 300, \"source\": \"assumed\"},"
+    " \"links\": [{\"pairs\": [[0, 1]], \"alpha_us\": 1, \"bandwidth_gbps\": 10,"
+    "   \"multiplicity\": 2, \"source\": \"assumed\"},"
+    "  {\"pairs\": [[1, 2], [0, 2]], \"alpha_us\": 1, \"bandwidth_gbps\": 10,"
+    "   \"source\": \"assumed\"}]}";
+
+static void test_link_lanes(void **state)
+{
+    (void)state;
+    tc_err e;
+    topo *t = topo_parse(TWO_LANES, "lanes.json", &e);
+    assert_non_null(t);
+    double bytes = 10000;           /* 1 us + 1 us per hop */
+    algo *r = algo_new(COLL_ALLGATHER, 3, 3), *s = NULL;
+    for (int j = 0; j < 3; j++)
+        algo_add_send(r, 0, j, 0, 1, 0, 0);
+    assert_int_equal(order_schedule(r, t, bytes, NULL, &s, NULL, &e), TC_OK);
+    /* two at once on the double link, the third after them */
+    NEAR(s->sends[0].t_send, 0);
+    NEAR(s->sends[1].t_send, 0);
+    NEAR(s->sends[2].t_send, 2);
+    NEAR(s->predicted_us, 4);
+    assert_capacity(s, t);
+    assert_int_equal(order_verify(s, t, bytes, 1e-6, &e), TC_OK);
+    algo_free(r);
+    algo_free(s);
+    topo_free(t);
+}
+
+/* On a shared link the chunk with more path ahead goes first; among equal
+ * paths ahead, the one that has travelled less. */
+static void test_priority_rule(void **state)
+{
+    (void)state;
+    topo *t = topo_default(4);
+    double bytes = 50000;           /* 0.7 + 1 us per hop */
+    order_opts o;
+    order_opts_init(&o);
+    o.policy = ORDER_PRIORITY;
+    tc_err e;
+    /* chunk (0,0) stops at 1, chunk (0,1) continues 1 -> 2 -> 3; listed first
+     * so input order alone would send it first */
+    algo *r = algo_new(COLL_ALLGATHER, 4, 2), *s = NULL;
+    algo_add_send(r, 0, 0, 0, 1, 0, 0);
+    algo_add_send(r, 0, 1, 0, 1, 0, 0);
+    algo_add_send(r, 0, 1, 1, 2, 0, 0);
+    algo_add_send(r, 0, 1, 2, 3, 0, 0);
+    assert_int_equal(order_schedule(r, t, bytes, &o, &s, NULL, &e), TC_OK);
+    double c = hop_cost(t, 0, 1, bytes);
+    NEAR(s->sends[1].t_send, 0);
+    NEAR(s->sends[0].t_send, c);
+    NEAR(s->predicted_us, 3 * c);
+    algo_free(r);
+    algo_free(s);
+    /* travelled least: D = (1,1) 1 -> 2 -> 3 holds link 1 -> 2 first; then
+     * B = (0,0) 1 -> 2 (came from 0) and C = (1,0) 1 -> 2 (born at 1) wait
+     * for it with the same path ahead and the same possible start: C, which
+     * has travelled less, goes first although B comes earlier in the input */
+    r = algo_new(COLL_ALLGATHER, 4, 2);
+    algo_add_send(r, 0, 0, 0, 1, 0, 0);     /* A */
+    algo_add_send(r, 1, 1, 1, 2, 0, 0);     /* D */
+    algo_add_send(r, 1, 1, 2, 3, 0, 0);
+    algo_add_send(r, 0, 0, 1, 2, 0, 0);     /* B */
+    algo_add_send(r, 1, 0, 1, 2, 0, 0);     /* C */
+    assert_int_equal(order_schedule(r, t, bytes, &o, &s, NULL, &e), TC_OK);
+    NEAR(s->sends[0].t_send, 0);
+    NEAR(s->sends[1].t_send, 0);
+    NEAR(s->sends[4].t_send, c);
+    NEAR(s->sends[3].t_send, 2 * c);
+    algo_free(r);
+    algo_free(s);
+    topo_free(t);
+}
+
+/* ORDER_BEST keeps the shorter of the two rules' schedules. */
+static void test_best_policy(void **state)
+{
+    (void)state;
+    topo *t = topo_default(6);
+    algo *r, *s = NULL;
+    order_result res;
+    tc_err e;
+    r = direct_routing(6, 2);
+    assert_int_equal(order_schedule(r, t, 1e5, NULL, &s, &res, &e), TC_OK);
+    assert_true(res.makespan_us <= res.makespan_priority + 1e-9);
+    assert_true(res.makespan_us <= res.makespan_earliest + 1e-9);
+    NEAR(res.makespan_us, res.used == ORDER_PRIORITY ? res.makespan_priority
+                                                     : res.makespan_earliest);
+    /* and is deterministic */
+    algo *s2 = NULL;
+    assert_int_equal(order_schedule(r, t, 1e5, NULL, &s2, NULL, &e), TC_OK);
+    for (int i = 0; i < s->nsends; i++) {
+        assert_true(s->sends[i].t_send == s2->sends[i].t_send);
+        assert_true(s->sends[i].t_arrive == s2->sends[i].t_arrive);
+    }
+    order_result_free(&res);
+    algo_free(s);
+    algo_free(s2);
+    algo_free(r);
+    topo_free(t);
+}
+
+static void test_refuses_bad_routings(void **state)
+{
+    (void)state;
+    topo *t = topo_default(4);
+    tc_err e;
+    algo *s = NULL;
+    /* forwards a chunk it never received */
+    algo *r = algo_new(COLL_ALLGATHER, 4, 1);
+    algo_add_send(r, 0, 0, 1, 2, 0, 0);
+    assert_int_equal(order_schedule(r, t, 1000, NULL, &s, NULL, &e), TC_INPUT);
+    assert_non_null(strstr(e.msg, "never receives"));
+    assert_null(s);
+    algo_free(r);
+    /* receives twice */
+    r = algo_new(COLL_ALLGATHER, 4, 1);
+    algo_add_send(r, 0, 0, 0, 1, 0, 0);
+    algo_add_send(r, 0, 0, 0, 2, 0, 0);
+    algo_add_send(r, 0, 0, 2, 1, 0, 0);
+    assert_int_equal(order_schedule(r, t, 1000, NULL, &s, NULL, &e), TC_INPUT);
+    assert_non_null(strstr(e.msg, "twice"));
+    algo_free(r);
+    /* a cycle detached from the origin */
+    r = algo_new(COLL_ALLGATHER, 4, 1);
+    algo_add_send(r, 0, 0, 1, 2, 0, 0);
+    algo_add_send(r, 0, 0, 2, 1, 0, 0);
+    assert_int_equal(order_schedule(r, t, 1000, NULL, &s, NULL, &e), TC_INPUT);
+    assert_non_null(strstr(e.msg, "cycle"));
+    algo_free(r);
+    /* back to the origin, bad chunk, bad size */
+    r = algo_new(COLL_ALLGATHER, 4, 1);
+    algo_add_send(r, 0, 0, 0, 1, 0, 0);
+    algo_add_send(r, 0, 0, 1, 0, 0, 0);
+    assert_int_equal(order_schedule(r, t, 1000, NULL, &s, NULL, &e), TC_INPUT);
+    algo_free(r);
+    r = algo_new(COLL_ALLGATHER, 4, 1);
+    algo_add_send(r, 0, 3, 0, 1, 0, 0);
+    assert_int_equal(order_schedule(r, t, 1000, NULL, &s, NULL, &e), TC_INPUT);
+    algo_add_send(r, 0, 0, 0, 1, 0, 0);
+    r->sends[0].index = 0;
+    r->nsends = 1;
+    assert_int_equal(order_schedule(r, t, 0, NULL, &s, NULL, &e), TC_INPUT);
+    assert_int_equal(order_schedule(r, t, 1000, NULL, &s, NULL, &e), TC_OK);
+    algo_free(s);
+    algo_free(r);
+    topo_free(t);
+    /* a send with no route: NDv2 has no link between local ranks 0 and 5 */
+    t = load("ndv2-x2");
+    r = algo_new(COLL_ALLGATHER, 16, 1);
+    algo_add_send(r, 0, 0, 0, 5, 0, 0);
+    assert_int_equal(order_schedule(r, t, 1000, NULL, &s, NULL, &e), TC_INPUT);
+    assert_non_null(strstr(e.msg, "no route"));
+    algo_free(r);
+    topo_free(t);
+}
+
+static void test_verify_catches_violations(void **state)
+{
+    (void)state;
+    topo *t = topo_default(3);
+    tc_err e;
+    double bytes = 50000, c = hop_cost(t, 0, 1, bytes);
+    algo *a = algo_new(COLL_ALLGATHER, 3, 2);
+    algo_add_send(a, 0, 0, 0, 1, 0, c);
+    algo_add_send(a, 0, 1, 0, 1, c, 2 * c);
+    algo_add_send(a, 0, 0, 1, 2, c, 2 * c);
+    assert_int_equal(order_verify(a, t, bytes, 1e-6, &e), TC_OK);
+    /* two transfers at once on a single-lane link */
+    a->sends[1].t_send = 0.5 * c;
+    a->sends[1].t_arrive = 1.5 * c;
+    assert_int_equal(order_verify(a, t, bytes, 1e-6, &e), TC_WRONG);
+    assert_non_null(strstr(e.msg, "link 0->1"));
+    a->sends[1].t_send = c;
+    a->sends[1].t_arrive = 2 * c;
+    /* forwarded before it arrived */
+    a->sends[2].t_send = 0.5 * c;
+    a->sends[2].t_arrive = 1.5 * c;
+    assert_int_equal(order_verify(a, t, bytes, 1e-6, &e), TC_WRONG);
+    assert_non_null(strstr(e.msg, "before"));
+    /* a duration that is not the route's cost */
+    a->sends[2].t_send = c;
+    a->sends[2].t_arrive = 1.5 * c;
+    assert_int_equal(order_verify(a, t, bytes, 1e-6, &e), TC_WRONG);
+    algo_free(a);
+    topo_free(t);
+}
+
+static void test_resource_numbering(void **state)
+{
+    (void)state;
+    topo *t = load("dgx2-x2");
+    int nmem = 0;
+    for (int s = 0; s < t->nswitches; s++)
+        nmem += t->switches[s].nranks;
+    assert_int_equal(order_nresources(t), t->nlinks + 2 * nmem + 2 * t->nnics);
+    int res[2];
+    /* 0 -> 3 through node 0's switch: 0's out port, 3's in port */
+    assert_int_equal(order_hop_resources(t, 0, 3, res), 2);
+    assert_int_equal(order_res_kind_of(t, res[0]), ORES_PORT_OUT);
+    assert_int_equal(order_res_kind_of(t, res[1]), ORES_PORT_IN);
+    char b[96];
+    order_res_name(t, res[1], b, sizeof b);
+    assert_non_null(strstr(b, "rank 3"));
+    /* 1 -> 16 between nodes: NIC 0 egress, NIC 8 ingress */
+    assert_int_equal(order_hop_resources(t, 1, 16, res), 2);
+    assert_int_equal(order_res_kind_of(t, res[0]), ORES_NIC_OUT);
+    assert_int_equal(order_res_kind_of(t, res[1]), ORES_NIC_IN);
+    int r2[2];
+    order_hop_resources(t, 0, 17, r2);
+    assert_int_equal(r2[0], res[0]);        /* 0 and 1 share a NIC */
+    assert_int_equal(order_hop_resources(t, 5, 5, res), 0);
+    topo_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_time),
+        cmocka_unit_test(test_capacity_switch_and_nics),
+        cmocka_unit_test(test_link_lanes),
+        cmocka_unit_test(test_priority_rule),
+        cmocka_unit_test(test_best_policy),
+        cmocka_unit_test(test_refuses_bad_routings),
+        cmocka_unit_test(test_verify_catches_violations),
+        cmocka_unit_test(test_resource_numbering),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
