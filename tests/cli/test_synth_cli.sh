@@ -49,7 +49,7 @@ refuse() {
 # usage and flags
 expect "help exits 0" 0 "usage: taccl-synth" -- "$S" --help
 expect "list names every algorithm" 0 "ring.*direct.*butterfly.*rsag.*tree" -- bash -c "'$S' --list | tr '\n' ' '"
-expect "no arguments is exit 2" 2 "give --algo" -- "$S"
+expect "no arguments is exit 2" 2 "give a sketch and a topology file, or --algo" -- "$S"
 refuse "unknown flag" "unknown option '--frobnicate'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --frobnicate
 refuse "unknown algorithm" "unknown algorithm 'nccl'; known: ring, direct, butterfly, rsag, tree" -- --algo nccl "$T/ndv2-x1.json" --collective allgather
 refuse "missing collective" "--collective is required" -- --algo ring "$T/ndv2-x1.json"
@@ -62,8 +62,15 @@ refuse "missing topology" "nonexistent.json" -- --algo ring "$T/nonexistent.json
 refuse "two topologies with --algo" "one topology file" -- --algo ring "$T/ndv2-x1.json" "$T/ndv2-x2.json" --collective allgather
 expect "missing -o is exit 2" 2 "-o OUT.xml is required" -- "$S" --algo ring "$T/ndv2-x1.json" --collective allgather
 
-# sketch mode is recognised but not pretended
-refuse "sketch synthesis not yet" "sketch synthesis is not implemented yet \(issue 4\); use --algo ring\|direct\|butterfly\|rsag\|tree" -- "$ROOT/sketches/any.json" "$T/ndv2-x1.json"
+# sketch mode: bad inputs are refused, reductions say they are not there yet
+refuse "missing sketch" "any.json" -- "$ROOT/sketches/any.json" "$T/ndv2-x1.json"
+refuse "sketch for another topology" "nnodes" -- "$ROOT/sketches/ndv2-x2-sk-1.json" "$T/ndv2-x1.json"
+refuse "reductions not synthesized yet" "allreduce synthesis is not implemented yet" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --collective allreduce
+refuse "bad time limit" "--time-limit: expected seconds > 0" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit -3
+expect "sketch synthesis writes a schedule" 0 "predicted" -- "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit 10 -o "$TMP/syn.xml"
+expect "the synthesized schedule verifies" 0 "verified" -- "$BIN/taccl-run" "$TMP/syn.xml"
+"$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit 10 -q -o "$TMP/syn2.xml"
+expect "sketch synthesis is deterministic" 0 "" -- cmp "$TMP/syn.xml" "$TMP/syn2.xml"
 
 # algorithms that do not exist for a collective or a topology
 refuse "ring has no alltoall" "^taccl-synth: ring has no AllToAll; use direct$" -- --algo ring "$T/ndv2-x1.json" --collective alltoall
