@@ -1,10 +1,28 @@
 #!/usr/bin/env bash
-# run_example.sh — what `make run` shows: the executor judging bundled
-# schedules (the case study's chip AllReduce as ReduceScatter then AllGather,
-# in i32 and in f32, and the direct AllReduce in f32 for contrast).
+# run_example.sh — what `make run` shows: the bundled default synthesized
+# (NDv2 x2 AllGather from TACCL's sketch sk-1) and judged next to the
+# NCCL-style ring on the same topology, then the executor on the case
+# study's chip AllReduce (ReduceScatter then AllGather, i32 and f32) and the
+# direct AllReduce in f32 for contrast (its replicas differ).
 set -euo pipefail
 bin=${1:-build/bin}
 cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "\$ taccl-synth sketches/ndv2-x2-sk-1.json topologies/ndv2-x2.json -o synth.xml --time-limit 60"
+"$bin/taccl-synth" sketches/ndv2-x2-sk-1.json topologies/ndv2-x2.json -o "$work/synth.xml" \
+    --time-limit 60
+echo "\$ taccl-run synth.xml"
+"$bin/taccl-run" "$work/synth.xml"
+echo
+size=$(sed -n 's/.*<taccl size_bytes="\([0-9]*\)".*/\1/p' "$work/synth.xml" | head -1)
+echo "\$ taccl-synth --algo ring topologies/ndv2-x2.json --collective allgather --size $size -o ring.xml"
+"$bin/taccl-synth" --algo ring topologies/ndv2-x2.json --collective allgather --size "$size" \
+    -o "$work/ring.xml" -q
+echo "\$ taccl-run ring.xml"
+"$bin/taccl-run" "$work/ring.xml"
+echo
 for args in "schedules/cs-chip-rs-ag.xml" \
             "schedules/cs-chip-rs-ag.xml --dtype f32" \
             "schedules/cs-chip-allreduce-direct.xml --dtype f32 --seed 3"; do
