@@ -545,6 +545,101 @@ static void test_two_dependencies_get_a_nop(void **state)
     topo_free(t);
 }
 
+/* ------------------------------------------------------------ (6b) switch ports */
+
+/* Four ranks on one switch; one 10 kB chunk costs 1 + 1 = 2 us a hop. */
+static const char *SWITCH4 =
+    "{\"name\": \"switch4\", \"nodes\": 1, \"ranks_per_node\": 4,"
+    " \"local\": {\"copy_gbps\": 400, \"reduce_gbps\": 300, \"source\": \"assumed: test\"},"
+    " \"switches\": [{\"ranks\": [0, 1, 2, 3], \"alpha_us\": 1, \"bandwidth_gbps\": 10,"
+    "   \"source\": \"assumed: test\"}]}";
+
+static topo *switch4(void)
+{
+    tc_err e = {0};
+    topo *t = topo_parse(SWITCH4, "switch4.json", &e);
+    if (!t)
+        fail_msg("switch4: %s", e.msg);
+    return t;
+}
+
+/* A rank's sends through its one switch port go in the schedule's order,
+ * not in the order of its tbs (one per peer, by peer id): the executor
+ * serves a port first come first served, so without the lowering's chain
+ * every tb would ask at once and the lowest peer would go first.  Here
+ * rank r sends its chunk to r+1, r+2, r+3 in slots 0, 1, 2 — every in
+ * port takes one chunk per slot, 3 slots in all. */
+static void test_switch_port_keeps_schedule_order(void **state)
+{
+    (void)state;
+    topo *t = switch4();
+    long long size = 4 * 10000;
+    double c = hop(t, 0, 1, 10000);
+    algo *a = algo_new(COLL_ALLGATHER, N4, 1);
+    for (int r = 0; r < N4; r++)
+        for (int k = 1; k < N4; k++)
+            send_at(a, r, 0, r, (r + k) % N4, (k - 1) * c, c);
+    a->predicted_us = makespan(a);
+    prog *p = lower_ok(a, t, NULL);
+    assert_int_equal(static_hazards(p, 0), 0);
+    /* rank 1 sends to 2, 3, 0: its send to 0 (tb of the lowest peer) waits
+     * for the one to 3 */
+    const prog_tb *to0 = find_send_tb(p, 1, 0), *to3 = find_send_tb(p, 1, 3);
+    assert_non_null(to0);
+    assert_non_null(to3);
+    const prog_step *last = &to0->steps[to0->nsteps - 1];
+    assert_int_equal(last->type, ST_S);
+    assert_int_equal(last->depid, to3->id);
+    assert_int_equal(to3->steps[last->deps].hasdep, 1);
+    double us = judge(p, t, size, 0);
+    assert_close(us, 3 * c, 1e-9);
+    prog_free(p);
+    algo_free(a);
+    topo_free(t);
+}
+
+/* A forward the schedule holds back behind another send on the same port
+ * is a step of its own, not an rcs (an rcs sends the moment the data
+ * arrives and would take the port out of turn).  Rank 1 gets chunk 0 in
+ * slot 0, sends its own chunk to 3 in slot 1 and forwards chunk 0 to 2 in
+ * slot 2; every slot uses each out and each in port once. */
+static void test_held_back_forward_is_not_fused(void **state)
+{
+    (void)state;
+    topo *t = switch4();
+    long long size = 4 * 10000;
+    double c = hop(t, 0, 1, 10000);
+    algo *a = algo_new(COLL_ALLGATHER, N4, 1);
+    /* slot 0 */
+    send_at(a, 0, 0, 0, 1, 0, c);
+    send_at(a, 1, 0, 1, 0, 0, c);
+    send_at(a, 2, 0, 2, 3, 0, c);
+    send_at(a, 3, 0, 3, 2, 0, c);
+    /* slot 1 */
+    send_at(a, 1, 0, 1, 3, c, c);
+    send_at(a, 3, 0, 3, 0, c, c);
+    send_at(a, 2, 0, 2, 1, c, c);
+    send_at(a, 1, 0, 0, 2, c, c);       /* rank 0 relays chunk 1 to 2 */
+    /* slot 2 */
+    send_at(a, 0, 0, 1, 2, 2 * c, c);   /* the held-back forward */
+    send_at(a, 0, 0, 0, 3, 2 * c, c);
+    send_at(a, 2, 0, 2, 0, 2 * c, c);
+    send_at(a, 3, 0, 3, 1, 2 * c, c);
+    a->predicted_us = makespan(a);
+    prog *p = lower_ok(a, t, NULL);
+    assert_int_equal(static_hazards(p, 0), 0);
+    const prog_gpu *g = &p->gpus[1];
+    for (int k = 0; k < g->ntbs; k++)
+        for (int s = 0; s < g->tbs[k].nsteps; s++)
+            if (g->tbs[k].send == 2)
+                assert_int_not_equal(g->tbs[k].steps[s].type, ST_RCS);
+    double us = judge(p, t, size, 0);
+    assert_close(us, 3 * c, 1e-9);
+    prog_free(p);
+    algo_free(a);
+    topo_free(t);
+}
+
 /* ------------------------------------------------------------ (7) limits */
 
 /* Two ranks, m chunks each, sent one by one in sequence. */
@@ -798,6 +893,8 @@ int main(void)
         cmocka_unit_test(test_scattered_group_is_staged),
         cmocka_unit_test(test_scattered_reduction_group_is_staged),
         cmocka_unit_test(test_two_dependencies_get_a_nop),
+        cmocka_unit_test(test_switch_port_keeps_schedule_order),
+        cmocka_unit_test(test_held_back_forward_is_not_fused),
         cmocka_unit_test(test_long_connection_is_sliced),
         cmocka_unit_test(test_limits_refused_with_message),
         cmocka_unit_test(test_instances_replicate),

@@ -13,9 +13,12 @@
  *      them through contiguous scratch with local copies) and allocating
  *      scratch: each run becomes one send operation and one receive
  *      operation;
- *   5. lay the operations out in threadblocks (slicing connections that
- *      are too long, merging receive and send tbs, fusing rcs/rrcs, deriving
- *      dependencies per chunk slot), retrying with shorter slices until
+ *   5. chain each rank's sends through one switch out port or NIC in
+ *      their order (the executor serves a port by when it is asked, so the
+ *      order must be made explicit across tbs), then lay the operations out
+ *      in threadblocks (slicing connections that are too long, merging
+ *      receive and send tbs, fusing rcs/rrcs, deriving dependencies per
+ *      chunk slot and along the chains), retrying with shorter slices until
  *      every tb fits the runtime's step limit;
  *   6. write the program, once per instance. */
 #include "lower.h"
@@ -219,6 +222,8 @@ static int red_out_at(const shape *sh, int j, int r)
 typedef struct {
     int src, dst, reduce;
     double ts, ta;      /* earliest t_send, latest t_arrive of its sends */
+    double ready;       /* latest arrival at src of the data it sends (0: its own) */
+    double req;         /* when the executor will ask for its resources (chain_sends) */
     int first, n;       /* its sends: mem[first .. first+n) */
     int color, conn;
 } xfer;
@@ -242,11 +247,13 @@ typedef struct {
     int partner;            /* the other end of a send/receive */
     int host;               /* copy run by a send's or receive's tb (staging), -1 local */
     int writer;             /* send: receive that last wrote exactly its source */
+    int chain_prev;         /* send: the rank's previous send on its out port or NIC */
     /* layout (recomputed per pass) */
     int slice, slice_prev;
     int chan, unit, tb;
     int absorbed;           /* send fused into the receive `fuser` */
     int fuser;
+    int absorbs;            /* receive: the send fused into it, -1 */
     int dep_first, ndep;
     int hasdep, step;
 } op;
@@ -331,7 +338,8 @@ static int new_op(lctx *L)
     GROW(L->ops, L->nops, L->cops);
     op *o = &L->ops[L->nops];
     memset(o, 0, sizeof *o);
-    o->peer = o->xfer = o->conn = o->partner = o->writer = o->host = -1;
+    o->peer = o->xfer = o->conn = o->partner = o->writer = o->host = o->chain_prev = -1;
+    o->fuser = o->absorbs = -1;
     o->src = o->dst = noloc();
     o->src_rank = o->dst_rank = -1;
     return L->nops++;
@@ -755,12 +763,17 @@ static int causal_order(lctx *L, const recv_key *rk, int nr, const int *fifo_pre
                     break;
                 }
                 add_edge(&E, 2 * L->xfer_of[rk[lo].id] + 1, 2 * x);
+                if (rk[lo].ta > L->x[x].ready)
+                    L->x[x].ready = rk[lo].ta;
             } else {
                 int last = -1;
                 for (int q = lo; q < lo + cnt && rk[q].ta <= s->t_send + tol_at(s->t_send); q++)
                     last = q;
-                if (last >= 0)
+                if (last >= 0) {
                     add_edge(&E, 2 * L->xfer_of[rk[last].id] + 1, 2 * x);
+                    if (rk[last].ta > L->x[x].ready)
+                        L->x[x].ready = rk[last].ta;
+                }
             }
         }
     }
@@ -1469,6 +1482,81 @@ static void find_writers(lctx *L)
     free(lw);
 }
 
+/* The resource a send leaves its rank through, as a key unique on the
+ * rank: its out port on switch k (2k) or the egress of NIC k (2k + 1); -1
+ * for a direct link (its connection's tb orders it already) or without a
+ * topology. */
+static long long out_port_key(const lctx *L, const op *o)
+{
+    if (!L->t)
+        return -1;
+    topo_route r = topo_route_of(L->t, o->rank, o->peer);
+    if (r.kind == ROUTE_SWITCH)
+        return 2LL * r.sw;
+    if (r.kind == ROUTE_NIC)
+        return 2LL * r.nic_src + 1;
+    return -1;
+}
+
+/* Out-port chains.  The executor serves a switch port or a NIC first come
+ * first served by the time a transfer asks for it, so sends of one rank
+ * that share an out port but sit in different tbs (one per peer) would
+ * all ask at once and go in tb order, not in the schedule's.  Each send
+ * therefore waits for the rank's previous send on the same out port (a
+ * dependency, when that one is in another tb), which is the order the
+ * schedule gave the port.  Also notes when each transfer asks: once its
+ * data is there, the previous transfer on its connection and the previous
+ * one on its out port have ended (xfer.req; merge_units uses it). */
+static void chain_sends(lctx *L)
+{
+    long long *key = NULL;
+    int *last = NULL, nk = 0, ck = 0;
+    int *conn_last = xcalloc((size_t)L->nconn + 1, sizeof *conn_last);
+    for (int c = 0; c < L->nconn; c++)
+        conn_last[c] = -1;
+    for (int x = 0; x < L->nx; x++)
+        L->x[x].req = L->x[x].ready;
+    for (int r = 0; r < L->sh.n; r++) {
+        nk = 0;
+        for (int q = L->rank_first[r]; q < L->rank_first[r + 1]; q++) {
+            int id = L->rank_ops[q];
+            op *o = &L->ops[id];
+            if (o->kind != OP_SEND)
+                continue;
+            xfer *X = &L->x[o->xfer];
+            int cp = conn_last[o->conn];
+            if (cp >= 0 && L->ops[cp].xfer != o->xfer && L->x[L->ops[cp].xfer].ta > X->req)
+                X->req = L->x[L->ops[cp].xfer].ta;
+            conn_last[o->conn] = id;
+            long long k = out_port_key(L, o);
+            if (k < 0)
+                continue;
+            int j = 0;
+            while (j < nk && key[j] != k)
+                j++;
+            if (j == nk) {
+                if (nk == ck) {
+                    ck = ck ? 2 * ck : 8;
+                    key = xrealloc(key, (size_t)ck * sizeof *key);
+                    last = xrealloc(last, (size_t)ck * sizeof *last);
+                }
+                key[nk] = k;
+                last[nk++] = -1;
+            }
+            int pv = last[j];
+            if (pv >= 0 && L->ops[pv].xfer != o->xfer) {
+                o->chain_prev = pv;
+                if (L->x[L->ops[pv].xfer].ta > X->req)
+                    X->req = L->x[L->ops[pv].xfer].ta;
+            }
+            last[j] = id;
+        }
+    }
+    free(conn_last);
+    free(key);
+    free(last);
+}
+
 /* ------------------------------------------------------------ 5. layout */
 
 typedef struct {
@@ -1562,12 +1650,15 @@ static void build_units(lctx *L)
     free(uk);
 }
 
+/* When an operation can begin at the earliest: a receive at its arrival,
+ * a send when the executor asks for its resources (chain_sends), which may
+ * be before its scheduled start (it then waits for a port). */
 static double op_start(const lctx *L, const op *o)
 {
     if (o->kind == OP_COPY)
         o = &L->ops[o->host];
     const xfer *x = &L->x[o->xfer];
-    return o->kind == OP_SEND ? x->ts : x->ta;
+    return o->kind == OP_SEND ? x->req : x->ta;
 }
 
 static double op_end(const lctx *L, const op *o)
@@ -1620,11 +1711,16 @@ static int cmp_int2(const void *pa, const void *pb)
 }
 
 /* A send may fuse with the receive that wrote its source when both are on
- * one channel and the send does not start a slice. */
+ * one channel, the send does not start a slice and it is asked for as soon
+ * as that data arrives (an rcs sends right away; a forward the schedule
+ * holds back behind other sends on its port stays a step of its own). */
 static int fusable(const lctx *L, const op *s)
 {
-    return s->kind == OP_SEND && s->writer >= 0 && s->slice_prev < 0 &&
-           L->ops[s->writer].chan == s->chan;
+    if (s->kind != OP_SEND || s->writer < 0 || s->slice_prev >= 0 ||
+        L->ops[s->writer].chan != s->chan)
+        return 0;
+    double arrive = L->x[L->ops[s->writer].xfer].ta;
+    return L->x[s->xfer].req <= arrive + tol_at(arrive);
 }
 
 /* Pair receive units with send units that forward what they receive. */
@@ -1761,6 +1857,7 @@ static void fuse_forwards(lctx *L)
             r->type = r->type0 == ST_RRC ? ST_RRCS : ST_RCS;
             s->absorbed = 1;
             s->fuser = L->tb_ops[q];
+            r->absorbs = L->tb_ops[q + 1];
         }
     }
 }
@@ -1825,6 +1922,9 @@ static void op_deps(lctx *L, slot_state *S, int id)
                 add_cand(L, S, x, S->rop[e]);
         }
     add_cand(L, S, x, x->slice_prev);
+    add_cand(L, S, x, x->chain_prev);
+    if (x->absorbs >= 0)    /* an rcs also sends: after the port's previous send */
+        add_cand(L, S, x, L->ops[x->absorbs].chain_prev);
     if (S->ncand > 1)
         qsort(S->cand, (size_t)S->ncand, sizeof *S->cand, cmp_dep_key);
     x->dep_first = L->ndeps;
@@ -1909,7 +2009,7 @@ static void reset_layout(lctx *L)
         o->slice_prev = -1;
         o->chan = o->unit = o->tb = -1;
         o->absorbed = 0;
-        o->fuser = -1;
+        o->fuser = o->absorbs = -1;
         o->dep_first = o->ndep = o->hasdep = o->step = 0;
     }
 }
@@ -2176,6 +2276,7 @@ prog *lower_algo(const algo *a, const topo *t, const lower_opts *o, tc_err *err)
         place_all(&L, order);
         sort_rank_ops(&L);
         find_writers(&L);
+        chain_sends(&L);
         rc = layout(&L, err);
     }
     if (rc == TC_OK)

@@ -4,15 +4,25 @@
  * The work is done on a precedence graph whose nodes are transfers (one send,
  * or a group of sends of one pair) and whose edges are "v starts after u
  * ends" (u before v on a resource lane) and "v starts after u's data is
- * ready" (u brought a chunk v sends on).  Everything rests on one pass,
- * asap(), that computes the earliest times on that graph for a given
- * partition of the sends into transfers.  contig_schedule() is that pass on
- * the input's groups; contig_solve() builds the singleton graph, finds the
- * groupable neighbours, improves the no-group schedule by a small
- * deterministic local search, hands the best to GLPK as the incumbent of the
- * MILP, reads back the grouping, polishes it and reschedules it with asap().
- * Times are always asap()'s, so the output is exact for the model whatever
- * the solver returned. */
+ * ready" (u brought a chunk v sends on).  One pass, asap(), computes the
+ * earliest times on that graph for a given partition of the sends into
+ * transfers: the fixed order kept on every resource, the MILP's model.
+ * contig_schedule() is that pass on the input's groups.
+ *
+ * The executor cannot be made to keep an order on a resource that several
+ * ranks share (a switch in port, a NIC of two GPUs): it serves those by
+ * when transfers ask, and the lowering can only order each rank's own
+ * sends.  So contig_solve() judges and times every grouping with replay(),
+ * the executor's arbitration (each sender's out-port order fixed, shared
+ * slots first come first served, ties to the lower rank): it builds the
+ * singleton graph, finds the groupable neighbours, improves the no-group
+ * schedule by a small deterministic local search, hands the best to GLPK
+ * as the incumbent of the MILP (in asap()'s model), reads back the
+ * grouping, polishes it and times it with replay().  The output is
+ * therefore exactly what the executor will do with it, whatever the solver
+ * returned; on an input whose order already is the executor's (stage 2's
+ * is), replay() and asap() agree until grouping moves a request past
+ * another sender's. */
 #include "contig.h"
 
 #include <math.h>
@@ -659,6 +669,203 @@ static int asap(const ctx *c, const part *p, int keep, sched *S, tc_err *err)
     return TC_OK;
 }
 
+/* ------------------------------------------------------------ the executor's arbitration */
+
+/* A switch in port, a NIC shared by several ranks: the executor serves
+ * such a resource by when a transfer asks for it, not in an order the
+ * schedule could impose (dependencies only reach within one rank).  What the lowering does fix is each rank's order on its own out
+ * port or NIC (a chain of dependencies) and on each connection.  So a
+ * transfer asks once its data is ready and the previous transfer of its
+ * sender through the same out slot has ended; requests are served in time
+ * order, ties by the lower sender rank (the executor's rule), each taking
+ * its slots when they are free.  With the fixed order kept everywhere this
+ * gives asap()'s times; when grouping moves times so that two senders'
+ * requests to a shared slot swap, it gives the order the executor will
+ * actually see.  replay() computes that. */
+
+typedef struct {
+    double r;
+    int src, T;
+} request;
+
+static int req_before(const request *a, const request *b)
+{
+    if (a->r != b->r)
+        return a->r < b->r;
+    if (a->src != b->src)
+        return a->src < b->src;
+    return a->T < b->T;
+}
+
+static void req_push(request *h, int *n, request x)
+{
+    int i = (*n)++;
+    while (i > 0) {
+        int up = (i - 1) / 2;
+        if (!req_before(&x, &h[up]))
+            break;
+        h[i] = h[up];
+        i = up;
+    }
+    h[i] = x;
+}
+
+static request req_pop(request *h, int *n)
+{
+    request top = h[0], last = h[--(*n)];
+    int i = 0;
+    for (;;) {
+        int ch = 2 * i + 1;
+        if (ch >= *n)
+            break;
+        if (ch + 1 < *n && req_before(&h[ch + 1], &h[ch]))
+            ch++;
+        if (!req_before(&h[ch], &last))
+            break;
+        h[i] = h[ch];
+        i = ch;
+    }
+    if (*n > 0)
+        h[i] = last;
+    return top;
+}
+
+typedef struct {
+    long long key;
+    int T;
+} chain_key;
+
+static int cmp_chain_key(const void *x, const void *y)
+{
+    const chain_key *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->T > b->T) - (a->T < b->T);
+}
+
+/* Edges "v asks after u": kind E_RES after u's end (the chain), E_DATA
+ * after u's ready (its data).  Chain: transfers of one sender through one
+ * out slot, in the fixed order (= transfer numbering). */
+static int replay_edges(const ctx *c, const part *p, edge **out, int *nout, tc_err *err)
+{
+    int n = c->n, ntr = p->ntr, sz = ntr > 0 ? ntr : 1;
+    int cap = 2 * ntr + c->dep0[n] + 1, ne = 0;
+    edge *e = xmalloc((size_t)cap * sizeof *e);
+    chain_key *ck = xmalloc((size_t)sz * sizeof *ck);
+    for (int T = 0; T < ntr; T++) {
+        int f = p->first[T];
+        ck[T] = (chain_key){(long long)c->a->sends[f].src * (c->nslots + 1) + c->slot[2 * f], T};
+    }
+    qsort(ck, (size_t)ntr, sizeof *ck, cmp_chain_key);
+    for (int k = 1; k < ntr; k++)
+        if (ck[k].key == ck[k - 1].key)
+            e[ne++] = (edge){ck[k - 1].T, ck[k].T, E_RES};
+    free(ck);
+    for (int i = 0; i < n; i++)
+        for (int d = c->dep0[i]; d < c->dep0[i + 1]; d++) {
+            int u = p->tr[c->dep[d]], v = p->tr[i];
+            if (u == v) {
+                free(e);
+                return cycle_error(c, i, err);
+            }
+            e[ne++] = (edge){u, v, E_DATA};
+        }
+    *out = e;
+    *nout = ne;
+    return TC_OK;
+}
+
+/* Times of partition p as the executor will produce them (above); fills
+ * what asap() fills except the edges.  TC_INPUT on a cycle. */
+static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
+{
+    int ntr = p->ntr, sz = ntr > 0 ? ntr : 1;
+    memset(S, 0, sizeof *S);
+    edge *e = NULL;
+    int ne = 0, rc = replay_edges(c, p, &e, &ne, err);
+    if (rc != TC_OK)
+        return rc;
+    int *o0 = xcalloc((size_t)sz + 1, sizeof *o0);
+    int *oe = xmalloc((size_t)(ne > 0 ? ne : 1) * sizeof *oe);
+    int *need = xcalloc((size_t)sz, sizeof *need);
+    for (int x = 0; x < ne; x++) {
+        o0[e[x].from + 1]++;
+        need[e[x].to]++;
+    }
+    for (int T = 0; T < ntr; T++)
+        o0[T + 1] += o0[T];
+    int *fill = xmalloc((size_t)sz * sizeof *fill);
+    memcpy(fill, o0, (size_t)ntr * sizeof *fill);
+    for (int x = 0; x < ne; x++)
+        oe[fill[e[x].from]++] = x;
+    free(fill);
+    double *rq = xcalloc((size_t)sz, sizeof *rq);
+    double *slot_free = xcalloc((size_t)(c->nslots > 0 ? c->nslots : 1), sizeof *slot_free);
+    request *h = xmalloc((size_t)sz * sizeof *h);
+    S->start = xcalloc((size_t)sz, sizeof *S->start);
+    S->end = xmalloc((size_t)sz * sizeof *S->end);
+    S->ready = xmalloc((size_t)sz * sizeof *S->ready);
+    S->order = xmalloc((size_t)sz * sizeof *S->order);
+    int hn = 0, done = 0;
+    for (int T = 0; T < ntr; T++)
+        if (need[T] == 0)
+            req_push(h, &hn, (request){0, c->a->sends[p->first[T]].src, T});
+    while (hn > 0) {
+        request q = req_pop(h, &hn);
+        int T = q.T, f = p->first[T];
+        double st = q.r;
+        for (int k = 0; k < 2; k++) {
+            int sl = c->slot[2 * f + k];
+            if (sl >= 0 && slot_free[sl] > st)
+                st = slot_free[sl];
+        }
+        S->start[T] = st;
+        S->end[T] = st + topo_route_cost_us(&c->rt[f], p->k[T] * c->cb);
+        S->ready[T] = S->end[T] + p->redc[T];
+        for (int k = 0; k < 2; k++) {
+            int sl = c->slot[2 * f + k];
+            if (sl >= 0)
+                slot_free[sl] = S->end[T];
+        }
+        S->order[done++] = T;
+        for (int x = o0[T]; x < o0[T + 1]; x++) {
+            const edge *ed = &e[oe[x]];
+            double t = ed->kind == E_RES ? S->end[T] : S->ready[T];
+            if (t > rq[ed->to])
+                rq[ed->to] = t;
+            if (--need[ed->to] == 0)
+                req_push(h, &hn, (request){rq[ed->to], c->a->sends[p->first[ed->to]].src,
+                                           ed->to});
+        }
+    }
+    free(h);
+    free(slot_free);
+    free(rq);
+    free(need);
+    free(o0);
+    free(oe);
+    free(e);
+    if (done < ntr) {
+        unsigned char *seen = xcalloc((size_t)sz, 1);
+        for (int z = 0; z < done; z++)
+            seen[S->order[z]] = 1;
+        int bad = 0;
+        while (seen[bad])
+            bad++;
+        free(seen);
+        int f = p->first[bad];
+        sched_free(S);
+        return cycle_error(c, f, err);
+    }
+    for (int T = 0; T < ntr; T++)
+        if (S->ready[T] > S->makespan)
+            S->makespan = S->ready[T];
+    for (int i = 0; i < c->n; i++)
+        S->sum += S->end[p->tr[i]];
+    S->work = (long long)ntr + ne + c->n;
+    return TC_OK;
+}
+
 /* ------------------------------------------------------------ output */
 
 static algo *make_output(const ctx *c, const part *p, const sched *S, contig_stats *st)
@@ -827,11 +1034,21 @@ static int run_length(const groups *g, const unsigned char *y, int q)
     return len;
 }
 
+/* The MILP's own model of joins y: the fixed order on every slot. */
 static int eval_joins(const ctx *c, const groups *g, const unsigned char *y, part *p, sched *S,
                       tc_err *err)
 {
     part_from_joins(c, g->cpred, y, p);
     return asap(c, p, 0, S, err);
+}
+
+/* What the executor will make of joins y (replay()): the times every
+ * decision is judged by and the output carries. */
+static int eval_exec(const ctx *c, const groups *g, const unsigned char *y, part *p, sched *S,
+                     tc_err *err)
+{
+    part_from_joins(c, g->cpred, y, p);
+    return replay(c, p, S, err);
 }
 
 static int cmp_desc(const void *x, const void *y)
@@ -885,7 +1102,7 @@ static int local_search(const ctx *c, const groups *g, unsigned char *y, double 
     part p;
     part_alloc(&p, c->n);
     sched S;
-    int rc = eval_joins(c, g, y, &p, &S, err);
+    int rc = eval_exec(c, g, y, &p, &S, err);
     if (rc != TC_OK)
         goto done;
     rank_profile(c, &p, &S, cur);
@@ -910,9 +1127,15 @@ static int local_search(const ctx *c, const groups *g, unsigned char *y, double 
                     y[q2] ^= 1;
                     continue;
                 }
-                rc = eval_joins(c, g, y, &p, &S, err);
-                if (rc != TC_OK)
-                    goto done;
+                tc_err ignored;
+                if (eval_exec(c, g, y, &p, &S, &ignored) != TC_OK) {
+                    /* the grown group waits for its own data: not a schedule */
+                    y[q] ^= 1;
+                    if (q2 >= 0)
+                        y[q2] ^= 1;
+                    work += (double)p.ntr;
+                    continue;
+                }
                 work += (double)S.work;
                 rank_profile(c, &p, &S, nw);
                 if (S.makespan <= cur_mk && profile_better(nw, cur, nr, S.sum, cur_sum)) {
@@ -1387,15 +1610,32 @@ static int run_milp(const ctx *c, const groups *g, const sched *S1, unsigned cha
     return used;
 }
 
+/* Makespan of joins y as the executor makes it (exec = 1) or in the MILP's
+ * fixed-order model (exec = 0). */
+static int makespan_of(const ctx *c, const groups *g, const unsigned char *y, int exec,
+                       double *mk, tc_err *err)
+{
+    part p;
+    part_alloc(&p, c->n);
+    sched S;
+    int rc = exec ? eval_exec(c, g, y, &p, &S, err) : eval_joins(c, g, y, &p, &S, err);
+    if (rc == TC_OK) {
+        *mk = S.makespan;
+        sched_free(&S);
+    }
+    part_free(&p);
+    return rc;
+}
+
 static int solve_groups(const ctx *c, const groups *g, const sched *S1, const contig_opts *o,
                         unsigned char *y, contig_stats *st, tc_err *err)
 {
-    double mk = S1->makespan;
-    if (o->local_search && g->ncand > 0) {
-        int rc = local_search(c, g, y, &mk, err);
-        if (rc != TC_OK)
-            return rc;
-    }
+    double mk;
+    int rc = makespan_of(c, g, y, 1, &mk, err);
+    if (rc == TC_OK && o->local_search && g->ncand > 0)
+        rc = local_search(c, g, y, &mk, err);
+    if (rc != TC_OK)
+        return rc;
     st->incumbent_us = mk;
     if (!o->milp || g->ncand == 0) {
         snprintf(st->msg, sizeof st->msg, "%s",
@@ -1403,27 +1643,30 @@ static int solve_groups(const ctx *c, const groups *g, const sched *S1, const co
                                : "MILP off: local search only");
         return TC_OK;
     }
+    /* the MILP's incumbent and bounds are in its own (fixed-order) model */
+    double T;
+    tc_err ignored;
+    if (makespan_of(c, g, y, 0, &T, &ignored) != TC_OK) {
+        snprintf(st->msg, sizeof st->msg,
+                 "incumbent has no fixed-order schedule: MILP skipped, local search only");
+        return TC_OK;
+    }
     unsigned char *ym = xmalloc((size_t)c->n);
     memcpy(ym, y, (size_t)c->n);
-    if (run_milp(c, g, S1, ym, mk, o, st)) {
+    if (run_milp(c, g, S1, ym, T, o, st)) {
         double mk2 = INFINITY;
-        part p;
-        part_alloc(&p, c->n);
-        sched S;
-        int rc = eval_joins(c, g, ym, &p, &S, err);
+        rc = makespan_of(c, g, ym, 1, &mk2, &ignored);
         if (rc == TC_OK) {
-            mk2 = st->milp_exact_us = S.makespan;
-            sched_free(&S);
+            st->milp_exact_us = mk2;
+            if (o->local_search)
+                rc = local_search(c, g, ym, &mk2, err);
+            if (rc != TC_OK) {
+                free(ym);
+                return rc;
+            }
+            if (mk2 <= mk)
+                memcpy(y, ym, (size_t)c->n);
         }
-        part_free(&p);
-        if (rc == TC_OK && o->local_search)
-            rc = local_search(c, g, ym, &mk2, err);
-        if (rc != TC_OK) {
-            free(ym);
-            return rc;
-        }
-        if (mk2 <= mk)
-            memcpy(y, ym, (size_t)c->n);
     }
     free(ym);
     return TC_OK;
@@ -1477,7 +1720,7 @@ int contig_solve(const algo *in, const topo *t, double chunk_bytes, const contig
         part p;
         part_alloc(&p, c.n);
         sched S;
-        rc = eval_joins(&c, &g, y, &p, &S, err);
+        rc = eval_exec(&c, &g, y, &p, &S, err);
         if (rc == TC_OK) {
             *out = make_output(&c, &p, &S, st);
             sched_free(&S);

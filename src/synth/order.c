@@ -6,8 +6,19 @@
  * priorities from that forest — the cost still ahead of it (its own hop
  * plus the longest cost path below it) and the cost behind it (from the
  * origin to its source) — and the scheduler then places one candidate at a
- * time, exactly as the executor allocates lanes, so the times it writes are
- * the times the executor would produce for the same per-resource order. */
+ * time, exactly as the executor allocates lanes.
+ *
+ * The executor serves every resource first come first served by the time
+ * a transfer asks for it (ties: the lower rank), and the lowering can fix
+ * only each rank's own order (its sends through one out port or NIC are
+ * chained by dependencies): a switch in port or a NIC shared by several
+ * ranks takes transfers in the order they ask.  So candidates are placed
+ * in request order: a send asks once its chunk is at its source and its
+ * sender's previous send through the same out resource has ended; the
+ * earliest request goes next, then the lowest sender, and only among one
+ * sender's simultaneous requests does the policy (priority or earliest
+ * start) choose.  The times written are then the times the executor
+ * produces for the lowered program. */
 #include "order.h"
 
 #include <math.h>
@@ -360,6 +371,10 @@ typedef struct {
     int nres;
     int *lane0, *nlanes;
     double *remaining, *travelled;
+    int *src;           /* [n] sender of each send */
+    int *chain;         /* [n] NIC-egress chain (sender, NIC) of each send, -1 when its
+                           out resource is its sender's alone (a link, a switch port) */
+    int nchains;
 } sched_ctx;
 
 typedef struct {
@@ -379,9 +394,23 @@ static int best_lane(const sched_ctx *c, const double *lane_free, int r)
     return best;
 }
 
-static double cand_time(const sched_ctx *c, const double *lane_free, const double *ready, int i)
+/* When the executor asks for send i's resources: once its chunk is at its
+ * source and the sender's previous send through the same out resource has
+ * ended (the lowering chains them; for a link or a switch port, which only
+ * this sender uses, that is when a lane of it is free). */
+static double request_time(const sched_ctx *c, const double *lane_free, const double *chain_end,
+                           const double *ready, int i)
 {
-    double st = ready[i];
+    double rq = ready[i];
+    double cf = c->chain[i] >= 0 ? chain_end[c->chain[i]]
+                                 : lane_free[best_lane(c, lane_free, c->f->res[2 * i])];
+    return cf > rq ? cf : rq;
+}
+
+/* Its start: the request, then every resource's earliest-free lane. */
+static double start_time(const sched_ctx *c, const double *lane_free, double rq, int i)
+{
+    double st = rq;
     for (int q = 0; q < c->f->nres[i]; q++) {
         double lf = lane_free[best_lane(c, lane_free, c->f->res[2 * i + q])];
         if (lf > st)
@@ -404,11 +433,18 @@ static int better(const sched_ctx *c, order_policy pol, int a, double ta, int b,
     return a < b;
 }
 
+/* The executor meets transfer requests in time order, first come first
+ * served (ties: the lower sender rank first), so the schedule is built in
+ * that order: the next send is the candidate that asks first; among those
+ * asking at the same instant the lowest sender, and among one sender's
+ * the policy's pick (better()).  Request times are compared exactly, as
+ * the executor compares them: both compute them with the same additions. */
 static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
 {
     const forest *f = c->f;
     int n = f->n, nl = c->lane0[c->nres];
     double *lane_free = xcalloc((size_t)nl + 1, sizeof *lane_free);
+    double *chain_end = xcalloc((size_t)c->nchains + 1, sizeof *chain_end);
     double *ready = xcalloc((size_t)n, sizeof *ready);
     int *cand = xmalloc((size_t)n * sizeof *cand);
     int ncand = 0;
@@ -418,17 +454,30 @@ static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
     out->makespan = 0;
     for (int step = 0; step < n; step++) {
         int bi = 0;
-        double bt = cand_time(c, lane_free, ready, cand[0]);
+        double brq = request_time(c, lane_free, chain_end, ready, cand[0]);
+        double bt = start_time(c, lane_free, brq, cand[0]);
         for (int j = 1; j < ncand; j++) {
-            double tj = cand_time(c, lane_free, ready, cand[j]);
-            if (better(c, pol, cand[j], tj, cand[bi], bt)) {
+            int a = cand[j], b = cand[bi];
+            double rq = request_time(c, lane_free, chain_end, ready, a);
+            if (rq > brq)
+                continue;
+            double tj = start_time(c, lane_free, rq, a);
+            int first = rq < brq;
+            if (!first && c->src[a] != c->src[b])
+                first = c->src[a] < c->src[b];
+            else if (!first)
+                first = better(c, pol, a, tj, b, bt);
+            if (first) {
                 bi = j;
+                brq = rq;
                 bt = tj;
             }
         }
         int i = cand[bi];
         cand[bi] = cand[--ncand];
         double end = bt + f->cost[i];
+        if (c->chain[i] >= 0)
+            chain_end[c->chain[i]] = end;
         out->lane[2 * i] = out->lane[2 * i + 1] = -1;
         for (int q = 0; q < f->nres[i]; q++) {
             int r = f->res[2 * i + q], l = best_lane(c, lane_free, r);
@@ -446,6 +495,7 @@ static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
         }
     }
     free(lane_free);
+    free(chain_end);
     free(ready);
     free(cand);
 }
@@ -467,7 +517,7 @@ static void run_free(sched_run *r)
     free(r->seq);
 }
 
-static void ctx_init(sched_ctx *c, const forest *f, const topo *t)
+static void ctx_init(sched_ctx *c, const forest *f, const algo *a, const topo *t)
 {
     c->f = f;
     c->t = t;
@@ -482,6 +532,19 @@ static void ctx_init(sched_ctx *c, const forest *f, const topo *t)
     }
     c->lane0[c->nres] = lanes;
     int n = f->n;
+    /* a NIC's egress may be shared by several senders: each sender keeps its
+     * own order on it (a chain per sender and NIC) */
+    c->src = xmalloc(((size_t)n + 1) * sizeof *c->src);
+    c->chain = xmalloc(((size_t)n + 1) * sizeof *c->chain);
+    int nic_base = t->nlinks + 2 * switch_members_before(t, t->nswitches);
+    c->nchains = t->nranks * (t->nnics > 0 ? t->nnics : 1);
+    for (int i = 0; i < n; i++) {
+        c->src[i] = a->sends[i].src;
+        int r0 = f->res[2 * i];
+        c->chain[i] = order_res_kind_of(t, r0) == ORES_NIC_OUT
+                          ? c->src[i] * t->nnics + (r0 - nic_base) / 2
+                          : -1;
+    }
     c->remaining = xcalloc((size_t)n, sizeof *c->remaining);
     c->travelled = xcalloc((size_t)n, sizeof *c->travelled);
     for (int k = 0; k < n; k++) {
@@ -500,6 +563,8 @@ static void ctx_init(sched_ctx *c, const forest *f, const topo *t)
 
 static void ctx_free(sched_ctx *c)
 {
+    free(c->src);
+    free(c->chain);
     free(c->lane0);
     free(c->nlanes);
     free(c->remaining);
@@ -552,7 +617,7 @@ int order_schedule(const algo *routing, const topo *t, double chunk_bytes,
     if (rc)
         return rc;
     sched_ctx c;
-    ctx_init(&c, &f, t);
+    ctx_init(&c, &f, routing, t);
     int n = f.n;
     sched_run runs[2];
     double mk[2] = {NAN, NAN};
