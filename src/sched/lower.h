@@ -37,7 +37,11 @@
  * time, then input order), and each rank performs its operations in that
  * order: sends ranked at t_send, receives at t_arrive.  On one connection
  * the k-th send thus pairs with the k-th receive, and no dependency ever
- * points forward, so the program cannot deadlock.
+ * points forward, so the program cannot deadlock.  The executor serves a
+ * resource in the order transfers ask for it, so each send also waits
+ * (a dependency, with a nop if it needs two) for the same rank's previous
+ * send through the same switch out port or NIC; a forward is fused into
+ * rcs/rrcs only when the schedule sends it the moment it arrives.
  *
  * Threadblocks.  Per rank: one tb per (channel, send peer) and one per
  * (channel, recv peer); then a receiving tb (from q) and a sending tb (to

@@ -25,8 +25,12 @@
  *             reduce = 1; a receive that reduces ends that much later)
  * and the makespan (predicted_us) is the latest `ready`.  This is exactly
  * the executor's "earliest start, first come first served" behaviour as long
- * as the executor meets the transfers in the same order on every resource,
- * which holds when the lowering keeps the order (sched/lower.h does).
+ * as the executor meets the transfers in the same order on every resource.
+ * The lowering keeps a rank's own order per out port and NIC (sched/lower.h)
+ * but cannot order different senders at a shared in port or NIC: there the
+ * executor serves requests by time, lowest rank first.  So the MILP uses the
+ * fixed order above, and the chosen grouping is then re-timed by replaying
+ * the executor's arbitration (the output's times are that replay).
  *
  * ---- What the input must be ------------------------------------------------
  * `in` is an ordered abstract algorithm (synth/algo.h): every send has src

@@ -4,7 +4,12 @@
  * bandwidth, so its times are not a schedule.  This stage gives every hop a
  * real start and end under the executor's timing model (exec/sim.h,
  * DESIGN.md section 6), so that the time it predicts is the time the
- * executor measures when the lowering keeps the order recorded here:
+ * executor measures when the lowering keeps the order recorded here.
+ * Sends are placed in the order the executor will see their requests (a
+ * send asks once its chunk is there and its sender's previous send on the
+ * same out resource has ended; earliest request first, then the lower
+ * sender rank); the priority rule only chooses among one sender's
+ * simultaneous requests.  The model:
  *
  *   a send a -> b of s bytes takes the route topo_route_of(t, a, b), costs
  *   alpha + s / B and, for that whole time, holds every resource of the
