@@ -113,6 +113,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../util/mem.h"
 
 #define MCF_MAX_COLS 30000      /* AllToAll flow LP size limit (columns) */
 #define MCF_IPM_COLS 10000      /* above this, interior point instead of simplex */
@@ -122,26 +123,6 @@
 #define TIE 1e-9                /* relative margin for replacing the best cut */
 #define SW_EXACT_MAX 2048       /* larger switches: every member pair assumed routed
                                    through them (a relaxation: never raises a bound) */
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t m)
-{
-    void *p = calloc(n ? n : 1, m ? m : 1);
-    if (!p) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return p;
-}
 
 static const char *tname(const topo *t)
 {

@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../util/mem.h"
 
 /* MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL, the same in both runtimes. */
 #define PEER_TBS_PER_CHANNEL 32
@@ -68,16 +69,6 @@ typedef struct {
     int *recv_per_chan;
     int nchan_counted;      /* length of the two arrays above */
 } ctx;
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *v = calloc(n ? n : 1, size);
-    if (!v) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return v;
-}
 
 /* ---- program level ------------------------------------------------------ */
 

@@ -27,6 +27,7 @@
 
 #include "data.h"
 #include "layout.h"
+#include "../util/mem.h"
 
 #define NCCL_STEPS 8
 #define MAX_SETUP_HAZARDS 10
@@ -54,26 +55,6 @@ static int ev_before(const event *a, const event *b)
     if (a->t != b->t)
         return a->t < b->t;
     return a->key < b->key;
-}
-
-static void *xrealloc(void *p, size_t bytes)
-{
-    void *q = realloc(p, bytes ? bytes : 1);
-    if (!q) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return q;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *q = calloc(n ? n : 1, size ? size : 1);
-    if (!q) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return q;
 }
 
 static void heap_push(heap *h, event e)

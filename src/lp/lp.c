@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "../util/mem.h"
 
 #define LP_FEAS_TOL 1e-6        /* incumbent check: bound/row/integrality slack */
 #define LP_NAME_MAX 255         /* GLPK's limit on symbolic names */
@@ -54,16 +55,6 @@ struct lp {
 };
 
 /* ------------------------------------------------------------ memory */
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return q;
-}
 
 static char *xstrdup_or_null(const char *s)
 {

@@ -70,6 +70,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../util/mem.h"
 
 #define TOPO_MAX_RANKS 65536
 #define TOPO_MAX_LINKS (1 << 22)
@@ -103,36 +104,6 @@ struct topo_priv {
 };
 
 /* ---------------------------------------------------------------- memory */
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("taccl: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) {
-        fputs("taccl: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fputs("taccl: out of memory\n", stderr);
-        abort();
-    }
-    return q;
-}
 
 static char *xstrdup(const char *s)
 {

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../util/mem.h"
 
 enum {
     MAX_CNT = 71,           /* MSCCL_MAX_COUNT 72: cnt <= 71 */
@@ -43,30 +44,6 @@ static void oom(void)
 {
     fprintf(stderr, "taccl: out of memory\n");
     abort();
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        oom();
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t s)
-{
-    void *p = calloc(n ? n : 1, s ? s : 1);
-    if (!p)
-        oom();
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
-        oom();
-    return q;
 }
 
 #define GROW(arr, n, cap)                                                      \

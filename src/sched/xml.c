@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "../util/mem.h"
 
 /* Limits of the runtimes' tokenizer (MAX_STR_LEN, MAX_ATTR_COUNT). */
 enum { RT_MAX_VALUE = 255, RT_MAX_ATTRS = 16 };
@@ -45,26 +46,6 @@ enum { PART_CHARS = 200 };
 /* maxBytes the legacy runtime assumes when the attribute is absent. */
 #define LEGACY_DEFAULT_MAX_BYTES (1LL << 27)
 #define TOPO_FORMAT "taccl-json-1"
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return p;
-}
-
-static void *xrealloc(void *old, size_t n)
-{
-    void *p = realloc(old, n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return p;
-}
 
 /* ------------------------------------------------------------------ */
 /* Growing string buffer                                               */

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../util/mem.h"
 
 #define FIFO_WINDOW 8           /* NCCL_STEPS: sends a connection holds unreceived */
 #define MAX_CNT 71              /* MSCCL_MAX_COUNT is 72: cnt <= 71 */
@@ -33,26 +34,6 @@
 #define MAX_ADJ (64L << 20)     /* adjacency entries the ring search will hold */
 
 #define BIT(k) (1u << (k))
-
-static void *xmalloc(size_t n)
-{
-    void *v = malloc(n ? n : 1);
-    if (!v) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return v;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *v = calloc(n ? n : 1, size ? size : 1);
-    if (!v) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return v;
-}
 
 /* ================================================================ the table */
 

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "../util/mem.h"
 
 #define MAX_CNT 71              /* runtime: cnt < 72 */
 #define DEP_TOL 1e-7            /* relative slack when matching arrivals to sends */
@@ -38,28 +39,6 @@
 #define LS_WORK_BUDGET 5e7      /* graph elements visited by one local search */
 
 enum { E_RES = 0, E_DATA = 1 };
-
-/* ------------------------------------------------------------ memory */
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t s)
-{
-    void *p = calloc(n ? n : 1, s ? s : 1);
-    if (!p) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return p;
-}
 
 static double wall_s(void)
 {

@@ -25,26 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return p;
-}
+#include "../util/mem.h"
 
 /* ------------------------------------------------------------ resources */
 

@@ -27,38 +27,9 @@
 #include <time.h>
 
 #include "order.h"
+#include "../util/mem.h"
 
 #define UC_MU 0.01          /* TACCL's weight of the connection / load term */
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    return q;
-}
 
 static double now_s(void)
 {

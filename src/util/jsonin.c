@@ -23,19 +23,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "mem.h"
 
 #define BLANKS " \t\r\n"
 #define NEAR_MAX 32                     /* syntax-error excerpt buffer */
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fputs("taccl: out of memory\n", stderr);
-        abort();
-    }
-    return q;
-}
 
 static int is_continuation(char ch)
 {
