@@ -1167,11 +1167,39 @@ static void sync_parent_dir(const char *path)
     }
 }
 
+/* Write into an existing target that is not a regular file (/dev/null, a
+ * FIFO, a terminal): renaming a temporary file over it would replace the
+ * device itself, so the bytes go straight to it. */
+static int write_special(const char *path, const char *text, tc_err *err)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd < 0)
+        return tc_err_set(err, TC_INPUT, "%s: cannot write: %s", path, strerror(errno));
+    int rc = write_all(fd, text, strlen(text));
+    int e = errno;
+    if (close(fd) != 0 && rc == 0) {
+        rc = -1;
+        e = errno;
+    }
+    if (rc != 0)
+        return tc_err_set(err, TC_INPUT, "%s: cannot write: %s", path, strerror(e));
+    return TC_OK;
+}
+
 int prog_write_xml(const prog *p, const char *path, const xml_write_opts *o, tc_err *err)
 {
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
+        return tc_err_set(err, TC_INPUT, "%s: cannot write: is a directory", path);
     char *text = prog_to_xml(p, o, err);
     if (!text)
         return TC_INPUT;
+    if (exists && !S_ISREG(st.st_mode)) {
+        int rc = write_special(path, text, err);
+        free(text);
+        return rc;
+    }
     size_t plen = strlen(path);
     size_t tmpsz = plen + 16;
     char *tmp = xmalloc(tmpsz);
@@ -1183,8 +1211,7 @@ int prog_write_xml(const prog *p, const char *path, const xml_write_opts *o, tc_
         return tc_err_set(err, TC_INPUT, "%s: cannot write: %s", path, strerror(e));
     }
     /* Keep the permissions of a file being replaced. */
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+    if (exists)
         fchmod(fd, st.st_mode & 07777);
     int rc = write_all(fd, text, strlen(text));
     if (rc == 0)

@@ -27,7 +27,9 @@ prog *prog_parse_xml(const char *text, size_t len, const char *label, tc_err *er
 char *prog_to_xml(const prog *p, const xml_write_opts *o, tc_err *err);
 
 /* Write atomically: to a temporary file beside `path`, fsync, rename.
- * On failure nothing at `path` changes. */
+ * On failure nothing at `path` changes.  An existing target that is not a
+ * regular file (/dev/null, a FIFO) is written directly, never replaced; a
+ * directory is an error. */
 int prog_write_xml(const prog *p, const char *path, const xml_write_opts *o, tc_err *err);
 
 #endif

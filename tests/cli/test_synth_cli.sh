@@ -72,6 +72,20 @@ expect "the synthesized schedule verifies" 0 "verified" -- "$BIN/taccl-run" "$TM
 "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit 10 -q -o "$TMP/syn2.xml"
 expect "sketch synthesis is deterministic" 0 "" -- cmp "$TMP/syn.xml" "$TMP/syn2.xml"
 
+# -o onto something that is not a regular file: a FIFO (like /dev/null) is
+# written through and stays a FIFO (an atomic rename would replace the
+# device itself); a directory is refused
+mkfifo "$TMP/fifo"
+cat "$TMP/fifo" >"$TMP/fifo.out" &
+reader=$!
+expect "-o onto a FIFO writes through it" 0 "" -- "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit 10 -q -o "$TMP/fifo"
+wait "$reader"
+expect "the FIFO is still a FIFO" 0 "" -- test -p "$TMP/fifo"
+expect "the FIFO carried the whole schedule" 0 "" -- cmp "$TMP/syn.xml" "$TMP/fifo.out"
+mkdir "$TMP/outdir"
+expect "-o onto a directory is exit 2" 2 "outdir: cannot write: is a directory" -- "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" -q -o "$TMP/outdir"
+expect "the directory is untouched" 0 "" -- test -d "$TMP/outdir"
+
 # algorithms that do not exist for a collective or a topology
 refuse "ring has no alltoall" "^taccl-synth: ring has no AllToAll; use direct$" -- --algo ring "$T/ndv2-x1.json" --collective alltoall
 refuse "tree is allreduce only" "tree is an AllReduce algorithm and has no AllGather" -- --algo tree "$T/ndv2-x1.json" --collective allgather
