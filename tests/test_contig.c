@@ -929,6 +929,48 @@ static void test_empty(void **state)
     topo_free(t);
 }
 
+/* Re-timing after the lowering: a relay chain 0 -> 1 -> 2 whose first hop
+ * needs local work at rank 1 before the chunk goes on (post) and whose
+ * second is gathered there first (pre): the second hop asks for its link
+ * only after both, and the chunk is ready at rank 2 only after its own post
+ * work.  Work that only puts a chunk in place (place) ends the schedule
+ * later but forwards nothing later. */
+static void test_replay_pre_post(void **state)
+{
+    (void)state;
+    topo *t = topo_default(3);
+    double cb = 4096;
+    topo_route r = topo_route_of(t, 0, 1);
+    double hop = topo_route_cost_us(&r, cb);
+    algo *in = algo_new(COLL_ALLGATHER, 3, 1);
+    algo_send *a = algo_add_send(in, 0, 0, 0, 1, 0, hop);
+    a->post_us = 0.5;
+    algo_send *b = algo_add_send(in, 0, 0, 1, 2, hop, 2 * hop);
+    b->pre_us = 0.25;
+    b->post_us = 0.125;
+    a->place_us = 3;        /* rank 1's own copy: the end, not the forward */
+    algo *out;
+    tc_err e;
+    assert_int_equal(contig_replay(in, t, cb, &out, &e), TC_OK);
+    NEAR(out->sends[0].t_send, 0);
+    NEAR(out->sends[1].t_send, hop + 0.5 + 0.25);
+    NEAR(out->predicted_us, hop + 0.5 + 3);
+    NEAR(out->sends[0].place_us, 3);
+    NEAR(out->sends[1].pre_us, 0.25);
+    NEAR(out->sends[1].post_us, 0.125);
+    algo_free(out);
+    /* contig_schedule() times the same way */
+    assert_int_equal(contig_schedule(in, t, cb, &out, &e), TC_OK);
+    NEAR(out->predicted_us, hop + 0.5 + 3);
+    algo_free(out);
+    in->sends[0].place_us = 0;
+    assert_int_equal(contig_schedule(in, t, cb, &out, &e), TC_OK);
+    NEAR(out->predicted_us, 2 * hop + 0.5 + 0.25 + 0.125);
+    algo_free(out);
+    algo_free(in);
+    topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -944,6 +986,7 @@ int main(void)
         cmocka_unit_test(test_cycle_rejected),
         cmocka_unit_test(test_shared_port_served_in_request_order),
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_replay_pre_post),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

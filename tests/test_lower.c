@@ -437,8 +437,29 @@ static void test_scattered_group_is_staged(void **state)
     lower_opts o;
     lower_opts_default(&o);
     o.size_bytes = size;
+    lower_note nt[6];
+    o.notes = nt;
     prog *staged = lower_ok(a, t, &o);
-    prog *split = lower_ok(a, t, NULL);
+    /* the notes say what happened to the group: one run, copied at both
+     * ends (one chunk at copy bandwidth each); the other sends went whole */
+    double copy_us = (size / 3.0) / (t->copy_gbps * 1e3);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(nt[i].run, 0);
+        assert_true(nt[i].pre_us == 0 && nt[i].post_us == 0 && nt[i].place_us == 0);
+    }
+    for (int i = 4; i < 6; i++) {
+        assert_int_equal(nt[i].run, 0);
+        assert_true(nt[i].post_us == 0);
+        assert_close(nt[i].place_us, copy_us, 1e-9);
+        assert_true(nt[i].pre_us == 0 || fabs(nt[i].pre_us - copy_us) < 1e-9);
+    }
+    lower_opts_default(&o);
+    o.notes = nt;
+    prog *split = lower_ok(a, t, &o);
+    /* without a size it splits: runs 0 and 1, no local work */
+    assert_int_equal(nt[4].run + nt[5].run, 1);
+    for (int i = 0; i < 6; i++)
+        assert_true(nt[i].pre_us == 0 && nt[i].post_us == 0 && nt[i].place_us == 0);
     const prog_tb *tb = find_send_tb(staged, 2, 1);
     assert_non_null(tb);
     int copies = 0, sends = 0;

@@ -1129,6 +1129,27 @@ static void emit_staged_reduce(lctx *L, place_state *P, int x, const member *m, 
     }
 }
 
+/* The local work staging adds, per member, for the caller's notes: the
+ * same costs stage_pays() weighed. */
+static void note_staged(const lctx *L, const xfer *X, const member *m, int n, int gather,
+                        int scatter)
+{
+    if (!L->o->notes)
+        return;
+    double cb = (double)L->o->size_bytes / ((double)L->sh.C * L->k);
+    double bw = L->t->copy_gbps * 1e3;
+    double rbw = L->t->reduce_gbps > 0 ? L->t->reduce_gbps * 1e3 : 0;
+    for (int i = 0; i < n; i++) {
+        lower_note *nt = &L->o->notes[m[i].sid];
+        int fixed = m[i].d.buf != BUF_NONE;
+        nt->pre_us = gather ? cb / bw : 0;
+        if (X->reduce)
+            nt->post_us = (rbw > 0 ? cb / rbw : 0) + (fixed ? cb / bw : 0);
+        else
+            nt->place_us = scatter && fixed ? cb / bw : 0;
+    }
+}
+
 /* A staged transfer: gather copies at the sender (runs 0..g-1, then the
  * send), one send, one receive (run 0) and scatter copies (runs 1..). */
 static void emit_staged(lctx *L, place_state *P, int x, member *m, int n, int gather, int scatter,
@@ -1216,11 +1237,16 @@ static void place_recv(lctx *L, place_state *P, int x, long long ps, long long p
     }
     int gather, scatter;
     if (stage_pays(L, X, m, n, nr, &gather, &scatter)) {
+        note_staged(L, X, m, n, gather, scatter);
         emit_staged(L, P, x, m, n, gather, scatter, ps, pr);
         return;
     }
-    for (int r = 0; r < nr; r++)
+    for (int r = 0; r < nr; r++) {
         emit_run(L, P, x, m, cut[r], cut[r + 1], ps, pr, r);
+        if (L->o->notes)
+            for (int i = cut[r]; i < cut[r + 1]; i++)
+                L->o->notes[m[i].sid].run = r;
+    }
 }
 
 /* Local copies i -> o of consecutive (src, dst) pairs, cut into runs. */
@@ -2229,6 +2255,8 @@ prog *lower_algo(const algo *a, const topo *t, const lower_opts *o, tc_err *err)
         rc = check_send(&L, i, err);
     if (rc != TC_OK)
         return NULL;
+    if (o->notes)
+        memset(o->notes, 0, (size_t)a->nsends * sizeof *o->notes);
     L.scount = xcalloc((size_t)L.sh.n, sizeof *L.scount);
     rc = build_transfers(&L, err);
     int *fifo_prev = NULL, *order = NULL;

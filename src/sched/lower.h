@@ -115,6 +115,22 @@
 #include "../util/err.h"
 #include "program.h"
 
+/* What the lowering made of one send, for a caller that wants to time the
+ * program it got (the synthesizer re-times its prediction with these). */
+typedef struct {
+    int run;                /* the contiguous run of its transfer it travels in:
+                               0 for a transfer kept whole or staged, r for the
+                               r-th piece of a split one */
+    double pre_us;          /* staging: the sender's local copy of this chunk
+                               into contiguous scratch before the transfer */
+    double post_us;         /* staging: the receiver's local reduction of this
+                               chunk (and copy into place) before it can be sent
+                               on */
+    double place_us;        /* staging: the receiver's local copy of this chunk
+                               into place; later sends read the staging slot, so
+                               it delays only the chunk's final place */
+} lower_note;
+
 typedef struct {
     const char *name;       /* <algo name>; NULL = "taccl-<collective>-<n>" */
     const char *proto;      /* Simple | LL | LL128; NULL = Simple */
@@ -124,6 +140,9 @@ typedef struct {
     long long size_bytes;   /* size to record (0 = none); must be a multiple
                                of the resulting nchunksperloop.  Also what
                                weighs splitting against staging (above) */
+    lower_note *notes;      /* NULL, or a->nsends entries to fill in: what
+                               became of each send (all zero when every
+                               transfer went whole) */
 } lower_opts;
 
 void lower_opts_default(lower_opts *o);

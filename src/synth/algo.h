@@ -25,6 +25,13 @@ typedef struct {
     double t_arrive;    /* us */
     int group;          /* contiguity group on (src, dst), -1 = alone */
     int reduce;         /* receiver reduces into its copy */
+    double pre_us;      /* local work at src before the transfer may start
+                           (the lowering's staging copies; 0 otherwise) */
+    double post_us;     /* local work at dst after it arrives before the chunk
+                           can be sent on (staged reductions; 0 otherwise) */
+    double place_us;    /* local work at dst after it arrives before the chunk
+                           is in its final place (staging copies; 0 otherwise):
+                           delays the end, not forwarding */
 } algo_send;
 
 typedef struct {

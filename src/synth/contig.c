@@ -236,6 +236,7 @@ static int ctx_init(ctx *c, const algo *a, const topo *t, double cb, tc_err *err
             return rc;
         c->beta[i] = cb / (c->rt[i].bw_gbps * 1e3);
         c->red[i] = s->reduce && t->reduce_gbps > 0 ? cb / (t->reduce_gbps * 1e3) : 0;
+        c->red[i] += s->post_us > 0 ? s->post_us : 0;
     }
     okey *k = xmalloc((size_t)n * sizeof *k);
     for (int i = 0; i < n; i++)
@@ -258,6 +259,10 @@ typedef struct {
     int *first;         /* [ntr] first member */
     int *k;             /* [ntr] members */
     double *redc;       /* [ntr] reduce cost of the whole transfer */
+    double *pre;        /* [ntr] local work at the sender before it (staging):
+                           the largest of its sends' */
+    double *presum;     /* [ntr] all of it (the sends' sum) */
+    double *place;      /* [ntr] local work putting its chunks in place after it */
 } part;
 
 static void part_alloc(part *p, int n)
@@ -267,6 +272,9 @@ static void part_alloc(part *p, int n)
     p->first = xmalloc((size_t)n * sizeof *p->first);
     p->k = xmalloc((size_t)n * sizeof *p->k);
     p->redc = xmalloc((size_t)n * sizeof *p->redc);
+    p->pre = xmalloc((size_t)n * sizeof *p->pre);
+    p->presum = xmalloc((size_t)n * sizeof *p->presum);
+    p->place = xmalloc((size_t)n * sizeof *p->place);
 }
 
 static void part_free(part *p)
@@ -275,6 +283,9 @@ static void part_free(part *p)
     free(p->first);
     free(p->k);
     free(p->redc);
+    free(p->pre);
+    free(p->presum);
+    free(p->place);
     memset(p, 0, sizeof *p);
 }
 
@@ -283,10 +294,21 @@ static void part_counts(const ctx *c, part *p)
     for (int T = 0; T < p->ntr; T++) {
         p->k[T] = 0;
         p->redc[T] = 0;
+        p->pre[T] = 0;
+        p->presum[T] = 0;
+        p->place[T] = 0;
     }
     for (int i = 0; i < c->n; i++) {
         p->k[p->tr[i]]++;
         p->redc[p->tr[i]] += c->red[i];
+        /* the sender copies each chunk as it arrives, so mostly only the
+         * last one's copy is left when the data is complete */
+        if (c->a->sends[i].pre_us > p->pre[p->tr[i]])
+            p->pre[p->tr[i]] = c->a->sends[i].pre_us;
+        if (c->a->sends[i].pre_us > 0)
+            p->presum[p->tr[i]] += c->a->sends[i].pre_us;
+        if (c->a->sends[i].place_us > 0)
+            p->place[p->tr[i]] += c->a->sends[i].place_us;
     }
 }
 
@@ -602,16 +624,18 @@ static int asap(const ctx *c, const part *p, int keep, sched *S, tc_err *err)
     S->ready = xmalloc((size_t)(ntr > 0 ? ntr : 1) * sizeof *S->ready);
     S->order = xmalloc((size_t)(ntr > 0 ? ntr : 1) * sizeof *S->order);
     int head = 0, tail = 0;
-    for (int T = 0; T < ntr; T++)
+    for (int T = 0; T < ntr; T++) {
+        S->start[T] = p->pre[T];
         if (indeg[T] == 0)
             S->order[tail++] = T;
+    }
     while (head < tail) {
         int u = S->order[head++];
         S->end[u] = S->start[u] + topo_route_cost_us(&c->rt[p->first[u]], p->k[u] * c->cb);
         S->ready[u] = S->end[u] + p->redc[u];
         for (int x = o0[u]; x < o0[u + 1]; x++) {
             const edge *ed = &e[oe[x]];
-            double t = ed->kind == E_RES ? S->end[u] : S->ready[u];
+            double t = ed->kind == E_RES ? S->end[u] : S->ready[u] + p->pre[ed->to];
             if (t > S->start[ed->to])
                 S->start[ed->to] = t;
             if (--indeg[ed->to] == 0)
@@ -633,8 +657,8 @@ static int asap(const ctx *c, const part *p, int keep, sched *S, tc_err *err)
     }
     free(indeg);
     for (int T = 0; T < ntr; T++)
-        if (S->ready[T] > S->makespan)
-            S->makespan = S->ready[T];
+        if (S->ready[T] + p->place[T] > S->makespan)
+            S->makespan = S->ready[T] + p->place[T];
     for (int i = 0; i < n; i++)
         S->sum += S->end[p->tr[i]];
     S->work = (long long)ntr + ne + n;
@@ -754,6 +778,26 @@ static int replay_edges(const ctx *c, const part *p, edge **out, int *nout, tc_e
     return TC_OK;
 }
 
+/* For each transfer the previous one on its (src, dst) pair in the fixed
+ * order (= transfer numbering), -1 for the first. */
+static int *pair_prev(const ctx *c, const part *p)
+{
+    int ntr = p->ntr, sz = ntr > 0 ? ntr : 1;
+    int *pp = xmalloc((size_t)sz * sizeof *pp);
+    chain_key *k = xmalloc((size_t)sz * sizeof *k);
+    for (int T = 0; T < ntr; T++) {
+        const algo_send *s = &c->a->sends[p->first[T]];
+        k[T] = (chain_key){(long long)s->src * c->a->nranks + s->dst, T};
+        pp[T] = -1;
+    }
+    qsort(k, (size_t)ntr, sizeof *k, cmp_chain_key);
+    for (int q = 1; q < ntr; q++)
+        if (k[q].key == k[q - 1].key)
+            pp[k[q].T] = k[q - 1].T;
+    free(k);
+    return pp;
+}
+
 /* Times of partition p as the executor will produce them (above); fills
  * what asap() fills except the edges.  TC_INPUT on a cycle. */
 static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
@@ -780,15 +824,21 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
     free(fill);
     double *rq = xcalloc((size_t)sz, sizeof *rq);
     double *slot_free = xcalloc((size_t)(c->nslots > 0 ? c->nslots : 1), sizeof *slot_free);
+    /* one receiving tb per pair takes its transfers in order, and puts each
+     * in place (place[]) before it takes the next */
+    int *pprev = pair_prev(c, p);
+    double *got = xcalloc((size_t)sz, sizeof *got);
     request *h = xmalloc((size_t)sz * sizeof *h);
     S->start = xcalloc((size_t)sz, sizeof *S->start);
     S->end = xmalloc((size_t)sz * sizeof *S->end);
     S->ready = xmalloc((size_t)sz * sizeof *S->ready);
     S->order = xmalloc((size_t)sz * sizeof *S->order);
     int hn = 0, done = 0;
-    for (int T = 0; T < ntr; T++)
+    for (int T = 0; T < ntr; T++) {
+        rq[T] = p->pre[T];
         if (need[T] == 0)
-            req_push(h, &hn, (request){0, c->a->sends[p->first[T]].src, T});
+            req_push(h, &hn, (request){rq[T], c->a->sends[p->first[T]].src, T});
+    }
     while (hn > 0) {
         request q = req_pop(h, &hn);
         int T = q.T, f = p->first[T];
@@ -800,7 +850,10 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
         }
         S->start[T] = st;
         S->end[T] = st + topo_route_cost_us(&c->rt[f], p->k[T] * c->cb);
-        S->ready[T] = S->end[T] + p->redc[T];
+        got[T] = S->end[T];
+        if (pprev[T] >= 0 && got[pprev[T]] + p->place[pprev[T]] > got[T])
+            got[T] = got[pprev[T]] + p->place[pprev[T]];
+        S->ready[T] = got[T] + p->redc[T];
         for (int k = 0; k < 2; k++) {
             int sl = c->slot[2 * f + k];
             if (sl >= 0)
@@ -809,17 +862,24 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
         S->order[done++] = T;
         for (int x = o0[T]; x < o0[T + 1]; x++) {
             const edge *ed = &e[oe[x]];
-            double t = ed->kind == E_RES ? S->end[T] : S->ready[T];
+            double t = ed->kind == E_RES ? S->end[T] : S->ready[T] + p->pre[ed->to];
             if (t > rq[ed->to])
                 rq[ed->to] = t;
-            if (--need[ed->to] == 0)
-                req_push(h, &hn, (request){rq[ed->to], c->a->sends[p->first[ed->to]].src,
-                                           ed->to});
+            if (--need[ed->to] == 0) {
+                /* the sending tb copies for it only after its previous
+                 * transfer on the pair has ended */
+                int v = ed->to, u = pprev[v];
+                if (u >= 0 && S->end[u] + p->presum[v] > rq[v])
+                    rq[v] = S->end[u] + p->presum[v];
+                req_push(h, &hn, (request){rq[v], c->a->sends[p->first[v]].src, v});
+            }
         }
     }
     free(h);
     free(slot_free);
     free(rq);
+    free(pprev);
+    free(got);
     free(need);
     free(o0);
     free(oe);
@@ -837,8 +897,8 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
         return cycle_error(c, f, err);
     }
     for (int T = 0; T < ntr; T++)
-        if (S->ready[T] > S->makespan)
-            S->makespan = S->ready[T];
+        if (S->ready[T] + p->place[T] > S->makespan)
+            S->makespan = S->ready[T] + p->place[T];
     for (int i = 0; i < c->n; i++)
         S->sum += S->end[p->tr[i]];
     S->work = (long long)ntr + ne + c->n;
@@ -869,6 +929,9 @@ static algo *make_output(const ctx *c, const part *p, const sched *S, contig_sta
                                      S->end[T]);
         d->reduce = s->reduce;
         d->group = gid[T];
+        d->pre_us = s->pre_us;
+        d->post_us = s->post_us;
+        d->place_us = s->place_us;
     }
     o->predicted_us = S->makespan;
     free(gid);
@@ -892,8 +955,12 @@ static double input_makespan(const ctx *c)
     return m;
 }
 
-int contig_schedule(const algo *in, const topo *t, double chunk_bytes, algo **out,
-                    tc_err *err)
+static int replay(const ctx *c, const part *p, sched *S, tc_err *err);
+
+/* contig_schedule() and contig_replay(): the input's groups timed by one
+ * pass, asap() or the executor's arbitration. */
+static int schedule_groups(const algo *in, const topo *t, double chunk_bytes, int arbitrate,
+                           algo **out, tc_err *err)
 {
     if (out)
         *out = NULL;
@@ -910,7 +977,7 @@ int contig_schedule(const algo *in, const topo *t, double chunk_bytes, algo **ou
     part_from_groups(&c, &p);
     assign_slots(&c, &p);
     sched S;
-    rc = asap(&c, &p, 0, &S, err);
+    rc = arbitrate ? replay(&c, &p, &S, err) : asap(&c, &p, 0, &S, err);
     if (rc == TC_OK) {
         *out = make_output(&c, &p, &S, NULL);
         sched_free(&S);
@@ -918,6 +985,17 @@ int contig_schedule(const algo *in, const topo *t, double chunk_bytes, algo **ou
     part_free(&p);
     ctx_free(&c);
     return rc;
+}
+
+int contig_schedule(const algo *in, const topo *t, double chunk_bytes, algo **out,
+                    tc_err *err)
+{
+    return schedule_groups(in, t, chunk_bytes, 0, out, err);
+}
+
+int contig_replay(const algo *in, const topo *t, double chunk_bytes, algo **out, tc_err *err)
+{
+    return schedule_groups(in, t, chunk_bytes, 1, out, err);
 }
 
 /* ------------------------------------------------------------ the grouping problem */

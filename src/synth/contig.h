@@ -186,6 +186,19 @@ void contig_opts_default(contig_opts *o);
 int contig_schedule(const algo *in, const topo *t, double chunk_bytes, algo **out,
                     tc_err *err);
 
+/* The same, but timed as the executor will serve the requests (replay of
+ * its first-come-first-served arbitration at shared ports and NICs, as
+ * contig_solve() times its result), for re-timing a schedule after the
+ * lowering split or staged some of its groups: groups as in
+ * contig_schedule(); the largest pre_us of a transfer's sends delays its
+ * start after its data is ready (the sender copies each chunk as it
+ * arrives, so mostly the last copy is left) and, here, their sum delays it
+ * after the previous transfer on its pair has ended (the sending tb copies
+ * only then); the post_us of its sends add
+ * to the time its data is ready after arrival, and their place_us to the
+ * time it is complete (the makespan), not to when it can be sent on. */
+int contig_replay(const algo *in, const topo *t, double chunk_bytes, algo **out, tc_err *err);
+
 /* Stage 3: choose the groups (input groups are ignored: every send starts
  * alone) and the exact times as above.  o may be NULL (defaults), st may be
  * NULL.  TC_OK whenever a schedule came out — also when GLPK hit the time

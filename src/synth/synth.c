@@ -13,6 +13,7 @@
 #include "contig.h"
 #include "order.h"
 #include "route.h"
+#include "../util/mem.h"
 
 void synth_opts_init(synth_opts *o)
 {
@@ -62,6 +63,81 @@ static void progress(const synth_opts *o, const char *fmt, double a, double b, d
         fprintf(stderr, fmt, a, b, c);
         fputc('\n', stderr);
     }
+}
+
+/* A copy of a with what the lowering reported: a group it split becomes
+ * one group per run, and staging copies become pre/post work.  NULL when
+ * the lowering took every transfer as it was. */
+static algo *apply_notes(const algo *a, const lower_note *nt, int *split, int *staged)
+{
+    int changed = 0, maxg = -1;
+    *split = *staged = 0;
+    for (int i = 0; i < a->nsends; i++) {
+        if (nt[i].run > 0 || nt[i].pre_us > 0 || nt[i].post_us > 0 || nt[i].place_us > 0)
+            changed = 1;
+        if (a->sends[i].group > maxg)
+            maxg = a->sends[i].group;
+    }
+    if (!changed)
+        return NULL;
+    algo *c = algo_new(a->coll, a->nranks, a->chunks_per_rank);
+    for (int i = 0; i < a->nsends; i++) {
+        const algo_send *s = &a->sends[i];
+        algo_send *d = algo_add_send(c, s->origin, s->index, s->src, s->dst, s->t_send,
+                                     s->t_arrive);
+        d->reduce = s->reduce;
+        d->group = s->group;
+        /* run r > 0 of group g: a group of its own, numbered past the others */
+        if (s->group >= 0 && nt[i].run > 0) {
+            d->group = maxg + 1 + s->group * 72 + nt[i].run;  /* runs < 72: cnt < 72 */
+            *split += 1;
+        }
+        d->pre_us = nt[i].pre_us;
+        d->post_us = nt[i].post_us;
+        d->place_us = nt[i].place_us;
+        if (nt[i].pre_us > 0 || nt[i].post_us > 0 || nt[i].place_us > 0)
+            *staged += 1;
+    }
+    c->predicted_us = a->predicted_us;
+    return c;
+}
+
+/* Lower *a; when the lowering split or staged groups (stage 3 assumed one
+ * transfer each, with no local copies), re-time the algorithm as lowered
+ * with the executor's arbitration and lower that, so the recorded
+ * prediction is the time of the program written.  *a may be replaced. */
+static prog *lower_with_notes(algo **a, const topo *t, double chunk, lower_opts *lo,
+                              const synth_opts *o, synth_stats *st, tc_err *err)
+{
+    lower_note *nt = xcalloc((size_t)((*a)->nsends > 0 ? (*a)->nsends : 1), sizeof *nt);
+    lo->notes = nt;
+    prog *p = lower_algo(*a, t, lo, err);
+    int split = 0, staged = 0;
+    algo *noted = p ? apply_notes(*a, nt, &split, &staged) : NULL;
+    lo->notes = NULL;
+    free(nt);
+    if (!noted)
+        return p;
+    algo *rt = NULL;
+    if (contig_replay(noted, t, chunk, &rt, err) != TC_OK) {
+        algo_free(noted);
+        prog_free(p);
+        return NULL;
+    }
+    algo_free(noted);
+    prog *q = lower_algo(rt, t, lo, err);
+    if (!q) {
+        algo_free(rt);
+        prog_free(p);
+        return NULL;
+    }
+    prog_free(p);
+    progress(o, "synth: lowering: %.0f sends in split runs, %.0f staged; re-timed makespan %.3f us",
+             split, staged, rt->predicted_us);
+    st->contig_us = rt->predicted_us;
+    algo_free(*a);
+    *a = rt;
+    return q;
 }
 
 int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
@@ -153,7 +229,7 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
              t->name ? t->name : "");
     lo.name = name;
     t0 = now_s();
-    prog *p = lower_algo(final, t, &lo, err);
+    prog *p = lower_with_notes(&final, t, (double)chunk, &lo, o, st, err);
     st->lower_s = now_s() - t0;
     algo_free(final);
     if (!p)
