@@ -427,6 +427,11 @@ const char *lp_status_name(lp_status s)
     return "?";
 }
 
+const char *lp_backend_name(lp_backend b)
+{
+    return b == LP_GLPK ? "GLPK" : b == LP_CBC ? "CBC" : "?";
+}
+
 /* ------------------------------------------------------------ GLPK problem */
 
 static int glp_bound_type(double lb, double ub)

@@ -167,5 +167,6 @@ double lp_row_value(const lp *p, int row);
 int lp_write(const lp *p, const char *path, tc_err *err);
 
 const char *lp_status_name(lp_status s);
+const char *lp_backend_name(lp_backend b);     /* "GLPK", "CBC" */
 
 #endif
