@@ -2,12 +2,12 @@
  *
  * The problem lives in our own arrays (columns, rows in compressed row form)
  * until lp_solve(), which copies it into a fresh glp_prob (or Cbc_Model),
- * runs the solver, copies the solution back and deletes the solver's copy.  Keeping the model on
- * our side makes argument errors values instead of GLPK's fatal xerror()
- * (duplicate indices, bad bounds and names abort the process inside GLPK),
- * lets an incumbent be checked against the real rows (glp_ios_heur_sol
- * checks only integrality), and lets a second backend, CBC, take the same
- * arrays.
+ * runs the solver, copies the solution back and deletes the solver's copy.
+ * Keeping the model on our side makes argument errors values instead of
+ * GLPK's fatal xerror() (duplicate indices, bad bounds and names abort the
+ * process inside GLPK), lets an incumbent be checked against the real rows
+ * (glp_ios_heur_sol checks only integrality), and lets a second backend,
+ * CBC, take the same arrays.
  *
  * MILP path without presolve (or with an incumbent): glp_simplex on the
  * root LP, then glp_intopt from that basis with a callback that (a) offers
