@@ -17,8 +17,10 @@ BUILD   ?= build
 OPT     ?= -O2
 CFLAGS  ?=
 WARN    := -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L
-PKGS    := libxml-2.0 libcjson
-# Debian's GLPK ships no pkg-config file; fall back to plain -lglpk.
+# cbc: the second LP/MILP backend (coinor-libcbc-dev); its --libs bring CLP,
+# Cgl, Osi and CoinUtils.  Debian's GLPK ships no pkg-config file; fall back
+# to plain -lglpk.
+PKGS    := libxml-2.0 libcjson cbc
 PC_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PC_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) \
             $(shell pkg-config --libs glpk 2>/dev/null || echo -lglpk) -lm

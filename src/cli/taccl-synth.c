@@ -59,9 +59,10 @@ static const char help[] =
     "                    else 60 for routing and 30 for contiguity); a limit returns\n"
     "                    the best schedule found, never nothing\n"
     "  --gap G           sketch mode: relative MIP gap to stop at (default 0)\n"
-    "  --solver S        sketch mode: glpk (default) or cbc\n"
+    "  --solver S        sketch mode: glpk or cbc (default: the sketch's solver.backend,\n"
+    "                    else glpk)\n"
     "  --instances K     sketch mode: replicate the algorithm on K channel sets\n"
-    "  -v                sketch mode: GLPK's own log on stderr too\n"
+    "  -v                sketch mode: the solver's own log on stderr too\n"
     "  --json            one JSON object on stdout describing what was written\n"
     "  -q                no progress lines on stderr\n"
     "\n"
@@ -80,7 +81,8 @@ typedef struct {
     baseline_target target;
     int quiet, json, list, verbose;
     double time_limit, gap;     /* sketch mode; 0 / -1 = not given */
-    int solver_cbc, instances;
+    int solver_cbc;             /* sketch mode; -1 = not given (the sketch's) */
+    int instances;
 } cli;
 
 /* One line on stderr (and the error as JSON with --json); `hint` adds a
@@ -120,6 +122,7 @@ static int parse_args(int argc, char **argv, cli *c)
     memset(c, 0, sizeof *c);
     c->target = BL_TARGET_MSCCL;
     c->gap = -1;
+    c->solver_cbc = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -362,7 +365,8 @@ static int synth_main(const cli *c)
     o.size_bytes = c->size;
     o.route_time_s = o.contig_time_s = c->time_limit;
     o.mip_gap = c->gap;
-    o.backend = c->solver_cbc ? LP_CBC : LP_GLPK;
+    int cbc = c->solver_cbc >= 0 ? c->solver_cbc : s->backend == SK_SOLVER_CBC;
+    o.backend = cbc ? LP_CBC : LP_GLPK;
     o.instances = c->instances ? c->instances : 1;
     o.newer_executor = c->target == BL_TARGET_EXECUTOR;
     o.unlimited = c->target == BL_TARGET_UNLIMITED;

@@ -1,21 +1,30 @@
-/* lp.c — the LP/MILP wrapper over GLPK (see lp.h).
+/* lp.c — the LP/MILP wrapper over GLPK and CBC (see lp.h).
  *
  * The problem lives in our own arrays (columns, rows in compressed row form)
- * until lp_solve(), which copies it into a fresh glp_prob, runs the solver,
- * copies the solution back and deletes the glp_prob.  Keeping the model on
- * our side makes argument errors values instead of GLPK's fatal xerror()
- * (duplicate indices, bad bounds and names abort the process inside GLPK),
- * lets an incumbent be checked against the real rows (glp_ios_heur_sol
- * checks only integrality), and leaves room for a second backend.
+ * until lp_solve(), which copies it into a fresh glp_prob (or Cbc_Model),
+ * runs the solver, copies the solution back and deletes the solver's copy.
+ * Keeping the model on our side makes argument errors values instead of
+ * GLPK's fatal xerror() (duplicate indices, bad bounds and names abort the
+ * process inside GLPK), lets an incumbent be checked against the real rows
+ * (glp_ios_heur_sol checks only integrality), and lets a second backend,
+ * CBC, take the same arrays.
  *
  * MILP path without presolve (or with an incumbent): glp_simplex on the
  * root LP, then glp_intopt from that basis with a callback that (a) offers
  * the incumbent once, at the first GLP_IHEUR request, and (b) records the
  * best active node's bound so a time-limited run still reports a proven
  * bound.  The wall-clock limit covers both calls: glp_intopt gets what the
- * root LP left. */
+ * root LP left.
+ *
+ * CBC path: the rows are transposed into the compressed columns
+ * Cbc_loadProblem takes; a MILP runs CbcMain1 (Cbc_solve) with parameters
+ * passed as its command-line words, a pure LP only CLP's initialSolve, so
+ * the two are read back through different status calls. */
 #include "lp.h"
 
+#include <coin/Cbc_C_Interface.h>
+#include <fcntl.h>
+#include <float.h>
 #include <glpk.h>
 #include <limits.h>
 #include <math.h>
@@ -24,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "../util/mem.h"
 
 #define LP_FEAS_TOL 1e-6        /* incumbent check: bound/row/integrality slack */
@@ -415,6 +425,11 @@ const char *lp_status_name(lp_status s)
     case LP_TIME_LIMIT: return "time limit, no solution";
     }
     return "?";
+}
+
+const char *lp_backend_name(lp_backend b)
+{
+    return b == LP_GLPK ? "GLPK" : b == LP_CBC ? "CBC" : "?";
 }
 
 /* ------------------------------------------------------------ GLPK problem */
@@ -862,6 +877,225 @@ static int solve_empty(lp *p, lp_result *r)
     return TC_OK;
 }
 
+/* ------------------------------------------------------------ CBC */
+
+/* COIN-OR's infinity is DBL_MAX. */
+static double coin_bound(double v)
+{
+    return v == INFINITY ? DBL_MAX : v == -INFINITY ? -DBL_MAX : v;
+}
+
+/* A Cbc_Model holding p: our rows transposed into the compressed columns
+ * Cbc_loadProblem takes.  Columns keep CBC's default names (C0000000, ...):
+ * Cbc_setMIPStartI hands the start over by name, so names must be unique,
+ * which ours need not be.  The objective constant stays on our side. */
+static Cbc_Model *build_cbc(const lp *p)
+{
+    int n = p->ncols, m = p->nrows;
+    CoinBigIndex *start = xcalloc((size_t)n + 1, sizeof *start);
+    int *fill = xcalloc((size_t)n + 1, sizeof *fill);
+    int *index = xmalloc((size_t)(p->nnz ? p->nnz : 1) * sizeof *index);
+    double *value = xmalloc((size_t)(p->nnz ? p->nnz : 1) * sizeof *value);
+    double *clb = xmalloc((size_t)n * sizeof *clb), *cub = xmalloc((size_t)n * sizeof *cub);
+    double *rlb = xmalloc((size_t)(m ? m : 1) * sizeof *rlb);
+    double *rub = xmalloc((size_t)(m ? m : 1) * sizeof *rub);
+    for (int k = 0; k < p->nnz; k++)
+        fill[p->ridx[k] + 1]++;
+    for (int j = 0; j < n; j++) {
+        fill[j + 1] += fill[j];
+        start[j + 1] = fill[j + 1];
+        clb[j] = coin_bound(p->clb[j]);
+        cub[j] = coin_bound(p->cub[j]);
+    }
+    for (int i = 0; i < m; i++) {
+        rlb[i] = coin_bound(p->rlb[i]);
+        rub[i] = coin_bound(p->rub[i]);
+        for (int k = p->rstart[i]; k < p->rstart[i + 1]; k++) {
+            int at = fill[p->ridx[k]]++;
+            index[at] = i;
+            value[at] = p->rval[k];
+        }
+    }
+    Cbc_Model *M = Cbc_newModel();
+    Cbc_setProblemName(M, p->name);
+    Cbc_loadProblem(M, n, m, start, index, value, clb, cub, p->cobj, rlb, rub);
+    for (int j = 0; j < n; j++)
+        if (p->cint[j])
+            Cbc_setInteger(M, j);
+    Cbc_setObjSense(M, p->minimize ? 1 : -1);
+    free(start);
+    free(fill);
+    free(index);
+    free(value);
+    free(clb);
+    free(cub);
+    free(rlb);
+    free(rub);
+    return M;
+}
+
+/* CBC and CLP write through C stdio to stdout, which the CLIs keep for
+ * their results (--json).  Log level 0 (Cbc_setLogLevel, and "-log 0 -slog
+ * 0" for CbcMain1) silences their logs, but not everything: Cbc_solve
+ * printf()s a caught CoinError to stdout whatever the level.  So fd 1 is
+ * also pointed elsewhere for the duration of Cbc_solve — at /dev/null, or
+ * with opts.verbose at stderr, since the C interface cannot give CBC's
+ * message handler another FILE — and restored after, with stdout flushed
+ * on both sides so no one's bytes change stream.  Returns the saved fd 1,
+ * or -1 when nothing was redirected (the log levels still hold). */
+static int stdout_away(int to_stderr)
+{
+    fflush(stdout);
+    int target = to_stderr ? 2 : open("/dev/null", O_WRONLY);
+    if (target < 0)
+        return -1;
+    int saved = dup(1);
+    if (saved >= 0 && dup2(target, 1) < 0) {
+        close(saved);
+        saved = -1;
+    }
+    if (!to_stderr)
+        close(target);
+    return saved;
+}
+
+static void stdout_back(int saved)
+{
+    if (saved < 0)
+        return;
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+}
+
+/* Take x (n values) as the solution: integer columns rounded (CBC leaves
+ * them within its tolerance, GLPK's MIP values are exact), row activities
+ * and objective recomputed from the model. */
+static void take_solution(lp *p, const double *x, lp_result *r)
+{
+    for (int j = 0; j < p->ncols; j++)
+        p->x[j] = p->cint[j] ? floor(x[j] + 0.5) : x[j];
+    row_activities(p, p->x, p->ract);
+    p->has_sol = 1;
+    r->objective = objective_of(p, p->x);
+}
+
+static int cbc_fail(lp_result *r, tc_err *err, const lp *p, const char *why)
+{
+    r->status = LP_UNSOLVED;
+    snprintf(r->msg, sizeof r->msg, "CBC failed on '%.40s': %s", p->name, why);
+    return tc_err_set(err, TC_INPUT, "%s", r->msg);
+}
+
+/* Pure LP: Cbc_solve hands it straight to CLP (no time limit reaches it). */
+static int cbc_lp_result(lp *p, Cbc_Model *M, lp_result *r, tc_err *err)
+{
+    if (Cbc_isProvenOptimal(M)) {
+        take_solution(p, Cbc_getColSolution(M), r);
+        r->status = LP_OPTIMAL;
+        r->best_bound = r->objective;
+        r->gap = 0;
+    } else if (Cbc_isInitialSolveProvenPrimalInfeasible(M)) {
+        r->status = LP_INFEASIBLE;
+    } else if (Cbc_isProvenInfeasible(M)) {
+        /* For an LP this also means dual infeasible: primal unbounded. */
+        r->status = LP_UNBOUNDED;
+    } else {
+        return cbc_fail(r, err, p, Cbc_isAbandoned(M) ? "numerical difficulties in CLP"
+                                                      : "CLP stopped without a result");
+    }
+    return TC_OK;
+}
+
+/* MILP: CbcMain1's branch-and-cut.  x1 is the checked incumbent or NULL. */
+static int cbc_mip_result(lp *p, Cbc_Model *M, const double *x1, lp_result *r, tc_err *err)
+{
+    int st = Cbc_status(M), sec = Cbc_secondaryStatus(M);
+    const double *best = Cbc_bestSolution(M);
+    r->nodes = Cbc_getNodeCount(M);
+    if (x1)
+        r->incumbent_used = 1;
+    if (st == 2 || Cbc_isAbandoned(M))
+        return cbc_fail(r, err, p, "numerical difficulties");
+    double bound = Cbc_getBestPossibleObjValue(M);
+    if (isfinite(bound) && fabs(bound) < 1e300)
+        r->best_bound = bound + p->obj0;
+    if (best) {
+        take_solution(p, best, r);
+        r->status = Cbc_isProvenOptimal(M) ? LP_OPTIMAL : LP_FEASIBLE;
+    } else if (sec == 7 || Cbc_isContinuousUnbounded(M)) {
+        r->status = LP_UNBOUNDED;
+    } else if (st == 0 && Cbc_isProvenInfeasible(M)) {
+        r->status = LP_INFEASIBLE;
+    } else if (st == 1 || Cbc_isSecondsLimitReached(M)) {
+        r->status = LP_TIME_LIMIT;
+    } else {
+        char why[80];
+        snprintf(why, sizeof why, "no result (status %d, secondary %d)", st, sec);
+        return cbc_fail(r, err, p, why);
+    }
+    /* The incumbent is checked feasible: if CBC stopped before it looked at
+     * it, ended with something worse, or called the model infeasible (CBC
+     * also says so when nothing beats the cutoff a MIP start sets), the
+     * incumbent is the answer, as on the GLPK path. */
+    if (x1 && r->status != LP_UNBOUNDED) {
+        double inc = objective_of(p, x1 + 1);
+        double tol = 1e-9 * (1 + fabs(inc));
+        if (!p->has_sol || (p->minimize ? inc < r->objective - tol : inc > r->objective + tol)) {
+            use_incumbent(p, x1, r);
+            if (r->status != LP_OPTIMAL)
+                r->status = LP_FEASIBLE;
+        }
+    }
+    if (r->status == LP_OPTIMAL) {
+        if (!isfinite(r->best_bound) || sec != 2)
+            r->best_bound = r->objective;
+    }
+    if ((r->status == LP_OPTIMAL || r->status == LP_FEASIBLE) && isfinite(r->best_bound)) {
+        if (p->minimize ? r->best_bound > r->objective : r->best_bound < r->objective)
+            r->best_bound = r->objective;
+        r->gap = rel_gap(r->objective, r->best_bound);
+    }
+    return TC_OK;
+}
+
+static int solve_cbc(lp *p, const lp_opts *o, double t0, const double *x1, int mip,
+                     lp_result *r, tc_err *err)
+{
+    Cbc_Model *M = build_cbc(p);
+    const char *lev = o->verbose ? "1" : "0";
+    Cbc_setLogLevel(M, o->verbose ? 1 : 0);
+    if (mip) {
+        Cbc_setParameter(M, "log", lev);
+        Cbc_setParameter(M, "slog", lev);
+        /* 0 = no worker threads: branch-and-cut runs in this thread, in the
+         * same order every time ("threads 1" would start one worker in
+         * CBC's non-deterministic parallel mode). */
+        Cbc_setParameter(M, "threads", "0");
+        /* opts.time_limit_s is wall clock; CBC counts CPU time by default. */
+        Cbc_setParameter(M, "timeMode", "elapsed");
+        if (o->time_limit_s > 0) {
+            double left = o->time_limit_s - (now_s() - t0);
+            Cbc_setMaximumSeconds(M, left > 1e-3 ? left : 1e-3);
+        }
+        if (o->mip_gap > 0)
+            Cbc_setAllowableFractionGap(M, o->mip_gap);
+        if (x1) {
+            int *idx = xmalloc((size_t)p->ncols * sizeof *idx);
+            for (int j = 0; j < p->ncols; j++)
+                idx[j] = j;
+            Cbc_setMIPStartI(M, p->ncols, idx, x1 + 1);
+            free(idx);
+        }
+    }
+    int saved = stdout_away(o->verbose);
+    Cbc_solve(M);
+    stdout_back(saved);
+    int rc = mip ? cbc_mip_result(p, M, x1, r, err) : cbc_lp_result(p, M, r, err);
+    Cbc_deleteModel(M);
+    return rc;
+}
+
 static void describe(const lp *p, lp_result *r, const char *note)
 {
     int n = snprintf(r->msg, sizeof r->msg, "%s: %s (%d columns, %d rows", p->name,
@@ -900,12 +1134,7 @@ int lp_solve(lp *p, const lp_opts *o, lp_result *r, tc_err *err)
         snprintf(r->msg, sizeof r->msg, "%.40s: %.200s", p->name, p->broken);
         return tc_err_set(err, TC_INPUT, "LP model '%s' is invalid: %s", p->name, p->broken);
     }
-    if (o->backend == LP_CBC) {
-        snprintf(r->msg, sizeof r->msg, "CBC backend not built yet");
-        return tc_err_set(err, TC_INPUT,
-                          "CBC backend not built yet: solve '%s' with the GLPK backend", p->name);
-    }
-    if (o->backend != LP_GLPK)
+    if (o->backend != LP_GLPK && o->backend != LP_CBC)
         return tc_err_set(err, TC_INPUT, "unknown LP backend %d", (int)o->backend);
     if (isnan(o->time_limit_s) || isnan(o->mip_gap) || o->mip_gap < 0)
         return tc_err_set(err, TC_INPUT, "LP options: invalid time limit or MIP gap");
@@ -914,7 +1143,8 @@ int lp_solve(lp *p, const lp_opts *o, lp_result *r, tc_err *err)
     p->ract = xrealloc(p->ract, (size_t)(p->nrows ? p->nrows : 1) * sizeof *p->ract);
     int mip = lp_is_mip(p);
 
-    /* The incumbent: checked here, since GLPK trusts it blindly. */
+    /* The incumbent: checked here, since GLPK trusts it blindly (and CBC's
+     * MIP start fills in only what it is not given). */
     double *x1 = NULL;
     if (o->incumbent) {
         char why[400];
@@ -940,6 +1170,8 @@ int lp_solve(lp *p, const lp_opts *o, lp_result *r, tc_err *err)
     int rc;
     if (p->ncols == 0) {
         rc = solve_empty(p, r);
+    } else if (o->backend == LP_CBC) {
+        rc = solve_cbc(p, o, t0, x1, mip, r, err);
     } else {
         glp_prob *P = build_glpk(p);
         /* Terminal output: off for the call (restored after) unless verbose,

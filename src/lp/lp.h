@@ -1,4 +1,4 @@
-/* lp.h — the project's one LP/MILP wrapper (GLPK backend).
+/* lp.h — the project's one LP/MILP wrapper (GLPK and CBC backends).
  *
  * Shaped like GLPK itself: an opaque problem built by setters, solved, then
  * read.  Columns and rows are numbered from 0 in the order they were added.
@@ -43,8 +43,29 @@
  * after it: a hook the caller installed itself is reset.  This module keeps
  * no global state of its own.
  *
+ * Solving (CBC, opts.backend = LP_CBC: Debian's coinor-libcbc, through its C
+ * interface): the arrays are loaded into a fresh Cbc_Model per call (deleted
+ * after it).  A problem without integer columns goes straight to CLP's
+ * simplex (no time limit reaches it); with integer columns, CBC's
+ * branch-and-cut with its own presolve, cuts and heuristics (opts.presolve,
+ * cuts, heuristics and method are GLPK's knobs and do not apply), in the
+ * calling thread only ("threads 0"), with a wall-clock time limit and
+ * opts.mip_gap as its allowable fraction gap.  The incumbent, checked as
+ * above, becomes CBC's MIP start; if CBC ends without a solution or with a
+ * worse one, the incumbent is returned (LP_FEASIBLE).  Integer columns are
+ * rounded to exact integers; row activities and the objective (with its
+ * constant) are computed here from the solution.
+ *
+ * CBC and CLP log to stdout: with log level 0 they are silent, and fd 1 is
+ * also pointed at /dev/null around the solve (one printf in CBC's C
+ * interface ignores the level); with opts.verbose fd 1 is pointed at stderr
+ * instead, so the log lands there.  Restored after the call; fd 1 is
+ * process-wide, so another thread writing to stdout during a CBC solve
+ * writes into the same place (the CLIs are single-threaded).
+ *
  * Results are deterministic for a given problem and options (GLPK is
- * deterministic), except when a time limit cuts a solve short. */
+ * deterministic, CBC runs single-threaded), except when a time limit cuts a
+ * solve short. */
 #ifndef TC_LP_H
 #define TC_LP_H
 
@@ -54,7 +75,7 @@ typedef struct lp lp;
 
 typedef enum {
     LP_GLPK = 0,
-    LP_CBC = 1          /* reserved: not built yet (lp_solve says so) */
+    LP_CBC = 1          /* COIN-OR CBC (CLP for pure LPs) */
 } lp_backend;
 
 typedef enum {
@@ -81,7 +102,7 @@ typedef struct {
     double time_limit_s;        /* wall-clock limit for the whole solve; <= 0 = none */
     double mip_gap;             /* relative gap at which branch-and-cut stops; 0 = prove */
     int presolve;               /* 1 = use GLPK's presolver (default 1) */
-    int verbose;                /* 1 = GLPK's messages on stderr (default 0) */
+    int verbose;                /* 1 = the solver's messages on stderr (default 0) */
     int cuts;                   /* 1 = GLPK's cuts (Gomory, MIR, cover, clique); default 0 */
     int heuristics;             /* 1 = feasibility pump + proximity search; default 0 */
     lp_method method;           /* simplex variant for LPs and the root LP; default primal */
@@ -98,7 +119,7 @@ typedef struct {
                                    optimal, NAN if unknown */
     double seconds;             /* wall-clock seconds spent in lp_solve */
     int incumbent_used;         /* -1 none given, 0 rejected (reason in msg), 1 given to
-                                   the solver */
+                                   the solver (CBC: as its MIP start) */
     int nodes;                  /* branch-and-bound nodes explored (0 for an LP) */
     char msg[256];              /* one line for a user: what happened */
 } lp_result;
@@ -146,5 +167,6 @@ double lp_row_value(const lp *p, int row);
 int lp_write(const lp *p, const char *path, tc_err *err);
 
 const char *lp_status_name(lp_status s);
+const char *lp_backend_name(lp_backend b);     /* "GLPK", "CBC" */
 
 #endif

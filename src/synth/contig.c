@@ -1572,6 +1572,7 @@ void contig_opts_default(contig_opts *o)
     o->mip_gap = 0;
     o->quiet = 0;
     o->solver_verbose = 0;
+    o->backend = LP_GLPK;
     o->alpha_frac = 0.25;
     o->nic_always = 1;
     o->max_group = MAX_CNT;
@@ -1638,6 +1639,7 @@ static int run_milp(const ctx *c, const groups *g, const sched *S1, unsigned cha
     lo.mip_gap = o->mip_gap;
     lo.presolve = 0;
     lo.verbose = o->solver_verbose;
+    lo.backend = o->backend;
     lo.incumbent = x;
     lo.cuts = o->cuts;
     lo.heuristics = o->heuristics;
@@ -1651,16 +1653,17 @@ static int run_milp(const ctx *c, const groups *g, const sched *S1, unsigned cha
     st->incumbent_used = r.incumbent_used;
     st->nodes = r.nodes;
     if (rc != TC_OK) {
-        snprintf(st->msg, sizeof st->msg, "GLPK failed (%.200s); kept the incumbent", e.msg);
+        snprintf(st->msg, sizeof st->msg, "%s failed (%.200s); kept the incumbent",
+                 lp_backend_name(o->backend), e.msg);
     } else if (r.status == LP_OPTIMAL || r.status == LP_FEASIBLE) {
         for (int q = 0; q < c->n; q++)
             if (m.cy[q] >= 0)
                 y[q] = lp_value(m.p, m.cy[q]) > 0.5;
         used = 1;
-        snprintf(st->msg, sizeof st->msg, "GLPK: %.200s", r.msg);
+        snprintf(st->msg, sizeof st->msg, "%s: %.200s", lp_backend_name(o->backend), r.msg);
     } else {
-        snprintf(st->msg, sizeof st->msg, "GLPK gave no solution (%s); kept the incumbent",
-                 lp_status_name(r.status));
+        snprintf(st->msg, sizeof st->msg, "%s gave no solution (%s); kept the incumbent",
+                 lp_backend_name(o->backend), lp_status_name(r.status));
     }
     free(x);
     milp_free(&m);
@@ -1792,9 +1795,10 @@ int contig_solve(const algo *in, const topo *t, double chunk_bytes, const contig
     if (rc == TC_OK && !o->quiet)
         fprintf(stderr,
                 "contig: %s: makespan %.4g us (input %.4g, no groups %.4g, bound %.4g, gap "
-                "%.3g), %d groups holding %d of %d sends; solver %.2f s, total %.2f s\n",
+                "%.3g), %d groups holding %d of %d sends; %s %.2f s, total %.2f s\n",
                 st->status == LP_UNSOLVED ? "no MILP" : lp_status_name(st->status),
                 st->result_us, st->input_us, st->ungrouped_us, st->best_bound, st->gap,
-                st->ngroups, st->grouped_sends, st->nsends, st->seconds, st->total_seconds);
+                st->ngroups, st->grouped_sends, st->nsends, lp_backend_name(o->backend),
+                st->seconds, st->total_seconds);
     return rc;
 }

@@ -7,8 +7,8 @@
  * k * chunk_bytes / B for k chunks instead of k alphas — the win on slow
  * inter-node links with a big alpha) and which go one by one (so the first
  * chunks can be forwarded earlier), and it computes the exact send times,
- * minimising the makespan.  The decision is a MILP solved with GLPK
- * (lp/lp.h); the times are then recomputed exactly by a longest-path pass,
+ * minimising the makespan.  The decision is a MILP solved with GLPK, or CBC
+ * with opts.backend (lp/lp.h); the times are then recomputed exactly by a longest-path pass,
  * which alone (no grouping) is also offered as contig_schedule().
  *
  * ---- Timing model (the executor's, exec/sim.h) ------------------------------
@@ -127,7 +127,8 @@ typedef struct {
     double mip_gap;         /* relative gap at which GLPK stops; default 0 (prove) */
     int quiet;              /* 1 = nothing on stderr; default 0: one line on the
                                model size, one on the result */
-    int solver_verbose;     /* 1 = GLPK's own log on stderr too; default 0 */
+    int solver_verbose;     /* 1 = the solver's own log on stderr too; default 0 */
+    lp_backend backend;     /* MILP solver; default LP_GLPK */
     double alpha_frac;      /* a non-NIC pair is a grouping candidate when its
                                alpha >= alpha_frac * (alpha + chunk_bytes / B);
                                default 0.25; 0 = every pair; > 1 = none */

@@ -1747,9 +1747,9 @@ static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err 
             ha = NULL;
             st->fallback = 1;
         }
-        progress(o, "GLPK: %s in %.3f s; objective %.6g, bound %.6g, gap %.3g%%; time %.6g us; "
-                 "incumbent %s%s", lp_status_name(r.status), r.seconds, r.objective,
-                 r.best_bound, 100 * r.gap, st->time_us,
+        progress(o, "%s: %s in %.3f s; objective %.6g, bound %.6g, gap %.3g%%; time %.6g us; "
+                 "incumbent %s%s", lp_backend_name(o->backend), lp_status_name(r.status),
+                 r.seconds, r.objective, r.best_bound, 100 * r.gap, st->time_us,
                  r.incumbent_used == 1 ? "used" : r.incumbent_used == 0 ? "rejected" : "none",
                  st->fallback ? "; returning the heuristic routing" : "");
         if (r.incumbent_used == 0)

@@ -203,6 +203,7 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     co.mip_gap = ro.mip_gap;
     co.quiet = o->quiet;
     co.solver_verbose = o->verbose;
+    co.backend = o->backend;
     contig_stats cst;
     t0 = now_s();
     rc = contig_solve(ordered, t, (double)chunk, &co, &final, &cst, err);

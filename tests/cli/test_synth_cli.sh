@@ -86,6 +86,32 @@ mkdir "$TMP/outdir"
 expect "-o onto a directory is exit 2" 2 "outdir: cannot write: is a directory" -- "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" -q -o "$TMP/outdir"
 expect "the directory is untouched" 0 "" -- test -d "$TMP/outdir"
 
+# sketch mode with CBC: a schedule taccl-run verifies, stdout exactly one
+# JSON object (CBC logs to stdout unless the wrapper stops it), both MILP
+# stages on CBC, the sketch's solver.backend used when --solver is absent
+SK2="$ROOT/sketches/ndv2-x2-sk-1.json"
+expect "cbc: synthesis exits 0" 0 "" -- \
+    bash -c "'$S' '$SK2' '$T/ndv2-x2.json' --solver cbc -o '$TMP/cbc.xml' --json -q >'$TMP/cbc.json' 2>'$TMP/cbc.err'"
+expect "cbc: -q leaves stderr empty" 0 "" -- test ! -s "$TMP/cbc.err"
+expect "cbc: taccl-run verifies the schedule" 0 "result +verified" -- "$R" "$TMP/cbc.xml"
+expect "cbc: --json stdout is one JSON object" 0 "" -- python3 -c '
+import json, sys
+j = json.loads(open(sys.argv[1]).read())
+assert j["error"] is None and j["output"].endswith("cbc.xml") and j["predicted_us"] > 0, j' "$TMP/cbc.json"
+expect "cbc: both MILP stages run on CBC" 0 "route: CBC: optimal.*contig: optimal: .*; CBC [0-9.]+ s" -- \
+    bash -c "'$S' '$SK2' '$T/ndv2-x2.json' --solver cbc -o '$TMP/cbc2.xml' 2>&1 | tr '\n' ' '"
+"$S" "$SK2" "$T/ndv2-x2.json" --solver cbc -v -o "$TMP/cbc3.xml" --json >"$TMP/cbc3.json" 2>"$TMP/cbc3.err"
+expect "cbc -v: CBC's log is on stderr" 0 "Welcome to the CBC MILP Solver" -- cat "$TMP/cbc3.err"
+expect "cbc -v: stdout is still one JSON object" 0 "" -- python3 -c '
+import json, sys
+json.loads(open(sys.argv[1]).read())' "$TMP/cbc3.json"
+sed 's/"backend": *"glpk"/"backend": "cbc"/' "$SK2" >"$TMP/sk-cbc.json"
+expect "sketch asks for cbc" 0 '"backend": "cbc"' -- cat "$TMP/sk-cbc.json"
+expect "the sketch's backend is used without --solver" 0 "route: CBC: .*; CBC [0-9.]+ s" -- \
+    bash -c "'$S' '$TMP/sk-cbc.json' '$T/ndv2-x2.json' -o '$TMP/cbc4.xml' 2>&1 | tr '\n' ' '"
+expect "--solver glpk overrides the sketch" 0 "route: GLPK: .*; GLPK [0-9.]+ s" -- \
+    bash -c "'$S' '$TMP/sk-cbc.json' '$T/ndv2-x2.json' --solver glpk -o '$TMP/cbc5.xml' 2>&1 | tr '\n' ' '"
+
 # algorithms that do not exist for a collective or a topology
 refuse "ring has no alltoall" "^taccl-synth: ring has no AllToAll; use direct$" -- --algo ring "$T/ndv2-x1.json" --collective alltoall
 refuse "tree is allreduce only" "tree is an AllReduce algorithm and has no AllGather" -- --algo tree "$T/ndv2-x1.json" --collective allgather
