@@ -65,6 +65,11 @@ CONVENTIONS = [
     "total, or --no-data). Every row verified unless the report says "
     "FAILED.",
     "**synth s**: wall time of `taccl-synth` writing the schedule.",
+    "**taccl SKETCH @S**: the schedule `taccl-synth` synthesized from that "
+    "bundled sketch for size S (its anchor; \"(own)\" = the sketch's "
+    "input_size), run over the whole sweep. **taccl (best)**: per size, the "
+    "fastest verified of those rows over all anchors and sketches of the "
+    "configuration.",
     "**n/a** for an algorithm: `taccl-synth` refused it for this topology "
     "or collective, with the reason shown. **n/a** for one size: on the "
     "chip device a chunk (size / chunks per loop) smaller than, or not a "
@@ -138,10 +143,15 @@ class Data:
     def __init__(self, secs, results):
         self.secs = secs
         self.by_key = {}
+        self.unavailable = {}
         for r in results:
-            # a synthesizer that is not there yet is said once, in its own
-            # part, not in every configuration
-            if r["status"] != "unavailable":
+            # a synthesizer (or solver) that is not there yet is said once
+            # per configuration, not per anchor; CBC runs are timed only
+            if is_cbc(r):
+                continue
+            if r["status"] == "unavailable":
+                self.unavailable.setdefault(r["key"], []).append(r)
+            else:
                 self.by_key.setdefault(r["key"], []).append(r)
 
     def results(self, sec):
@@ -167,10 +177,43 @@ class Data:
                         return row["time_us"]
         return None
 
-    def best(self, sec, nominal):
-        """(result, row) with the highest algbw at that size, or None."""
+    def ring_best(self, sec, nominal):
+        """(label, time) of the fastest ring row at that size: the default
+        ring or any of its channel variants."""
         best = None
         for r in self.ok(sec):
+            if r["label"] == "ring" or r["label"].startswith("ring,"):
+                row = self.row(r, nominal)
+                if row and row.get("time_us") and \
+                        (best is None or row["time_us"] < best[1]):
+                    best = (r["label"], row["time_us"])
+        return best
+
+    def taccl_best(self, sec, nominal):
+        """(result, row) of the fastest verified synthesized row at that
+        size over every anchor and sketch of the section, or None."""
+        best = None
+        for r in self.ok(sec):
+            if r["kind"] != "sketch":
+                continue
+            row = self.row(r, nominal)
+            if row and row.get("time_us"):
+                if best is None or row["time_us"] < best[1]["time_us"]:
+                    best = (r, row)
+        return best
+
+    def sketched(self, sec):
+        """Whether any bundled sketch was tried on this section."""
+        return any(r["kind"] == "sketch" for r in self.results(sec)) or \
+            bool(self.unavailable.get(sec.key))
+
+    def best(self, sec, nominal):
+        """(result, row) of the baseline (or bundled schedule) with the
+        highest algbw at that size, or None."""
+        best = None
+        for r in self.ok(sec):
+            if r["kind"] == "sketch":
+                continue
             row = self.row(r, nominal)
             if row and row.get("time_us"):
                 if best is None or row["time_us"] < best[1]["time_us"]:
@@ -192,6 +235,15 @@ class Data:
     def section(self, topo, coll):
         return next((s for s in self.secs
                      if s.topo == topo and s.coll == coll), None)
+
+
+def is_cbc(r):
+    return r["kind"] == "sketch" and r["spec"]["solver"] == "cbc"
+
+
+def anchor_label(r):
+    """"ndv2-x2-sk-1 @16 MiB (own)" from "taccl ndv2-x2-sk-1 @16 MiB (own)"."""
+    return r["label"][6:] if r["label"].startswith("taccl ") else r["label"]
 
 
 def usable(res):
@@ -217,7 +269,8 @@ def header(meta, results, failures):
              for row in r["rows"] if row.get("na"))
     nok = sum(1 for r in results if r["status"] == "ok")
     lines = [
-        "# Benchmark: baselines and bounds beside the published figures",
+        "# Benchmark: baselines, the synthesizer and bounds beside the "
+        "published figures",
         "",
         "- **date**: %s" % meta["date"],
         "- **machine**: %d cores (nproc), %s, %s, %s" % (
@@ -244,27 +297,34 @@ def header(meta, results, failures):
 
 
 def published_summary(data):
-    head = ["config", "collective", "size", "ours: best (algorithm)",
-            "TACCL", "ours/TACCL", "TE-CCL", "ours/TE-CCL",
-            "BENCH bound", "our bound", "our/BENCH bound"]
+    head = ["config", "collective", "size", "best baseline",
+            "taccl (best): sketch @anchor", "TACCL", "taccl/TACCL", "TE-CCL",
+            "taccl/TE-CCL", "BENCH bound", "our bound", "our/BENCH bound"]
     rows = []
     for topo, coll, size, label, taccl, teccl, bnd, _ in bench_ref.PUBLISHED:
         sec = data.section(topo, coll)
         best = data.best(sec, size) if sec else None
-        ours = mine = None
+        tb = data.taccl_best(sec, size) if sec else None
+        mine = None
         who = "not run"
         if best:
-            ours = best[1]["algbw_gbps"]
             mine = bound_gbps(best[1])
-            who = "%s (%s)" % (fmt(ours), best[0]["label"])
-        rows.append([topo, bench_ref_coll(coll), label, who, fmt(taccl),
-                     fmt(ratio(ours, taccl)), fmt(teccl),
+            who = "%s (%s)" % (fmt(best[1]["algbw_gbps"]), best[0]["label"])
+        ours = None
+        synth = "no synthesized row"
+        if tb:
+            ours = tb[1]["algbw_gbps"]
+            mine = mine or bound_gbps(tb[1])
+            synth = "%s (%s)" % (fmt(ours), anchor_label(tb[0]))
+        rows.append([topo, bench_ref_coll(coll), label, who, synth,
+                     fmt(taccl), fmt(ratio(ours, taccl)), fmt(teccl),
                      fmt(ratio(ours, teccl)), fmt(bnd), fmt(mine),
                      fmt(ratio(mine, bnd))])
-    return ("All in algbw, GB/s. Ours are baselines (the synthesizer is "
-            "separate, below), at 1 GiB / 64 KiB / 1 KiB for BENCH.md's "
-            "1 GB / 64 KB / 1 KB. A ratio above 1 means ours is faster "
-            "(or our bound higher).\n\n" + table(head, rows))
+    return ("All in algbw, GB/s, at 1 GiB / 64 KiB / 1 KiB for BENCH.md's "
+            "1 GB / 64 KB / 1 KB. **taccl (best)** is the fastest verified "
+            "synthesized row at that size over every anchor of every "
+            "bundled sketch of the configuration. A ratio above 1 means "
+            "ours is faster (or our bound higher).\n\n" + table(head, rows))
 
 
 def bench_ref_coll(coll):
@@ -291,72 +351,278 @@ def tacos_rows(data, topo):
 
 
 def tacos_summary(data):
-    head = ["topology", "NPUs", "input per NPU", "ours: best (algorithm) µs",
-            "our bound µs", "ours time/bound", "TACOS µs", "TACOS bound µs",
-            "TACOS time/bound", "ours/TACOS time"]
+    head = ["topology", "NPUs", "input per NPU", "best baseline µs",
+            "our bound µs", "baseline time/bound", "taccl (best) µs",
+            "taccl time/bound", "TACOS µs", "TACOS bound µs",
+            "TACOS time/bound", "best ours/TACOS time"]
     rows = []
     for topo in bench_ref.TACOS:
         n = bench_ref.TACOS[topo][0]
         for per_npu, size, sec, t_time, t_bound, t_ratio in \
                 tacos_rows(data, topo):
             best = data.best(sec, size) if sec else None
-            ours = bnd = None
+            tb = data.taccl_best(sec, size) if sec else None
+            ours = bnd = synth = None
             who = "not run"
             if best:
                 ours = best[1]["time_us"]
                 bnd = best[1].get("lower_bound_us")
                 who = "%s (%s)" % (fmt(ours), best[0]["label"])
+            swho = "no bundled sketch" if not (sec and data.sketched(sec)) \
+                else "no synthesized row"
+            if tb:
+                synth = tb[1]["time_us"]
+                bnd = bnd or tb[1].get("lower_bound_us")
+                swho = "%s (%s)" % (fmt(synth), anchor_label(tb[0]))
+            mine = min(x for x in (ours, synth, float("inf")) if x)
+            mine = None if mine == float("inf") else mine
             derived = "" if per_npu == MIB else " (derived)"
             rows.append([topo, n, fmt_size(per_npu), who, fmt(bnd),
-                         fmt(ratio(ours, bnd)), fmt(t_time) + derived,
+                         fmt(ratio(ours, bnd)), swho, fmt(ratio(synth, bnd)),
+                         fmt(t_time) + derived,
                          fmt(t_bound) + derived, fmt(t_ratio),
-                         fmt(ratio(ours, t_time))])
+                         fmt(ratio(mine, t_time))])
     return ("Times in µs; time/bound ≥ 1 (1.00 = optimal), the TACOS "
             "convention. TACOS's 64 MiB times are derived from BENCH.md's "
             "ratios: ratio × 64 × its 1 MiB bound (its bound is the "
             "bandwidth term alone). ours/TACOS time below 1 means ours is "
             "faster. TACOS is greedy and randomised and estimates with its "
-            "own model; ours are baselines in our model (same link figures, "
-            "store-and-forward).\n\n![TACOS overview](tacos.png)\n\n"
+            "own model; ours are baselines and synthesized schedules in our "
+            "model (same link figures, store-and-forward).\n\n![TACOS overview](tacos.png)\n\n"
             + table(head, rows))
+
+
+def synth_row_at(r):
+    """The sweep row of a synthesized result at its own (anchor) size."""
+    size = (r.get("synth") or {}).get("size_bytes")
+    for row in usable(r):
+        if size and row.get("size_bytes") == int(size):
+            return row
+    return None
+
+
+def limit_hit(r):
+    """Whether a stage ran into --time-limit (then the time is capped and
+    the schedule the best found, not proven optimal)."""
+    j = r.get("synth") or {}
+    lim = r["spec"]["limit"]
+    hit = [name for name, key in (("routing", "route_seconds"),
+                                  ("contiguity", "contig_seconds"))
+           if (j.get(key) or 0) >= 0.97 * lim]
+    return hit
+
+
+def synth_time_text(r):
+    """"0.31 s (stages 0.01/0.00/0.28 s)" and flags, for one synthesis."""
+    if r["status"] not in ("ok", "failed") or not r.get("synth"):
+        return "%s (%s)" % (r["status"], r["reason"] or "")
+    j = r["synth"]
+    text = "%s s" % fmt(r["synth_s"])
+    if j.get("route_seconds") is not None:
+        text += " (route %s / order %s / contig %s s)" % (
+            fmt(j["route_seconds"]), fmt(j.get("order_seconds")),
+            fmt(j.get("contig_seconds")))
+    flags = []
+    hit = limit_hit(r)
+    if hit:
+        flags.append("%s hit the %g s limit" % (" and ".join(hit),
+                                                r["spec"]["limit"]))
+    if j.get("route_gap"):
+        flags.append("route gap %s" % fmt(j["route_gap"]))
+    if j.get("route_fallback"):
+        flags.append("routing MILP unsolved: heuristic routing returned")
+    if flags:
+        text += "; " + ", ".join(flags)
+    return text
+
+
+def ring_losses(data):
+    """[(config, size, taccl best label, its time, ring label, ring time)]
+    where taccl (best) is slower than the fastest ring row, and how many
+    (config, size) pairs were compared."""
+    out, compared = [], 0
+    for sec in data.secs:
+        for size in data.sizes(sec):
+            tb, ring = data.taccl_best(sec, size), data.ring_best(sec, size)
+            if not tb or not ring:
+                continue
+            compared += 1
+            if tb[1]["time_us"] > ring[1]:
+                out.append((sec.key, size, anchor_label(tb[0]),
+                            tb[1]["time_us"], ring[0], ring[1]))
+    return out, compared
+
+
+def targets_md(data, results, meta):
+    head = ["target", "issue 4 asks", "measured", "published beside",
+            "met?"]
+    rows = []
+    pub = {(p[0], p[1], p[2]): p for p in bench_ref.PUBLISHED}
+    for topo, coll, size, label, kind, value, text in \
+            bench_ref.TARGET_QUALITY:
+        p = pub[(topo, coll, size)]
+        want = value * p[6] if kind == "bound" else p[5]
+        sec = data.section(topo, coll)
+        tb = data.taccl_best(sec, size) if sec else None
+        name = "Quality: %s %s at %s" % (topo, bench_ref_coll(coll), label)
+        ask = "%s: algbw ≥ %s GB/s" % (text, fmt(want))
+        if kind == "bound":
+            ask += " (%g × BENCH.md's bound %s)" % (value, fmt(p[6]))
+        beside = "TE-CCL %s, TACCL %s" % (fmt(p[5]), fmt(p[4]))
+        if not tb:
+            rows.append([name, ask, "no synthesized row", beside,
+                         "not measured"])
+            continue
+        got = tb[1]["algbw_gbps"]
+        rows.append([name, ask, "%s GB/s at %s, bound/time %s (%s)" % (
+            fmt(got), fmt_size(tb[1]["size_bytes"]),
+            fmt(tb[1].get("bound_ratio")), anchor_label(tb[0])), beside,
+            "**met**" if got >= want else "not met"])
+    losses, compared = ring_losses(data)
+    lost = "; ".join("%s at %s: %s µs (%s) vs %s %s µs" % (
+        k, fmt_size(sz), fmt(t), who, rl, fmt(rt))
+        for k, sz, who, t, rl, rt in losses)
+    rows.append(["Quality: never slower than the ring",
+                 "taccl (best) ≤ the fastest ring row at every size of "
+                 "every configuration with a bundled sketch",
+                 ("%d (config, size) pairs compared; slower at %d: %s" % (
+                     compared, len(losses), lost)) if losses else
+                 "%d (config, size) pairs compared; slower at: none"
+                 % compared, "—",
+                 "not measured" if not compared else
+                 "not met" if losses else "**met**"])
+    for topo in bench_ref.TARGET_TACOS_TOPOS:
+        n, _, _, t_ratio, _, _ = bench_ref.TACOS[topo]
+        sec = data.section(topo, "allgather")
+        name = "TACOS: %s AllGather, 1 MiB per NPU" % topo
+        ask = "time/bound ≤ %s" % fmt(bench_ref.TARGET_TACOS_RATIO)
+        beside = "TACOS %s" % fmt(t_ratio)
+        if not sec or not data.sketched(sec):
+            rows.append([name, ask, "no bundled sketch", beside, "—"])
+            continue
+        tb = data.taccl_best(sec, n * MIB)
+        if not tb or not tb[1].get("lower_bound_us"):
+            rows.append([name, ask, "no synthesized row", beside,
+                         "not measured"])
+            continue
+        rt = tb[1]["time_us"] / tb[1]["lower_bound_us"]
+        rows.append([name, ask, "%s (%s µs, bound %s µs; %s)" % (
+            fmt(rt), fmt(tb[1]["time_us"]), fmt(tb[1]["lower_bound_us"]),
+            anchor_label(tb[0])), beside,
+            "**met**" if rt <= bench_ref.TARGET_TACOS_RATIO else "not met"])
+    sk = [r for r in results if r["kind"] == "sketch"
+          and r["spec"]["size"] is None]
+    for coll, name, secs in bench_ref.SYNTH_TIME:
+        mine = [r for r in sk if r["spec"]["coll"] == coll and
+                bench_ref.taccl_name(r["spec"]["sketch"]) == name]
+        glpk = [r for r in mine if r["spec"]["solver"] == "glpk"]
+        what = "Synthesis time: %s %s" % (bench_ref_coll(coll), name)
+        ask = "≤ TACCL (Gurobi) %s s" % fmt(secs)
+        if not glpk:
+            rows.append([what, ask, "no bundled sketch", "TACCL %s s"
+                         % fmt(secs), "—"])
+            continue
+        for g in glpk:
+            cbc = next((r for r in mine if r["spec"]["solver"] == "cbc"
+                        and r["spec"]["sketch"] == g["spec"]["sketch"]),
+                       None)
+            got = "%s: GLPK %s" % (g["spec"]["sketch"], synth_time_text(g))
+            if g["status"] == "ok" and g.get("synth"):
+                got += ", predicted %s µs" % fmt(g["synth"].get(
+                    "predicted_us"))
+            if cbc is None:
+                got += "; CBC: not run"
+            elif cbc["status"] == "unavailable":
+                got += "; CBC: unavailable (%s)" % cbc["reason"]
+            else:
+                got += "; CBC %s" % synth_time_text(cbc)
+                if cbc.get("synth"):
+                    got += ", predicted %s µs" % fmt(cbc["synth"].get(
+                        "predicted_us"))
+            if g["status"] != "ok":
+                met = "not measured" if g["status"] == "unavailable" \
+                    else "not met"
+            else:
+                met = "**met**" if g["synth_s"] <= secs else "not met"
+                if limit_hit(g):
+                    met += " (time-limited)"
+            rows.append([what, ask, got, "TACCL %s s" % fmt(secs), met])
+    return table(head, rows)
+
+
+def sketch_table(data, results):
+    """One row per (sketch, collective, anchor)."""
+    head = ["sketch", "topology", "collective", "anchor (synthesized at)",
+            "status", "algbw at anchor GB/s", "bound/time at anchor",
+            "× ring at anchor", "synthesis (wall; stages)", "predicted µs",
+            "run µs at anchor"]
+    rows = []
+    sk = [r for r in results if r["kind"] == "sketch" and not is_cbc(r)]
+    sk.sort(key=lambda r: (r["spec"]["sketch"], r["spec"]["coll"],
+                           r["spec"]["size"] is not None,
+                           r["spec"]["size"] or 0))
+    for r in sk:
+        sp = r["spec"]
+        anchor = r["label"].split(" @", 1)[1]
+        topo = r["key"][:-len(sp["coll"]) - 1]
+        status = r["status"] + (" (%s)" % r["reason"] if r["reason"] and
+                                r["status"] != "ok" else "")
+        row = synth_row_at(r) if r["status"] == "ok" else None
+        sec = data.section(topo, sp["coll"])
+        ring = data.ring_time(sec, row.get("nominal")) if row and sec \
+            else None
+        rows.append([sp["sketch"], topo, bench_ref_coll(sp["coll"]), anchor,
+                     status, fmt(row and row.get("algbw_gbps")),
+                     fmt(row and row.get("bound_ratio")),
+                     fmt(ratio(ring, row and row.get("time_us"))),
+                     synth_time_text(r) if r["status"] != "unavailable"
+                     else "—",
+                     fmt((r.get("synth") or {}).get("predicted_us")),
+                     fmt(row and row.get("time_us"))])
+    return table(head, rows)
 
 
 def synth_part(data, results, meta):
     sk = [r for r in results if r["kind"] == "sketch"]
     lines = []
     if not sk:
-        lines.append("**synthesizer: not yet available** — no sketches are "
-                     "bundled in `sketches/` (they come with issue 4).")
-    elif all(r["status"] == "unavailable" for r in sk):
-        lines.append("**synthesizer: not yet available** — `taccl-synth "
-                     "SKETCH TOPO` says: %s. The benchmark runs every "
-                     "bundled sketch as soon as it works (the hook is "
-                     "`sketch_topology()` / `sketch_tasks()` in "
-                     "`scripts/bench_run.py`)." % sk[0]["reason"])
-    else:
-        head = ["sketch", "configuration", "status", "synthesis s",
-                "TACCL (Gurobi, 12 threads) s"]
-        ref = {(c, name): s for c, name, s in bench_ref.SYNTH_TIME}
-        rows = []
-        for r in sk:
-            name = r["label"].split(" ", 1)[1]
-            # ours ndv2-x2-sk-1 is TACCL's ndv2-sk-1 (Table 2: two nodes)
-            m = re.match(r"(ndv2|dgx2)-x2-(sk-\d+)$", name)
-            taccl = "%s-%s" % m.groups() if m else name
-            coll = r["key"].rsplit("-", 1)[1]
-            status = r["status"] + (" (%s)" % r["reason"]
-                                    if r["reason"] else "")
-            rows.append([name, r["key"], status, fmt(r["synth_s"]),
-                         fmt(ref.get((coll, taccl)))])
-        lines.append(table(head, rows))
-        lines.append("")
-        lines.append("Synthesized schedules appear as `taccl <sketch>` rows "
-                     "in their configuration's table.")
+        lines.append("**synthesizer: no sketches** — none bundled in "
+                     "`sketches/`.")
+        return "\n".join(lines)
+    lim = meta.get("synth_limit_s")
+    anchors = meta.get("anchors") or []
+    lines.append(
+        "Every bundled sketch (`sketches/*.json`, paired with its topology) "
+        "is synthesized with `taccl-synth SKETCH TOPO --size S -o X.xml -q "
+        "--json --time-limit %g` (**%g s per MILP stage**: routing and "
+        "contiguity; a stage may overrun a little) at its anchor sizes S: "
+        "its own input_size, BENCH.md's reference sizes inside the "
+        "configuration's sweep%s. Each anchor's schedule is run over the "
+        "whole sweep (`taccl-run X.xml --sweep LO:HI --json`, data checked "
+        "where all buffers fit in 1 GiB). **taccl (best)** at a size is the "
+        "fastest verified row over all anchors and sketches of the "
+        "configuration, named by sketch and anchor (a user picks the "
+        "schedule per size range, as MSCCL's minBytes/maxBytes do). "
+        "Synthesis time is the wall time of the `taccl-synth` call, the "
+        "stage times are its --json. TACCL's Table 2 pairs a sketch with "
+        "other collectives too: those run at the sketch's own size only. "
+        "Each sketch is also synthesized at its own size with `--solver "
+        "cbc` (timed, its schedule checked at that size)." % (
+            lim, lim, (" and %s" % ", ".join(fmt_size(a) for a in anchors)
+                       + " inside it (TACOS networks: every point)")
+            if anchors else " (QUICK: no more)"))
+    lines += ["", "### Synthesizer against the issue-4 targets", "",
+              targets_md(data, results, meta), ""]
+    lines += ["### Every bundled sketch at every anchor", "",
+              "The row at the anchor size itself (each schedule's whole "
+              "sweep is in its configuration's full table). × ring: the "
+              "ring's time / this schedule's at that size.", "",
+              sketch_table(data, results), ""]
     for note in meta.get("sketch_notes", []):
         lines.append("- " + note)
     lines.append("")
     lines.append("TACCL's published synthesis times (paper Table 2, Gurobi "
-                 "with 12 threads), for comparison once ours exist:")
+                 "with 12 threads):")
     lines.append("")
     lines.append(table(["collective", "sketch", "seconds"],
                        [[bench_ref_coll(c), s, fmt(t)]
@@ -402,12 +668,48 @@ def section_md(data, sec, plotted):
                      sum(1 for x in r["rows"] if x.get("na")),
                      fmt(r["run_s"])])
     lines += [table(head, rows), ""]
+    un = data.unavailable.get(sec.key, [])
+    if un:
+        names = sorted({r["spec"]["sketch"] for r in un})
+        lines += ["Synthesizer for %s: unavailable (%s)." % (
+            ", ".join(names), un[0]["reason"]), ""]
+    lines += taccl_best_md(data, sec)
     lines += published_md(data, sec)
     lines += speedup_md(data, sec)
     if sec.coll == "allgather":
         lines += tacos_section_md(data, sec)
     lines += [full_table(data, sec), ""]
     return "\n".join(lines)
+
+
+def taccl_best_md(data, sec):
+    """Per size: the fastest synthesized row (sketch @anchor) beside the
+    best baseline and the ring."""
+    rows = []
+    for size in data.sizes(sec):
+        tb = data.taccl_best(sec, size)
+        if not tb:
+            continue
+        row = tb[1]
+        best = data.best(sec, size)
+        ring = data.ring_time(sec, size)
+        rows.append([fmt_size(row["size_bytes"]), anchor_label(tb[0]),
+                     fmt(row["time_us"]), fmt(row.get("algbw_gbps")),
+                     fmt(row.get("lower_bound_us")),
+                     fmt(row.get("bound_ratio")),
+                     fmt(ratio(ring, row["time_us"])),
+                     "%s (%s)" % (fmt(best[1].get("algbw_gbps")),
+                                  best[0]["label"]) if best else "—",
+                     fmt(ratio(best[1]["time_us"], row["time_us"]))
+                     if best else "—",
+                     "data" if row.get("data_checked") else "timing"])
+    if not rows:
+        return []
+    head = ["size", "taccl (best): sketch @anchor", "time µs", "algbw GB/s",
+            "bound µs", "bound/time", "× ring", "best baseline algbw",
+            "× best baseline", "data"]
+    return ["taccl (best) — the fastest verified synthesized row per size:",
+            "", table(head, rows), ""]
 
 
 def published_md(data, sec):
@@ -454,6 +756,22 @@ def speedup_md(data, sec):
                 if best and ring:
                     xs.append((ring / best[1]["time_us"], size,
                                best[0]["label"]))
+        ts = []
+        for size in data.sizes(sec):
+            if lo <= size <= hi:
+                tb, ring = data.taccl_best(sec, size), \
+                    data.ring_time(sec, size)
+                if tb and ring:
+                    ts.append((ring / tb[1]["time_us"], size,
+                               anchor_label(tb[0])))
+        if ts:
+            a, b = min(ts), max(ts)
+            out.append("%s. taccl (best) over our ring at %s–%s: %s× "
+                       "(%s, %s) to %s× (%s, %s)." % (
+                           text, fmt_size(lo), fmt_size(hi), fmt(a[0]),
+                           a[2], fmt_size(a[1]), fmt(b[0]), b[2],
+                           fmt_size(b[1])))
+            out.append("")
         if xs:
             a, b = min(xs), max(xs)
             out.append("%s. Ours, best baseline over our ring at %s–%s: "
@@ -636,7 +954,13 @@ def published_points(sec):
 
 def plot_section(data, sec, out, work, term):
     """bench/<key>.png; returns (plotted, error)."""
-    ok = [dict(r, rows=usable(r)) for r in data.ok(sec) if usable(r)]
+    ok = [dict(r, rows=usable(r)) for r in data.ok(sec)
+          if usable(r) and r["kind"] != "sketch"]
+    tbest = [data.taccl_best(sec, size) for size in data.sizes(sec)]
+    tbest = [t[1] for t in tbest if t]
+    if tbest:
+        ok.append({"label": "taccl (best over anchors and sketches)",
+                   "rows": tbest, "kind": "best"})
     if not ok or term is None:
         return False, None if not ok else "gnuplot not found"
     dat = os.path.join(work, sec.key + ".dat")
@@ -650,6 +974,10 @@ def plot_section(data, sec, out, work, term):
     for i, r in enumerate(ok):
         pts = ["%d %.9g" % (row["size_bytes"], row["algbw_gbps"])
                for row in r["rows"] if row.get("algbw_gbps")]
+        if r["kind"] == "best":
+            block(r["label"], pts, 'with linespoints lw 4 pt 7 ps 1.4 lc '
+                  'rgb "#000080"')
+            continue
         block(r["label"], pts, "with linespoints lw 2 pt %d ps 1.2 lc rgb "
               "%s" % (4 + i % 10, gp_str(COLORS[i % len(COLORS)])))
     sizes = sorted({row["size_bytes"] for r in ok for row in r["rows"]})
@@ -769,6 +1097,7 @@ def write_all(out, work, secs, results, meta):
     if gaps:
         parts += ["## Gaps (not failures)", ""] + ["- " + g for g in gaps] + \
             [""]
+    parts += ["## Synthesizer", "", synth_part(data, results, meta), ""]
     parts += ["## Conventions", ""] + ["- " + c for c in CONVENTIONS] + [""]
     parts += ["## The executor's model", "", MODEL, ""]
     parts += ["## Ours beside the published figures", "",
@@ -777,7 +1106,6 @@ def write_all(out, work, secs, results, meta):
     if has_tacos:
         parts += ["### TACOS (direct-connect networks, AllGather)", "",
                   tacos_summary(data), ""]
-    parts += ["## Synthesizer", "", synth_part(data, results, meta), ""]
     for gid, title in meta["groups"]:
         gsecs = [s for s in secs if s.group == gid]
         if not gsecs:

@@ -6,9 +6,17 @@ it writes each baseline schedule with `taccl-synth --algo A`, runs it with
 `taccl-run --sweep LO:HI --json` over the configuration's sizes, and hands
 the rows to bench_report.py, which puts them beside the published figures.
 An algorithm that does not apply (taccl-synth exits 2, e.g. butterfly on a
-non-power-of-two rank count) is listed as "n/a (reason)".  Schedules from
-the synthesizer proper (`taccl-synth SKETCH TOPO`) are included when it
-works; until then the report says "synthesizer: not yet available".
+non-power-of-two rank count) is listed as "n/a (reason)".
+
+Every bundled sketch (sketches/*.json, paired with its topology) is
+synthesized with `taccl-synth SKETCH TOPO --size S --time-limit T --json`
+at several anchor sizes S of its configuration (anchor_sizes()), and each
+anchor's schedule is swept over the configuration's whole size range like a
+baseline; the report takes, per size, the fastest verified synthesized row
+("taccl (best)").  A size the synthesizer refuses (exit 2) is "n/a (reason)";
+a collective it does not implement yet is "unavailable (reason)".  Each
+sketch is also timed at its own input_size with `--solver cbc`, and TACCL's
+Table 2 (sketch, collective) pairs are synthesized at the sketch's size.
 
 Anything that should verify and does not (taccl-run exit 1 or a row with
 verified false), any tool crash, timeout or unusable output, fails the run:
@@ -32,6 +40,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_ref  # noqa: E402
 import bench_report  # noqa: E402
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
@@ -49,6 +58,16 @@ ALGOS = [
     ("tree", ["--algo", "tree"], None),
 ]
 TIMEOUT_S = 600          # one tool call; a hang fails the run, not the clock
+
+# Synthesizer: --time-limit per MILP stage (routing, contiguity), seconds.
+# Chosen so that the full run stays within ~20 min and QUICK within ~3 min
+# on a 2-core machine (a stage may overrun its limit a little).
+SYNTH_LIMIT_S = 20
+SYNTH_LIMIT_QUICK_S = 5
+# Anchor sizes tried in every range section (those inside its sweep), beside
+# BENCH.md's reference sizes and the sketch's own input_size.  QUICK uses
+# only the reference sizes and the sketch's own size.
+ANCHORS = (KIB, 64 * KIB, MIB, 16 * MIB, GIB)
 
 # Report groups, in order: (id, title).
 GROUPS = [
@@ -189,12 +208,79 @@ def sketch_topology(path, sketch):
     return None
 
 
+def parse_size(v):
+    """A sketch's input_size in bytes (number, or "16MB", "32K", "1GiB":
+    K/M/G are powers of 1024, as taccl-synth reads them), or None."""
+    if isinstance(v, (int, float)) and v > 0:
+        return int(v)
+    m = re.match(r"^\s*(\d+)\s*([KMG]?)(i?B)?\s*$", str(v), re.I)
+    if not m:
+        return None
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[
+        m.group(2).upper()]
+
+
+def norm_coll(c):
+    return str(c).lower().replace("_", "").replace("-", "")
+
+
+def ref_sizes(sec):
+    """BENCH.md's reference sizes for this configuration: the TACCL/TE-CCL
+    sizes and TACOS's 1 MiB per NPU."""
+    out = {p[2] for p in bench_ref.PUBLISHED
+           if p[0] == sec.topo and p[1] == sec.coll}
+    if sec.topo in bench_ref.TACOS and sec.coll == "allgather":
+        out.add(bench_ref.TACOS[sec.topo][0] * MIB)
+    return out
+
+
+def in_sweep(sec, size):
+    return any(lo <= size <= hi for lo, hi in sec.ranges)
+
+
+def anchor_sizes(sec, own, quick):
+    """The sizes to synthesize a sketch at for this section: BENCH.md's
+    reference sizes inside the sweep and (full run) ANCHORS inside it, plus
+    (always) the sketch's own input_size, None standing for it."""
+    want = {s for s in ref_sizes(sec) if in_sweep(sec, s)}
+    if not quick:
+        want |= {s for s in ANCHORS if in_sweep(sec, s)}
+        # a point sweep (TACOS networks): every point is an anchor
+        want |= {lo for lo, hi in sec.ranges if lo == hi}
+    want.discard(own)
+    return [None] + sorted(want)
+
+
 def sketch_tasks(secs, quick):
-    """(section, label, sketch path) for every bundled sketch, notes on the
-    sketches left out, and the new sections for configurations the
-    benchmark does not list itself."""
+    """(section, label, spec) for every bundled sketch at every anchor size
+    of its configuration (spec: dict for Runner.one), the CBC timing tasks,
+    notes on the sketches left out, and the new sections for configurations
+    the benchmark does not list itself.
+
+    A sketch runs for its own "collective" at every anchor; TACCL's Table 2
+    (bench_ref.SYNTH_TIME) also runs some sketches for other collectives:
+    those pairs run at the sketch's own size only (for the synthesis-time
+    comparison), their schedule swept like any other."""
     tasks, notes, extra = [], [], []
+    limit = SYNTH_LIMIT_QUICK_S if quick else SYNTH_LIMIT_S
+
+    def section(topo, coll, own):
+        sec = next((s for s in secs + extra
+                    if s.topo == topo and s.coll == coll), None)
+        if sec is None:
+            if coll == "allgather" or coll == "allreduce":
+                gpu = points(KIB, MIB, GIB) if quick else [(KIB, GIB)]
+            else:               # a Table 2 pair only: its own size
+                gpu = points(own or MIB)
+            sec = Section("synth", topo, coll, gpu)
+            extra.append(sec)
+        return sec
+
+    table2 = {}
+    for coll, name, _ in bench_ref.SYNTH_TIME:
+        table2.setdefault(name, []).append(coll)
     for path in sorted(glob.glob(os.path.join(ROOT, "sketches", "*.json"))):
+        base = os.path.splitext(os.path.basename(path))[0]
         try:
             with open(path) as f:
                 sk = json.load(f)
@@ -207,21 +293,36 @@ def sketch_tasks(secs, quick):
                          "sketch_topology in scripts/bench_run.py)"
                          % os.path.basename(path))
             continue
-        coll = str(sk.get("collective", "allgather")).lower()
-        coll = coll.replace("_", "").replace("-", "")
+        coll = norm_coll(sk.get("collective", "allgather"))
         if coll not in COLL_TITLE:
             notes.append("%s: unknown collective %r" % (path, coll))
             continue
-        sec = next((s for s in secs + extra
-                    if s.topo == topo and s.coll == coll), None)
-        if sec is None:
-            gpu = points(KIB, MIB, GIB) if quick else [(KIB, GIB)]
-            sec = Section("synth", topo, coll, gpu)
-            extra.append(sec)
-        # TODO(synthesizer): TACCL's Table 2 runs one sketch for several
-        # collectives; here each sketch runs for its own "collective" only.
-        label = "taccl " + os.path.splitext(os.path.basename(path))[0]
-        tasks.append((sec, label, path))
+        own = parse_size(sk.get("input_size"))
+        colls = [(coll, True)]
+        tname = bench_ref.taccl_name(base)
+        for c in table2.get(tname, []):
+            if c != coll:
+                colls.append((c, False))
+        for c, anchors in colls:
+            sec = section(topo, c, own)
+            sizes = anchor_sizes(sec, own, quick) if anchors else [None]
+            for size in sizes:
+                spec = {"path": path, "sketch": base, "coll": c,
+                        "own_coll": coll, "size": size, "own": own,
+                        "limit": limit, "solver": "glpk"}
+                at = bench_report.fmt_size(size if size is not None
+                                           else own or 0) + \
+                    (" (own)" if size is None else "")
+                label = "taccl %s @%s" % (base, at)
+                if c != coll:
+                    label = "taccl %s as %s @%s" % (base, c, at)
+                tasks.append((sec, label, spec))
+            spec = {"path": path, "sketch": base, "coll": c,
+                    "own_coll": coll, "size": None, "own": own,
+                    "limit": limit, "solver": "cbc"}
+            tasks.append((sec, "taccl %s%s @%s (own), CBC" % (
+                base, "" if c == coll else " as " + c,
+                bench_report.fmt_size(own or 0)), spec))
     return tasks, notes, extra
 
 
@@ -292,15 +393,34 @@ class Runner:
                                             sec.coll, "-o", xml, "-q"] + \
                     target
             else:
-                cmd = [self.synth, arg, sec.topo_path, "-o", xml]
+                res["spec"] = arg
+                cmd = [self.synth, arg["path"], sec.topo_path, "-o", xml,
+                       "-q", "--json", "--time-limit", str(arg["limit"]),
+                       "--solver", arg["solver"]] + target
+                if arg["size"] is not None:
+                    cmd += ["--size", str(arg["size"])]
+                if arg["coll"] != arg["own_coll"]:
+                    cmd += ["--collective", arg["coll"]]
             res["commands"].append(cmd)
-            rc, _, err, secs = self.sh(cmd)
+            rc, out, err, secs = self.sh(cmd)
             res["synth_s"] = secs
             msg = first_line(err)
-            if rc == 2 and kind == "sketch" and \
-                    "not implemented" in err.lower():
-                res["status"], res["reason"] = "unavailable", msg
-                return self.finish(res)
+            if kind == "sketch":
+                res["synth"] = parse_json(out)
+                why = (res["synth"] or {}).get("error") or msg
+                if rc == 2 and "not implemented" in err.lower():
+                    res["status"], res["reason"] = "unavailable", why
+                    return self.finish(res)
+                if rc == 2 and arg["solver"] == "cbc" and \
+                        "cbc" in err.lower():
+                    res["status"], res["reason"] = "unavailable", why
+                    return self.finish(res)
+                # a size it refuses (not whole chunks, DMA segments) is
+                # n/a; at the sketch's own size a refusal is a failure
+                if rc == 2 and arg["size"] is not None and \
+                        not re.search(r"unknown option|usage:", err):
+                    res["status"], res["reason"] = "n/a", why
+                    return self.finish(res)
             if rc == 2 and kind == "algo" and \
                     not re.search(r"unknown option|usage:", err):
                 res["status"], res["reason"] = "n/a", msg
@@ -310,7 +430,17 @@ class Runner:
                 res["reason"] = "taccl-synth exit %d: %s" % (rc, msg)
                 return self.finish(res)
         res["nchunks"] = nchunks(xml)
-        for lo, hi in sec.ranges:
+        ranges = sec.ranges
+        if kind == "sketch" and arg["solver"] == "cbc":
+            # CBC is timed, and its schedule checked at its own size only
+            size = (res.get("synth") or {}).get("size_bytes")
+            ranges = [(int(size), int(size))] if size else sec.ranges
+        elif kind == "sketch":
+            # the anchor itself is always run, even off a point sweep
+            size = (res.get("synth") or {}).get("size_bytes")
+            if size and not in_sweep(sec, int(size)):
+                ranges = ranges + [(int(size), int(size))]
+        for lo, hi in ranges:
             cmd = [self.run, xml, "--topo", sec.topo_path,
                    "--sweep", "%d:%d" % (lo, hi), "--json"] + target
             if sec.nodata:
@@ -438,10 +568,15 @@ def nchunks(xml):
         return None
 
 
-def cost(sec):
-    """Rough relative run time, to start the slow tasks first."""
+def cost(task):
+    """Rough relative run time, to start the slow tasks first (a synthesis
+    may take up to two time limits)."""
+    sec, kind = task[0], task[2]
     top = max(hi for _, hi in sec.ranges)
-    return sec.ranks * sec.ranks * (1 + (0 if sec.nodata else top / GIB))
+    c = sec.ranks * sec.ranks * (1 + (0 if sec.nodata else top / GIB))
+    if kind == "sketch":
+        c += 2 * task[3]["limit"] * 1000
+    return c
 
 
 def git_commit():
@@ -482,23 +617,6 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="taccl-bench.") as work:
         runner = Runner(a.bin, work, max(1, a.jobs))
-        # Probe the synthesizer with the first sketch: while it is not
-        # implemented, the other sketches (and the configurations only they
-        # would add) are skipped.
-        probe = []
-        if sk_tasks:
-            s0, label0, path0 = sk_tasks[0]
-            runner.total = 1
-            probe = [runner.one(s0, label0, "sketch", path0)]
-            if probe[0]["status"] == "unavailable":
-                for s1, label1, _ in sk_tasks[1:]:
-                    r = dict(probe[0], key=s1.key, label=label1,
-                             commands=[])
-                    probe.append(r)
-                sk_tasks, extra = [], []
-            else:
-                sk_tasks = sk_tasks[1:]
-            runner.done = 0
         secs += extra
         tasks = []
         for s in secs:
@@ -506,12 +624,12 @@ def main():
                       in ALGOS if colls is None or s.coll in colls]
             tasks += [(s, label, "xml", path) for label, path in s.extras]
         tasks += [(s, label, "sketch", path) for s, label, path in sk_tasks]
-        order = sorted(range(len(tasks)), key=lambda i: -cost(tasks[i][0]))
+        order = sorted(range(len(tasks)), key=lambda i: -cost(tasks[i]))
         done = runner.run_all([tasks[i] for i in order])
         results = [None] * len(tasks)
         for i, r in zip(order, done):
             results[i] = r
-        results = probe + [r for rs in results for r in rs]
+        results = [r for rs in results for r in rs]
         meta = {
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
             "nproc": os.cpu_count(),
@@ -525,6 +643,9 @@ def main():
             "jobs": runner.jobs,
             "wall_s": time.monotonic() - t0,
             "sketch_notes": sk_notes,
+            "synth_limit_s": SYNTH_LIMIT_QUICK_S if a.quick
+            else SYNTH_LIMIT_S,
+            "anchors": [] if a.quick else list(ANCHORS),
             "partial": bool(a.only),
             "groups": GROUPS,
         }
