@@ -11,6 +11,7 @@
  * topology or runtime cannot take (one line on stderr, nothing written: the
  * file is written atomically and only after everything succeeded). */
 #include <cjson/cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +27,10 @@
 static const char usage[] =
     "usage: taccl-synth --algo NAME TOPO.json --collective C -o OUT.xml [--channels K]\n"
     "                   [--chunks M] [--via direct|ring|butterfly] [--size BYTES]\n"
-    "                   [--target msccl|msccl-executor|unlimited] [-q] [--json]\n"
+    "                   [--target msccl|msccl-executor|unlimited] [--bytes LO:HI] [-q] [--json]\n"
     "       taccl-synth SKETCH.json TOPO.json -o OUT.xml [--collective C] [--size BYTES]\n"
     "                   [--time-limit S] [--gap G] [--solver glpk|cbc] [--instances K]\n"
-    "                   [--target T] [-q|-v] [--json]\n"
+    "                   [--target T] [--bytes LO:HI] [-q|-v] [--json]\n"
     "       taccl-synth --list\n";
 
 static const char help[] =
@@ -55,6 +56,12 @@ static const char help[] =
     "                    msccl-executor (64, and its spelling of coll), unlimited (no\n"
     "                    step or depid limit: simulation only, the runtimes will not\n"
     "                    load the file)\n"
+    "  --bytes LO:HI     buffer sizes (nccl-tests size, K/M/G) the runtime may pick\n"
+    "                    the schedule for: minBytes LO, maxBytes HI (HI excluded;\n"
+    "                    'inf' = no limit).  Default 0:inf.  Written as each\n"
+    "                    --target reads it (the legacy runtime never picks a\n"
+    "                    schedule whose maxBytes is 0; the newer executor's\n"
+    "                    maxBytes is inclusive and 0 means no limit)\n"
     "  --time-limit S    sketch mode: seconds per MILP stage (default: the sketch's,\n"
     "                    else 60 for routing and 30 for contiguity); a limit returns\n"
     "                    the best schedule found, never nothing\n"
@@ -83,6 +90,7 @@ typedef struct {
     double time_limit, gap;     /* sketch mode; 0 / -1 = not given */
     int solver_cbc;             /* sketch mode; -1 = not given (the sketch's) */
     int instances;
+    long long min_bytes, max_bytes; /* --bytes; default 0 and INT64_MAX */
 } cli;
 
 /* One line on stderr (and the error as JSON with --json); `hint` adds a
@@ -116,6 +124,37 @@ static int parse_count(const char *v, int max, int *out)
     return 0;
 }
 
+/* "LO:HI" with sizes (LO may be 0, HI may be "inf"): 0 or -1. */
+static int parse_bytes_range(const char *v, long long *lo, long long *hi)
+{
+    const char *colon = strchr(v, ':');
+    char a[64];
+    if (!colon || (size_t)(colon - v) >= sizeof a)
+        return -1;
+    memcpy(a, v, (size_t)(colon - v));
+    a[colon - v] = 0;
+    if (!strcmp(a, "0"))
+        *lo = 0;
+    else if (size_parse(a, lo))
+        return -1;
+    if (!strcmp(colon + 1, "inf"))
+        *hi = INT64_MAX;
+    else if (size_parse(colon + 1, hi))
+        return -1;
+    return *lo < *hi ? 0 : -1;
+}
+
+/* minBytes/maxBytes as each runtime reads them: the legacy one picks a
+ * schedule for minBytes <= n < maxBytes; the newer executor for minBytes
+ * <= n <= maxBytes, with maxBytes 0 meaning no limit. */
+static void set_bytes_range(const cli *c, prog *p)
+{
+    p->min_bytes = c->min_bytes;
+    p->max_bytes = c->max_bytes;
+    if (c->target == BL_TARGET_EXECUTOR)
+        p->max_bytes = c->max_bytes == INT64_MAX ? 0 : c->max_bytes - 1;
+}
+
 /* Fill c from argv: TC_OK, TC_INPUT (message printed), or -1 for --help. */
 static int parse_args(int argc, char **argv, cli *c)
 {
@@ -123,6 +162,7 @@ static int parse_args(int argc, char **argv, cli *c)
     c->target = BL_TARGET_MSCCL;
     c->gap = -1;
     c->solver_cbc = -1;
+    c->max_bytes = INT64_MAX;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -193,6 +233,11 @@ static int parse_args(int argc, char **argv, cli *c)
             if (size_parse(v, &c->size))
                 return report(c, 1, "--size: not a size in bytes: '%s' (e.g. 1048576, 64K, 1MB)%s", v,
                             "");
+        } else if (!strcmp(a, "--bytes")) {
+            NEED_VALUE();
+            if (parse_bytes_range(v, &c->min_bytes, &c->max_bytes))
+                return report(c, 1, "--bytes: expected LO:HI with LO < HI (sizes such as 0, 64K, "
+                              "1MB; HI may be inf), got '%s'%s", v, "");
         } else if (!strcmp(a, "--target")) {
             NEED_VALUE();
             if (!strcmp(v, "msccl"))
@@ -378,6 +423,7 @@ static int synth_main(const cli *c)
     if (rc == TC_OK)
         rc = synth_run(s, t, &o, &p, &st, &err);
     if (rc == TC_OK) {
+        set_bytes_range(c, p);
         xml_write_opts wo = {.newer_executor = o.newer_executor, .embed_topology = 1};
         rc = prog_write_xml(p, c->out, &wo, &err);
     }
@@ -455,6 +501,7 @@ int main(int argc, char **argv)
     }
     long long want = c.size ? c.size : 1 << 20;
     p->size_bytes = baseline_size_bytes(p, t, want);
+    set_bytes_range(&c, p);
     prog_set_topo(p, t);    /* p owns t from here */
     xml_write_opts wo = {.newer_executor = c.target == BL_TARGET_EXECUTOR, .embed_topology = 1};
     if (prog_write_xml(p, c.out, &wo, &err) != TC_OK) {

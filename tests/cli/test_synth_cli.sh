@@ -72,6 +72,18 @@ expect "the synthesized schedule verifies" 0 "verified" -- "$BIN/taccl-run" "$TM
 "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit 10 -q -o "$TMP/syn2.xml"
 expect "sketch synthesis is deterministic" 0 "" -- cmp "$TMP/syn.xml" "$TMP/syn2.xml"
 
+# minBytes/maxBytes: by default every size (the legacy runtime never picks a
+# schedule with maxBytes 0); --bytes as each target reads it
+expect "default size range: all sizes (legacy)" 0 'minBytes="0" maxBytes="9223372036854775807"' -- head -1 "$TMP/syn.xml"
+"$S" --algo ring "$T/ndv2-x1.json" --collective allgather -q -o "$TMP/br.xml" --bytes 64K:1M
+expect "--bytes LO:HI: legacy maxBytes exclusive" 0 'minBytes="65536" maxBytes="1048576"' -- head -1 "$TMP/br.xml"
+"$S" --algo ring "$T/ndv2-x1.json" --collective allgather -q -o "$TMP/be.xml" --bytes 64K:1M --target msccl-executor
+expect "--bytes LO:HI: executor maxBytes inclusive" 0 'minBytes="65536" maxBytes="1048575"' -- head -1 "$TMP/be.xml"
+"$S" --algo ring "$T/ndv2-x1.json" --collective allgather -q -o "$TMP/bi.xml" --target msccl-executor
+expect "executor: no limit is maxBytes 0" 0 'minBytes="0" maxBytes="0"' -- head -1 "$TMP/bi.xml"
+refuse "--bytes reversed" "--bytes: expected LO:HI with LO < HI" -- --algo ring "$T/ndv2-x1.json" --collective allgather --bytes 1M:64K
+refuse "--bytes not a range" "--bytes: expected LO:HI" -- --algo ring "$T/ndv2-x1.json" --collective allgather --bytes 64K
+
 # -o onto something that is not a regular file: a FIFO (like /dev/null) is
 # written through and stays a FIFO (an atomic rename would replace the
 # device itself); a directory is refused
