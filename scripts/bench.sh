@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# bench.sh — the benchmark: every baseline schedule (and, once it works, the
-# synthesizer's) on the configurations of ../shared/BENCH.md, swept over
+# bench.sh — the benchmark: every baseline schedule and every bundled
+# sketch's synthesized schedules on the configurations of ../shared/BENCH.md, swept over
 # sizes, each row beside its lower bound and the published TACCL / TE-CCL /
 # TACOS figures.  Writes bench/results.md and one PNG plot per configuration
 # (bench/<topology>-<collective>.png, bench/tacos.png), each atomically.
 #
 #   scripts/bench.sh [BIN_DIR]          (make bench; BIN_DIR default build/bin)
-#   QUICK=1 scripts/bench.sh [BIN_DIR]  (make bench QUICK=1: sizes 1K, 1M, 1G
-#                                        only, no 64 MiB-per-NPU 32x32 torus)
+#   QUICK=1 scripts/bench.sh [BIN_DIR]  (make bench QUICK=1: sizes 1K, 64K, 1M,
+#                                        1G only, no 64 MiB-per-NPU 32x32 torus,
+#                                        sketches at their own and reference sizes)
 #   BENCH_JOBS=N   parallel tool runs (default: nproc)
 #   BENCH_ONLY=RE  only the configurations whose key (topology-collective)
 #                  matches the Python regular expression RE
