@@ -920,6 +920,34 @@ int contig_schedule(const algo *in, const topo *t, double chunk_bytes, algo **ou
     return rc;
 }
 
+int contig_replay(const algo *in, const topo *t, double chunk_bytes, algo **out,
+                  tc_err *err)
+{
+    if (out)
+        *out = NULL;
+    if (!out)
+        return tc_err_set(err, TC_INPUT, "contig: no output pointer");
+    ctx c;
+    int rc = ctx_init(&c, in, t, chunk_bytes, err);
+    if (rc != TC_OK) {
+        ctx_free(&c);
+        return rc;
+    }
+    part p;
+    part_alloc(&p, c.n);
+    part_from_groups(&c, &p);
+    assign_slots(&c, &p);
+    sched S;
+    rc = replay(&c, &p, &S, err);
+    if (rc == TC_OK) {
+        *out = make_output(&c, &p, &S, NULL);
+        sched_free(&S);
+    }
+    part_free(&p);
+    ctx_free(&c);
+    return rc;
+}
+
 /* ------------------------------------------------------------ the grouping problem */
 
 /* Everything about the singleton graph that grouping needs, by position q

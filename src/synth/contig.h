@@ -186,6 +186,15 @@ void contig_opts_default(contig_opts *o);
 int contig_schedule(const algo *in, const topo *t, double chunk_bytes, algo **out,
                     tc_err *err);
 
+/* The same for the input's routes, order and groups, timed as the executor
+ * will run them (the replay above: each sender's out-port order kept, shared
+ * in ports and NICs first come first served, ties to the lower rank) instead
+ * of with the fixed order everywhere.  For a schedule whose groups are
+ * already chosen (synth.c's AllReduce joins two solved phases), this is the
+ * time taccl-run will measure. */
+int contig_replay(const algo *in, const topo *t, double chunk_bytes, algo **out,
+                  tc_err *err);
+
 /* Stage 3: choose the groups (input groups are ignored: every send starts
  * alone) and the exact times as above.  o may be NULL (defaults), st may be
  * NULL.  TC_OK whenever a schedule came out — also when GLPK hit the time

@@ -161,6 +161,77 @@ int reverse_reducescatter(const algo *ag, const topo *t, algo **out, tc_err *err
     return TC_OK;
 }
 
+/* AllGather-phase order for the pipeline join: by the AllGather's own send
+ * time, then pair and group, so a group's members are adjacent and a hop
+ * comes after the hop that fed it. */
+typedef struct {
+    double ts;
+    int src, dst, group, i;
+} ag_key;
+
+static int cmp_ag_key(const void *pa, const void *pb)
+{
+    const ag_key *a = pa, *b = pb;
+    int c;
+    if ((c = cmp_dbl(a->ts, b->ts)))
+        return c;
+    if (a->src != b->src)
+        return a->src - b->src;
+    if (a->dst != b->dst)
+        return a->dst - b->dst;
+    if (a->group != b->group)
+        return a->group - b->group;
+    return a->i - b->i;
+}
+
+/* Per-chunk shifts move the members of one AllGather group by different
+ * amounts and a hop of a delayed group ahead of what feeds it; re-time
+ * the AllGather phase (a->sends[from..]) so that a group starts together,
+ * when every member's chunk is at the sender and not before its own
+ * shifted time, and a hop after its feeding hop arrives.  Returns the
+ * latest arrival. */
+static double pipeline_fix(algo *a, int from, const algo *ag, const double *done, double end)
+{
+    int n = ag->nranks, k = ag->chunks_per_rank, m = ag->nsends;
+    ag_key *key = xmalloc((size_t)(m > 0 ? m : 1) * sizeof *key);
+    for (int i = 0; i < m; i++) {
+        const algo_send *s = &ag->sends[i];
+        key[i] = (ag_key){s->t_send, s->src, s->dst, s->group, i};
+    }
+    qsort(key, (size_t)m, sizeof *key, cmp_ag_key);
+    double *at = xmalloc((size_t)n * k * n * sizeof *at);   /* chunk c at rank r */
+    for (int c = 0; c < n * k; c++)
+        for (int r = 0; r < n; r++)
+            at[c * n + r] = r == c / k ? done[c] : 0;
+    for (int u = 0; u < m;) {
+        int v = u + 1;
+        if (key[u].group >= 0)
+            while (v < m && key[v].ts == key[u].ts && key[v].src == key[u].src &&
+                   key[v].dst == key[u].dst && key[v].group == key[u].group)
+                v++;
+        double start = 0;
+        for (int w = u; w < v; w++) {
+            const algo_send *d = &a->sends[from + key[w].i];
+            double need = fmax(d->t_send, at[d->index * n + d->src]);
+            if (need > start)
+                start = need;
+        }
+        for (int w = u; w < v; w++) {
+            const algo_send *s = &ag->sends[key[w].i];
+            algo_send *d = &a->sends[from + key[w].i];
+            d->t_send = start;
+            d->t_arrive = start + (s->t_arrive - s->t_send);
+            at[d->index * n + d->dst] = d->t_arrive;
+            if (d->t_arrive > end)
+                end = d->t_arrive;
+        }
+        u = v;
+    }
+    free(at);
+    free(key);
+    return end;
+}
+
 int reverse_allreduce(const algo *rs, const algo *ag, reverse_join join, algo **out,
                       tc_err *err)
 {
@@ -219,7 +290,7 @@ int reverse_allreduce(const algo *rs, const algo *ag, reverse_join join, algo **
         if (s->group >= groups)
             groups = s->group + 1;
     }
-    double end = T;
+    double end = join == REVERSE_JOIN_BARRIER ? T : 0;
     for (int i = 0; i < ag->nsends; i++) {
         const algo_send *s = &ag->sends[i];
         if (s->reduce || s->origin < 0 || s->origin >= n || s->index < 0 || s->index >= k ||
@@ -240,8 +311,10 @@ int reverse_allreduce(const algo *rs, const algo *ag, reverse_join join, algo **
         if (d->t_arrive > end)
             end = d->t_arrive;
     }
-    free(done);
     free(first);
+    if (join == REVERSE_JOIN_PIPELINE)
+        end = pipeline_fix(a, rs->nsends, ag, done, T);
+    free(done);
     a->predicted_us = end;
     *out = a;
     return TC_OK;

@@ -78,7 +78,8 @@ static int stage3(const algo *in, const topo *t, double chunk, const contig_opts
 }
 
 /* AllReduce from the two solved phases joined one way: the joined sends
- * re-timed exactly with each phase's groups kept (contig_schedule), and
+ * re-timed exactly with each phase's groups kept (contig_replay: as the
+ * executor will run them), and
  * stage 3's local search from scratch (no MILP: the phases had theirs);
  * the faster of the two. */
 static int join_phases(const algo *rs, const algo *ag, reverse_join j, const topo *t,
@@ -88,7 +89,7 @@ static int join_phases(const algo *rs, const algo *ag, reverse_join j, const top
     *out = NULL;
     int rc = reverse_allreduce(rs, ag, j, &ar0, err);
     if (rc == TC_OK)
-        rc = contig_schedule(ar0, t, chunk, &kept, err);
+        rc = contig_replay(ar0, t, chunk, &kept, err);
     if (rc == TC_OK) {
         contig_opts ls = *co;
         ls.milp = 0;
