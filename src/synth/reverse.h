@@ -49,13 +49,21 @@
  * receives the same bits).  `rs` is a timed ReduceScatter (after stage 3),
  * `ag` the timed AllGather it was reversed from (k chunks per rank, rs having
  * n*k).  Output: coll AllReduce, chunks_per_rank n*k, rs's sends (reduce = 1)
- * then ag's sends (reduce = 0, index o*k + j), the AllGather part shifted:
+ * then ag's sends (reduce = 0, index o*k + j, groups renumbered after rs's
+ * so no group mixes the phases), the AllGather part shifted:
  *   REVERSE_JOIN_BARRIER   by rs's makespan: the AllGather starts after the
  *                          whole ReduceScatter;
- *   REVERSE_JOIN_PIPELINE  per chunk, by the time its owner received its
- *                          last partial (the chunk's tree starts as soon as
- *                          its sum is complete; other chunks may still be
- *                          reducing, so the two phases interleave on links).
+ *   REVERSE_JOIN_PIPELINE  per chunk, so that its tree's first send leaves
+ *                          when its owner received its last partial (the
+ *                          chunk's AllGather starts as soon as its sum is
+ *                          complete; other chunks may still be reducing, so
+ *                          the phases interleave on links).  Then, walking
+ *                          the AllGather in its own send order, a group
+ *                          (same pair and group number) starts together, at
+ *                          the latest of its members' shifted times, and a
+ *                          hop never leaves before the hop that fed it
+ *                          arrives: the times stay consistent with the data
+ *                          and groups stay whole.
  * Only the order the times imply matters to stage 3 (contig.h: an AllReduce
  * AllGather-phase send waits for every partial its sender received), so
  * re-solve the result with contig_solve.  predicted_us of the output is the
