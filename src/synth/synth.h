@@ -13,11 +13,13 @@
  * stages 1 and 2 route and order the AllGather, reverse.h turns it into the
  * ReduceScatter (sends reversed in time, receive-and-reduce), and stage 3
  * re-solves contiguity and exact times on the reversed links.  AllReduce
- * then joins that ReduceScatter and the AllGather twice — the AllGather
- * after the whole ReduceScatter ("barrier") and each chunk's AllGather tree
- * once its sum is complete ("pipeline") — solves stage 3 on each and keeps
- * the faster (the barrier on a tie).  So AllReduce runs stage 3 three times,
- * each under the contiguity time limit. */
+ * also solves stage 3 on the AllGather itself, then joins the two solved
+ * phases twice — the AllGather after the whole ReduceScatter ("barrier")
+ * and each chunk's AllGather tree once its sum is complete ("pipeline") —
+ * times each as the executor will run it (contig_replay) and with stage 3's
+ * local search (no MILP), and keeps the fastest (the barrier on a tie).  So
+ * AllReduce runs the contiguity MILP twice, each under the contiguity time
+ * limit. */
 #ifndef TC_SYNTH_H
 #define TC_SYNTH_H
 
@@ -51,7 +53,7 @@ typedef struct {
     long long chunk_bytes;
     int nsends;
     int groups;             /* contiguity groups formed */
-    int contig_solves;      /* stage-3 solves run (1; AllReduce 3) */
+    int contig_solves;      /* stage-3 MILP solves run (1; AllReduce 2) */
     double rs_us;           /* reductions: the ReduceScatter (phase) makespan */
     double barrier_us;      /* AllReduce: makespan of each join (0 if not run) */
     double pipeline_us;
