@@ -206,6 +206,65 @@ static void test_same_node_partial_first(void **state)
     topo_free(t);
 }
 
+/* The reducing step of rank r's tb receiving from `peer` (the one reading
+ * a buffer other than scratch, i.e. the local operand of chunk 3 here). */
+static const prog_step *reduce_from(const prog *p, int r, int peer)
+{
+    const prog_gpu *g = &p->gpus[r];
+    for (int b = 0; b < g->ntbs; b++) {
+        if (g->tbs[b].recv != peer)
+            continue;
+        for (int k = 0; k < g->tbs[b].nsteps; k++) {
+            const prog_step *st = &g->tbs[b].steps[k];
+            if ((st->type == ST_RRC || st->type == ST_RRCS || st->type == ST_RRS) &&
+                ((st->srcbuf == BUF_I && st->srcoff == 3) || st->srcbuf == BUF_O))
+                return st;
+        }
+    }
+    return NULL;
+}
+
+/* Reduction order in the program: the partials of chunk 3 reach its owner
+ * 3 from 2 (same node) and 0 (other node, lower rank) at the same time;
+ * the lowered program adds 2's first (its step reads rank 3's input, the first
+ * contribution) and 0's into the accumulation (o), and runs exactly in i32. */
+static void test_reduction_order_in_program(void **state)
+{
+    (void)state;
+    topo *t = parse(TWO_BY_TWO);
+    algo *ag = algo_new(COLL_ALLGATHER, 4, 1), *rs;
+    for (int o = 0; o < 4; o++) {
+        int peer = o ^ 1, far = ((o + 2) % 4) ^ 1, far_peer = far ^ 1;
+        add(ag, o, 0, o, far, 0, 1);        /* the remote hop listed first */
+        add(ag, o, 0, o, peer, 0, 1);
+        add(ag, o, 0, far, far_peer, 1, 2);
+    }
+    tc_err e;
+    assert_int_equal(reverse_reducescatter(ag, t, &rs, &e), TC_OK);
+    lower_opts lo;
+    lower_opts_default(&lo);
+    lo.size_bytes = 4096;
+    prog *p = lower_algo(rs, t, &lo, &e);
+    if (!p)
+        fail_msg("lower: %s", e.msg);
+    const prog_step *local = reduce_from(p, 3, 2), *remote = reduce_from(p, 3, 0);
+    assert_non_null(local);
+    assert_non_null(remote);
+    assert_int_equal(local->srcbuf, BUF_I);        /* first: recv + own input */
+    assert_int_equal(remote->srcbuf, BUF_O);       /* then into the accumulation */
+    run_opts ro;
+    run_opts_default(&ro);
+    ro.size_bytes = 4096;
+    run_report rr;
+    assert_int_equal(run_schedule(p, t, &ro, &rr, &e), TC_OK);
+    assert_true(rr.verified);
+    run_report_free(&rr);
+    prog_free(p);
+    algo_free(rs);
+    algo_free(ag);
+    topo_free(t);
+}
+
 static void expect_error(algo *ag, const topo *t, const char *needle)
 {
     algo *rs = (algo *)0x1;
@@ -397,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_chunk_identity_with_chunkup),
         cmocka_unit_test(test_link_order_flips),
         cmocka_unit_test(test_same_node_partial_first),
+        cmocka_unit_test(test_reduction_order_in_program),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_allreduce_joins),
         cmocka_unit_test(test_end_to_end),
