@@ -21,6 +21,7 @@
 #include "sched/xml.h"
 #include "model/sketch.h"
 #include "synth/baseline.h"
+#include "synth/reverse.h"
 #include "synth/synth.h"
 #include "util/size.h"
 
@@ -373,6 +374,20 @@ static void print_synth_json(const cli *c, const prog *p, const synth_stats *st)
         cJSON_AddNullToObject(j, "route_gap");
     cJSON_AddBoolToObject(j, "route_fallback", st->route_fallback);
     cJSON_AddNumberToObject(j, "groups", st->groups);
+    cJSON_AddNumberToObject(j, "contig_solves", st->contig_solves);
+    if (coll_is_reduction(p->coll))
+        cJSON_AddNumberToObject(j, "reducescatter_us", st->rs_us);
+    else
+        cJSON_AddNullToObject(j, "reducescatter_us");
+    if (st->join >= 0) {
+        cJSON_AddStringToObject(j, "join", reverse_join_name((reverse_join)st->join));
+        cJSON_AddNumberToObject(j, "barrier_us", st->barrier_us);
+        cJSON_AddNumberToObject(j, "pipeline_us", st->pipeline_us);
+    } else {
+        cJSON_AddNullToObject(j, "join");
+        cJSON_AddNullToObject(j, "barrier_us");
+        cJSON_AddNullToObject(j, "pipeline_us");
+    }
     cJSON_AddStringToObject(j, "topology", p->topo ? p->topo->name : "");
     cJSON_AddNullToObject(j, "error");
     char *s = cJSON_PrintUnformatted(j);

@@ -552,10 +552,16 @@ static void colour_transfers(lctx *L, int *fifo_prev)
 
 /* ------------------------------------------------------------ receive index */
 
+/* Receives of one chunk on one rank in arrival order; on a tie, by the
+ * transfer's first send in the input (one number per transfer, so two
+ * transfers that arrive together carrying several of the same chunks are
+ * ordered the same way for each: otherwise a reduction chain of one chunk
+ * could put A before B and another's B before A, a cycle). */
 typedef struct {
     int dst;
     long long key;
     double ta;
+    int xid;        /* smallest input index among the sends of its transfer */
     int id;
 } recv_key;
 
@@ -565,6 +571,7 @@ static int cmp_recv_key(const void *pa, const void *pb)
     if (a->dst != b->dst) return a->dst < b->dst ? -1 : 1;
     if (a->key != b->key) return a->key < b->key ? -1 : 1;
     if (a->ta != b->ta) return a->ta < b->ta ? -1 : 1;
+    if (a->xid != b->xid) return a->xid < b->xid ? -1 : 1;
     return (a->id > b->id) - (a->id < b->id);
 }
 
@@ -2265,10 +2272,17 @@ prog *lower_algo(const algo *a, const topo *t, const lower_opts *o, tc_err *err)
         fifo_prev = xcalloc((size_t)L.nx + 1, sizeof *fifo_prev);
         colour_transfers(&L, fifo_prev);
         rk = xcalloc((size_t)a->nsends + 1, sizeof *rk);
+        int *xid = xmalloc(((size_t)L.nx + 1) * sizeof *xid);
+        for (int x = 0; x < L.nx; x++)
+            xid[x] = a->nsends;
+        for (int i = 0; i < a->nsends; i++)
+            if (i < xid[L.xfer_of[i]])
+                xid[L.xfer_of[i]] = i;
         for (int i = 0; i < a->nsends; i++) {
             const algo_send *s = &a->sends[i];
-            rk[i] = (recv_key){s->dst, key_of(&L.sh, s), s->t_arrive, i};
+            rk[i] = (recv_key){s->dst, key_of(&L.sh, s), s->t_arrive, xid[L.xfer_of[i]], i};
         }
+        free(xid);
         qsort(rk, (size_t)a->nsends, sizeof *rk, cmp_recv_key);
         rc = check_complete(&L, rk, a->nsends, err);
     }

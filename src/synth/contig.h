@@ -197,7 +197,9 @@ int contig_schedule(const algo *in, const topo *t, double chunk_bytes, algo **ou
  * after the previous transfer on its pair has ended (the sending tb copies
  * only then); the post_us of its sends add
  * to the time its data is ready after arrival, and their place_us to the
- * time it is complete (the makespan), not to when it can be sent on. */
+ * time it is complete (the makespan), not to when it can be sent on.  For a
+ * schedule whose groups are already chosen (synth.c's AllReduce joins two
+ * solved phases), this is the time taccl-run will measure. */
 int contig_replay(const algo *in, const topo *t, double chunk_bytes, algo **out, tc_err *err);
 
 /* Stage 3: choose the groups (input groups are ignored: every send starts

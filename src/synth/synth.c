@@ -12,6 +12,7 @@
 #include "../sched/lower.h"
 #include "contig.h"
 #include "order.h"
+#include "reverse.h"
 #include "route.h"
 #include "../util/mem.h"
 
@@ -140,6 +141,52 @@ static prog *lower_with_notes(algo **a, const topo *t, double chunk, lower_opts 
     return q;
 }
 
+/* Stage 3 on `in` (the caller times the whole stage, which for the
+ * reductions is several solves). */
+static int stage3(const algo *in, const topo *t, double chunk, const contig_opts *co,
+                  algo **out, synth_stats *st, tc_err *err)
+{
+    contig_stats cst;
+    int rc = contig_solve(in, t, chunk, co, out, &cst, err);
+    if (rc == TC_OK)
+        st->contig_solves++;
+    return rc;
+}
+
+/* AllReduce from the two solved phases joined one way: the joined sends
+ * re-timed exactly with each phase's groups kept (contig_replay: as the
+ * executor will run them), and
+ * stage 3's local search from scratch (no MILP: the phases had theirs);
+ * the faster of the two. */
+static int join_phases(const algo *rs, const algo *ag, reverse_join j, const topo *t,
+                       double chunk, const contig_opts *co, algo **out, tc_err *err)
+{
+    algo *ar0 = NULL, *kept = NULL, *searched = NULL;
+    *out = NULL;
+    int rc = reverse_allreduce(rs, ag, j, &ar0, err);
+    if (rc == TC_OK)
+        rc = contig_replay(ar0, t, chunk, &kept, err);
+    if (rc == TC_OK) {
+        contig_opts ls = *co;
+        ls.milp = 0;
+        ls.quiet = 1;
+        rc = contig_solve(ar0, t, chunk, &ls, &searched, NULL, err);
+    }
+    algo_free(ar0);
+    if (rc != TC_OK) {
+        algo_free(kept);
+        return rc;
+    }
+    if (searched->predicted_us < kept->predicted_us - 1e-9) {
+        algo_free(kept);
+        *out = searched;
+    } else {
+        algo_free(searched);
+        *out = kept;
+    }
+    return TC_OK;
+}
+
 int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
               synth_stats *st, tc_err *err)
 {
@@ -149,11 +196,9 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     memset(st, 0, sizeof *st);
     *out = NULL;
     coll_kind k = pick_coll(s, o);
-    if (k != COLL_ALLGATHER && k != COLL_ALLTOALL)
-        return tc_err_set(err, TC_INPUT,
-                          "collective: %s synthesis is not implemented yet (AllGather and "
-                          "AllToAll are; ReduceScatter/AllReduce come with issue 5)",
-                          coll_name(k));
+    /* ReduceScatter and AllReduce are built from a routed AllGather. */
+    coll_kind routed = k == COLL_ALLTOALL ? COLL_ALLTOALL : COLL_ALLGATHER;
+    st->join = -1;
     long long size = pick_size(s, o), chunk;
     if (sketch_chunk_bytes(s, t->nranks, t->dma_bytes, size, &chunk, err) != TC_OK) {
         tc_err_prefix(err, "size %lld", size);
@@ -172,7 +217,7 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     route_stats rst;
     algo *routing = NULL, *ordered = NULL, *final = NULL;
     double t0 = now_s();
-    int rc = route_solve(s, t, k, (double)chunk, &ro, &routing, &rst, err);
+    int rc = route_solve(s, t, routed, (double)chunk, &ro, &routing, &rst, err);
     st->route_s = now_s() - t0;
     if (rc != TC_OK)
         return rc;
@@ -204,18 +249,75 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     co.quiet = o->quiet;
     co.solver_verbose = o->verbose;
     co.backend = o->backend;
-    contig_stats cst;
     t0 = now_s();
-    rc = contig_solve(ordered, t, (double)chunk, &co, &final, &cst, err);
+    if (k == COLL_ALLGATHER || k == COLL_ALLTOALL) {
+        rc = stage3(ordered, t, (double)chunk, &co, &final, st, err);
+    } else {
+        /* ReduceScatter: the AllGather reversed, re-solved on the reversed
+         * links; AllReduce: that, then the AllGather, joined both ways. */
+        algo *rs0 = NULL, *rs = NULL, *ag = NULL;
+        rc = reverse_reducescatter(ordered, t, &rs0, err);
+        if (rc == TC_OK) {
+            progress(o, "synth: reverse: %.0f reduce sends, reversed makespan %.3f us",
+                     (double)rs0->nsends, rs0->predicted_us, 0);
+            rc = stage3(rs0, t, (double)chunk, &co, &rs, st, err);
+        }
+        algo_free(rs0);
+        if (rc == TC_OK)
+            st->rs_us = rs->predicted_us;
+        if (rc == TC_OK && k == COLL_REDUCESCATTER) {
+            final = rs;
+            rs = NULL;
+        } else if (rc == TC_OK) {
+            progress(o, "synth: stage 3 reducescatter phase: %.3f us", rs->predicted_us, 0, 0);
+            rc = stage3(ordered, t, (double)chunk, &co, &ag, st, err);
+            if (rc == TC_OK)
+                progress(o, "synth: stage 3 allgather phase: %.3f us", ag->predicted_us, 0, 0);
+            for (int j = 0; j < 2 && rc == TC_OK; j++) {
+                algo *ar = NULL;
+                rc = join_phases(rs, ag, (reverse_join)j, t, (double)chunk, &co, &ar, err);
+                if (rc != TC_OK)
+                    break;
+                if (j == REVERSE_JOIN_BARRIER)
+                    st->barrier_us = ar->predicted_us;
+                else
+                    st->pipeline_us = ar->predicted_us;
+                progress(o, j == REVERSE_JOIN_BARRIER
+                         ? "synth: allreduce, allgather after the whole reducescatter "
+                           "(barrier): %.3f us"
+                         : "synth: allreduce, each chunk's allgather once its sum is complete "
+                           "(pipeline): %.3f us", ar->predicted_us, 0, 0);
+                if (!final || ar->predicted_us < final->predicted_us - 1e-9) {
+                    algo_free(final);
+                    final = ar;
+                    st->join = j;
+                } else {
+                    algo_free(ar);
+                }
+            }
+            if (rc != TC_OK) {
+                algo_free(final);
+                final = NULL;
+            }
+        }
+        algo_free(rs);
+        algo_free(ag);
+    }
     st->contig_s = now_s() - t0;
     algo_free(ordered);
     if (rc != TC_OK)
         return rc;
     st->contig_us = final->predicted_us;
     st->nsends = final->nsends;
+    st->groups = 0;
     for (int i = 0; i < final->nsends; i++)
         if (final->sends[i].group >= st->groups)
             st->groups = final->sends[i].group + 1;
+    if (k == COLL_ALLREDUCE)
+        progress(o, st->join == REVERSE_JOIN_BARRIER
+                 ? "synth: allreduce: kept the barrier join, makespan %.3f us"
+                 : "synth: allreduce: kept the pipeline join, makespan %.3f us",
+                 st->contig_us, 0, 0);
     progress(o, "synth: stage 3 contiguity: %.3f s, makespan %.3f us, %.0f groups",
              st->contig_s, st->contig_us, (double)st->groups);
 

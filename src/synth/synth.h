@@ -7,7 +7,19 @@
  * executor's timing model (order.h), stage 3 decides which neighbouring
  * sends travel together and fixes the exact times (contig.h); the result is
  * lowered to a program (sched/lower.h) that records the topology, the size
- * and the predicted time.  Progress goes to stderr unless quiet. */
+ * and the predicted time.  Progress goes to stderr unless quiet.
+ *
+ * ReduceScatter and AllReduce (DESIGN.md §7) are built from the AllGather:
+ * stages 1 and 2 route and order the AllGather, reverse.h turns it into the
+ * ReduceScatter (sends reversed in time, receive-and-reduce), and stage 3
+ * re-solves contiguity and exact times on the reversed links.  AllReduce
+ * also solves stage 3 on the AllGather itself, then joins the two solved
+ * phases twice — the AllGather after the whole ReduceScatter ("barrier")
+ * and each chunk's AllGather tree once its sum is complete ("pipeline") —
+ * times each as the executor will run it (contig_replay) and with stage 3's
+ * local search (no MILP), and keeps the fastest (the barrier on a tie).  So
+ * AllReduce runs the contiguity MILP twice, each under the contiguity time
+ * limit. */
 #ifndef TC_SYNTH_H
 #define TC_SYNTH_H
 
@@ -41,13 +53,18 @@ typedef struct {
     long long chunk_bytes;
     int nsends;
     int groups;             /* contiguity groups formed */
+    int contig_solves;      /* stage-3 MILP solves run (1; AllReduce 2) */
+    double rs_us;           /* reductions: the ReduceScatter (phase) makespan */
+    double barrier_us;      /* AllReduce: makespan of each join (0 if not run) */
+    double pipeline_us;
+    int join;               /* AllReduce: reverse_join kept; -1 otherwise */
 } synth_stats;
 
 void synth_opts_init(synth_opts *o);
 
 /* Run the pipeline.  On success *out is a new program (prog_free) carrying
- * a copy of t.  TC_INPUT with err set for an impossible request (collective
- * not supported yet, size not a whole number of chunks, no route). */
+ * a copy of t.  TC_INPUT with err set for an impossible request (size not a
+ * whole number of chunks, no route). */
 int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
               synth_stats *st, tc_err *err);
 

@@ -62,10 +62,10 @@ refuse "missing topology" "nonexistent.json" -- --algo ring "$T/nonexistent.json
 refuse "two topologies with --algo" "one topology file" -- --algo ring "$T/ndv2-x1.json" "$T/ndv2-x2.json" --collective allgather
 expect "missing -o is exit 2" 2 "-o OUT.xml is required" -- "$S" --algo ring "$T/ndv2-x1.json" --collective allgather
 
-# sketch mode: bad inputs are refused, reductions say they are not there yet
+# sketch mode: bad inputs are refused
 refuse "missing sketch" "any.json" -- "$ROOT/sketches/any.json" "$T/ndv2-x1.json"
 refuse "sketch for another topology" "nnodes" -- "$ROOT/sketches/ndv2-x2-sk-1.json" "$T/ndv2-x1.json"
-refuse "reductions not synthesized yet" "allreduce synthesis is not implemented yet" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --collective allreduce
+refuse "reduction size not whole chunks" "1001 bytes is not a multiple of 8" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --collective allreduce --size 1001
 refuse "bad time limit" "--time-limit: expected seconds > 0" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit -3
 expect "sketch synthesis writes a schedule" 0 "predicted" -- "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit 10 -o "$TMP/syn.xml"
 expect "the synthesized schedule verifies" 0 "verified" -- "$BIN/taccl-run" "$TMP/syn.xml"

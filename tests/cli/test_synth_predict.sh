@@ -8,9 +8,10 @@
 # and every rank sends through one switch port to 15 peers, so the
 # executor's first-come-first-served ports see the schedule's order only
 # when the lowering chains each rank's sends and stage 2/3 plan with the
-# executor's arbitration (it ran 6x slower than predicted before).  A
-# sketch whose collective sketch mode cannot synthesize yet (AllReduce) is
-# checked as an AllGather on its topology instead, and said so.
+# executor's arbitration (it ran 6x slower than predicted before).  The
+# chip sketch is an AllReduce (ReduceScatter then AllGather, issue 5).  A
+# sketch whose collective sketch mode could not synthesize would be checked
+# as an AllGather on its topology instead, and said so.
 source "$(dirname "$0")/lib.sh"
 S="$BIN/taccl-synth"
 R="$BIN/taccl-run"
