@@ -676,12 +676,36 @@ def section_md(data, sec, plotted):
         lines += ["Synthesizer for %s: unavailable (%s)." % (
             ", ".join(names), un[0]["reason"]), ""]
     lines += taccl_best_md(data, sec)
+    lines += device_md(data, sec)
     lines += published_md(data, sec)
     lines += speedup_md(data, sec)
     if sec.coll == "allgather":
         lines += tacos_section_md(data, sec)
     lines += [full_table(data, sec), ""]
     return "\n".join(lines)
+
+
+def device_md(data, sec):
+    """Chip/cluster device: every schedule's sync counts (transfers that
+    need ChipSync / ClusterSync) and time at its smallest verified size, and
+    for AllReduce whether f32 replicas are bit-identical (seeds 1-3)."""
+    rows = []
+    for r in data.results(sec):
+        d = r.get("device")
+        if not d:
+            continue
+        rep = d["replicas_identical"]
+        rows.append([r["label"], fmt_size(d["size"]), fmt(d["time_us"]),
+                     d["chip_syncs"] if d["chip_syncs"] is not None else "—",
+                     d["cluster_syncs"] if d["cluster_syncs"] is not None
+                     else "—",
+                     "—" if rep is None else ("yes" if rep else "**no**")])
+    if not rows:
+        return []
+    head = ["schedule", "size", "time µs", "ChipSync transfers",
+            "ClusterSync transfers", "f32 replicas identical (seeds 1–3)"]
+    return ["Synchronisation and floating point (the case study's points), "
+            "per schedule:", "", table(head, rows), ""]
 
 
 def taccl_best_md(data, sec):

@@ -489,7 +489,45 @@ class Runner:
             if bad:
                 res["status"], res["reason"] = "failed", bad.strip()
                 break
+        if sec.group == "chip" and res["status"] == "ok":
+            self.device_facts(sec, res, xml, target)
         return self.finish(res)
+
+    def device_facts(self, sec, res, xml, target):
+        """On the chip/cluster device: at the smallest size that verified,
+        the transfers needing ChipSync / ClusterSync and, for AllReduce,
+        whether f32 replicas came out bit-identical (seeds 1-3) — the case
+        study's points, side by side per schedule."""
+        ok = [r for r in res["rows"] if r.get("verified")]
+        if not ok:
+            return
+        size = int(ok[0]["size_bytes"])
+        base = [self.run, xml, "--topo", sec.topo_path, "--size", str(size),
+                "--json"] + target
+        res["commands"].append(base)
+        rc, out, err, secs = self.sh(base)
+        res["run_s"] += secs
+        obj = parse_json(out) or {}
+        dev = {"size": size, "time_us": obj.get("time_us"),
+               "chip_syncs": obj.get("chip_syncs"),
+               "cluster_syncs": obj.get("cluster_syncs"),
+               "replicas_identical": None}
+        if sec.coll == "allreduce":
+            same = True
+            for seed in (1, 2, 3):
+                cmd = base + ["--dtype", "f32", "--seed", str(seed)]
+                res["commands"].append(cmd)
+                rc, out, err, secs = self.sh(cmd)
+                res["run_s"] += secs
+                o = parse_json(out) or {}
+                if not o.get("verified"):
+                    res["status"] = "failed"
+                    res["reason"] = "f32 seed %d did not verify: %s" % (
+                        seed, o.get("error") or first_line(err))
+                    return
+                same = same and o.get("replicas_identical") is True
+            dev["replicas_identical"] = same
+        res["device"] = dev
 
     def finish(self, res):
         self.progress(res)
