@@ -1009,7 +1009,7 @@ static void test_topology_element(void **state)
     expect_error(xml, "mem.xml:3: <part> attribute v: missing");
     snprintf(xml, sizeof xml, "%s  <topology format=\"taccl-json-1\" parts=\"1\">\n    <part v=\"not json\"/>\n  </topology>\n%s%s%s%s",
              HEAD, GPU0, TB0, GOOD_STEP, TAIL);
-    expect_error(xml, "mem.xml:<topology>");
+    expect_error(xml, "mem.xml:3: <topology> (its JSON line 1): JSON syntax error");
     snprintf(xml, sizeof xml, "%s  <taccl/>\n  <taccl/>\n%s%s%s%s", HEAD, GPU0, TB0, GOOD_STEP, TAIL);
     expect_error(xml, "mem.xml:3: <taccl>: a second one (first at line 2)");
     snprintf(xml, sizeof xml, "%s  <taccl predicted_us=\"fast\"/>\n%s%s%s%s", HEAD, GPU0, TB0, GOOD_STEP, TAIL);

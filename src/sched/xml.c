@@ -678,6 +678,59 @@ static int read_gpu(const reader *r, const xmlNode *n, prog *p)
     return TC_OK;
 }
 
+/* Where each <part> of an embedded topology starts in the joined JSON. */
+typedef struct {
+    size_t *at;         /* offset of part k's text */
+    long *line;         /* line of part k's element */
+    int n, cap;
+} part_map;
+
+static void part_map_add(part_map *m, size_t at, long line)
+{
+    if (m->n == m->cap) {
+        m->cap = m->cap ? 2 * m->cap : 16;
+        m->at = xrealloc(m->at, (size_t)m->cap * sizeof *m->at);
+        m->line = xrealloc(m->line, (size_t)m->cap * sizeof *m->line);
+    }
+    m->at[m->n] = at;
+    m->line[m->n++] = line;
+}
+
+/* A topology message "<topology>:JL[:JC]: what" or "<topology>: what" from
+ * topo_parse() of the joined JSON, restated at the line of the <part> that
+ * holds JSON line JL (column JC), or of <topology> itself. */
+static int topology_error(const reader *r, const xmlNode *n, const char *json,
+                          const part_map *m, const char *msg)
+{
+    static const char tag[] = "<topology>";
+    const char *rest = msg + strlen(tag);
+    long line = line_of(n), jline = 0, jcol = 1;
+    if (rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9') {
+        char *end;
+        jline = strtol(rest + 1, &end, 10);
+        rest = end;
+        if (rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9') {
+            jcol = strtol(rest + 1, &end, 10);
+            rest = end;
+        }
+        size_t off = 0;
+        for (long l = 1; l < jline && json[off]; off++)
+            if (json[off] == '\n')
+                l++;
+        off += (size_t)(jcol > 1 ? jcol - 1 : 0);
+        for (int k = 0; k < m->n && m->at[k] <= off; k++)
+            line = m->line[k];
+    }
+    if (rest[0] == ':')
+        rest++;
+    while (*rest == ' ')
+        rest++;
+    if (jline > 0)
+        return tc_err_set(r->err, TC_INPUT, "%s:%ld: <topology> (its JSON line %ld): %s", r->label,
+                          line, jline, rest);
+    return tc_err_set(r->err, TC_INPUT, "%s:%ld: <topology>: %s", r->label, line, rest);
+}
+
 /* <topology format="taccl-json-1" parts="N"><part v="..."/>...</topology> */
 static int read_topology(const reader *r, const xmlNode *n, prog *p)
 {
@@ -696,37 +749,34 @@ static int read_topology(const reader *r, const xmlNode *n, prog *p)
         return TC_INPUT;
     sbuf json = {0};
     sb_reserve(&json, 0);
-    long long seen = 0;
-    for (const xmlNode *c = n->children; c; c = c->next) {
+    part_map m = {0};
+    int rc = TC_OK;
+    for (const xmlNode *c = n->children; c && rc == TC_OK; c = c->next) {
         if (!is_elem(c, "part"))
             continue;
         xmlChar *v;
-        if (attr_str(r, c, "v", &v) != TC_OK) {
-            free(json.s);
-            return TC_INPUT;
-        }
+        if ((rc = attr_str(r, c, "v", &v)) != TC_OK)
+            break;
+        part_map_add(&m, json.len, line_of(c));
         sb_puts(&json, (const char *)v);
         xmlFree(v);
-        seen++;
     }
-    if (seen != parts) {
-        free(json.s);
-        return fail_at(r, n, "<topology> attribute parts: says %lld but %lld <part> elements follow",
-                       parts, seen);
+    if (rc == TC_OK && m.n != parts)
+        rc = fail_at(r, n, "<topology> attribute parts: says %lld but %d <part> elements follow",
+                     parts, m.n);
+    if (rc == TC_OK) {
+        tc_err te;
+        tc_err_clear(&te);
+        topo *t = topo_parse(json.s, "<topology>", &te);
+        if (t)
+            prog_set_topo(p, t);
+        else
+            rc = topology_error(r, n, json.s, &m, te.msg[0] ? te.msg : "<topology>: invalid");
     }
-    char label[1100];
-    snprintf(label, sizeof label, "%s:<topology>", r->label);
-    topo *t = topo_parse(json.s, label, r->err);
     free(json.s);
-    if (!t) {
-        if (r->err && r->err->code == TC_OK)
-            tc_err_set(r->err, TC_INPUT, "%s: invalid topology", label);
-        if (r->err)
-            r->err->code = TC_INPUT;
-        return TC_INPUT;
-    }
-    prog_set_topo(p, t);
-    return TC_OK;
+    free(m.at);
+    free(m.line);
+    return rc;
 }
 
 /* <taccl size_bytes="..." predicted_us="..." generator="..."/> */
