@@ -787,6 +787,7 @@ static int read_taccl(const reader *r, const xmlNode *n, prog *p)
     if (attr_ll(r, n, "size_bytes", 0, LLONG_MAX, &size, &present) != TC_OK)
         return TC_INPUT;
     p->size_bytes = present ? size : 0;
+    p->size_line = present ? (int)line_of(n) : 0;
     xmlChar *v;
     if (get_attr(r, n, "predicted_us", &v) != TC_OK)
         return TC_INPUT;
@@ -888,6 +889,7 @@ static int read_algo_attrs(const reader *r, const xmlNode *n, prog *p)
 
 static int read_algo(const reader *r, const xmlNode *n, prog *p)
 {
+    p->line = (int)line_of(n);
     if (read_algo_attrs(r, n, p) != TC_OK)
         return TC_INPUT;
     p->gpus = calloc((size_t)p->ngpus, sizeof *p->gpus);
