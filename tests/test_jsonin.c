@@ -222,6 +222,8 @@ static void test_parse_refusals(void **state)
 {
     (void)state;
     expect_parse_error(NULL, &WIDGET, "f.json: no text given");
+    expect_parse_error("\xfe\xff", &WIDGET,
+                       "f.json:1:1: UTF-16 text (byte-order mark 0xFE 0xFF): save it as UTF-8");
     expect_parse_error("", &WIDGET,
                        "f.json: empty file: expected a JSON object describing a widget");
     expect_parse_error(" \n\t\r\n", &WIDGET,

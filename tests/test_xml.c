@@ -658,7 +658,8 @@ static void test_not_utf8_and_nul_bytes(void **state)
     const char utf16[] = "\xff\xfe<\0a\0";
     tc_err e;
     assert_null(prog_parse_xml(utf16, sizeof utf16 - 1, "u16.xml", &e));
-    assert_non_null(strstr(e.msg, "u16.xml:1: not UTF-8"));
+    assert_non_null(strstr(e.msg, "u16.xml:1:1: UTF-16 text (byte-order mark 0xFF 0xFE): save it "
+                           "as UTF-8"));
     const char nul[] = "<algo>\n\n\0</algo>";
     assert_null(prog_parse_xml(nul, sizeof nul - 1, "nul.xml", &e));
     assert_non_null(strstr(e.msg, "nul.xml:3: NUL byte"));

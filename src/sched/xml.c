@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "../util/jsonin.h"
 #include "../util/mem.h"
 
 /* Limits of the runtimes' tokenizer (MAX_STR_LEN, MAX_ATTR_COUNT). */
@@ -412,7 +413,7 @@ static xmlDocPtr parse_tree(const char *text, size_t len, const char *label, tc_
         tc_err_set(err, TC_INPUT, "%s: too large for the XML reader (%zu bytes)", label, len);
         return NULL;
     }
-    if (check_utf8(text, len, label, err) != TC_OK)
+    if (jsonin_utf16_error(text, len, label, err) || check_utf8(text, len, label, err) != TC_OK)
         return NULL;
 
     xmlInitParser();

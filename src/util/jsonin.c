@@ -419,6 +419,16 @@ int jsonin_syntax_error(const char *text, const char *label, const char *at,
                       label, line, col, near, where);
 }
 
+int jsonin_utf16_error(const char *text, size_t n, const char *label, tc_err *err)
+{
+    const unsigned char *u = (const unsigned char *)text;
+    if (n < 2 || !((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF)))
+        return 0;
+    tc_err_set(err, TC_INPUT, "%s:1:1: UTF-16 text (byte-order mark 0x%02X 0x%02X): save it as "
+               "UTF-8", label, u[0], u[1]);
+    return 1;
+}
+
 cJSON *jsonin_parse(const char *text, const char *label, const jsonin_doc *doc,
                     const char **parsed, tc_err *err)
 {
@@ -427,6 +437,8 @@ cJSON *jsonin_parse(const char *text, const char *label, const jsonin_doc *doc,
         return NULL;
     }
     size_t len = strlen(text);
+    if (jsonin_utf16_error(text, len, label, err))
+        return NULL;
     size_t bad = jsonin_utf8_invalid_at((const unsigned char *)text, len);
     if (bad < len) {
         int line, col;
@@ -531,6 +543,10 @@ char *jsonin_read_file(const char *path, const jsonin_doc *doc, tc_err *err)
     close(fd);
     if (rc != TC_OK)
         return NULL;
+    if (jsonin_utf16_error(buf, n, path, err)) {
+        free(buf);
+        return NULL;
+    }
     size_t nul = strlen(buf);
     if (nul < n) {
         int line, col;

@@ -65,6 +65,11 @@ typedef struct jsonin_doc {
  * invalid), or n if all n bytes are. */
 size_t jsonin_utf8_invalid_at(const unsigned char *s, size_t n);
 
+/* Does text (n bytes) start with a UTF-16 byte-order mark?  Then set
+ * "LABEL:1:1: UTF-16 text (...): save it as UTF-8" and return 1; else 0.
+ * (Such a file is full of NUL bytes, which would be said instead.) */
+int jsonin_utf16_error(const char *text, size_t n, const char *label, tc_err *err);
+
 /* Line and column (1-based; the column counts bytes) of offset off. */
 void jsonin_line_col(const char *text, size_t off, int *line, int *col);
 
