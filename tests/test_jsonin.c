@@ -274,6 +274,18 @@ static void test_syntax_error_fields(void **state)
                        "f.json:1:6: JSON syntax error: unexpected end of file (in [1])");
 }
 
+/* Old Mac line ends count as lines; CR LF stays as it is. */
+static void test_lone_cr_to_lf(void **state)
+{
+    (void)state;
+    char text[] = "{\r\"a\":\r\n1\r}\r";
+    assert_int_equal(jsonin_lone_cr_to_lf(text, strlen(text)), 3);
+    assert_string_equal(text, "{\n\"a\":\r\n1\n}\n");
+    int line, col;
+    jsonin_line_col(text, strlen(text) - 2, &line, &col);
+    assert_int_equal(line, 4);
+}
+
 /* cJSON's nesting limit is said as such, not as a syntax error. */
 static void test_nesting_limit(void **state)
 {
@@ -729,6 +741,7 @@ int main(void)
         cmocka_unit_test(test_syntax_error_excerpts),
         cmocka_unit_test(test_syntax_error_fields),
         cmocka_unit_test(test_nesting_limit),
+        cmocka_unit_test(test_lone_cr_to_lf),
         cmocka_unit_test(test_parse_bom_positions),
         cmocka_unit_test(test_path_rendering),
         cmocka_unit_test(test_path_keys_plain_or_quoted),

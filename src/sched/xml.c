@@ -996,6 +996,8 @@ prog *prog_read_xml(const char *path, tc_err *err)
         tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(saved));
         return NULL;
     }
+    if (b.s)
+        jsonin_lone_cr_to_lf(b.s, b.len);
     prog *p = prog_parse_xml(b.s ? b.s : "", b.len, path, err);
     free(b.s);
     if (p) {

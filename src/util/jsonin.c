@@ -419,6 +419,17 @@ int jsonin_syntax_error(const char *text, const char *label, const char *at,
                       label, line, col, near, where);
 }
 
+size_t jsonin_lone_cr_to_lf(char *text, size_t n)
+{
+    size_t changed = 0;
+    for (size_t i = 0; i < n; i++)
+        if (text[i] == '\r' && (i + 1 == n || text[i + 1] != '\n')) {
+            text[i] = '\n';
+            changed++;
+        }
+    return changed;
+}
+
 int jsonin_utf16_error(const char *text, size_t n, const char *label, tc_err *err)
 {
     const unsigned char *u = (const unsigned char *)text;
@@ -547,6 +558,7 @@ char *jsonin_read_file(const char *path, const jsonin_doc *doc, tc_err *err)
         free(buf);
         return NULL;
     }
+    jsonin_lone_cr_to_lf(buf, n);
     size_t nul = strlen(buf);
     if (nul < n) {
         int line, col;
