@@ -115,3 +115,26 @@ for t in sketch topo xml; do
         tail -5 <<<"$out" | sed 's/^/  | /'
     fi
 done
+
+# A topology that loads but links nothing: the schedule cannot run on it
+# (exit 1) and stderr still holds one line, the failure's; that no lower
+# bound exists is said in the report on stdout.
+cat >"$TMP/islands.json" <<'JSON'
+{
+  "name": "islands",
+  "nodes": 1,
+  "ranks_per_node": 4,
+  "local": {"copy_gbps": 100, "reduce_gbps": 100, "source": "assumed: four unlinked ranks"}
+}
+JSON
+timeout "$LIMIT" "$BIN/taccl-run" "$BAD/xml/wrong-data.xml" --topo "$TMP/islands.json" \
+    >"$TMP/islands.out" 2>"$TMP/islands.err"
+rc=$?
+if [ "$rc" -eq 1 ] && [ "$(wc -l <"$TMP/islands.err")" -eq 1 ] &&
+    grep -q "wrong-data.xml:3: rank 0 tb 0: no route from rank 0 to rank 1" "$TMP/islands.err" &&
+    grep -q "^bound     none: topology islands: rank 0 cannot reach rank 1" "$TMP/islands.out"; then
+    echo "ok - unlinked topology: exit 1, one stderr line, no bound said in the report"
+else
+    echo "not ok - unlinked topology: exit $rc"
+    sed 's/^/  | /' "$TMP/islands.err" "$TMP/islands.out" | head -8
+fi
