@@ -7,10 +7,14 @@
 #   make bench   baselines and bounds over size sweeps: bench/results.md and
 #                plots (QUICK=1 for a short run)
 #   make speed   executor speed next to memcpy
+#   make fuzz    libFuzzer on the sketch, topology and XML loaders, each for
+#                SECONDS seconds (default 60), in build-fuzz/ (clang)
 #
 # Sources are found by wildcard: every src/**/*.c except src/cli/ goes into
 # build/libtaccl.a; each src/cli/<tool>.c is a program; each tests/test_*.c a
-# cmocka test binary; each tests/cli/*.sh a CLI test script.
+# cmocka test binary; each tests/cli/*.sh a CLI test script; each
+# tests/fuzz/fuzz_<x>.c a libFuzzer target (make fuzz) and, linked with
+# tests/fuzz/replay.c, a replay program that make check runs on tests/bad.
 
 CC      ?= cc
 BUILD   ?= build
@@ -32,9 +36,12 @@ TEST_SRC := $(wildcard tests/test_*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 BINS     := $(CLI_SRC:src/cli/%.c=$(BUILD)/bin/%)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+REPLAYS  := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=$(BUILD)/fuzz/replay_%)
+FUZZERS  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 LIB      := $(BUILD)/libtaccl.a
 
-.PHONY: all deps run check test clean bench speed
+.PHONY: all deps run check test clean bench speed fuzz fuzzers
 .SECONDARY:
 
 all: $(BINS)
@@ -58,6 +65,14 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -g $(CFLAGS) $< $(LIB) $(PC_LIBS) -lcmocka -o $@
 
+$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz_common.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -g $(CFLAGS) $(PC_CFLAGS) -Isrc $< tests/fuzz/replay.c $(LIB) $(PC_LIBS) -o $@
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -g $(CFLAGS) $(PC_CFLAGS) -Isrc $< $(LIB) $(PC_LIBS) -o $@
+
 # The dependency step runs first, in its own make, so pkg-config sees what
 # it installed.
 run: deps
@@ -65,7 +80,7 @@ run: deps
 	@scripts/run_example.sh $(BUILD)/bin
 
 check: deps
-	@$(MAKE) --no-print-directory all $(TESTS)
+	@$(MAKE) --no-print-directory all $(TESTS) $(REPLAYS)
 	@scripts/run_tests.sh $(BUILD)
 
 test: check
@@ -78,7 +93,20 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@QUICK=$(QUICK) scripts/bench.sh $(BUILD)/bin
 
+# libFuzzer: the library and the targets built with clang and the fuzzer,
+# address and undefined-behaviour sanitizers into their own directory, then
+# each target run for SECONDS seconds (scripts/fuzz.sh).  Not part of check.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SECONDS    ?= 60
+
+fuzz: deps
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 CFLAGS="$(FUZZ_FLAGS)" fuzzers
+	@scripts/fuzz.sh $(FUZZ_BUILD) $(SECONDS)
+
+fuzzers: $(FUZZERS)
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD)
 
 -include $(LIB_OBJ:.o=.d) $(TESTS:%=%.d) $(CLI_SRC:src/cli/%.c=$(BUILD)/src/cli/%.d)

@@ -222,6 +222,8 @@ static void test_parse_refusals(void **state)
 {
     (void)state;
     expect_parse_error(NULL, &WIDGET, "f.json: no text given");
+    expect_parse_error("\xfe\xff", &WIDGET,
+                       "f.json:1:1: UTF-16 text (byte-order mark 0xFE 0xFF): save it as UTF-8");
     expect_parse_error("", &WIDGET,
                        "f.json: empty file: expected a JSON object describing a widget");
     expect_parse_error(" \n\t\r\n", &WIDGET,
@@ -233,7 +235,7 @@ static void test_parse_refusals(void **state)
     expect_parse_error("{\"a\": \"\xed\xa0\x80\"}", &WIDGET,
                        "f.json:1:8: not valid UTF-8 (byte 0xed)");
     expect_parse_error("{\"a\": 1", &WIDGET,
-                       "f.json:1:8: JSON syntax error: unexpected end of file");
+                       "f.json:1:8: JSON syntax error: unexpected end of file (in a)");
 }
 
 static void test_syntax_error_excerpts(void **state)
@@ -243,14 +245,68 @@ static void test_syntax_error_excerpts(void **state)
     jsonin_doc ahead = WIDGET;
     ahead.flags = JSONIN_NEAR_AHEAD;
     expect_parse_error(text, &WIDGET,
-                       "f.json:3:14: JSON syntax error near '\"nodes\": 1,,'");
-    expect_parse_error(text, &ahead, "f.json:3:14: JSON syntax error near 'nodes\": 1,,'");
+                       "f.json:3:14: JSON syntax error near '\"nodes\": 1,,' (after nodes)");
+    expect_parse_error(text, &ahead,
+                       "f.json:3:14: JSON syntax error near 'nodes\": 1,,' (after nodes)");
     /* Long lines: up to 12 bytes either side, or 10 before and 22 in all. */
     const char *wide = "{\"abcdefghijklmnop\": 1 2, \"qrstuvwxyz0123456789\": 3}";
     expect_parse_error(wide, &WIDGET,
-                       "f.json:1:24: JSON syntax error near 'jklmnop\": 1 2, \"qrstuvwx'");
+                       "f.json:1:24: JSON syntax error near 'jklmnop\": 1 2, \"qrstuvwx' "
+                       "(in abcdefghijklmnop)");
     expect_parse_error(wide, &ahead,
-                       "f.json:1:24: JSON syntax error near 'lmnop\": 1 2, \"qrstuvwx'");
+                       "f.json:1:24: JSON syntax error near 'lmnop\": 1 2, \"qrstuvwx' "
+                       "(in abcdefghijklmnop)");
+}
+
+/* A syntax error names the field it is in, found by scanning the text that
+ * did not parse: through arrays, past escaped quotes, after a comma. */
+static void test_syntax_error_fields(void **state)
+{
+    (void)state;
+    expect_parse_error("{\"links\": [{\"a\": 1}, {\"alpha_us\": Infinity}]}", &WIDGET,
+                       "f.json:1:35: JSON syntax error near '\"alpha_us\": Infinity}]}' "
+                       "(in links[1].alpha_us)");
+    expect_parse_error("{\"n\\\"x\": 1,\n \"m\": [1, 2,\n", &WIDGET,
+                       "f.json:3:1: JSON syntax error: unexpected end of file (in m[2])");
+    expect_parse_error("{\"a\": 1,, \"b\": 2}", &WIDGET,
+                       "f.json:1:9: JSON syntax error near '{\"a\": 1,, \"b\": 2}' (after a)");
+    expect_parse_error("[1, 2", &WIDGET,
+                       "f.json:1:6: JSON syntax error: unexpected end of file (in [1])");
+}
+
+/* Old Mac line ends count as lines; CR LF stays as it is. */
+static void test_lone_cr_to_lf(void **state)
+{
+    (void)state;
+    char text[] = "{\r\"a\":\r\n1\r}\r";
+    assert_int_equal(jsonin_lone_cr_to_lf(text, strlen(text)), 3);
+    assert_string_equal(text, "{\n\"a\":\r\n1\n}\n");
+    int line, col;
+    jsonin_line_col(text, strlen(text) - 2, &line, &col);
+    assert_int_equal(line, 4);
+}
+
+/* cJSON's nesting limit is said as such, not as a syntax error. */
+static void test_nesting_limit(void **state)
+{
+    (void)state;
+    size_t depth = 1200;
+    char *s = malloc(8 + 2 * depth);
+    assert_non_null(s);
+    strcpy(s, "{\"x\": ");
+    for (size_t i = 0; i < depth; i++)
+        s[6 + i] = '[';
+    for (size_t i = 0; i < depth; i++)
+        s[6 + depth + i] = ']';
+    strcpy(s + 6 + 2 * depth, "}");
+    tc_err e;
+    tc_err_clear(&e);
+    assert_null(jsonin_parse(s, "f.json", &WIDGET, NULL, &e));
+    assert_int_equal(e.code, TC_INPUT);
+    assert_non_null(strstr(e.msg, "f.json:1:"));
+    assert_non_null(strstr(e.msg, ": nested deeper than the JSON reader's limit of 1000 arrays "
+                           "and objects (in x[0][0]"));
+    free(s);
 }
 
 static void test_parse_bom_positions(void **state)
@@ -683,6 +739,9 @@ int main(void)
         cmocka_unit_test(test_utf8_rejects_bad_bytes),
         cmocka_unit_test(test_parse_refusals),
         cmocka_unit_test(test_syntax_error_excerpts),
+        cmocka_unit_test(test_syntax_error_fields),
+        cmocka_unit_test(test_nesting_limit),
+        cmocka_unit_test(test_lone_cr_to_lf),
         cmocka_unit_test(test_parse_bom_positions),
         cmocka_unit_test(test_path_rendering),
         cmocka_unit_test(test_path_keys_plain_or_quoted),

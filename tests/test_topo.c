@@ -524,7 +524,15 @@ static void test_errors_text(void **state)
     expect_error("{\"name\": \"\xe2\x82\"}", "not valid UTF-8");                /* truncated */
     expect_error("{\n  \"name\": \"t\",\n  \"nodes\": 1,,\n}", "t.json:3:");
     expect_error("{\n  \"name\": \"t\",\n  \"nodes\": 1,,\n}", "t.json:3:14: JSON syntax error near '\"nodes\": 1,,'");
-    expect_error("{\"nodes\": NaN}", "JSON syntax error");
+    expect_error("{\"nodes\": NaN}", "t.json:1:11: JSON syntax error near '{\"nodes\": NaN}' (in nodes)");
+    /* Figures a machine cannot have: times would overflow, solvers fail. */
+    expect_error("{\"name\": \"t\", \"nodes\": 1, \"ranks_per_node\": 2,\n"
+                 " \"local\": {\"copy_gbps\": 1e-300, \"reduce_gbps\": 1, \"source\": \"s\"}}",
+                 "t.json:2: local.copy_gbps: expected a bandwidth in 1e-06..1e+06 GB/s, got 1e-300");
+    expect_error("{\"name\": \"t\", \"nodes\": 1, \"ranks_per_node\": 2,\n  " LOCAL ",\n"
+                 " \"links\": [{\"pairs\": [[0, 1]], \"alpha_us\": 1e7, \"bandwidth_gbps\": 5, "
+                 "\"source\": \"s\"}]}",
+                 "t.json:3: links[0].alpha_us: expected a latency in 0..1e+06 us, got 1e7");
     expect_error("{\"nodes\": 1} trailing", "t.json:1:");
     expect_error("{\"name\": \"t\"", "JSON syntax error");
     /* Placed on the right line even though the key recurs in every entry. */
@@ -678,7 +686,7 @@ static void test_round_trip(void **state)
         "\"description\": \"tab\\there\", \"nodes\": 2, \"ranks_per_node\": 4,"
         "\"device\": {\"kind\": \"chip\", \"chips_per_node\": 2, "
         "\"clusters_per_chip\": 2, \"source\": \"s\", \"notes\": \"d\"},"
-        "\"local\": {\"copy_gbps\": 0.1, \"reduce_gbps\": 3e-7, \"source\": \"s\", "
+        "\"local\": {\"copy_gbps\": 0.1, \"reduce_gbps\": 3e-6, \"source\": \"s\", "
         "\"notes\": \"l\"},"
         "\"links\": [{\"pairs\": [[0, 1], [2, 3]], \"alpha_us\": 0, "
         "\"bandwidth_gbps\": 33.333333333333336, \"multiplicity\": 3, "

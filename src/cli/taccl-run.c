@@ -40,7 +40,8 @@ static const char help[] =
     "                    nccl-tests-style table (data checked where the buffers\n"
     "                    fit in 1 GiB, timing only above, said in the row)\n"
     "  --embed-to OUT    also write the schedule with its topology and size\n"
-    "                    embedded, so OUT runs with no other argument\n"
+    "                    embedded, so OUT runs with no other argument (only a\n"
+    "                    schedule that verifies is written)\n"
     "  --json            one JSON object on stdout\n"
     "  -q                print nothing but errors (exit code only)\n"
     "\n"
@@ -170,6 +171,31 @@ static topo *pick_topology(const cli *c, const prog *p, int *owned, tc_err *err)
     return topo_default(p->ngpus);
 }
 
+/* A size the run cannot use, said where the size came from: the file's
+ * <taccl size_bytes>, --size, or the default. */
+static void size_error(const cli *c, const prog *p, const char *what, char *out, size_t n)
+{
+    if (c->run.size_bytes > 0)
+        snprintf(out, n, "%s: --size: %s", c->file, what);
+    else if (p->size_bytes > 0 && p->size_line > 0)
+        snprintf(out, n, "%s:%d: <taccl> attribute size_bytes: %s", c->file, p->size_line, what);
+    else
+        snprintf(out, n, "%s: %s", c->file, what);
+}
+
+/* The one stderr line of a schedule that does not do its job: the first
+ * problem found, at the line of the step, tb or gpu it is about. */
+static void print_verdict(const cli *c, const prog *p, const run_report *r)
+{
+    const hazard *h = r->hz.n ? &r->hz.v[0] : NULL;
+    int line = h ? prog_line_of(p, h->rank, h->tb, h->step) : p->line;
+    const char *msg = h ? h->msg : "the postcondition does not hold";
+    if (line > 0)
+        fprintf(stderr, "taccl-run: %s:%d: %s\n", c->file, line, msg);
+    else
+        fprintf(stderr, "taccl-run: %s: %s\n", c->file, msg);
+}
+
 static int embed(const cli *c, prog *p, topo *t, int *owned, long long size, tc_err *err)
 {
     if (*owned && !t->is_default) {
@@ -206,8 +232,8 @@ int main(int argc, char **argv)
     }
     if (t->nranks != p->ngpus) {
         char msg[512];
-        snprintf(msg, sizeof msg, "%s: topology %s has %d ranks but the schedule has ngpus=%d",
-                 c.file, t->name, t->nranks, p->ngpus);
+        snprintf(msg, sizeof msg, "%s:%d: <algo> attribute ngpus: topology %s has %d ranks but "
+                 "the schedule has ngpus=%d", c.file, p->line, t->name, t->nranks, p->ngpus);
         rc = fail_input(&c, p, t, msg);
         if (owned)
             topo_free(t);
@@ -216,11 +242,12 @@ int main(int argc, char **argv)
     }
 
     bound_model bound;
+    /* No bound is no error (the run may still verify): the report says so
+     * on stdout, so stderr keeps to the one line of a failure. */
     tc_err berr;
+    tc_err_clear(&berr);
     if (bound_compute(t, p->coll, &bound, &berr) == TC_OK)
         c.run.bound = &bound;
-    else if (!c.quiet)
-        fprintf(stderr, "taccl-run: no lower bound: %s\n", berr.msg);
 
     if (c.sweep_lo > 0) {
         rc = run_sweep(stdout, p, t, &c.run, c.sweep_lo, c.sweep_hi, c.json, c.file, &err);
@@ -237,8 +264,8 @@ int main(int argc, char **argv)
     run_report r;
     rc = run_schedule(p, t, &c.run, &r, &err);
     if (rc != TC_OK) {
-        char msg[1100];
-        snprintf(msg, sizeof msg, "%s: %s", c.file, err.msg);
+        char msg[1200];
+        size_error(&c, p, err.msg, msg, sizeof msg);
         rc = fail_input(&c, p, t, msg);
     } else {
         if (c.json) {
@@ -247,12 +274,13 @@ int main(int argc, char **argv)
             free(j);
         } else if (!c.quiet) {
             run_report_print(stdout, &r, p, t, &c.run, c.file, 10);
+            if (!c.run.bound)
+                printf("bound     none: %s\n", berr.msg);
         }
         if (!r.verified)
-            fprintf(stderr, "taccl-run: %s: %s\n", c.file,
-                    r.hz.n ? r.hz.v[0].msg : "the postcondition does not hold");
+            print_verdict(&c, p, &r);
         rc = r.verified ? TC_OK : TC_WRONG;
-        if (c.embed_to) {
+        if (c.embed_to && r.verified) {
             if (embed(&c, p, t, &owned, r.size_bytes, &err) != TC_OK) {
                 fprintf(stderr, "taccl-run: %s\n", err.msg);
                 rc = TC_INPUT;

@@ -27,8 +27,9 @@
  *                "bandwidth_gbps": 12.5, "source": "..."} ]           optional
  *   }
  *
- * Units: alpha_us in microseconds (finite, >= 0), bandwidth_gbps in GB/s =
- * 1e9 bytes/s (finite, > 0); a hop moving s bytes costs alpha + s / B.
+ * Units: alpha_us in microseconds (0 .. 1e6), bandwidth_gbps (and the local
+ * copy_gbps, reduce_gbps) in GB/s = 1e9 bytes/s (1e-6 .. 1e6); a hop moving
+ * s bytes costs alpha + s / B.
  * multiplicity (integer >= 1, default 1) is how many transfers a link carries
  * at once per direction.  bidirectional (default true) lists both directions
  * of every pair.  Every object that holds figures (device of kind chip, local,
@@ -78,6 +79,9 @@
 #define TOPO_MAX_DMA (1 << 30)
 #define TOPO_MAX_FILE (64L << 20)
 #define TOPO_MAX_NAME 200
+#define TOPO_MIN_GBPS 1e-6
+#define TOPO_MAX_GBPS 1e6
+#define TOPO_MAX_ALPHA_US 1e6
 #define TOPO_REF_BYTES 1e6      /* "fastest" = lowest cost for 1 MB */
 
 /* How topology files are read, and their message conventions. */
@@ -340,12 +344,17 @@ static int read_notes(jsonin_ctx *c, const cJSON *obj, struct topo_priv *pv,
     return rc;
 }
 
-/* A required finite number, > 0 if `positive`, else >= 0. */
+/* A required finite number, > 0 if `positive` (a bandwidth), else >= 0 (a
+ * latency), within the figures a machine can have: a bandwidth of
+ * TOPO_MIN_GBPS..TOPO_MAX_GBPS GB/s (1 KB/s to 1 PB/s), a latency of at most
+ * TOPO_MAX_ALPHA_US (one second).  Beyond them times overflow into
+ * infinities and the MILPs' coefficients span more than a solver resolves. */
 static int read_number(jsonin_ctx *c, const cJSON *obj, const char *key,
                        int positive, double *out)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     const char *want = positive ? "a number > 0" : "a number >= 0";
+    double lo = positive ? TOPO_MIN_GBPS : 0, hi = positive ? TOPO_MAX_GBPS : TOPO_MAX_ALPHA_US;
     char g[64];
     int rc = TC_OK;
     jsonin_push_key(c, key, 0);
@@ -360,6 +369,9 @@ static int read_number(jsonin_ctx *c, const cJSON *obj, const char *key,
     else if (positive ? !(it->valuedouble > 0) : !(it->valuedouble >= 0))
         rc = jsonin_fail(c, "expected %s, got %s", want,
                          jsonin_got(c, it, g, sizeof g));
+    else if (it->valuedouble < lo || it->valuedouble > hi)
+        rc = jsonin_fail(c, "expected %s in %g..%g %s, got %s", positive ? "a bandwidth" : "a latency",
+                         lo, hi, positive ? "GB/s" : "us", jsonin_got(c, it, g, sizeof g));
     else
         *out = it->valuedouble;
     jsonin_pop(c);

@@ -97,6 +97,19 @@ prog_step *prog_add_step(prog_tb *tb, step_type type, buf_kind srcbuf, int srcof
     return st;
 }
 
+int prog_line_of(const prog *p, int rank, int tb, int step)
+{
+    if (rank < 0 || rank >= p->ngpu)
+        return p->line;
+    const prog_gpu *g = &p->gpus[rank];
+    if (tb < 0 || tb >= g->ntbs)
+        return g->line > 0 ? g->line : p->line;
+    const prog_tb *b = &g->tbs[tb];
+    if (step >= 0 && step < b->nsteps && b->steps[step].line > 0)
+        return b->steps[step].line;
+    return b->line > 0 ? b->line : g->line;
+}
+
 void prog_set_topo(prog *p, topo *t)
 {
     if (p->topo != t)

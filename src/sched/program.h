@@ -83,6 +83,8 @@ typedef struct prog {
     long long size_bytes;   /* size the schedule was made for, 0 = unknown */
     double predicted_us;    /* synthesizer's predicted time, < 0 = none */
     char *path;             /* file it was read from, or NULL */
+    int line;               /* line of <algo> in that file, 0 if built in memory */
+    int size_line;          /* line of the <taccl> giving size_bytes, else 0 */
 } prog;
 
 prog *prog_new(const char *name, coll_kind coll, int ngpus, int nchunksperloop);
@@ -94,6 +96,11 @@ prog_gpu *prog_add_gpu(prog *p, int i_chunks, int o_chunks, int s_chunks);
 prog_tb *prog_add_tb(prog_gpu *g, int send, int recv, int chan);
 prog_step *prog_add_step(prog_tb *tb, step_type type, buf_kind srcbuf, int srcoff,
                          buf_kind dstbuf, int dstoff, int cnt, int depid, int deps);
+
+/* The line in the file of the most precise place that exists among step
+ * `step` of tb `tb` (an index) of rank `rank`, that tb, that rank's <gpu>
+ * and <algo> (-1: not that precise), or 0 if p was not read from a file. */
+int prog_line_of(const prog *p, int rank, int tb, int step);
 
 /* Take ownership of t (replacing any topology already attached). */
 void prog_set_topo(prog *p, topo *t);

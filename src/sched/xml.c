@@ -20,6 +20,7 @@
 
 #include <libxml/SAX2.h>
 #include <libxml/parser.h>
+#include <libxml/parserInternals.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
@@ -35,12 +36,15 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "../util/jsonin.h"
 #include "../util/mem.h"
 
 /* Limits of the runtimes' tokenizer (MAX_STR_LEN, MAX_ATTR_COUNT). */
 enum { RT_MAX_VALUE = 255, RT_MAX_ATTRS = 16 };
-/* Our own guard against absurd allocations. */
-enum { MAX_NGPUS = 65536 };
+/* Our own guards against absurd allocations: ranks, and chunks per buffer
+ * and per loop (2^24, so a rank's three buffers still count in an int;
+ * a 4096-rank AllToAll needs 2^24). */
+enum { MAX_NGPUS = 65536, MAX_CHUNKS = 1 << 24 };
 /* Escaped length of one <part> of the embedded topology. */
 enum { PART_CHARS = 200 };
 /* maxBytes the legacy runtime assumes when the attribute is absent. */
@@ -235,8 +239,10 @@ static void format_real(char *buf, size_t n, double v)
 /* What the parser context's callbacks collect instead of printing. */
 typedef struct {
     int level;          /* 0 none, else xmlErrorLevel of the kept error */
+    int code;           /* its xmlParserErrors code */
     long line;
     char msg[512];
+    char elem[64];      /* the element being parsed when it was raised, or "" */
     int doctype;        /* 1: a DOCTYPE was met and the parse stopped */
     long doctype_line;
 } xml_diag;
@@ -260,16 +266,20 @@ static void condense(char *dst, size_t dstsz, const char *src)
     dst[n] = '\0';
 }
 
-static void keep_error(xml_diag *d, const xmlError *e)
+/* Keep e in d; `elem` is the element being parsed (NULL: unknown). */
+static int keep_error(xml_diag *d, const xmlError *e, const xmlChar *elem)
 {
     if (!d || !e || e->level < XML_ERR_ERROR)
-        return;
+        return 0;
     /* Keep the first fatal error; an earlier plain error only until then. */
     if (d->level == XML_ERR_FATAL || (d->level == XML_ERR_ERROR && e->level == XML_ERR_ERROR))
-        return;
+        return 0;
     d->level = e->level;
+    d->code = e->code;
     d->line = e->line;
     condense(d->msg, sizeof d->msg, e->message);
+    snprintf(d->elem, sizeof d->elem, "%s", elem ? (const char *)elem : "");
+    return 1;
 }
 
 /* Parser-context error callback: `data` is the context's userData, which
@@ -277,13 +287,14 @@ static void keep_error(xml_diag *d, const xmlError *e)
 static void on_ctxt_error(void *data, xmlErrorPtr e)
 {
     xmlParserCtxtPtr ctxt = data;
-    keep_error(ctxt ? ctxt->_private : NULL, e);
+    if (ctxt)
+        keep_error(ctxt->_private, e, ctxt->name);
 }
 
 /* Backstop for errors libxml2 raises without a context (encoding layer). */
 static void on_global_error(void *data, xmlErrorPtr e)
 {
-    keep_error(data, e);
+    keep_error(data, e, NULL);
 }
 
 static void on_generic_error(void *data, const char *msg, ...)
@@ -329,6 +340,68 @@ static int only_space(const char *text, size_t len)
     return 1;
 }
 
+/* The attribute whose value starts on line `line` of text and runs past
+ * XML_MAX_TEXT_LENGTH bytes: its element and name into elem / name.
+ * Returns 1 if found. */
+static int find_long_attr(const char *text, size_t len, long line, char *elem, size_t elemsz,
+                          char *name, size_t namesz)
+{
+    size_t i = 0;
+    for (long l = 1; l < line && i < len; i++)
+        if (text[i] == '\n')
+            l++;
+    for (; i < len && text[i] != '\n'; i++) {
+        if (text[i] != '=')
+            continue;
+        size_t q = i + 1;
+        while (q < len && (text[q] == ' ' || text[q] == '\t'))
+            q++;
+        if (q >= len || (text[q] != '"' && text[q] != '\''))
+            continue;
+        const char *end = memchr(text + q + 1, text[q], len - q - 1);
+        size_t vlen = (end ? (size_t)(end - text) : len) - q - 1;
+        if (vlen <= XML_MAX_TEXT_LENGTH)
+            continue;
+        size_t ne = i;
+        while (ne > 0 && (text[ne - 1] == ' ' || text[ne - 1] == '\t'))
+            ne--;
+        size_t nb = ne;
+        while (nb > 0 && !strchr(" \t\r\n<\"'", text[nb - 1]))
+            nb--;
+        size_t lt = nb;
+        while (lt > 0 && text[lt - 1] != '<')
+            lt--;
+        size_t ee = lt;
+        while (ee < nb && !strchr(" \t\r\n/>", text[ee]))
+            ee++;
+        snprintf(name, namesz, "%.*s", (int)(ne - nb), text + nb);
+        snprintf(elem, elemsz, "%.*s", (int)(ee - lt), text + lt);
+        return 1;
+    }
+    return 0;
+}
+
+/* The message for a document libxml2 refused.  Two of its messages are
+ * about its own limits, which a user cannot lift, and name no field: say
+ * which limit and where instead. */
+static void malformed(const char *text, size_t len, const char *label, const xml_diag *d,
+                      tc_err *err)
+{
+    char elem[64], name[64];
+    if (d->code == XML_ERR_INTERNAL_ERROR && strstr(d->msg, "depth")) {
+        tc_err_set(err, TC_INPUT, "%s:%ld: <%s>: elements nested too deeply (the XML reader "
+                   "takes 256 levels; a schedule needs 4)", label, d->line,
+                   d->elem[0] ? d->elem : "?");
+    } else if (d->code == XML_ERR_ATTRIBUTE_NOT_FINISHED && strstr(d->msg, "too long") &&
+               find_long_attr(text, len, d->line, elem, sizeof elem, name, sizeof name)) {
+        tc_err_set(err, TC_INPUT, "%s:%ld: <%s> attribute %s: value longer than the XML reader "
+                   "takes (%d bytes; the MSCCL runtimes take %d)", label, d->line, elem, name,
+                   XML_MAX_TEXT_LENGTH, RT_MAX_VALUE);
+    } else {
+        tc_err_set(err, TC_INPUT, "%s:%ld: malformed XML: %s", label, d->line, d->msg);
+    }
+}
+
 /* Parse text into a libxml2 tree, or fail with TC_INPUT. */
 static xmlDocPtr parse_tree(const char *text, size_t len, const char *label, tc_err *err)
 {
@@ -340,7 +413,7 @@ static xmlDocPtr parse_tree(const char *text, size_t len, const char *label, tc_
         tc_err_set(err, TC_INPUT, "%s: too large for the XML reader (%zu bytes)", label, len);
         return NULL;
     }
-    if (check_utf8(text, len, label, err) != TC_OK)
+    if (jsonin_utf16_error(text, len, label, err) || check_utf8(text, len, label, err) != TC_OK)
         return NULL;
 
     xmlInitParser();
@@ -378,7 +451,7 @@ static xmlDocPtr parse_tree(const char *text, size_t len, const char *label, tc_
                    diag.doctype_line);
     } else if (!doc || !well_formed) {
         if (diag.level)
-            tc_err_set(err, TC_INPUT, "%s:%ld: malformed XML: %s", label, diag.line, diag.msg);
+            malformed(text, len, label, &diag, err);
         else
             tc_err_set(err, TC_INPUT, "%s:%ld: malformed XML", label, end_line);
     } else {
@@ -485,10 +558,11 @@ static int attr_ll(const reader *r, const xmlNode *n, const char *name, long lon
     return TC_OK;
 }
 
-static int attr_int(const reader *r, const xmlNode *n, const char *name, int *out)
+/* Required integer attribute in lo..hi (within int). */
+static int attr_int(const reader *r, const xmlNode *n, const char *name, int lo, int hi, int *out)
 {
     long long x;
-    if (attr_ll(r, n, name, INT_MIN, INT_MAX, &x, NULL) != TC_OK)
+    if (attr_ll(r, n, name, lo, hi, &x, NULL) != TC_OK)
         return TC_INPUT;
     *out = (int)x;
     return TC_OK;
@@ -529,7 +603,7 @@ static int read_step(const reader *r, const xmlNode *n, prog_tb *tb)
     buf_kind srcbuf, dstbuf;
     step_type type;
     xmlChar *tv;
-    if (attr_int(r, n, "s", &s) != TC_OK || attr_str(r, n, "type", &tv) != TC_OK)
+    if (attr_int(r, n, "s", 0, INT_MAX, &s) != TC_OK || attr_str(r, n, "type", &tv) != TC_OK)
         return TC_INPUT;
     if (step_type_parse((const char *)tv, &type) != 0) {
         char ex[64];
@@ -542,10 +616,15 @@ static int read_step(const reader *r, const xmlNode *n, prog_tb *tb)
                        ex, legacy_ra ? " (the legacy runtime's residual add is not supported)" : "");
     }
     xmlFree(tv);
-    if (attr_buf(r, n, "srcbuf", &srcbuf) != TC_OK || attr_int(r, n, "srcoff", &srcoff) != TC_OK ||
-        attr_buf(r, n, "dstbuf", &dstbuf) != TC_OK || attr_int(r, n, "dstoff", &dstoff) != TC_OK ||
-        attr_int(r, n, "cnt", &cnt) != TC_OK || attr_int(r, n, "depid", &depid) != TC_OK ||
-        attr_int(r, n, "deps", &deps) != TC_OK || attr_int(r, n, "hasdep", &hasdep) != TC_OK)
+    /* Offsets may be -1: msccl-tools writes nops with srcoff="-1". */
+    if (attr_buf(r, n, "srcbuf", &srcbuf) != TC_OK ||
+        attr_int(r, n, "srcoff", -1, INT_MAX, &srcoff) != TC_OK ||
+        attr_buf(r, n, "dstbuf", &dstbuf) != TC_OK ||
+        attr_int(r, n, "dstoff", -1, INT_MAX, &dstoff) != TC_OK ||
+        attr_int(r, n, "cnt", 0, INT_MAX, &cnt) != TC_OK ||
+        attr_int(r, n, "depid", -1, INT_MAX, &depid) != TC_OK ||
+        attr_int(r, n, "deps", -1, INT_MAX, &deps) != TC_OK ||
+        attr_int(r, n, "hasdep", 0, 1, &hasdep) != TC_OK)
         return TC_INPUT;
     prog_step *st = prog_add_step(tb, type, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps);
     st->s = s;
@@ -557,8 +636,10 @@ static int read_step(const reader *r, const xmlNode *n, prog_tb *tb)
 static int read_tb(const reader *r, const xmlNode *n, prog_gpu *g)
 {
     int id, send, recv, chan;
-    if (attr_int(r, n, "id", &id) != TC_OK || attr_int(r, n, "send", &send) != TC_OK ||
-        attr_int(r, n, "recv", &recv) != TC_OK || attr_int(r, n, "chan", &chan) != TC_OK)
+    if (attr_int(r, n, "id", 0, INT_MAX, &id) != TC_OK ||
+        attr_int(r, n, "send", -1, INT_MAX, &send) != TC_OK ||
+        attr_int(r, n, "recv", -1, INT_MAX, &recv) != TC_OK ||
+        attr_int(r, n, "chan", 0, INT_MAX, &chan) != TC_OK)
         return TC_INPUT;
     prog_tb *tb = prog_add_tb(g, send, recv, chan);
     tb->id = id;
@@ -573,7 +654,7 @@ static int read_tb(const reader *r, const xmlNode *n, prog_gpu *g)
 static int read_gpu(const reader *r, const xmlNode *n, prog *p)
 {
     int id, ic, oc, sc;
-    if (attr_int(r, n, "id", &id) != TC_OK)
+    if (attr_int(r, n, "id", INT_MIN, INT_MAX, &id) != TC_OK)
         return TC_INPUT;
     if (id < 0 || id >= p->ngpus)
         return fail_at(r, n, "<gpu> attribute id: %d is out of range 0..%d (ngpus=\"%d\")", id,
@@ -582,8 +663,9 @@ static int read_gpu(const reader *r, const xmlNode *n, prog *p)
     if (g->line > 0)
         return fail_at(r, n, "<gpu> attribute id: gpu %d appears twice (first at line %d)", id,
                        g->line);
-    if (attr_int(r, n, "i_chunks", &ic) != TC_OK || attr_int(r, n, "o_chunks", &oc) != TC_OK ||
-        attr_int(r, n, "s_chunks", &sc) != TC_OK)
+    if (attr_int(r, n, "i_chunks", 0, MAX_CHUNKS, &ic) != TC_OK ||
+        attr_int(r, n, "o_chunks", 0, MAX_CHUNKS, &oc) != TC_OK ||
+        attr_int(r, n, "s_chunks", 0, MAX_CHUNKS, &sc) != TC_OK)
         return TC_INPUT;
     g->id = id;
     g->i_chunks = ic;
@@ -595,6 +677,59 @@ static int read_gpu(const reader *r, const xmlNode *n, prog *p)
         if (is_elem(c, "tb") && read_tb(r, c, g) != TC_OK)
             return TC_INPUT;
     return TC_OK;
+}
+
+/* Where each <part> of an embedded topology starts in the joined JSON. */
+typedef struct {
+    size_t *at;         /* offset of part k's text */
+    long *line;         /* line of part k's element */
+    int n, cap;
+} part_map;
+
+static void part_map_add(part_map *m, size_t at, long line)
+{
+    if (m->n == m->cap) {
+        m->cap = m->cap ? 2 * m->cap : 16;
+        m->at = xrealloc(m->at, (size_t)m->cap * sizeof *m->at);
+        m->line = xrealloc(m->line, (size_t)m->cap * sizeof *m->line);
+    }
+    m->at[m->n] = at;
+    m->line[m->n++] = line;
+}
+
+/* A topology message "<topology>:JL[:JC]: what" or "<topology>: what" from
+ * topo_parse() of the joined JSON, restated at the line of the <part> that
+ * holds JSON line JL (column JC), or of <topology> itself. */
+static int topology_error(const reader *r, const xmlNode *n, const char *json,
+                          const part_map *m, const char *msg)
+{
+    static const char tag[] = "<topology>";
+    const char *rest = msg + strlen(tag);
+    long line = line_of(n), jline = 0, jcol = 1;
+    if (rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9') {
+        char *end;
+        jline = strtol(rest + 1, &end, 10);
+        rest = end;
+        if (rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9') {
+            jcol = strtol(rest + 1, &end, 10);
+            rest = end;
+        }
+        size_t off = 0;
+        for (long l = 1; l < jline && json[off]; off++)
+            if (json[off] == '\n')
+                l++;
+        off += (size_t)(jcol > 1 ? jcol - 1 : 0);
+        for (int k = 0; k < m->n && m->at[k] <= off; k++)
+            line = m->line[k];
+    }
+    if (rest[0] == ':')
+        rest++;
+    while (*rest == ' ')
+        rest++;
+    if (jline > 0)
+        return tc_err_set(r->err, TC_INPUT, "%s:%ld: <topology> (its JSON line %ld): %s", r->label,
+                          line, jline, rest);
+    return tc_err_set(r->err, TC_INPUT, "%s:%ld: <topology>: %s", r->label, line, rest);
 }
 
 /* <topology format="taccl-json-1" parts="N"><part v="..."/>...</topology> */
@@ -615,37 +750,34 @@ static int read_topology(const reader *r, const xmlNode *n, prog *p)
         return TC_INPUT;
     sbuf json = {0};
     sb_reserve(&json, 0);
-    long long seen = 0;
-    for (const xmlNode *c = n->children; c; c = c->next) {
+    part_map m = {0};
+    int rc = TC_OK;
+    for (const xmlNode *c = n->children; c && rc == TC_OK; c = c->next) {
         if (!is_elem(c, "part"))
             continue;
         xmlChar *v;
-        if (attr_str(r, c, "v", &v) != TC_OK) {
-            free(json.s);
-            return TC_INPUT;
-        }
+        if ((rc = attr_str(r, c, "v", &v)) != TC_OK)
+            break;
+        part_map_add(&m, json.len, line_of(c));
         sb_puts(&json, (const char *)v);
         xmlFree(v);
-        seen++;
     }
-    if (seen != parts) {
-        free(json.s);
-        return fail_at(r, n, "<topology> attribute parts: says %lld but %lld <part> elements follow",
-                       parts, seen);
+    if (rc == TC_OK && m.n != parts)
+        rc = fail_at(r, n, "<topology> attribute parts: says %lld but %d <part> elements follow",
+                     parts, m.n);
+    if (rc == TC_OK) {
+        tc_err te;
+        tc_err_clear(&te);
+        topo *t = topo_parse(json.s, "<topology>", &te);
+        if (t)
+            prog_set_topo(p, t);
+        else
+            rc = topology_error(r, n, json.s, &m, te.msg[0] ? te.msg : "<topology>: invalid");
     }
-    char label[1100];
-    snprintf(label, sizeof label, "%s:<topology>", r->label);
-    topo *t = topo_parse(json.s, label, r->err);
     free(json.s);
-    if (!t) {
-        if (r->err && r->err->code == TC_OK)
-            tc_err_set(r->err, TC_INPUT, "%s: invalid topology", label);
-        if (r->err)
-            r->err->code = TC_INPUT;
-        return TC_INPUT;
-    }
-    prog_set_topo(p, t);
-    return TC_OK;
+    free(m.at);
+    free(m.line);
+    return rc;
 }
 
 /* <taccl size_bytes="..." predicted_us="..." generator="..."/> */
@@ -656,6 +788,7 @@ static int read_taccl(const reader *r, const xmlNode *n, prog *p)
     if (attr_ll(r, n, "size_bytes", 0, LLONG_MAX, &size, &present) != TC_OK)
         return TC_INPUT;
     p->size_bytes = present ? size : 0;
+    p->size_line = present ? (int)line_of(n) : 0;
     xmlChar *v;
     if (get_attr(r, n, "predicted_us", &v) != TC_OK)
         return TC_INPUT;
@@ -729,27 +862,27 @@ static int read_algo_attrs(const reader *r, const xmlNode *n, prog *p)
     long long x;
     int present;
     if (read_name(r, n, p) != TC_OK || read_proto(r, n, p) != TC_OK ||
-        attr_int(r, n, "nchannels", &p->nchannels) != TC_OK ||
-        attr_int(r, n, "nchunksperloop", &p->nchunksperloop) != TC_OK ||
-        attr_int(r, n, "ngpus", &p->ngpus) != TC_OK)
+        attr_int(r, n, "nchannels", 1, INT_MAX, &p->nchannels) != TC_OK ||
+        attr_int(r, n, "nchunksperloop", 1, MAX_CHUNKS, &p->nchunksperloop) != TC_OK ||
+        attr_int(r, n, "ngpus", INT_MIN, INT_MAX, &p->ngpus) != TC_OK)
         return TC_INPUT;
     if (p->ngpus < 1)
         return fail_at(r, n, "<algo> attribute ngpus: must be at least 1, got %d", p->ngpus);
     if (p->ngpus > MAX_NGPUS)
         return fail_at(r, n, "<algo> attribute ngpus: %d is more than this reader supports (%d)",
                        p->ngpus, MAX_NGPUS);
-    if (read_coll(r, n, p) != TC_OK || attr_int(r, n, "inplace", &p->inplace) != TC_OK)
+    if (read_coll(r, n, p) != TC_OK || attr_int(r, n, "inplace", 0, 1, &p->inplace) != TC_OK)
         return TC_INPUT;
     /* Optional for the legacy runtime, which runs an algorithm only for
      * calls whose in-placeness equals `inplace` and assumes minBytes 0,
      * maxBytes 128 MB. */
-    if (attr_ll(r, n, "outofplace", INT_MIN, INT_MAX, &x, &present) != TC_OK)
+    if (attr_ll(r, n, "outofplace", 0, 1, &x, &present) != TC_OK)
         return TC_INPUT;
     p->outofplace = present ? (int)x : !p->inplace;
-    if (attr_ll(r, n, "minBytes", LLONG_MIN, LLONG_MAX, &x, &present) != TC_OK)
+    if (attr_ll(r, n, "minBytes", 0, LLONG_MAX, &x, &present) != TC_OK)
         return TC_INPUT;
     p->min_bytes = present ? x : 0;
-    if (attr_ll(r, n, "maxBytes", LLONG_MIN, LLONG_MAX, &x, &present) != TC_OK)
+    if (attr_ll(r, n, "maxBytes", 0, LLONG_MAX, &x, &present) != TC_OK)
         return TC_INPUT;
     p->max_bytes = present ? x : LEGACY_DEFAULT_MAX_BYTES;
     return TC_OK;
@@ -757,6 +890,7 @@ static int read_algo_attrs(const reader *r, const xmlNode *n, prog *p)
 
 static int read_algo(const reader *r, const xmlNode *n, prog *p)
 {
+    p->line = (int)line_of(n);
     if (read_algo_attrs(r, n, p) != TC_OK)
         return TC_INPUT;
     p->gpus = calloc((size_t)p->ngpus, sizeof *p->gpus);
@@ -807,7 +941,13 @@ prog *prog_parse_xml(const char *text, size_t len, const char *label, tc_err *er
     if (!root) {
         tc_err_set(err, TC_INPUT, "%s:1: no root element, expected <algo>", label);
     } else if (!is_elem(root, "algo")) {
-        fail_at(&r, root, "root element is <%s>, expected <algo>", (const char *)root->name);
+        if (root->ns)
+            fail_at(&r, root, "root element is <%s%s%s> in namespace \"%s\", expected <algo> "
+                    "in none", root->ns->prefix ? (const char *)root->ns->prefix : "",
+                    root->ns->prefix ? ":" : "", (const char *)root->name,
+                    root->ns->href ? (const char *)root->ns->href : "");
+        else
+            fail_at(&r, root, "root element is <%s>, expected <algo>", (const char *)root->name);
     } else {
         p = prog_new("", COLL_ALLGATHER, 0, 0);
         if (!p) {
@@ -856,6 +996,8 @@ prog *prog_read_xml(const char *path, tc_err *err)
         tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(saved));
         return NULL;
     }
+    if (b.s)
+        jsonin_lone_cr_to_lf(b.s, b.len);
     prog *p = prog_parse_xml(b.s ? b.s : "", b.len, path, err);
     free(b.s);
     if (p) {

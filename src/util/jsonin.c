@@ -283,18 +283,129 @@ static void excerpt_ahead(const char *text, size_t off, char *near)
     near[utf8_trim(near, to - from)] = '\0';
 }
 
+/* ------------------------------------------- where a syntax error lies */
+
+/* Text that did not parse has no tree to name a field by, so the text up
+ * to the error is scanned for the containers still open there: that gives
+ * the field the error is in (or after) and how deeply it is nested. */
+enum { OPEN_KEEP = 12 };        /* containers kept for the path */
+
+typedef struct {
+    int is_obj;
+    const char *key;    /* object: the key being read, or last read */
+    size_t klen;
+    int after;          /* object: a ',' followed that key's value */
+    int index;          /* array: the element being read */
+} open_box;
+
+typedef struct {
+    open_box box[OPEN_KEEP];
+    int depth;          /* containers open, may exceed OPEN_KEEP */
+    int max_depth;      /* the most that were open at once */
+} open_scan;
+
+/* Past the string starting at text[i] == '"', stopping at off. */
+static size_t skip_open_string(const char *text, size_t i, size_t off)
+{
+    for (i++; i < off && text[i] != '"'; i++)
+        if (text[i] == '\\')
+            i++;
+    return i;
+}
+
+static void scan_open(const char *text, size_t off, open_scan *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    int want_key = 0;
+    for (size_t i = 0; i < off; i++) {
+        open_box *top = sc->depth > 0 && sc->depth <= OPEN_KEEP ? &sc->box[sc->depth - 1] : NULL;
+        char ch = text[i];
+        if (ch == '"') {
+            size_t end = skip_open_string(text, i, off);
+            if (top && top->is_obj && want_key) {
+                top->key = text + i + 1;
+                top->klen = end - i - 1;
+                top->after = 0;
+                want_key = 0;
+            }
+            i = end;
+        } else if (ch == '{' || ch == '[') {
+            if (sc->depth < OPEN_KEEP)
+                sc->box[sc->depth] = (open_box){ch == '{', NULL, 0, 0, 0};
+            if (++sc->depth > sc->max_depth)
+                sc->max_depth = sc->depth;
+            want_key = ch == '{';
+        } else if (ch == '}' || ch == ']') {
+            if (sc->depth > 0)
+                sc->depth--;
+            want_key = 0;
+        } else if (ch == ',' && top) {
+            if (top->is_obj)
+                top->after = want_key = 1;
+            else
+                top->index++;
+        } else if (ch == ':') {
+            want_key = 0;
+        }
+    }
+}
+
+/* " (in links[2].alpha_us)", " (after nodes)", or "" at the top level,
+ * the path written as the loaders write it (flags: JSONIN_*). */
+static void open_path(const open_scan *sc, unsigned flags, char *buf, size_t n)
+{
+    char keys[OPEN_KEEP][52];
+    jsonin_ctx c;
+    jsonin_ctx_init(&c, "", NULL, flags, NULL);
+    int kept = sc->depth < OPEN_KEEP ? sc->depth : OPEN_KEEP, after = 0;
+    for (int d = 0; d < kept; d++) {
+        const open_box *b = &sc->box[d];
+        if (!b->is_obj) {
+            jsonin_push_index(&c, b->index);
+            continue;
+        }
+        if (!b->key)
+            break;
+        size_t k = b->klen < sizeof keys[d] - 1 ? b->klen : sizeof keys[d] - 1;
+        memcpy(keys[d], b->key, k);
+        keys[d][k] = '\0';
+        jsonin_push_key(&c, keys[d], 0);
+        after = b->after && d == sc->depth - 1;
+    }
+    if (c.depth == 0) {
+        buf[0] = '\0';
+        return;
+    }
+    char path[256];
+    jsonin_path_str(&c, path, sizeof path);
+    snprintf(buf, n, " (%s %s%s)", after ? "after" : "in", path,
+             sc->depth > OPEN_KEEP ? "..." : "");
+}
+
 /* cJSON often stops just past the offending token, so when it points at
- * blank space the position moves back to the last character written. */
+ * blank space the position moves back to the last character written.  The
+ * message ends with the field the error is in, and says so when it is
+ * cJSON's nesting limit rather than the syntax that stopped it. */
 int jsonin_syntax_error(const char *text, const char *label, const char *at,
                         unsigned flags, tc_err *err)
 {
     size_t len = strlen(text);
     size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
     int line, col;
+    open_scan sc;
+    char where[300];
+    scan_open(text, off, &sc);
+    open_path(&sc, flags, where, sizeof where);
+    if (sc.max_depth >= CJSON_NESTING_LIMIT) {
+        jsonin_line_col(text, off, &line, &col);
+        return tc_err_set(err, TC_INPUT, "%s:%d:%d: nested deeper than the JSON reader's "
+                          "limit of %d arrays and objects%s", label, line, col,
+                          CJSON_NESTING_LIMIT, where);
+    }
     if (jsonin_is_blank(text + off)) {
         jsonin_line_col(text, len, &line, &col);
         return tc_err_set(err, TC_INPUT, "%s:%d:%d: JSON syntax error: "
-                          "unexpected end of file", label, line, col);
+                          "unexpected end of file%s", label, line, col, where);
     }
     while (off > 0 && strchr(BLANKS, text[off]))
         off--;
@@ -304,8 +415,29 @@ int jsonin_syntax_error(const char *text, const char *label, const char *at,
         excerpt_ahead(text, off, near);
     else
         excerpt_around(text, len, off, near);
-    return tc_err_set(err, TC_INPUT, "%s:%d:%d: JSON syntax error near '%s'",
-                      label, line, col, near);
+    return tc_err_set(err, TC_INPUT, "%s:%d:%d: JSON syntax error near '%s'%s",
+                      label, line, col, near, where);
+}
+
+size_t jsonin_lone_cr_to_lf(char *text, size_t n)
+{
+    size_t changed = 0;
+    for (size_t i = 0; i < n; i++)
+        if (text[i] == '\r' && (i + 1 == n || text[i + 1] != '\n')) {
+            text[i] = '\n';
+            changed++;
+        }
+    return changed;
+}
+
+int jsonin_utf16_error(const char *text, size_t n, const char *label, tc_err *err)
+{
+    const unsigned char *u = (const unsigned char *)text;
+    if (n < 2 || !((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF)))
+        return 0;
+    tc_err_set(err, TC_INPUT, "%s:1:1: UTF-16 text (byte-order mark 0x%02X 0x%02X): save it as "
+               "UTF-8", label, u[0], u[1]);
+    return 1;
 }
 
 cJSON *jsonin_parse(const char *text, const char *label, const jsonin_doc *doc,
@@ -316,6 +448,8 @@ cJSON *jsonin_parse(const char *text, const char *label, const jsonin_doc *doc,
         return NULL;
     }
     size_t len = strlen(text);
+    if (jsonin_utf16_error(text, len, label, err))
+        return NULL;
     size_t bad = jsonin_utf8_invalid_at((const unsigned char *)text, len);
     if (bad < len) {
         int line, col;
@@ -420,6 +554,11 @@ char *jsonin_read_file(const char *path, const jsonin_doc *doc, tc_err *err)
     close(fd);
     if (rc != TC_OK)
         return NULL;
+    if (jsonin_utf16_error(buf, n, path, err)) {
+        free(buf);
+        return NULL;
+    }
+    jsonin_lone_cr_to_lf(buf, n);
     size_t nul = strlen(buf);
     if (nul < n) {
         int line, col;

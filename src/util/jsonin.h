@@ -65,6 +65,17 @@ typedef struct jsonin_doc {
  * invalid), or n if all n bytes are. */
 size_t jsonin_utf8_invalid_at(const unsigned char *s, size_t n);
 
+/* Does text (n bytes) start with a UTF-16 byte-order mark?  Then set
+ * "LABEL:1:1: UTF-16 text (...): save it as UTF-8" and return 1; else 0.
+ * (Such a file is full of NUL bytes, which would be said instead.) */
+int jsonin_utf16_error(const char *text, size_t n, const char *label, tc_err *err);
+
+/* Turn each CR not followed by LF (old Mac line ends) into LF, in place, so
+ * lines are counted as the user's editor counts them; CR LF stays.  The
+ * length is unchanged and JSON and XML read either as a line end.  Returns
+ * how many were changed. */
+size_t jsonin_lone_cr_to_lf(char *text, size_t n);
+
 /* Line and column (1-based; the column counts bytes) of offset off. */
 void jsonin_line_col(const char *text, size_t off, int *line, int *col);
 
