@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../lp/lp.h"
 #include "../util/mem.h"
 
 /* ------------------------------------------------------------ resources */
@@ -363,6 +364,7 @@ typedef struct {
     int *lane;          /* [2n] */
     int *seq;           /* scheduling order */
     double makespan;
+    int stopped;        /* left unfinished on a stop request (lp.h) */
 } sched_run;
 
 /* Earliest-free lane of resource r (lowest-numbered among equals). */
@@ -434,6 +436,10 @@ static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
             cand[ncand++] = i;
     out->makespan = 0;
     for (int step = 0; step < n; step++) {
+        if (step % 1024 == 0 && lp_stop_requested()) {
+            out->stopped = 1;
+            break;
+        }
         int bi = 0;
         double brq = request_time(c, lane_free, chain_end, ready, cand[0]);
         double bt = start_time(c, lane_free, brq, cand[0]);
@@ -488,6 +494,7 @@ static void run_alloc(sched_run *r, int n)
     r->lane = xcalloc((size_t)2 * n, sizeof *r->lane);
     r->seq = xcalloc((size_t)n, sizeof *r->seq);
     r->makespan = 0;
+    r->stopped = 0;
 }
 
 static void run_free(sched_run *r)
@@ -610,6 +617,14 @@ int order_schedule(const algo *routing, const topo *t, double chunk_bytes,
             continue;
         if (n > 0)
             run_policy(&c, pol[k], &runs[k]);
+        if (runs[k].stopped) {
+            run_free(&runs[0]);
+            if (k == 1)
+                run_free(&runs[1]);
+            ctx_free(&c);
+            forest_free(&f);
+            return tc_err_set(err, TC_STOP, "interrupted");
+        }
         mk[k] = runs[k].makespan;
         if (pick < 0 || (mk[k] < mk[pick] && !feq(mk[k], mk[pick])))
             pick = k;

@@ -82,6 +82,7 @@ typedef struct {
     int verbose;            /* GLPK's log on stderr (default 0) */
     int quiet;              /* no progress lines on stderr (default 0) */
     lp_backend backend;     /* default LP_GLPK */
+    int mem_limit_mb;       /* GLPK's memory limit (lp_opts.mem_limit_mb); 0 none */
 } route_opts;
 
 typedef struct {
