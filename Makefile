@@ -7,6 +7,8 @@
 #   make bench   baselines and bounds over size sweeps: bench/results.md and
 #                plots (QUICK=1 for a short run)
 #   make speed   executor speed next to memcpy
+#   make scale   time and peak memory of taccl-run and taccl-synth as the
+#                ranks grow (BASE=REV: the same for REV beside this tree)
 #
 # Sources are found by wildcard: every src/**/*.c except src/cli/ goes into
 # build/libtaccl.a; each src/cli/<tool>.c is a program; each tests/test_*.c a
@@ -34,7 +36,7 @@ BINS     := $(CLI_SRC:src/cli/%.c=$(BUILD)/bin/%)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB      := $(BUILD)/libtaccl.a
 
-.PHONY: all deps run check test clean bench speed
+.PHONY: all deps run check test clean bench speed scale
 .SECONDARY:
 
 all: $(BINS)
@@ -73,6 +75,10 @@ test: check
 speed: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/speed.sh $(BUILD)/bin
+
+scale: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/scale.sh $(BUILD)/bin $(if $(BASE),--base $(BASE))
 
 bench: deps
 	@$(MAKE) --no-print-directory all

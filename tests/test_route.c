@@ -560,6 +560,44 @@ static void test_unreachable_named(void **state)
                        none);
 }
 
+/* A model too large to search is refused at once, before any search.
+ * With symmetries only one chunk per orbit is searched and the others
+ * take its candidates carried by the symmetry: as many as a search of
+ * every chunk finds. */
+static void test_size_guard(void **state)
+{
+    (void)state;
+    topo *t = load_topo("torus-2d-32x32");
+    sketch *s = parse_sketch("{\"nnodes\": 1}", t);
+    route_opts o = quiet_opts();
+    o.build_only = 1;
+    algo *a = NULL;
+    tc_err e;
+    route_stats st;
+    assert_int_equal(route_solve(s, t, COLL_ALLGATHER, 1 << 20, &o, &a, &st, &e), TC_INPUT);
+    assert_null(a);
+    assert_non_null(strstr(e.msg, "inline: routing allgather over the 1024 ranks of "
+                                  "torus-2d-32x32 means 1024 chunk orbits to search"));
+    assert_non_null(strstr(e.msg, "give the sketch symmetry_offsets"));
+    sketch_free(s);
+    topo_free(t);
+    t = load_topo("torus-2d-8x8");
+    s = load_sketch("torus-2d-8x8-sk-1", t);
+    route_stats plain;
+    o.use_symmetry = 0;
+    assert_int_equal(route_solve(s, t, COLL_ALLGATHER, 1 << 20, &o, &a, &plain, &e), TC_OK);
+    algo_free(a);
+    o.use_symmetry = 1;
+    assert_int_equal(route_solve(s, t, COLL_ALLGATHER, 1 << 20, &o, &a, &st, &e), TC_OK);
+    assert_int_equal(plain.nreps, 64);
+    assert_int_equal(st.nreps, 1);
+    assert_int_equal(st.nslots, plain.nslots);
+    assert_int_equal(a->nsends, 64 * 63);
+    algo_free(a);
+    sketch_free(s);
+    topo_free(t);
+}
+
 static void test_route_check_catches(void **state)
 {
     (void)state;
@@ -629,6 +667,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_route_check_catches),
         cmocka_unit_test(test_unreachable_named),
+        cmocka_unit_test(test_size_guard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -398,14 +398,16 @@ static void limit_note(const synth_stats *st, char *buf, size_t n)
     buf[0] = '\0';
     if (!time_limited(st))
         return;
-    char a[32] = "unknown", b[32] = "unknown";
+    char a[32] = "gap unknown", b[32] = "gap unknown";
     if (isfinite(st->route_gap))
-        snprintf(a, sizeof a, "%.3g%%", 100 * st->route_gap);
+        snprintf(a, sizeof a, "gap %.3g%%", 100 * st->route_gap);
     if (isfinite(st->contig_gap))
-        snprintf(b, sizeof b, "%.3g%%", 100 * st->contig_gap);
-    snprintf(buf, n, "; stopped by the time limit, not proven optimal: routing %s, gap %s; "
-             "contiguity %s, gap %s", st->route_fallback ? "heuristic"
-             : lp_status_name(st->route_status), a, contig_status(st), b);
+        snprintf(b, sizeof b, "gap %.3g%%", 100 * st->contig_gap);
+    if (st->contig_status == LP_UNSOLVED)
+        b[0] = '\0';
+    snprintf(buf, n, "; stopped by the time limit, not proven optimal: routing %s, %s; "
+             "contiguity %s%s%s", st->route_fallback ? "heuristic"
+             : lp_status_name(st->route_status), a, contig_status(st), b[0] ? ", " : "", b);
 }
 
 static void print_synth_json(const cli *c, const prog *p, const synth_stats *st)

@@ -30,6 +30,7 @@
 #include "../util/mem.h"
 
 #define UC_MU 0.01          /* TACCL's weight of the connection / load term */
+#define ROUTE_MAX_WORK 2e9  /* orbits x ranks x (ranks + hops): see check_size() */
 
 static double now_s(void)
 {
@@ -521,6 +522,45 @@ static int chunk_candidates(rmodel *M, search *w, int c, int **list, int *len, i
     return TC_OK;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static int hop_image(const rmodel *M, int hi, const int *g);
+
+/* Chunk c is not its orbit's representative (processed before it, as the
+ * orbit's smallest chunk): its candidates and cheapest arrivals are the
+ * representative's carried by the permutation (sketch_check made sure the
+ * symmetries map the topology and the sketch's graph onto themselves).
+ * 0 if a hop has no image (then c is searched on its own). */
+static int carry_candidates(rmodel *M, int c, int **list, int *len, int *cap)
+{
+    int n = M->n, r = M->rep[c], r0 = M->cstart[r], r1 = M->cstart[r + 1];
+    const int *g = &M->perm[(size_t)c * n];
+    if (*len + (r1 - r0) > *cap) {
+        while (*len + (r1 - r0) > *cap)
+            *cap = *cap ? 2 * *cap : 1024;
+        *list = xrealloc(*list, (size_t)*cap * sizeof **list);
+    }
+    int at = *len;
+    for (int k = r0; k < r1; k++) {
+        int h = hop_image(M, (*list)[k], g);
+        if (h < 0) {
+            *len = at;
+            return 0;
+        }
+        (*list)[(*len)++] = h;
+    }
+    qsort(*list + at, (size_t)(*len - at), sizeof **list, cmp_int);
+    const double *lr = &M->lb[(size_t)r * n];
+    double *lc = &M->lb[(size_t)c * n];
+    for (int v = 0; v < n; v++)
+        lc[g[v]] = lr[v];
+    return 1;
+}
+
 static int build_candidates(rmodel *M, tc_err *err)
 {
     search w;
@@ -530,8 +570,10 @@ static int build_candidates(rmodel *M, tc_err *err)
     int len = 0, cap = 0, rc = TC_OK;
     int *list = NULL;
     for (int c = 0; c < M->nch && rc == TC_OK; c++) {
-        rc = lp_stop_requested() ? tc_err_set(err, TC_STOP, "interrupted")
-                                 : chunk_candidates(M, &w, c, &list, &len, &cap, err);
+        if (lp_stop_requested())
+            rc = tc_err_set(err, TC_STOP, "interrupted");
+        else if (M->rep[c] == c || !carry_candidates(M, c, &list, &len, &cap))
+            rc = chunk_candidates(M, &w, c, &list, &len, &cap, err);
         M->cstart[c + 1] = len;
     }
     M->chop = list ? list : xmalloc(sizeof *M->chop);
@@ -609,6 +651,27 @@ static int build_symmetry(rmodel *M, int use)
     return TC_OK;
 }
 
+/* Refuse, before any search, a model this module cannot build in
+ * reasonable time and memory: each orbit representative is searched once
+ * per destination over the whole graph (ranks + hops), and becomes that
+ * many rows and columns of the MILP.  The limit admits every bundled
+ * sketch by far (the largest, torus-2d-32x32 with its symmetries, is 1
+ * orbit: 5e6 steps) and refuses the same torus without symmetries (1024
+ * orbits: 5e9 steps, minutes of search before a MILP of 2 million
+ * binaries). */
+static int check_size(const rmodel *M, tc_err *err)
+{
+    double work = (double)M->nreps * M->n * (M->n + M->nhops);
+    if (work <= ROUTE_MAX_WORK)
+        return TC_OK;
+    return tc_err_set(err, TC_INPUT, "%s: routing %s over the %d ranks of %s means %d chunk "
+                      "orbit%s to search (about %.2g graph steps; this synthesizer's limit is "
+                      "%.2g): give the sketch symmetry_offsets (one chunk routed per orbit), or "
+                      "use a baseline (taccl-synth --algo ring)", M->s->path && *M->s->path ? M->s->path
+                      : M->s->name, coll_name(M->k), M->n, M->t->name, M->nreps,
+                      M->nreps == 1 ? "" : "s", work, ROUTE_MAX_WORK);
+}
+
 static int rmodel_build(rmodel *M, const sketch *s, const topo *t, coll_kind k, double bytes,
                         const route_opts *o, tc_err *err)
 {
@@ -639,9 +702,11 @@ static int rmodel_build(rmodel *M, const sketch *s, const topo *t, coll_kind k, 
     M->dbuf = xmalloc((size_t)M->n * sizeof *M->dbuf);
     M->obuf = xmalloc((size_t)M->n * sizeof *M->obuf);
     build_hops(M);
-    int rc = build_candidates(M, err);
+    int rc = build_symmetry(M, o->use_symmetry);
     if (rc == TC_OK)
-        rc = build_symmetry(M, o->use_symmetry);
+        rc = check_size(M, err);
+    if (rc == TC_OK)
+        rc = build_candidates(M, err);
     if (rc != TC_OK)
         rmodel_free(M);
     return rc;
@@ -1497,6 +1562,8 @@ static double relaxed_time(const rmodel *M, const trees *T)
     double t = 0;
     double *load = xcalloc((size_t)M->nres + 1, sizeof *load);
     double *port = xcalloc((size_t)M->nres + 1, sizeof *port);
+    int *start = xmalloc(((size_t)n + 1) * sizeof *start), *fill = xmalloc((size_t)n * sizeof *fill);
+    int *kid = xmalloc((size_t)n * sizeof *kid);
     for (int c = 0; c < M->nch; c++) {
         const int *par = &T->par[(size_t)c * n];
         const double *arr = &T->arr[(size_t)c * n];
@@ -1509,20 +1576,29 @@ static double relaxed_time(const rmodel *M, const trees *T)
             for (int q = 0; q < h->nres; q++)
                 load[h->res[q]] += h->cost / M->lanes[h->res[q]];
         }
-        /* a rank's sends of c through one port or NIC, after c reached it */
+        /* a rank's sends of c through one port or NIC, after c reached it:
+         * the receivers v of each sender u's such sends, in v order */
+        memset(start, 0, ((size_t)n + 1) * sizeof *start);
+        for (int v = 0; v < n; v++)
+            if (par[v] >= 0 && M->hops[par[v]].nres == 2)
+                start[M->hops[par[v]].u + 1]++;
+        for (int u = 0; u < n; u++)
+            start[u + 1] += start[u];
+        memcpy(fill, start, (size_t)n * sizeof *fill);
+        for (int v = 0; v < n; v++)
+            if (par[v] >= 0 && M->hops[par[v]].nres == 2)
+                kid[fill[M->hops[par[v]].u]++] = v;
         for (int u = 0; u < n; u++) {
             if (!isfinite(arr[u]))
                 continue;
-            for (int v = 0; v < n; v++)
-                if (par[v] >= 0 && M->hops[par[v]].u == u && M->hops[par[v]].nres == 2)
-                    port[M->hops[par[v]].res[0]] = 0;
-            for (int v = 0; v < n; v++)
-                if (par[v] >= 0 && M->hops[par[v]].u == u && M->hops[par[v]].nres == 2) {
-                    int r = M->hops[par[v]].res[0];
-                    port[r] += M->hops[par[v]].cost;
-                    if (arr[u] + port[r] > t)
-                        t = arr[u] + port[r];
-                }
+            for (int k = start[u]; k < start[u + 1]; k++)
+                port[M->hops[par[kid[k]]].res[0]] = 0;
+            for (int k = start[u]; k < start[u + 1]; k++) {
+                const hop *h = &M->hops[par[kid[k]]];
+                port[h->res[0]] += h->cost;
+                if (arr[u] + port[h->res[0]] > t)
+                    t = arr[u] + port[h->res[0]];
+            }
         }
     }
     for (int r = 0; r < M->nres; r++)
@@ -1530,6 +1606,9 @@ static double relaxed_time(const rmodel *M, const trees *T)
             t = load[r];
     free(load);
     free(port);
+    free(start);
+    free(fill);
+    free(kid);
     return t;
 }
 
