@@ -9,6 +9,8 @@
 #   make speed   executor speed next to memcpy
 #   make fuzz    libFuzzer on the sketch, topology and XML loaders, each for
 #                SECONDS seconds (default 60), in build-fuzz/ (clang)
+#   make scale   time and peak memory of taccl-run and taccl-synth as the
+#                ranks grow (BASE=REV: the same for REV beside this tree)
 #
 # Sources are found by wildcard: every src/**/*.c except src/cli/ goes into
 # build/libtaccl.a; each src/cli/<tool>.c is a program; each tests/test_*.c a
@@ -41,7 +43,7 @@ REPLAYS  := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=$(BUILD)/fuzz/replay_%)
 FUZZERS  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 LIB      := $(BUILD)/libtaccl.a
 
-.PHONY: all deps run check test clean bench speed fuzz fuzzers
+.PHONY: all deps run check test clean bench speed fuzz fuzzers scale
 .SECONDARY:
 
 all: $(BINS)
@@ -88,6 +90,10 @@ test: check
 speed: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/speed.sh $(BUILD)/bin
+
+scale: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/scale.sh $(BUILD)/bin $(if $(BASE),--base $(BASE))
 
 bench: deps
 	@$(MAKE) --no-print-directory all

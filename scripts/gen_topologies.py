@@ -160,6 +160,23 @@ def torus_2d(w, h):
     }
 
 
+def ring(n):
+    """n ranks in a ring, each linked to its two neighbours (not bundled:
+    scripts/scale.sh writes ring(64), ring(256), ring(1024) for the
+    executor's scale runs)."""
+    return {
+        "name": "ring-%d" % n,
+        "description": "%d ranks in a ring, one link to each neighbour; "
+                       "TACOS's link figures" % n,
+        "nodes": 1,
+        "ranks_per_node": n,
+        "device": {"kind": "gpu"},
+        "local": TACOS_LOCAL,
+        "links": [tacos_links([[r, (r + 1) % n] for r in range(n)],
+                              "rank r linked to r+1 mod %d" % n)],
+    }
+
+
 def mesh_2d(w, h):
     """w x h grid, each NPU linked to its 2-4 neighbours, no wrap-around."""
     pairs = []

@@ -1,5 +1,6 @@
 /* test_lp.c — the LP/MILP wrapper: known optima, infeasible and unbounded
- * models, time limits, incumbent seeding, argument errors, quiet output.
+ * models, time limits, incumbent seeding, argument errors, quiet output,
+ * stop requests and memory limits.
  * Every model with a known answer is solved by both backends (GLPK, CBC),
  * and random small MILPs check that the two agree on the optimum. */
 #include <setjmp.h>
@@ -10,7 +11,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "lp/lp.h"
@@ -746,6 +749,125 @@ static void test_write(void **state)
     lp_free(p);
 }
 
+static void on_alarm(int sig)
+{
+    (void)sig;
+    lp_request_stop();
+}
+
+/* A stop request (here from a timer's signal handler, as taccl-synth's
+ * SIGINT handler does) ends a long solve promptly with TC_STOP, on both
+ * backends; a request made before the call stops it at once. */
+static void test_stop_request(void **state)
+{
+    (void)state;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, &old);
+    for (int b = 0; b < NBACKENDS; b++) {
+        lp *p = market_split(NULL);
+        lp_opts o;
+        opts_for(&o, backends[b]);
+        o.time_limit_s = 30;
+        lp_result r;
+        tc_err e;
+        lp_clear_stop();
+        struct itimerval it = {{0, 0}, {0, 300000}};   /* 0.3 s */
+        setitimer(ITIMER_REAL, &it, NULL);
+        assert_int_equal(lp_solve(p, &o, &r, &e), TC_STOP);
+        assert_true(lp_stop_requested());
+        assert_string_equal(e.msg, "interrupted");
+        assert_int_equal(r.status, LP_UNSOLVED);
+        if (!(r.seconds < 3))
+            fail_msg("%s took %.2f s to stop", backends[b] == LP_CBC ? "CBC" : "GLPK",
+                     r.seconds);
+        /* still set: the next solve does not start */
+        assert_int_equal(lp_solve(p, &o, &r, &e), TC_STOP);
+        lp_clear_stop();
+        assert_false(lp_stop_requested());
+        lp_free(p);
+        p = small_lp();
+        assert_int_equal(lp_solve(p, &o, &r, &e), TC_OK);
+        assert_int_equal(r.status, LP_OPTIMAL);
+        lp_free(p);
+    }
+    sigaction(SIGALRM, &old, NULL);
+}
+
+/* A transportation-like LP of 60,000 columns: far more than 1 MiB for
+ * either solver. */
+static lp *big_lp(void)
+{
+    lp *p = lp_new("big");
+    enum { S = 200, D = 300 };
+    int *cols = malloc(D * sizeof *cols);
+    double *ones = malloc(D * sizeof *ones);
+    for (int i = 0; i < S; i++)
+        for (int j = 0; j < D; j++)
+            lp_add_col(p, NULL, 0, INFINITY, 1 + (i * 7 + j * 13) % 17, 0);
+    for (int i = 0; i < S; i++) {
+        for (int j = 0; j < D; j++) {
+            cols[j] = i * D + j;
+            ones[j] = 1;
+        }
+        lp_add_row(p, NULL, -INFINITY, 3 * D, D, cols, ones);
+    }
+    for (int j = 0; j < D; j++) {
+        int c[S];
+        double v[S];
+        for (int i = 0; i < S; i++) {
+            c[i] = i * D + j;
+            v[i] = 1;
+        }
+        lp_add_row(p, NULL, 2, INFINITY, S, c, v);
+    }
+    free(cols);
+    free(ones);
+    return p;
+}
+
+/* A memory limit the solver exceeds is TC_INPUT saying so, with nothing
+ * left behind: the same process solves again afterwards. */
+static void test_memory_limit(void **state)
+{
+    (void)state;
+    for (int b = 0; b < NBACKENDS; b++) {
+        lp *p = big_lp();
+        lp_opts o;
+        opts_for(&o, backends[b]);
+        o.mem_limit_mb = 1;
+        lp_result r;
+        tc_err e;
+        assert_int_equal(lp_solve(p, &o, &r, &e), TC_INPUT);
+        assert_int_equal(r.out_of_memory, 1);
+        assert_int_equal(r.status, LP_UNSOLVED);
+        assert_non_null(strstr(e.msg, "exceeded its memory limit of 1 MiB on 'big'"));
+        assert_true(isnan(lp_value(p, 0)));
+        /* without the limit (and afterwards, with GLPK's state freed) it solves */
+        o.mem_limit_mb = 0;
+        o.time_limit_s = 20;
+        assert_int_equal(lp_solve(p, &o, &r, &e), TC_OK);
+        assert_int_equal(r.out_of_memory, 0);
+        assert_true(r.status == LP_OPTIMAL || r.status == LP_FEASIBLE);
+        lp_free(p);
+        p = small_lp();
+        o.mem_limit_mb = 64;
+        assert_int_equal(lp_solve(p, &o, &r, &e), TC_OK);
+        assert_int_equal(r.status, LP_OPTIMAL);
+        NEAR(r.objective, 11);
+        lp_free(p);
+    }
+    lp_opts o;
+    lp_opts_init(&o);
+    o.mem_limit_mb = -1;
+    lp *p = small_lp();
+    tc_err e;
+    assert_int_equal(lp_solve(p, &o, NULL, &e), TC_INPUT);
+    lp_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -764,6 +886,8 @@ int main(void)
         cmocka_unit_test(test_trivial),
         cmocka_unit_test(test_quiet),
         cmocka_unit_test(test_write),
+        cmocka_unit_test(test_stop_request),
+        cmocka_unit_test(test_memory_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
  * senders, enforce_ordering), symmetry substitution shrinks the model and
  * yields a symmetric routing, the MILP never does worse than its heuristic
  * seed, a time limit still returns a valid routing, uc-min / uc-max steer
- * the number of switch connections, and route_check() catches bad routings. */
+ * the number of switch connections, route_check() catches bad routings, and
+ * a rank some chunk cannot reach is named with the rule that forbids it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -483,6 +484,120 @@ static void test_refusals(void **state)
     topo_free(t);
 }
 
+/* Two nodes of three ranks: 0 <-> 1, 0 -> 2 one way (rank 2 reaches nobody
+ * inside its node), a NIC for all three.  Rank 0 reaches its whole node;
+ * rank 2 only through another node. */
+static const char TRI_TOPO[] =
+    "{\"name\": \"tri\", \"nodes\": 2, \"ranks_per_node\": 3,\n"
+    " \"local\": {\"copy_gbps\": 100, \"reduce_gbps\": 100, \"source\": \"assumed: test\"},\n"
+    " \"links\": [{\"pairs\": [[0, 1]], \"alpha_us\": 1, \"bandwidth_gbps\": 10,\n"
+    "            \"source\": \"assumed: test\"},\n"
+    "           {\"pairs\": [[0, 2]], \"bidirectional\": false, \"alpha_us\": 1,\n"
+    "            \"bandwidth_gbps\": 10, \"source\": \"assumed: test\"}],\n"
+    " \"nics\": [{\"ranks\": [0, 1, 2], \"alpha_us\": 2, \"bandwidth_gbps\": 5,\n"
+    "           \"source\": \"assumed: test\"}]}\n";
+
+/* route_solve and route_heuristic on sketch text over topology text: both
+ * TC_INPUT with the same message, which must contain every needle. */
+static void expect_unreachable(const char *topo_text, const char *sketch_text,
+                               const char *const *needles)
+{
+    tc_err e;
+    topo *t = topo_parse(topo_text, "tri.json", &e);
+    if (!t)
+        fail_msg("topology: %s", e.msg);
+    sketch *s = parse_sketch(sketch_text, t);
+    route_opts o = quiet_opts();
+    algo *a = NULL;
+    assert_int_equal(route_solve(s, t, COLL_ALLGATHER, 1000, &o, &a, NULL, &e), TC_INPUT);
+    assert_null(a);
+    for (const char *const *n = needles; *n; n++)
+        if (!strstr(e.msg, *n))
+            fail_msg("message lacks \"%s\": %s", *n, e.msg);
+    char first[1024];
+    snprintf(first, sizeof first, "%s", e.msg);
+    assert_int_equal(route_heuristic(s, t, COLL_ALLGATHER, 1000, &o, &a, &e), TC_INPUT);
+    assert_string_equal(e.msg, first);
+    /* AllToAll meets the same wall */
+    assert_int_equal(route_solve(s, t, COLL_ALLTOALL, 1000, &o, &a, NULL, &e), TC_INPUT);
+    sketch_free(s);
+    topo_free(t);
+}
+
+/* A rank a chunk cannot reach is named with the chunk and the rule that
+ * forbids it: the sketch key (file, line, key) or the topology. */
+static void test_unreachable_named(void **state)
+{
+    (void)state;
+    /* internode_conn: rank 0 may cross only 0 -> local 2, a dead end */
+    const char *conn[] = {"inline:3: internode_sketch.internode_conn: chunk 0 of rank 0 cannot "
+                          "reach rank 3", "pairs (local sender->receiver) 0->2", NULL};
+    expect_unreachable(TRI_TOPO, "{\"nnodes\": 2,\n \"internode_sketch\": {\"strategy\": "
+                       "\"relay\",\n   \"internode_conn\": {\"0\": [2]}}}", conn);
+    /* the rev map sends rank 0's chunks out through 1, whose pair is a dead
+     * end, while 0 -> 0 would have done */
+    const char *via[] = {"inline:4: internode_sketch.gpus_to_sender_rev_map: chunk 0 of rank 0 "
+                         "cannot reach rank 3", "only through local rank(s) [1]", NULL};
+    expect_unreachable(TRI_TOPO, "{\"nnodes\": 2,\n \"internode_sketch\": {\"strategy\": "
+                       "\"relay\",\n   \"internode_conn\": {\"0\": [0], \"1\": [2]},\n"
+                       "   \"gpus_to_sender_rev_map\": {\"0\": [1, 2], \"1\": [0]}}}", via);
+    /* the relay rule: rank 2 reaches rank 0 only by leaving the node */
+    const char *relay[] = {"inline:2: internode_sketch.strategy: chunk 0 of rank 2 cannot reach "
+                           "rank 0", "leaves their node and comes back", NULL};
+    expect_unreachable(TRI_TOPO, "{\"nnodes\": 2,\n \"internode_sketch\": {\"strategy\": "
+                       "\"relay\", \"internode_conn\": \"fully-connected\"}}", relay);
+    /* the same without internode_sketch: the topology is named */
+    const char *relay_t[] = {"tri.json: chunk 0 of rank 2 cannot reach rank 0",
+                             "TACCL's relay routing", NULL};
+    expect_unreachable(TRI_TOPO, "{\"nnodes\": 2}", relay_t);
+    /* no path at all: rank 2 has neither a link nor a NIC */
+    const char *none[] = {"tri.json: chunk 0 of rank 0 cannot reach rank 2: topology lone has no "
+                          "path of links, switches or NICs from rank 0 to rank 2", NULL};
+    expect_unreachable("{\"name\": \"lone\", \"nodes\": 1, \"ranks_per_node\": 3,\n"
+                       " \"local\": {\"copy_gbps\": 1, \"reduce_gbps\": 1, \"source\": "
+                       "\"assumed\"},\n \"links\": [{\"pairs\": [[0, 1]], \"alpha_us\": 1, "
+                       "\"bandwidth_gbps\": 1, \"source\": \"assumed\"}]}", "{\"nnodes\": 1}",
+                       none);
+}
+
+/* A model too large to search is refused at once, before any search.
+ * With symmetries only one chunk per orbit is searched and the others
+ * take its candidates carried by the symmetry: as many as a search of
+ * every chunk finds. */
+static void test_size_guard(void **state)
+{
+    (void)state;
+    topo *t = load_topo("torus-2d-32x32");
+    sketch *s = parse_sketch("{\"nnodes\": 1}", t);
+    route_opts o = quiet_opts();
+    o.build_only = 1;
+    algo *a = NULL;
+    tc_err e;
+    route_stats st;
+    assert_int_equal(route_solve(s, t, COLL_ALLGATHER, 1 << 20, &o, &a, &st, &e), TC_INPUT);
+    assert_null(a);
+    assert_non_null(strstr(e.msg, "inline: routing allgather over the 1024 ranks of "
+                                  "torus-2d-32x32 means 1024 chunk orbits to search"));
+    assert_non_null(strstr(e.msg, "give the sketch symmetry_offsets"));
+    sketch_free(s);
+    topo_free(t);
+    t = load_topo("torus-2d-8x8");
+    s = load_sketch("torus-2d-8x8-sk-1", t);
+    route_stats plain;
+    o.use_symmetry = 0;
+    assert_int_equal(route_solve(s, t, COLL_ALLGATHER, 1 << 20, &o, &a, &plain, &e), TC_OK);
+    algo_free(a);
+    o.use_symmetry = 1;
+    assert_int_equal(route_solve(s, t, COLL_ALLGATHER, 1 << 20, &o, &a, &st, &e), TC_OK);
+    assert_int_equal(plain.nreps, 64);
+    assert_int_equal(st.nreps, 1);
+    assert_int_equal(st.nslots, plain.nslots);
+    assert_int_equal(a->nsends, 64 * 63);
+    algo_free(a);
+    sketch_free(s);
+    topo_free(t);
+}
+
 static void test_route_check_catches(void **state)
 {
     (void)state;
@@ -551,6 +666,8 @@ int main(void)
         cmocka_unit_test(test_build_only_and_determinism),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_route_check_catches),
+        cmocka_unit_test(test_unreachable_named),
+        cmocka_unit_test(test_size_guard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,8 +9,18 @@
  *
  * Exit 0: the schedule was written; 2: bad arguments or an algorithm the
  * topology or runtime cannot take (one line on stderr, nothing written: the
- * file is written atomically and only after everything succeeded). */
+ * file is written atomically and only after everything succeeded); 130:
+ * interrupted (SIGINT) before the file was written — nothing written.
+ *
+ * SIGINT: the handler only sets lp.h's stop flag (the project's one piece
+ * of process state; a handler can do nothing else safely); the solvers and
+ * the stages' long loops see it and return TC_STOP.  The signal is blocked
+ * while the file is written, so an interrupt never leaves a temporary file
+ * beside it: once writing has begun the run completes. */
 #include <cjson/cJSON.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +41,7 @@ static const char usage[] =
     "                   [--target msccl|msccl-executor|unlimited] [--bytes LO:HI] [-q] [--json]\n"
     "       taccl-synth SKETCH.json TOPO.json -o OUT.xml [--collective C] [--size BYTES]\n"
     "                   [--time-limit S] [--gap G] [--solver glpk|cbc] [--instances K]\n"
-    "                   [--target T] [--bytes LO:HI] [-q|-v] [--json]\n"
+    "                   [--mem-limit MB] [--target T] [--bytes LO:HI] [-q|-v] [--json]\n"
     "       taccl-synth --list\n";
 
 static const char help[] =
@@ -70,12 +80,17 @@ static const char help[] =
     "  --solver S        sketch mode: glpk or cbc (default: the sketch's solver.backend,\n"
     "                    else glpk)\n"
     "  --instances K     sketch mode: replicate the algorithm on K channel sets\n"
+    "  --mem-limit MB    sketch mode: each MILP solve may use at most MB MiB (GLPK:\n"
+    "                    what GLPK allocates; CBC: its solver process's memory on\n"
+    "                    top of this one's); exceeding it is exit 2, nothing\n"
+    "                    written.  Default: no limit\n"
     "  -v                sketch mode: the solver's own log on stderr too\n"
     "  --json            one JSON object on stdout describing what was written\n"
     "  -q                no progress lines on stderr\n"
     "\n"
     "Exit: 0 written, 2 unusable arguments or an algorithm the topology or the\n"
-    "runtime cannot take (the message says what to do instead).\n";
+    "runtime cannot take (the message says what to do instead), 130 interrupted\n"
+    "(SIGINT) before the file was written.  Nothing is written unless exit is 0.\n";
 
 typedef struct {
     const char *algo;
@@ -91,6 +106,7 @@ typedef struct {
     double time_limit, gap;     /* sketch mode; 0 / -1 = not given */
     int solver_cbc;             /* sketch mode; -1 = not given (the sketch's) */
     int instances;
+    int mem_limit_mb;           /* sketch mode; 0 = none */
     long long min_bytes, max_bytes; /* --bytes; default 0 and INT64_MAX */
 } cli;
 
@@ -204,6 +220,11 @@ static int parse_args(int argc, char **argv, cli *c)
                 c->solver_cbc = 1;
             else
                 return report(c, 1, "--solver: expected glpk or cbc, got '%s'%s", v, "");
+        } else if (!strcmp(a, "--mem-limit")) {
+            NEED_VALUE();
+            if (parse_count(v, INT_MAX, &c->mem_limit_mb))
+                return report(c, 1, "--mem-limit: expected a whole number of MiB >= 1, got "
+                              "'%s'%s", v, "");
         } else if (!strcmp(a, "--instances")) {
             NEED_VALUE();
             if (parse_count(v, 32, &c->instances))
@@ -349,6 +370,46 @@ static void print_info(const cli *c, const prog *p, const topo *t, const baselin
             : c->target == BL_TARGET_EXECUTOR ? " --target msccl-executor" : "");
 }
 
+static void add_number_or_null(cJSON *j, const char *key, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(j, key, v);
+    else
+        cJSON_AddNullToObject(j, key);
+}
+
+static const char *contig_status(const synth_stats *st)
+{
+    if (st->contig_failed)
+        return "failed, kept the incumbent";
+    return st->contig_status == LP_UNSOLVED ? "no MILP" : lp_status_name(st->contig_status);
+}
+
+/* Did a MILP stage stop at its time limit, with a solution not proven optimal? */
+static int time_limited(const synth_stats *st)
+{
+    return st->route_status == LP_FEASIBLE || st->route_status == LP_TIME_LIMIT ||
+           st->contig_status == LP_FEASIBLE || st->contig_status == LP_TIME_LIMIT;
+}
+
+/* "; stopped by the time limit: routing gap 3.1%, contiguity gap unknown" */
+static void limit_note(const synth_stats *st, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (!time_limited(st))
+        return;
+    char a[32] = "gap unknown", b[32] = "gap unknown";
+    if (isfinite(st->route_gap))
+        snprintf(a, sizeof a, "gap %.3g%%", 100 * st->route_gap);
+    if (isfinite(st->contig_gap))
+        snprintf(b, sizeof b, "gap %.3g%%", 100 * st->contig_gap);
+    if (st->contig_status == LP_UNSOLVED)
+        b[0] = '\0';
+    snprintf(buf, n, "; stopped by the time limit, not proven optimal: routing %s, %s; "
+             "contiguity %s%s%s", st->route_fallback ? "heuristic"
+             : lp_status_name(st->route_status), a, contig_status(st), b[0] ? ", " : "", b);
+}
+
 static void print_synth_json(const cli *c, const prog *p, const synth_stats *st)
 {
     cJSON *j = cJSON_CreateObject();
@@ -368,11 +429,12 @@ static void print_synth_json(const cli *c, const prog *p, const synth_stats *st)
     cJSON_AddNumberToObject(j, "synthesis_seconds",
                             st->route_s + st->order_s + st->contig_s + st->lower_s);
     cJSON_AddNumberToObject(j, "stage2_us", st->order_us);
-    if (st->route_gap == st->route_gap)
-        cJSON_AddNumberToObject(j, "route_gap", st->route_gap);
-    else
-        cJSON_AddNullToObject(j, "route_gap");
+    add_number_or_null(j, "route_gap", st->route_gap);
+    cJSON_AddStringToObject(j, "route_status", lp_status_name(st->route_status));
     cJSON_AddBoolToObject(j, "route_fallback", st->route_fallback);
+    add_number_or_null(j, "contig_gap", st->contig_gap);
+    cJSON_AddStringToObject(j, "contig_status", contig_status(st));
+    cJSON_AddBoolToObject(j, "time_limited", time_limited(st));
     cJSON_AddNumberToObject(j, "groups", st->groups);
     cJSON_AddNumberToObject(j, "contig_solves", st->contig_solves);
     if (coll_is_reduction(p->coll))
@@ -394,6 +456,42 @@ static void print_synth_json(const cli *c, const prog *p, const synth_stats *st)
     printf("%s\n", s);
     free(s);
     cJSON_Delete(j);
+}
+
+/* SIGINT: ask everything running to stop (lp.h); nothing else is safe here. */
+static void on_sigint(int sig)
+{
+    (void)sig;
+    lp_request_stop();
+}
+
+static void catch_sigint(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+/* Exit 130 for a stop request: one line (and the JSON error), nothing written. */
+static int interrupted(const cli *c)
+{
+    report(c, 0, "interrupted (SIGINT): nothing written%s%s", "", "");
+    return TC_STOP;
+}
+
+/* prog_write_xml with SIGINT held back, so no temporary file is left. */
+static int write_uninterrupted(const prog *p, const char *path, const xml_write_opts *wo,
+                               tc_err *err)
+{
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    int rc = prog_write_xml(p, path, wo, err);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 /* Sketch mode: SKETCH.json TOPO.json through the three stages. */
@@ -432,24 +530,31 @@ static int synth_main(const cli *c)
     o.unlimited = c->target == BL_TARGET_UNLIMITED;
     o.quiet = c->quiet;
     o.verbose = c->verbose;
+    o.mem_limit_mb = c->mem_limit_mb;
     int rc = sketch_check(s, t, &err);
     prog *p = NULL;
     synth_stats st;
     if (rc == TC_OK)
         rc = synth_run(s, t, &o, &p, &st, &err);
+    if (rc == TC_OK && lp_stop_requested())
+        rc = tc_err_set(&err, TC_STOP, "interrupted");
     if (rc == TC_OK) {
         set_bytes_range(c, p);
         xml_write_opts wo = {.newer_executor = o.newer_executor, .embed_topology = 1};
-        rc = prog_write_xml(p, c->out, &wo, &err);
+        rc = write_uninterrupted(p, c->out, &wo, &err);
     }
-    if (rc != TC_OK) {
+    if (rc == TC_STOP) {
+        rc = interrupted(c);
+    } else if (rc != TC_OK) {
         rc = report(c, 0, "%s%s", err.msg, "");
     } else {
+        char note[256];
+        limit_note(&st, note, sizeof note);
         if (!c->quiet)
             fprintf(stderr, "taccl-synth: wrote %s: %s on %s, predicted %.3f us "
-                    "(synthesis %.2f s); run it with: taccl-run %s\n", c->out,
+                    "(synthesis %.2f s%s); run it with: taccl-run %s\n", c->out,
                     coll_name(p->coll), t->name, p->predicted_us,
-                    st.route_s + st.order_s + st.contig_s + st.lower_s, c->out);
+                    st.route_s + st.order_s + st.contig_s + st.lower_s, note, c->out);
         if (c->json)
             print_synth_json(c, p, &st);
     }
@@ -473,6 +578,7 @@ int main(int argc, char **argv)
         print_list();
         return 0;
     }
+    catch_sigint();
     if (!c.algo) {
         if (c.npos == 2)
             return synth_main(&c);
@@ -519,8 +625,9 @@ int main(int argc, char **argv)
     set_bytes_range(&c, p);
     prog_set_topo(p, t);    /* p owns t from here */
     xml_write_opts wo = {.newer_executor = c.target == BL_TARGET_EXECUTOR, .embed_topology = 1};
-    if (prog_write_xml(p, c.out, &wo, &err) != TC_OK) {
-        rc = report(&c, 0, "%s%s", err.msg, "");
+    rc = lp_stop_requested() ? TC_STOP : write_uninterrupted(p, c.out, &wo, &err);
+    if (rc != TC_OK) {
+        rc = rc == TC_STOP ? interrupted(&c) : report(&c, 0, "%s%s", err.msg, "");
         prog_free(p);
         return rc;
     }

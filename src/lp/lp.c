@@ -14,24 +14,32 @@
  * the incumbent once, at the first GLP_IHEUR request, and (b) records the
  * best active node's bound so a time-limited run still reports a proven
  * bound.  The wall-clock limit covers both calls: glp_intopt gets what the
- * root LP left.
+ * root LP left.  The callback also serves a stop request
+ * (glp_ios_terminate), and glp_error_hook turns GLPK's fatal errors (its
+ * memory limit among them) into an error value instead of an abort.
  *
  * CBC path: the rows are transposed into the compressed columns
  * Cbc_loadProblem takes; a MILP runs CbcMain1 (Cbc_solve) with parameters
  * passed as its command-line words, a pure LP only CLP's initialSolve, so
- * the two are read back through different status calls. */
+ * the two are read back through different status calls.  Both run in a
+ * child process (see the CBC section below for why). */
 #include "lp.h"
 
 #include <coin/Cbc_C_Interface.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <float.h>
 #include <glpk.h>
 #include <limits.h>
 #include <math.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "../util/mem.h"
@@ -147,6 +155,34 @@ static int mark_broken(lp *p, const char *fmt, ...)
 static void forget_solution(lp *p)
 {
     p->has_sol = 0;
+}
+
+/* ------------------------------------------------------------ stopping */
+
+/* The stop request (see lp.h): set from a signal handler, so nothing but a
+ * volatile sig_atomic_t. */
+static volatile sig_atomic_t stop_flag;
+
+void lp_request_stop(void)
+{
+    stop_flag = 1;
+}
+
+int lp_stop_requested(void)
+{
+    return stop_flag != 0;
+}
+
+void lp_clear_stop(void)
+{
+    stop_flag = 0;
+}
+
+static int stopped(const lp *p, lp_result *r, tc_err *err)
+{
+    r->status = LP_UNSOLVED;
+    snprintf(r->msg, sizeof r->msg, "%.40s: interrupted", p->name);
+    return tc_err_set(err, TC_STOP, "interrupted");
 }
 
 /* ------------------------------------------------------------ building */
@@ -581,11 +617,23 @@ static int check_incumbent(const lp *p, const double *inc, double *x1, char *why
     return 1;
 }
 
-/* Verbose mode: GLPK's messages to stderr, so stdout stays clean for output. */
-static int term_to_stderr(void *info, const char *s)
+/* GLPK's terminal output during a call: with verbose, to stderr (stdout
+ * stays clean for output); else only a fatal error's text arrives (GLPK
+ * turns its output on for it), kept here for the error message. */
+typedef struct {
+    int verbose;
+    char text[200];
+} term_sink;
+
+static int term_hook(void *info, const char *s)
 {
-    (void)info;
-    fputs(s, stderr);
+    term_sink *k = info;
+    if (k->verbose)
+        fputs(s, stderr);
+    if (!k->text[0] && s[0] && s[0] != '\n') {
+        snprintf(k->text, sizeof k->text, "%s", s);
+        k->text[strcspn(k->text, "\n")] = '\0';
+    }
     return 1;
 }
 
@@ -596,11 +644,17 @@ typedef struct {
     int have_bound;
     double bound;
     int nodes;
+    int stopped;            /* terminated on a stop request */
 } ios_info;
 
 static void ios_callback(glp_tree *T, void *info)
 {
     ios_info *I = info;
+    if (stop_flag) {
+        I->stopped = 1;
+        glp_ios_terminate(T);
+        return;
+    }
     int reason = glp_ios_reason(T);
     if (reason == GLP_IHEUR && I->x1 && !I->offered) {
         I->offered = 1;
@@ -608,8 +662,10 @@ static void ios_callback(glp_tree *T, void *info)
     }
     if (reason == GLP_ISELECT || reason == GLP_IBINGO || reason == GLP_IHEUR) {
         int best = glp_ios_best_node(T);
-        if (best) {
-            I->bound = glp_ios_node_bound(T, best);
+        /* a node not solved yet has the bound -DBL_MAX: no bound */
+        double b = best ? glp_ios_node_bound(T, best) : NAN;
+        if (isfinite(b) && fabs(b) < 1e300) {
+            I->bound = b;
             I->have_bound = 1;
         }
         int a, n, t;
@@ -770,6 +826,8 @@ static int solve_mip(lp *p, glp_prob *P, const lp_opts *o, double t0, const doub
     int use_presolver = o->presolve && !x1;
     if (!use_presolver) {
         simplex_out s = run_simplex(P, o, o->presolve, ms_left(o, t0));
+        if (stop_flag)
+            return stopped(p, r, err);
         if (!s.ok)
             return fail(r, err, "simplex (root LP)", s.glp_ret);
         if (s.status != LP_OPTIMAL) {
@@ -785,7 +843,7 @@ static int solve_mip(lp *p, glp_prob *P, const lp_opts *o, double t0, const doub
         }
         r->best_bound = glp_get_obj_val(P);
     }
-    ios_info I = {x1, 0, 0, 0, 0, 0};
+    ios_info I = {x1, 0, 0, 0, 0, 0, 0};
     glp_iocp c;
     glp_init_iocp(&c);
     c.msg_lev = o->verbose ? GLP_MSG_ON : GLP_MSG_OFF;
@@ -807,6 +865,8 @@ static int solve_mip(lp *p, glp_prob *P, const lp_opts *o, double t0, const doub
     if (tm < INT_MAX)
         c.tm_lim = tm > 0 ? tm : 1;
     int ret = glp_intopt(P, &c);
+    if (I.stopped || stop_flag)
+        return stopped(p, r, err);
     r->nodes = I.nodes;
     if (I.have_bound)
         r->best_bound = I.bound;
@@ -934,38 +994,49 @@ static Cbc_Model *build_cbc(const lp *p)
     return M;
 }
 
-/* CBC and CLP write through C stdio to stdout, which the CLIs keep for
+/* CBC runs in a child process (fork), for three reasons: CBC 2.10.8
+ * (Debian 12) can crash — a SIGSEGV in CglPreProcess::postProcess when its
+ * time limit stops a search begun from a MIP start (measured on a routing
+ * MILP stopped after 0.05 s: 21 crashes in 40 runs) — and a crash must not
+ * take the caller with it; CBC puts its own SIGINT handler in place and
+ * does not stop before its root node is done, so a stop request is served
+ * by killing the child; and a memory limit can be set on the child alone
+ * (setrlimit RLIMIT_AS, on top of what the process already maps).  The
+ * child solves, writes a cbc_out and the solution into a pipe and exits;
+ * the parent reads them, waits for it and builds the result as for an
+ * in-process solve.  The child is single-threaded like the parent ("threads
+ * 0") and computes exactly what an in-process solve would.
+ *
+ * CBC and CLP write through C stdio to stdout, which the CLIs keep for
  * their results (--json).  Log level 0 (Cbc_setLogLevel, and "-log 0 -slog
  * 0" for CbcMain1) silences their logs, but not everything: Cbc_solve
- * printf()s a caught CoinError to stdout whatever the level.  So fd 1 is
- * also pointed elsewhere for the duration of Cbc_solve — at /dev/null, or
- * with opts.verbose at stderr, since the C interface cannot give CBC's
- * message handler another FILE — and restored after, with stdout flushed
- * on both sides so no one's bytes change stream.  Returns the saved fd 1,
- * or -1 when nothing was redirected (the log levels still hold). */
-static int stdout_away(int to_stderr)
-{
-    fflush(stdout);
-    int target = to_stderr ? 2 : open("/dev/null", O_WRONLY);
-    if (target < 0)
-        return -1;
-    int saved = dup(1);
-    if (saved >= 0 && dup2(target, 1) < 0) {
-        close(saved);
-        saved = -1;
-    }
-    if (!to_stderr)
-        close(target);
-    return saved;
-}
+ * printf()s a caught CoinError to stdout whatever the level.  So the child
+ * points its fd 1 at /dev/null, or with opts.verbose at stderr (the C
+ * interface cannot give CBC's message handler another FILE). */
+typedef struct {
+    int ok;                     /* the child got this far */
+    int status, secondary, nodes;
+    int abandoned, optimal, infeasible, lp_primal_infeasible, unbounded, time_up;
+    int has_x;                  /* ncols solution values follow */
+    double bound;               /* Cbc_getBestPossibleObjValue */
+} cbc_out;
 
-static void stdout_back(int saved)
+/* The child's output: verbose, stdout onto stderr; else both to /dev/null
+ * (the C++ runtime's last words on an exception included: the parent
+ * reports). */
+static void output_to(int verbose)
 {
-    if (saved < 0)
-        return;
     fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
+    if (verbose) {
+        dup2(2, 1);
+        return;
+    }
+    int null = open("/dev/null", O_WRONLY);
+    if (null < 0)
+        return;
+    dup2(null, 1);
+    dup2(null, 2);
+    close(null);
 }
 
 /* Take x (n values) as the solution: integer columns rounded (CBC leaves
@@ -988,46 +1059,57 @@ static int cbc_fail(lp_result *r, tc_err *err, const lp *p, const char *why)
 }
 
 /* Pure LP: Cbc_solve hands it straight to CLP (no time limit reaches it). */
-static int cbc_lp_result(lp *p, Cbc_Model *M, lp_result *r, tc_err *err)
+static int cbc_lp_result(lp *p, const cbc_out *c, const double *x, lp_result *r, tc_err *err)
 {
-    if (Cbc_isProvenOptimal(M)) {
-        take_solution(p, Cbc_getColSolution(M), r);
+    if (c->optimal && x) {
+        take_solution(p, x, r);
         r->status = LP_OPTIMAL;
         r->best_bound = r->objective;
         r->gap = 0;
-    } else if (Cbc_isInitialSolveProvenPrimalInfeasible(M)) {
+    } else if (c->lp_primal_infeasible) {
         r->status = LP_INFEASIBLE;
-    } else if (Cbc_isProvenInfeasible(M)) {
+    } else if (c->infeasible) {
         /* For an LP this also means dual infeasible: primal unbounded. */
         r->status = LP_UNBOUNDED;
     } else {
-        return cbc_fail(r, err, p, Cbc_isAbandoned(M) ? "numerical difficulties in CLP"
-                                                      : "CLP stopped without a result");
+        return cbc_fail(r, err, p, c->abandoned ? "numerical difficulties in CLP"
+                                                : "CLP stopped without a result");
     }
     return TC_OK;
 }
 
-/* MILP: CbcMain1's branch-and-cut.  x1 is the checked incumbent or NULL. */
-static int cbc_mip_result(lp *p, Cbc_Model *M, const double *x1, lp_result *r, tc_err *err)
+/* The incumbent x1 replaces the solution when there is none or it is better. */
+static void keep_better_incumbent(lp *p, const double *x1, lp_result *r)
 {
-    int st = Cbc_status(M), sec = Cbc_secondaryStatus(M);
-    const double *best = Cbc_bestSolution(M);
-    r->nodes = Cbc_getNodeCount(M);
+    double inc = objective_of(p, x1 + 1);
+    double tol = 1e-9 * (1 + fabs(inc));
+    if (!p->has_sol || (p->minimize ? inc < r->objective - tol : inc > r->objective + tol)) {
+        use_incumbent(p, x1, r);
+        if (r->status != LP_OPTIMAL)
+            r->status = LP_FEASIBLE;
+    }
+}
+
+/* MILP: CbcMain1's branch-and-cut.  x1 is the checked incumbent or NULL. */
+static int cbc_mip_result(lp *p, const cbc_out *c, const double *best, const double *x1,
+                          lp_result *r, tc_err *err)
+{
+    int st = c->status, sec = c->secondary;
+    r->nodes = c->nodes;
     if (x1)
         r->incumbent_used = 1;
-    if (st == 2 || Cbc_isAbandoned(M))
+    if (st == 2 || c->abandoned)
         return cbc_fail(r, err, p, "numerical difficulties");
-    double bound = Cbc_getBestPossibleObjValue(M);
-    if (isfinite(bound) && fabs(bound) < 1e300)
-        r->best_bound = bound + p->obj0;
+    if (isfinite(c->bound) && fabs(c->bound) < 1e300)
+        r->best_bound = c->bound + p->obj0;
     if (best) {
         take_solution(p, best, r);
-        r->status = Cbc_isProvenOptimal(M) ? LP_OPTIMAL : LP_FEASIBLE;
-    } else if (sec == 7 || Cbc_isContinuousUnbounded(M)) {
+        r->status = c->optimal ? LP_OPTIMAL : LP_FEASIBLE;
+    } else if (sec == 7 || c->unbounded) {
         r->status = LP_UNBOUNDED;
-    } else if (st == 0 && Cbc_isProvenInfeasible(M)) {
+    } else if (st == 0 && c->infeasible) {
         r->status = LP_INFEASIBLE;
-    } else if (st == 1 || Cbc_isSecondsLimitReached(M)) {
+    } else if (st == 1 || c->time_up) {
         r->status = LP_TIME_LIMIT;
     } else {
         char why[80];
@@ -1038,15 +1120,8 @@ static int cbc_mip_result(lp *p, Cbc_Model *M, const double *x1, lp_result *r, t
      * it, ended with something worse, or called the model infeasible (CBC
      * also says so when nothing beats the cutoff a MIP start sets), the
      * incumbent is the answer, as on the GLPK path. */
-    if (x1 && r->status != LP_UNBOUNDED) {
-        double inc = objective_of(p, x1 + 1);
-        double tol = 1e-9 * (1 + fabs(inc));
-        if (!p->has_sol || (p->minimize ? inc < r->objective - tol : inc > r->objective + tol)) {
-            use_incumbent(p, x1, r);
-            if (r->status != LP_OPTIMAL)
-                r->status = LP_FEASIBLE;
-        }
-    }
+    if (x1 && r->status != LP_UNBOUNDED)
+        keep_better_incumbent(p, x1, r);
     if (r->status == LP_OPTIMAL) {
         if (!isfinite(r->best_bound) || sec != 2)
             r->best_bound = r->objective;
@@ -1059,40 +1134,190 @@ static int cbc_mip_result(lp *p, Cbc_Model *M, const double *x1, lp_result *r, t
     return TC_OK;
 }
 
-static int solve_cbc(lp *p, const lp_opts *o, double t0, const double *x1, int mip,
-                     lp_result *r, tc_err *err)
+static Cbc_Model *cbc_model(const lp *p, const lp_opts *o, double t0, const double *x1, int mip)
 {
     Cbc_Model *M = build_cbc(p);
     const char *lev = o->verbose ? "1" : "0";
     Cbc_setLogLevel(M, o->verbose ? 1 : 0);
-    if (mip) {
-        Cbc_setParameter(M, "log", lev);
-        Cbc_setParameter(M, "slog", lev);
-        /* 0 = no worker threads: branch-and-cut runs in this thread, in the
-         * same order every time ("threads 1" would start one worker in
-         * CBC's non-deterministic parallel mode). */
-        Cbc_setParameter(M, "threads", "0");
-        /* opts.time_limit_s is wall clock; CBC counts CPU time by default. */
-        Cbc_setParameter(M, "timeMode", "elapsed");
-        if (o->time_limit_s > 0) {
-            double left = o->time_limit_s - (now_s() - t0);
-            Cbc_setMaximumSeconds(M, left > 1e-3 ? left : 1e-3);
-        }
-        if (o->mip_gap > 0)
-            Cbc_setAllowableFractionGap(M, o->mip_gap);
-        if (x1) {
-            int *idx = xmalloc((size_t)p->ncols * sizeof *idx);
-            for (int j = 0; j < p->ncols; j++)
-                idx[j] = j;
-            Cbc_setMIPStartI(M, p->ncols, idx, x1 + 1);
-            free(idx);
+    if (!mip)
+        return M;
+    Cbc_setParameter(M, "log", lev);
+    Cbc_setParameter(M, "slog", lev);
+    /* 0 = no worker threads: branch-and-cut runs in this thread, in the
+     * same order every time ("threads 1" would start one worker in CBC's
+     * non-deterministic parallel mode). */
+    Cbc_setParameter(M, "threads", "0");
+    /* opts.time_limit_s is wall clock; CBC counts CPU time by default. */
+    Cbc_setParameter(M, "timeMode", "elapsed");
+    if (o->time_limit_s > 0) {
+        double left = o->time_limit_s - (now_s() - t0);
+        Cbc_setMaximumSeconds(M, left > 1e-3 ? left : 1e-3);
+    }
+    if (o->mip_gap > 0)
+        Cbc_setAllowableFractionGap(M, o->mip_gap);
+    if (x1) {
+        int *idx = xmalloc((size_t)p->ncols * sizeof *idx);
+        for (int j = 0; j < p->ncols; j++)
+            idx[j] = j;
+        Cbc_setMIPStartI(M, p->ncols, idx, x1 + 1);
+        free(idx);
+    }
+    return M;
+}
+
+static int write_all_fd(int fd, const void *buf, size_t n)
+{
+    const char *b = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Read n bytes; 1 done, 0 the pipe ended first, -1 a stop was requested. */
+static int read_all_fd(int fd, void *buf, size_t n)
+{
+    char *b = buf;
+    while (n > 0) {
+        if (stop_flag)
+            return -1;
+        ssize_t k = read(fd, b, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return 0;
+        b += k;
+        n -= (size_t)k;
+    }
+    return 1;
+}
+
+/* Bytes mapped by this process now (/proc/self/statm), 0 if unknown. */
+static unsigned long long mapped_bytes(void)
+{
+    unsigned long long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%llu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    long ps = sysconf(_SC_PAGESIZE);
+    return pages * (unsigned long long)(ps > 0 ? ps : 4096);
+}
+
+/* The child: solve, report, exit (never returns). */
+static void cbc_child(lp *p, const lp_opts *o, double t0, const double *x1, int mip, int fd)
+{
+    signal(SIGINT, SIG_IGN);        /* the parent decides; CBC may set its own */
+    if (o->mem_limit_mb > 0) {
+        struct rlimit rl;
+        rl.rlim_cur = rl.rlim_max = (rlim_t)(mapped_bytes() + ((unsigned long long)o->mem_limit_mb << 20));
+        setrlimit(RLIMIT_AS, &rl);
+    }
+    output_to(o->verbose);
+    Cbc_Model *M = cbc_model(p, o, t0, x1, mip);
+    Cbc_solve(M);
+    cbc_out c;
+    memset(&c, 0, sizeof c);
+    c.ok = 1;
+    c.status = Cbc_status(M);
+    c.secondary = Cbc_secondaryStatus(M);
+    c.nodes = Cbc_getNodeCount(M);
+    c.abandoned = Cbc_isAbandoned(M);
+    c.optimal = Cbc_isProvenOptimal(M);
+    c.infeasible = Cbc_isProvenInfeasible(M);
+    c.lp_primal_infeasible = !mip && Cbc_isInitialSolveProvenPrimalInfeasible(M);
+    c.unbounded = mip && Cbc_isContinuousUnbounded(M);
+    c.time_up = mip && Cbc_isSecondsLimitReached(M);
+    c.bound = mip ? Cbc_getBestPossibleObjValue(M) : NAN;
+    const double *x = mip ? Cbc_bestSolution(M) : c.optimal ? Cbc_getColSolution(M) : NULL;
+    c.has_x = x != NULL;
+    fflush(stdout);
+    int bad = write_all_fd(fd, &c, sizeof c) != 0 ||
+              (x && write_all_fd(fd, x, (size_t)p->ncols * sizeof *x) != 0);
+    _exit(bad ? 3 : 0);
+}
+
+/* Wait for the child; on a stop request kill it first.  Returns its wait
+ * status. */
+static int reap(pid_t pid, int kill_it)
+{
+    if (kill_it)
+        kill(pid, SIGKILL);
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0) {
+        if (errno != EINTR)
+            return 0;
+        if (stop_flag && !kill_it) {
+            kill(pid, SIGKILL);
+            kill_it = 1;
         }
     }
-    int saved = stdout_away(o->verbose);
-    Cbc_solve(M);
-    stdout_back(saved);
-    int rc = mip ? cbc_mip_result(p, M, x1, r, err) : cbc_lp_result(p, M, r, err);
-    Cbc_deleteModel(M);
+    return ws;
+}
+
+static int solve_cbc(lp *p, const lp_opts *o, double t0, const double *x1, int mip,
+                     lp_result *r, tc_err *err)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return cbc_fail(r, err, p, "cannot create a pipe for the solver process");
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return cbc_fail(r, err, p, "cannot start the solver process");
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        cbc_child(p, o, t0, x1, mip, fds[1]);
+    }
+    close(fds[1]);
+    cbc_out c;
+    memset(&c, 0, sizeof c);
+    double *x = NULL;
+    int got = read_all_fd(fds[0], &c, sizeof c);
+    if (got == 1 && c.has_x) {
+        x = xmalloc((size_t)(p->ncols ? p->ncols : 1) * sizeof *x);
+        got = read_all_fd(fds[0], x, (size_t)p->ncols * sizeof *x);
+    }
+    close(fds[0]);
+    int ws = reap(pid, got < 0 || stop_flag);
+    if (got < 0 || stop_flag) {
+        free(x);
+        return stopped(p, r, err);
+    }
+    int rc;
+    if (got == 1 && c.ok && WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
+        rc = mip ? cbc_mip_result(p, &c, x, x1, r, err) : cbc_lp_result(p, &c, x, r, err);
+    } else {
+        char why[160];
+        int sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+        r->out_of_memory = o->mem_limit_mb > 0 && sig != 0;
+        if (r->out_of_memory) {
+            r->status = LP_UNSOLVED;
+            snprintf(r->msg, sizeof r->msg, "CBC exceeded its memory limit of %d MiB on '%.40s' "
+                     "(%d columns, %d rows, %d nonzeros; its process ended by signal %d)",
+                     o->mem_limit_mb, p->name, p->ncols, p->nrows, p->nnz, sig);
+            free(x);
+            return tc_err_set(err, TC_INPUT, "%s", r->msg);
+        }
+        if (sig)
+            snprintf(why, sizeof why, "crashed (signal %d)", sig);
+        else
+            snprintf(why, sizeof why, "the solver process ended without a result");
+        rc = cbc_fail(r, err, p, why);
+    }
+    free(x);
     return rc;
 }
 
@@ -1111,6 +1336,64 @@ static void describe(const lp *p, lp_result *r, const char *note)
         n += snprintf(r->msg + n, sizeof r->msg - (size_t)n, ", %.3f s)", r->seconds);
     if ((size_t)n < sizeof r->msg && note[0])
         snprintf(r->msg + n, sizeof r->msg - (size_t)n, "; %.200s", note);
+}
+
+/* A fatal GLPK error (its memory limit, or anything else GLPK would abort
+ * the process for) jumps back to solve_glpk through glp_error_hook.  The
+ * guard lives in the caller's frame, so what the hooks write into it is
+ * well defined after the jump. */
+typedef struct {
+    jmp_buf back;
+    term_sink sink;
+} glpk_guard;
+
+static void on_glpk_error(void *info)
+{
+    longjmp(((glpk_guard *)info)->back, 1);
+}
+
+static int glpk_fatal(const lp *p, const lp_opts *o, const term_sink *k, lp_result *r,
+                      tc_err *err)
+{
+    r->status = LP_UNSOLVED;
+    r->out_of_memory = o->mem_limit_mb > 0 && strstr(k->text, "memory") != NULL;
+    if (r->out_of_memory)
+        snprintf(r->msg, sizeof r->msg, "GLPK exceeded its memory limit of %d MiB on '%.40s' "
+                 "(%d columns, %d rows, %d nonzeros)", o->mem_limit_mb, p->name, p->ncols,
+                 p->nrows, p->nnz);
+    else
+        snprintf(r->msg, sizeof r->msg, "GLPK failed on '%.40s': %.150s", p->name,
+                 k->text[0] ? k->text : "fatal error");
+    return tc_err_set(err, TC_INPUT, "%s", r->msg);
+}
+
+/* Build, solve and delete a GLPK problem.  GLPK's terminal output, error
+ * hook and memory limit are set for the call and reset after it (after a
+ * fatal error glp_free_env resets them, with everything GLPK held). */
+static int solve_glpk(lp *p, const lp_opts *o, double t0, const double *x1, int mip,
+                      glpk_guard *g, lp_result *r, tc_err *err)
+{
+    g->sink.verbose = o->verbose;
+    g->sink.text[0] = '\0';
+    glp_term_hook(term_hook, &g->sink);
+    int old_out = glp_term_out(o->verbose ? GLP_ON : GLP_OFF);
+    if (setjmp(g->back)) {
+        glp_free_env();
+        return glpk_fatal(p, o, &g->sink, r, err);
+    }
+    glp_error_hook(on_glpk_error, g);
+    if (o->mem_limit_mb > 0)
+        glp_mem_limit(o->mem_limit_mb);
+    glp_prob *P = build_glpk(p);
+    glp_scale_prob(P, GLP_SF_AUTO);
+    int rc = mip ? solve_mip(p, P, o, t0, x1, r, err) : solve_pure_lp(p, P, o, t0, r, err);
+    glp_delete_prob(P);
+    if (o->mem_limit_mb > 0)
+        glp_mem_limit(INT_MAX);
+    glp_error_hook(NULL, NULL);
+    glp_term_out(old_out);
+    glp_term_hook(NULL, NULL);
+    return rc;
 }
 
 int lp_solve(lp *p, const lp_opts *o, lp_result *r, tc_err *err)
@@ -1136,8 +1419,8 @@ int lp_solve(lp *p, const lp_opts *o, lp_result *r, tc_err *err)
     }
     if (o->backend != LP_GLPK && o->backend != LP_CBC)
         return tc_err_set(err, TC_INPUT, "unknown LP backend %d", (int)o->backend);
-    if (isnan(o->time_limit_s) || isnan(o->mip_gap) || o->mip_gap < 0)
-        return tc_err_set(err, TC_INPUT, "LP options: invalid time limit or MIP gap");
+    if (isnan(o->time_limit_s) || isnan(o->mip_gap) || o->mip_gap < 0 || o->mem_limit_mb < 0)
+        return tc_err_set(err, TC_INPUT, "LP options: invalid time limit, MIP gap or memory limit");
     double t0 = now_s();
     p->x = xrealloc(p->x, (size_t)(p->ncols ? p->ncols : 1) * sizeof *p->x);
     p->ract = xrealloc(p->ract, (size_t)(p->nrows ? p->nrows : 1) * sizeof *p->ract);
@@ -1168,24 +1451,15 @@ int lp_solve(lp *p, const lp_opts *o, lp_result *r, tc_err *err)
     r->msg[0] = '\0';
 
     int rc;
-    if (p->ncols == 0) {
+    glpk_guard guard;
+    if (stop_flag)
+        rc = stopped(p, r, err);
+    else if (p->ncols == 0)
         rc = solve_empty(p, r);
-    } else if (o->backend == LP_CBC) {
+    else if (o->backend == LP_CBC)
         rc = solve_cbc(p, o, t0, x1, mip, r, err);
-    } else {
-        glp_prob *P = build_glpk(p);
-        /* Terminal output: off for the call (restored after) unless verbose,
-         * when it goes to stderr through a hook removed after the call. */
-        int old_out = glp_term_out(o->verbose ? GLP_ON : GLP_OFF);
-        if (o->verbose)
-            glp_term_hook(term_to_stderr, NULL);
-        glp_scale_prob(P, GLP_SF_AUTO);
-        rc = mip ? solve_mip(p, P, o, t0, x1, r, err) : solve_pure_lp(p, P, o, t0, r, err);
-        if (o->verbose)
-            glp_term_hook(NULL, NULL);
-        glp_term_out(old_out);
-        glp_delete_prob(P);
-    }
+    else
+        rc = solve_glpk(p, o, t0, x1, mip, &guard, r, err);
     free(x1);
     if (r->status == LP_OPTIMAL && !isfinite(r->best_bound))
         r->best_bound = r->objective;

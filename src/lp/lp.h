@@ -37,31 +37,46 @@
  * off, because GLPK's callback sees the presolved columns otherwise.
  *
  * GLPK's terminal output is silenced through the msg_lev field of each
- * call's parameters (never glp_term_out, which is process-wide state).  With
- * opts.verbose the messages go to stderr through glp_term_hook, installed
- * for the duration of the call and removed (glp_term_hook(NULL, NULL))
- * after it: a hook the caller installed itself is reset.  This module keeps
- * no global state of its own.
+ * call's parameters and glp_term_out, restored after the call.  A hook
+ * (glp_term_hook) is installed for the duration of the call and removed
+ * (glp_term_hook(NULL, NULL)) after it, so a hook the caller installed
+ * itself is reset: with opts.verbose it passes the messages to stderr;
+ * without, it keeps the text of a fatal error (which GLPK prints whatever
+ * the settings) for the error message, so nothing reaches stdout.  The
+ * same goes for GLPK's error hook and memory limit (glp_error_hook,
+ * glp_mem_limit): set for the call, reset after it.  This module keeps no
+ * global state of its own but the stop flag (below).
  *
  * Solving (CBC, opts.backend = LP_CBC: Debian's coinor-libcbc, through its C
- * interface): the arrays are loaded into a fresh Cbc_Model per call (deleted
- * after it).  A problem without integer columns goes straight to CLP's
- * simplex (no time limit reaches it); with integer columns, CBC's
- * branch-and-cut with its own presolve, cuts and heuristics (opts.presolve,
- * cuts, heuristics and method are GLPK's knobs and do not apply), in the
- * calling thread only ("threads 0"), with a wall-clock time limit and
+ * interface): the arrays are loaded into a fresh Cbc_Model per call, in a
+ * child process (fork) that sends the outcome and the solution back
+ * through a pipe and exits.  A problem without integer columns goes
+ * straight to CLP's simplex (no time limit reaches it); with integer
+ * columns, CBC's branch-and-cut with its own presolve, cuts and heuristics
+ * (opts.presolve, cuts, heuristics and method are GLPK's knobs and do not
+ * apply), single-threaded ("threads 0"), with a wall-clock time limit and
  * opts.mip_gap as its allowable fraction gap.  The incumbent, checked as
  * above, becomes CBC's MIP start; if CBC ends without a solution or with a
  * worse one, the incumbent is returned (LP_FEASIBLE).  Integer columns are
  * rounded to exact integers; row activities and the objective (with its
  * constant) are computed here from the solution.
  *
- * CBC and CLP log to stdout: with log level 0 they are silent, and fd 1 is
- * also pointed at /dev/null around the solve (one printf in CBC's C
- * interface ignores the level); with opts.verbose fd 1 is pointed at stderr
- * instead, so the log lands there.  Restored after the call; fd 1 is
- * process-wide, so another thread writing to stdout during a CBC solve
- * writes into the same place (the CLIs are single-threaded).
+ * Why a child process: CBC 2.10.8 (Debian 12) crashes (SIGSEGV in
+ * CglPreProcess::postProcess) when its time limit stops a search begun
+ * from a MIP start — measured here on a routing MILP stopped after 0.05 s,
+ * 21 crashes in 40 runs — and then only the child dies: lp_solve fails
+ * with TC_INPUT ("CBC failed ...: crashed (signal 11)"), which the
+ * synthesizer's stages answer with their heuristic incumbent.  A stop
+ * request kills the child at once (CBC's own SIGINT handling waits for its
+ * root node).  opts.mem_limit_mb bounds the child's address space
+ * (RLIMIT_AS: what the process maps when it starts, plus the limit); a
+ * child that dies under it is reported as out of memory
+ * (lp_result.out_of_memory).
+ *
+ * CBC and CLP log to stdout: with log level 0 they are silent, and the
+ * child also points its fd 1 at /dev/null (one printf in CBC's C interface
+ * ignores the level); with opts.verbose at stderr instead, so the log lands
+ * there.  The caller's stdout is untouched.
  *
  * Results are deterministic for a given problem and options (GLPK is
  * deterministic, CBC runs single-threaded), except when a time limit cuts a
@@ -108,6 +123,11 @@ typedef struct {
     lp_method method;           /* simplex variant for LPs and the root LP; default primal */
     lp_backend backend;         /* default LP_GLPK */
     const double *incumbent;    /* NULL, or one value per column to seed a MILP */
+    int mem_limit_mb;           /* at most this many MiB for the solver, else lp_solve
+                                   fails with TC_INPUT and r.out_of_memory: GLPK's
+                                   glp_mem_limit (what GLPK allocates), CBC's child
+                                   process's address space on top of the parent's;
+                                   0 = no limit (default) */
 } lp_opts;
 
 typedef struct {
@@ -121,8 +141,24 @@ typedef struct {
     int incumbent_used;         /* -1 none given, 0 rejected (reason in msg), 1 given to
                                    the solver (CBC: as its MIP start) */
     int nodes;                  /* branch-and-bound nodes explored (0 for an LP) */
+    int out_of_memory;          /* 1: the solver exceeded opts.mem_limit_mb (TC_INPUT) */
     char msg[256];              /* one line for a user: what happened */
 } lp_result;
+
+/* Stopping on request (SIGINT).  A signal handler may only set a flag of
+ * type volatile sig_atomic_t, and it cannot reach any caller's data, so
+ * this one flag is process state — the only piece in the project.  It lives
+ * here because this is where a request must become the solvers' own
+ * termination: GLPK's branch-and-cut callback calls glp_ios_terminate once
+ * it is set (GLPK's simplex has no callback: a root LP runs to its end or
+ * its time limit first); a CBC solve runs in a child process, which is
+ * killed (see below).  lp_solve returns TC_STOP (err "interrupted") when the flag
+ * is set before, during or right after a solve; long loops elsewhere (the
+ * synthesizer's stages) poll lp_stop_requested() and return TC_STOP too.
+ * lp_request_stop() is async-signal-safe. */
+void lp_request_stop(void);
+int lp_stop_requested(void);
+void lp_clear_stop(void);
 
 /* Default options: no time limit, gap 0, presolve on, quiet, GLPK. */
 void lp_opts_init(lp_opts *o);
@@ -152,8 +188,11 @@ int lp_is_mip(const lp *p);
 
 /* Solve.  TC_OK when the solver ran: the outcome (optimal, infeasible, time
  * limit...) is in r->status.  TC_INPUT when it could not: a broken problem,
- * an unavailable backend, a numerical failure of the solver; err says why
- * and r->status is LP_UNSOLVED.  o may be NULL (defaults). */
+ * an unavailable backend, a numerical failure of the solver, GLPK's memory
+ * limit (opts.mem_limit_mb) exceeded or any other fatal GLPK error (caught
+ * through glp_error_hook, after which all of GLPK's memory is released with
+ * glp_free_env); err says why and r->status is LP_UNSOLVED.  TC_STOP when a
+ * stop was requested (lp_request_stop).  o may be NULL (defaults). */
 int lp_solve(lp *p, const lp_opts *o, lp_result *r, tc_err *err);
 
 /* Value of a column in the last solution (MILP: the best integer one);

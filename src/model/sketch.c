@@ -48,6 +48,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -863,6 +864,32 @@ sketch *sketch_load(const char *path, tc_err *err)
     sketch *s = sketch_parse(buf, path, err);
     free(buf);
     return s;
+}
+
+int sketch_fail_at(const sketch *s, const char *key, tc_err *err, const char *fmt, ...)
+{
+    char what[512], path[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(path, sizeof path, "%s", key ? key : "");
+    jsonin_ctx c;
+    jsonin_ctx_init(&c, s->path, s->priv ? s->priv->text : NULL, SKETCH_DOC.flags, err);
+    int depth = 0;
+    for (char *k = path, *dot; *k; k = dot + 1) {
+        dot = strchr(k, '.');
+        if (dot)
+            *dot = '\0';
+        jsonin_push_key(&c, k, 0);
+        depth++;
+        if (!dot)
+            break;
+    }
+    int rc = jsonin_fail(&c, "%s", what);
+    while (depth-- > 0)
+        jsonin_pop(&c);
+    return rc;
 }
 
 /* ------------------------------------------------------------ accessors */

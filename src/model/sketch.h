@@ -130,6 +130,14 @@ int sketch_chunk_bytes(const sketch *s, int nranks, int dma_bytes, long long byt
 
 void sketch_free(sketch *s);
 
+/* For a fault found after loading (synthesis finding that a key leaves
+ * some chunk no route): fill err with "PATH:LINE: KEY: what", KEY a dotted
+ * path of object keys such as "internode_sketch.internode_conn" and LINE
+ * where the file has it (as far as the file has the path: the enclosing
+ * object's line when the key is absent).  Returns TC_INPUT. */
+int sketch_fail_at(const sketch *s, const char *key, tc_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* May a chunk cross from local rank `sender` of one node to local rank
  * `receiver` of another node?  1 or 0. */
 int sketch_internode_ok(const sketch *s, int rpn, int sender, int receiver);

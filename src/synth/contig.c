@@ -1171,6 +1171,10 @@ static int local_search(const ctx *c, const groups *g, unsigned char *y, double 
          * send (toggle a binary and its successor's when they differ) */
         for (int mv = 0; mv < 2; mv++)
             for (int x = 0; x < g->ncand && work < LS_WORK_BUDGET; x++) {
+                if (lp_stop_requested()) {
+                    rc = tc_err_set(err, TC_STOP, "interrupted");
+                    goto done;
+                }
                 int q = g->cand[x], q2 = mv ? g->csucc[q] : -1;
                 if (mv && (q2 < 0 || y[q] == y[q2]))
                     continue;
@@ -1604,9 +1608,11 @@ static void stats_init(contig_stats *st, int n)
 }
 
 /* Solve the MILP seeded with the joins y (makespan T); on a usable answer
- * overwrite y with its joins and return 1. */
+ * overwrite y with its joins and set *used.  TC_OK also when the solver
+ * gave nothing usable (the incumbent stays); TC_STOP on a stop request and
+ * TC_INPUT when GLPK exceeded its memory limit, with err set. */
 static int run_milp(const ctx *c, const groups *g, const sched *S1, unsigned char *y,
-                    double T, const contig_opts *o, contig_stats *st)
+                    double T, const contig_opts *o, contig_stats *st, int *used, tc_err *err)
 {
     milp m;
     milp_build(c, g, S1, T, &m);
@@ -1623,12 +1629,12 @@ static int run_milp(const ctx *c, const groups *g, const sched *S1, unsigned cha
     part_alloc(&p, c->n);
     sched S;
     tc_err e;
-    int used = 0;
+    *used = 0;
     if (eval_joins(c, g, y, &p, &S, &e) != TC_OK) {     /* cannot happen: checked before */
         snprintf(st->msg, sizeof st->msg, "incumbent not schedulable: %.200s", e.msg);
         part_free(&p);
         milp_free(&m);
-        return 0;
+        return TC_OK;
     }
     double *x = milp_incumbent(c, g, &m, y, &p, &S);
     sched_free(&S);
@@ -1643,6 +1649,7 @@ static int run_milp(const ctx *c, const groups *g, const sched *S1, unsigned cha
     lo.incumbent = x;
     lo.cuts = o->cuts;
     lo.heuristics = o->heuristics;
+    lo.mem_limit_mb = o->mem_limit_mb;
     lp_result r;
     int rc = lp_solve(m.p, &lo, &r, &e);
     st->seconds = r.seconds;
@@ -1652,14 +1659,18 @@ static int run_milp(const ctx *c, const groups *g, const sched *S1, unsigned cha
     st->gap = r.gap;
     st->incumbent_used = r.incumbent_used;
     st->nodes = r.nodes;
-    if (rc != TC_OK) {
+    int out = TC_OK;
+    if (rc == TC_STOP || (rc != TC_OK && r.out_of_memory)) {
+        out = tc_err_set(err, rc, "contiguity MILP: %s", e.msg);
+        snprintf(st->msg, sizeof st->msg, "%.200s", e.msg);
+    } else if (rc != TC_OK) {
         snprintf(st->msg, sizeof st->msg, "%s failed (%.200s); kept the incumbent",
                  lp_backend_name(o->backend), e.msg);
     } else if (r.status == LP_OPTIMAL || r.status == LP_FEASIBLE) {
         for (int q = 0; q < c->n; q++)
             if (m.cy[q] >= 0)
                 y[q] = lp_value(m.p, m.cy[q]) > 0.5;
-        used = 1;
+        *used = 1;
         snprintf(st->msg, sizeof st->msg, "%s: %.200s", lp_backend_name(o->backend), r.msg);
     } else {
         snprintf(st->msg, sizeof st->msg, "%s gave no solution (%s); kept the incumbent",
@@ -1667,7 +1678,7 @@ static int run_milp(const ctx *c, const groups *g, const sched *S1, unsigned cha
     }
     free(x);
     milp_free(&m);
-    return used;
+    return out;
 }
 
 /* Makespan of joins y as the executor makes it (exec = 1) or in the MILP's
@@ -1713,7 +1724,13 @@ static int solve_groups(const ctx *c, const groups *g, const sched *S1, const co
     }
     unsigned char *ym = xmalloc((size_t)c->n);
     memcpy(ym, y, (size_t)c->n);
-    if (run_milp(c, g, S1, ym, T, o, st)) {
+    int used = 0;
+    rc = run_milp(c, g, S1, ym, T, o, st, &used, err);
+    if (rc != TC_OK) {
+        free(ym);
+        return rc;
+    }
+    if (used) {
         double mk2 = INFINITY;
         rc = makespan_of(c, g, ym, 1, &mk2, &ignored);
         if (rc == TC_OK) {
@@ -1792,13 +1809,15 @@ int contig_solve(const algo *in, const topo *t, double chunk_bytes, const contig
     sched_free(&S1);
     ctx_free(&c);
     st->total_seconds = wall_s() - t0;
+    int failed = st->status == LP_UNSOLVED && st->ncols > 0;
     if (rc == TC_OK && !o->quiet)
         fprintf(stderr,
                 "contig: %s: makespan %.4g us (input %.4g, no groups %.4g, bound %.4g, gap "
-                "%.3g), %d groups holding %d of %d sends; %s %.2f s, total %.2f s\n",
-                st->status == LP_UNSOLVED ? "no MILP" : lp_status_name(st->status),
+                "%.3g), %d groups holding %d of %d sends; %s %.2f s, total %.2f s%s%s\n",
+                failed ? "MILP failed" : st->status == LP_UNSOLVED ? "no MILP"
+                                                                   : lp_status_name(st->status),
                 st->result_us, st->input_us, st->ungrouped_us, st->best_bound, st->gap,
                 st->ngroups, st->grouped_sends, st->nsends, lp_backend_name(o->backend),
-                st->seconds, st->total_seconds);
+                st->seconds, st->total_seconds, failed ? "; " : "", failed ? st->msg : "");
     return rc;
 }

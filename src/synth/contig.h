@@ -141,6 +141,9 @@ typedef struct {
                                weaker mode for very large instances); default 1 */
     int cuts;               /* 1 = GLPK's cut generators (lp_opts.cuts); default 1:
                                they close gaps faster on these models */
+    int mem_limit_mb;       /* GLPK's memory limit (lp_opts.mem_limit_mb); default 0
+                               = none.  Exceeding it is an error (TC_INPUT), not a
+                               fallback to the incumbent */
     int heuristics;         /* 1 = GLPK's feasibility pump + proximity search;
                                default 0: better solutions on hard instances, but
                                GLPK's proximity search runs up to 60 s of its own

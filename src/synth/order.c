@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../lp/lp.h"
 #include "../util/mem.h"
 
 /* ------------------------------------------------------------ resources */
@@ -363,6 +364,7 @@ typedef struct {
     int *lane;          /* [2n] */
     int *seq;           /* scheduling order */
     double makespan;
+    int stopped;        /* left unfinished on a stop request (lp.h) */
 } sched_run;
 
 /* Earliest-free lane of resource r (lowest-numbered among equals). */
@@ -373,19 +375,6 @@ static int best_lane(const sched_ctx *c, const double *lane_free, int r)
         if (lane_free[c->lane0[r] + k] < lane_free[best])
             best = c->lane0[r] + k;
     return best;
-}
-
-/* When the executor asks for send i's resources: once its chunk is at its
- * source and the sender's previous send through the same out resource has
- * ended (the lowering chains them; for a link or a switch port, which only
- * this sender uses, that is when a lane of it is free). */
-static double request_time(const sched_ctx *c, const double *lane_free, const double *chain_end,
-                           const double *ready, int i)
-{
-    double rq = ready[i];
-    double cf = c->chain[i] >= 0 ? chain_end[c->chain[i]]
-                                 : lane_free[best_lane(c, lane_free, c->f->res[2 * i])];
-    return cf > rq ? cf : rq;
 }
 
 /* Its start: the request, then every resource's earliest-free lane. */
@@ -414,12 +403,232 @@ static int better(const sched_ctx *c, order_policy pol, int a, double ta, int b,
     return a < b;
 }
 
+/* The candidates, kept so that the next send is found without looking at
+ * them all.  A send asks for its out resource (a link direction or switch
+ * out port, which only its sender uses, or its sender's chain on a NIC
+ * egress): every candidate of one such "out group" sees the same free
+ * time F, has the same sender, and asks at max(ready, F).  A group's
+ * earliest request is max(its smallest ready, F); a heap of groups keyed
+ * by (earliest request, sender) finds the groups holding the next send
+ * (stale entries are skipped by a version number).  `cand` is the plain
+ * list the selection rule is defined on, in its order: candidates tied on
+ * (request, sender) are compared in that order. */
+typedef struct {
+    double rq;
+    int src, g;
+    unsigned ver;
+} gkey;
+
+typedef struct {
+    const sched_ctx *c;
+    const double *lane_free, *chain_end, *ready;
+    int ngroups;
+    int *grp;               /* [n] out group of each send */
+    int **gl, *glen, *gcap; /* candidates of each group */
+    int *gpos;              /* [n] index in its group's list */
+    unsigned *ver;          /* [ngroups] */
+    gkey *heap;
+    int nheap, capheap;
+    int *cand, ncand;       /* the candidates in selection order */
+    int *pos;               /* [n] index in cand */
+} picker;
+
+static int gkey_less(const gkey *a, const gkey *b)
+{
+    if (a->rq != b->rq)
+        return a->rq < b->rq;
+    if (a->src != b->src)
+        return a->src < b->src;
+    return a->g < b->g;
+}
+
+static void heap_push(picker *P, gkey k)
+{
+    if (P->nheap == P->capheap) {
+        P->capheap = P->capheap ? 2 * P->capheap : 1024;
+        P->heap = xrealloc(P->heap, (size_t)P->capheap * sizeof *P->heap);
+    }
+    int i = P->nheap++;
+    while (i > 0 && gkey_less(&k, &P->heap[(i - 1) / 2])) {
+        P->heap[i] = P->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    P->heap[i] = k;
+}
+
+static gkey heap_pop(picker *P)
+{
+    gkey top = P->heap[0], last = P->heap[--P->nheap];
+    int i = 0;
+    for (;;) {
+        int l = 2 * i + 1, m = i;
+        const gkey *best = &last;
+        if (l < P->nheap && gkey_less(&P->heap[l], best))
+            m = l, best = &P->heap[l];
+        if (l + 1 < P->nheap && gkey_less(&P->heap[l + 1], best))
+            m = l + 1;
+        if (m == i)
+            break;
+        P->heap[i] = P->heap[m];
+        i = m;
+    }
+    if (P->nheap > 0)
+        P->heap[i] = last;
+    return top;
+}
+
+/* Free time of group g's out resource: its chain's end, else the
+ * earliest-free lane of the resource. */
+static double group_free(const picker *P, int g)
+{
+    const sched_ctx *c = P->c;
+    if (g >= c->nres)
+        return P->chain_end[g - c->nres];
+    return P->lane_free[best_lane(c, P->lane_free, g)];
+}
+
+/* Re-key group g (after its candidates or its free time changed). */
+static void regroup(picker *P, int g)
+{
+    P->ver[g]++;
+    if (P->glen[g] == 0)
+        return;
+    double mr = INFINITY;
+    for (int k = 0; k < P->glen[g]; k++)
+        if (P->ready[P->gl[g][k]] < mr)
+            mr = P->ready[P->gl[g][k]];
+    double f = group_free(P, g);
+    gkey key = {f > mr ? f : mr, P->c->src[P->gl[g][0]], g, P->ver[g]};
+    heap_push(P, key);
+}
+
+static void add_cand(picker *P, int i)
+{
+    P->pos[i] = P->ncand;
+    P->cand[P->ncand++] = i;
+    int g = P->grp[i];
+    if (P->glen[g] == P->gcap[g]) {
+        P->gcap[g] = P->gcap[g] ? 2 * P->gcap[g] : 4;
+        P->gl[g] = xrealloc(P->gl[g], (size_t)P->gcap[g] * sizeof **P->gl);
+    }
+    P->gpos[i] = P->glen[g];
+    P->gl[g][P->glen[g]++] = i;
+}
+
+static void drop_cand(picker *P, int i)
+{
+    int at = P->pos[i], last = P->cand[--P->ncand];
+    P->cand[at] = last;
+    P->pos[last] = at;
+    int g = P->grp[i], gat = P->gpos[i], glast = P->gl[g][--P->glen[g]];
+    P->gl[g][gat] = glast;
+    P->gpos[glast] = gat;
+}
+
+static void picker_init(picker *P, const sched_ctx *c, const double *lane_free,
+                        const double *chain_end, const double *ready)
+{
+    int n = c->f->n;
+    memset(P, 0, sizeof *P);
+    P->c = c;
+    P->lane_free = lane_free;
+    P->chain_end = chain_end;
+    P->ready = ready;
+    P->ngroups = c->nres + c->nchains;
+    P->grp = xmalloc((size_t)n * sizeof *P->grp);
+    for (int i = 0; i < n; i++)
+        P->grp[i] = c->chain[i] >= 0 ? c->nres + c->chain[i] : c->f->res[2 * i];
+    P->gl = xcalloc((size_t)P->ngroups + 1, sizeof *P->gl);
+    P->glen = xcalloc((size_t)P->ngroups + 1, sizeof *P->glen);
+    P->gcap = xcalloc((size_t)P->ngroups + 1, sizeof *P->gcap);
+    P->ver = xcalloc((size_t)P->ngroups + 1, sizeof *P->ver);
+    P->gpos = xmalloc((size_t)n * sizeof *P->gpos);
+    P->cand = xmalloc((size_t)n * sizeof *P->cand);
+    P->pos = xmalloc((size_t)n * sizeof *P->pos);
+}
+
+static void picker_free(picker *P)
+{
+    for (int g = 0; g < P->ngroups; g++)
+        free(P->gl[g]);
+    free(P->gl);
+    free(P->glen);
+    free(P->gcap);
+    free(P->ver);
+    free(P->gpos);
+    free(P->grp);
+    free(P->heap);
+    free(P->cand);
+    free(P->pos);
+}
+
+/* A tied candidate and its place in `cand`. */
+typedef struct {
+    int pos, i;
+} tied;
+
+static int cmp_tied(const void *a, const void *b)
+{
+    return ((const tied *)a)->pos - ((const tied *)b)->pos;
+}
+
+/* The next send: the candidates asking first, the lowest sender among
+ * them, and among that sender's the policy's pick (better()), compared in
+ * `cand` order — exactly what a scan of all candidates in that order picks.
+ * tie is scratch room for n sends. */
+static int pick_next(picker *P, order_policy pol, tied *tie, double *t_start)
+{
+    const sched_ctx *c = P->c;
+    gkey top;
+    do
+        top = heap_pop(P);
+    while (top.ver != P->ver[top.g]);
+    int ntied = 0;
+    gkey *held = NULL;
+    int nheld = 0;
+    for (gkey k = top;;) {
+        double f = group_free(P, k.g);
+        for (int q = 0; q < P->glen[k.g]; q++) {
+            int i = P->gl[k.g][q];
+            double rq = P->ready[i] > f ? P->ready[i] : f;
+            if (rq == top.rq)
+                tie[ntied++] = (tied){P->pos[i], i};
+        }
+        held = xrealloc(held, (size_t)(nheld + 1) * sizeof *held);
+        held[nheld++] = k;
+        /* more groups with the same (request, sender)? */
+        while (P->nheap > 0 && P->heap[0].ver != P->ver[P->heap[0].g])
+            heap_pop(P);
+        if (P->nheap == 0 || P->heap[0].rq != top.rq || P->heap[0].src != top.src)
+            break;
+        k = heap_pop(P);
+    }
+    for (int h = 0; h < nheld; h++)
+        heap_push(P, held[h]);
+    free(held);
+    if (ntied > 1)
+        qsort(tie, (size_t)ntied, sizeof *tie, cmp_tied);
+    int b = tie[0].i;
+    double bt = start_time(c, P->lane_free, top.rq, b);
+    for (int j = 1; j < ntied; j++) {
+        int a = tie[j].i;
+        double tj = start_time(c, P->lane_free, top.rq, a);
+        if (better(c, pol, a, tj, b, bt)) {
+            b = a;
+            bt = tj;
+        }
+    }
+    *t_start = bt;
+    return b;
+}
+
 /* The executor meets transfer requests in time order, first come first
  * served (ties: the lower sender rank first), so the schedule is built in
  * that order: the next send is the candidate that asks first; among those
  * asking at the same instant the lowest sender, and among one sender's
  * the policy's pick (better()).  Request times are compared exactly, as
- * the executor compares them: both compute them with the same additions. */
+ * the executor compares them: both compute them with the same additions.
+ * (picker above finds that send without scanning every candidate.) */
 static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
 {
     const forest *f = c->f;
@@ -427,35 +636,23 @@ static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
     double *lane_free = xcalloc((size_t)nl + 1, sizeof *lane_free);
     double *chain_end = xcalloc((size_t)c->nchains + 1, sizeof *chain_end);
     double *ready = xcalloc((size_t)n, sizeof *ready);
-    int *cand = xmalloc((size_t)n * sizeof *cand);
-    int ncand = 0;
+    tied *tie = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *tie);
+    picker P;
+    picker_init(&P, c, lane_free, chain_end, ready);
     for (int i = 0; i < n; i++)
         if (f->parent[i] < 0)
-            cand[ncand++] = i;
+            add_cand(&P, i);
+    for (int g = 0; g < P.ngroups; g++)
+        regroup(&P, g);
     out->makespan = 0;
     for (int step = 0; step < n; step++) {
-        int bi = 0;
-        double brq = request_time(c, lane_free, chain_end, ready, cand[0]);
-        double bt = start_time(c, lane_free, brq, cand[0]);
-        for (int j = 1; j < ncand; j++) {
-            int a = cand[j], b = cand[bi];
-            double rq = request_time(c, lane_free, chain_end, ready, a);
-            if (rq > brq)
-                continue;
-            double tj = start_time(c, lane_free, rq, a);
-            int first = rq < brq;
-            if (!first && c->src[a] != c->src[b])
-                first = c->src[a] < c->src[b];
-            else if (!first)
-                first = better(c, pol, a, tj, b, bt);
-            if (first) {
-                bi = j;
-                brq = rq;
-                bt = tj;
-            }
+        if (step % 1024 == 0 && lp_stop_requested()) {
+            out->stopped = 1;
+            break;
         }
-        int i = cand[bi];
-        cand[bi] = cand[--ncand];
+        double bt;
+        int i = pick_next(&P, pol, tie, &bt);
+        drop_cand(&P, i);
         double end = bt + f->cost[i];
         if (c->chain[i] >= 0)
             chain_end[c->chain[i]] = end;
@@ -470,15 +667,18 @@ static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
         out->seq[step] = i;
         if (end > out->makespan)
             out->makespan = end;
+        regroup(&P, P.grp[i]);
         for (int k = f->cstart[i]; k < f->cstart[i + 1]; k++) {
             ready[f->child[k]] = end;
-            cand[ncand++] = f->child[k];
+            add_cand(&P, f->child[k]);
+            regroup(&P, P.grp[f->child[k]]);
         }
     }
+    picker_free(&P);
     free(lane_free);
     free(chain_end);
     free(ready);
-    free(cand);
+    free(tie);
 }
 
 static void run_alloc(sched_run *r, int n)
@@ -488,6 +688,7 @@ static void run_alloc(sched_run *r, int n)
     r->lane = xcalloc((size_t)2 * n, sizeof *r->lane);
     r->seq = xcalloc((size_t)n, sizeof *r->seq);
     r->makespan = 0;
+    r->stopped = 0;
 }
 
 static void run_free(sched_run *r)
@@ -610,6 +811,14 @@ int order_schedule(const algo *routing, const topo *t, double chunk_bytes,
             continue;
         if (n > 0)
             run_policy(&c, pol[k], &runs[k]);
+        if (runs[k].stopped) {
+            run_free(&runs[0]);
+            if (k == 1)
+                run_free(&runs[1]);
+            ctx_free(&c);
+            forest_free(&f);
+            return tc_err_set(err, TC_STOP, "interrupted");
+        }
         mk[k] = runs[k].makespan;
         if (pick < 0 || (mk[k] < mk[pick] && !feq(mk[k], mk[pick])))
             pick = k;

@@ -36,6 +36,10 @@
  *                   ORDER_PRIORITY).
  * Costs are compared with a relative tolerance of 1e-9, so symmetric chunks
  * tie exactly and the rest of the key decides; the output is deterministic.
+ * The next send is found through a heap of out resources (each one
+ * sender's), not by a scan of every candidate: a million sends (AllGather
+ * on 1024 ranks) are ordered in about a minute instead of hours, with the
+ * same result as the scan.
  *
  * Resources are numbered as the executor numbers them: links 0..nlinks-1
  * (t->links order), then for each switch in order and each of its member

@@ -30,6 +30,7 @@
 #include "../util/mem.h"
 
 #define UC_MU 0.01          /* TACCL's weight of the connection / load term */
+#define ROUTE_MAX_WORK 2e9  /* orbits x ranks x (ranks + hops): see check_size() */
 
 static double now_s(void)
 {
@@ -306,21 +307,41 @@ static void search_free(search *w)
     free(w->done);
 }
 
-/* Is hop h in the sketch's graph for a chunk from origin o (w->dnode set)? */
-static int in_sketch_graph(const rmodel *M, const search *w, int o, const hop *h)
+/* Which rules make the graph a chunk may travel.  The model uses all of
+ * them (G_SKETCH); the others drop rules one at a time, only to say which
+ * rule leaves a rank out of a chunk's reach (explain_unreachable). */
+typedef enum {
+    G_SKETCH,       /* every rule below */
+    G_NO_VIA,       /* without gpus_to_sender_rev_map */
+    G_NO_CONN,      /* also without internode_conn: any NIC pair */
+    G_ANY_NODE      /* also without the relay rule: every hop of the topology */
+} graph_rules;
+
+/* Is hop h in the graph for a chunk from origin o (w->dnode set)?  The
+ * relay rule: inside the origin's node and the nodes holding a
+ * destination, and across nodes only straight out of the origin's node. */
+static int in_graph(const rmodel *M, const search *w, int o, const hop *h, graph_rules g)
 {
     if (h->v == o)
         return 0;
+    if (g == G_ANY_NODE)
+        return 1;
     int nu = node_of(M, h->u), nv = node_of(M, h->v), no = node_of(M, o);
     if (!h->inter)
         return w->dnode[nu];
-    return nu == no && nv != no && w->dnode[nv] && h->pair_ok &&
-           M->via[(o % M->rpn) * M->rpn + h->u % M->rpn];
+    return nu == no && nv != no && w->dnode[nv] && (g >= G_NO_CONN || h->pair_ok) &&
+           (g >= G_NO_VIA || M->via[(o % M->rpn) * M->rpn + h->u % M->rpn]);
 }
 
-/* Breadth-first hop distances in the sketch's graph: forward from src
- * (reverse = 0) or backward to src (reverse = 1). */
-static void bfs(const rmodel *M, const search *w, int o, int src, int reverse, int *dist)
+static int in_sketch_graph(const rmodel *M, const search *w, int o, const hop *h)
+{
+    return in_graph(M, w, o, h, G_SKETCH);
+}
+
+/* Breadth-first hop distances in graph g: forward from src (reverse = 0)
+ * or backward to src (reverse = 1). */
+static void bfs_in(const rmodel *M, const search *w, int o, int src, int reverse,
+                   graph_rules g, int *dist)
 {
     for (int i = 0; i < M->n; i++)
         dist[i] = -1;
@@ -333,7 +354,7 @@ static void bfs(const rmodel *M, const search *w, int o, int src, int reverse, i
         const int *lst = reverse ? M->in_hop : M->out_hop;
         for (int k = st[x]; k < st[x + 1]; k++) {
             const hop *h = &M->hops[lst[k]];
-            if (!in_sketch_graph(M, w, o, h))
+            if (!in_graph(M, w, o, h, g))
                 continue;
             int y = reverse ? h->u : h->v;
             if (dist[y] < 0) {
@@ -342,6 +363,100 @@ static void bfs(const rmodel *M, const search *w, int o, int src, int reverse, i
             }
         }
     }
+}
+
+static void bfs(const rmodel *M, const search *w, int o, int src, int reverse, int *dist)
+{
+    bfs_in(M, w, o, src, reverse, G_SKETCH, dist);
+}
+
+/* "1->0, 3->2" for the inter-node pairs (local ranks) a chunk from o may
+ * take out of its node: senders it can reach (dist) and may leave through. */
+static void usable_pairs(const rmodel *M, int o, const int *dist, char *buf, size_t n)
+{
+    size_t used = 0;
+    int shown = 0, more = 0;
+    buf[0] = '\0';
+    for (int a = 0; a < M->rpn; a++) {
+        int sa = node_of(M, o) * M->rpn + a;
+        if (dist[sa] < 0 || !M->via[(o % M->rpn) * M->rpn + a])
+            continue;
+        for (int b = 0; b < M->rpn; b++) {
+            if (!sketch_internode_ok(M->s, M->rpn, a, b))
+                continue;
+            if (shown == 8 || used + 16 >= n) {
+                more = 1;
+                continue;
+            }
+            used += (size_t)snprintf(buf + used, n - used, "%s%d->%d", shown ? ", " : "", a, b);
+            shown++;
+        }
+    }
+    if (more && used + 6 < n)
+        snprintf(buf + used, n - used, ", ...");
+    if (!shown)
+        snprintf(buf, n, "none");
+}
+
+/* Rank d is outside the sketch's graph for chunk c (origin o): say which
+ * rule leaves it out — the first whose removal lets the chunk reach d:
+ * gpus_to_sender_rev_map, internode_conn, the relay rule (a chunk crosses
+ * nodes once, straight out of its origin's node), else the topology has
+ * no path at all.  TACCL's other keys (switches and their strategies,
+ * symmetry_offsets, enforce_ordering, input_chunkup) never remove a hop,
+ * so they are never the cause. */
+static int explain_unreachable(const rmodel *M, search *w, int c, int d, tc_err *err)
+{
+    const sketch *s = M->s;
+    int o = origin_of(M, c), i = c % M->cpr, rpn = M->rpn;
+    int no = node_of(M, o), nd = node_of(M, d);
+    int *dist = w->dR;
+    graph_rules g = G_NO_VIA;
+    for (; g <= G_ANY_NODE; g++) {
+        bfs_in(M, w, o, o, 0, g, dist);
+        if (dist[d] >= 0)
+            break;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "chunk %d of rank %d cannot reach rank %d", i, o, d);
+    if (g == G_NO_VIA && s->has_via) {
+        int *snd = xmalloc((size_t)rpn * sizeof *snd), ns = sketch_senders_of(s, rpn, o % rpn, snd);
+        char list[160] = "", pairs[200];
+        size_t used = 0;
+        for (int k = 0; k < ns && used + 16 < sizeof list; k++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d", k ? ", " : "", snd[k]);
+        free(snd);
+        bfs(M, w, o, o, 0, dist);
+        usable_pairs(M, o, dist, pairs, sizeof pairs);
+        return sketch_fail_at(s, "internode_sketch.gpus_to_sender_rev_map", err,
+                              "%s: the chunks of local rank %d leave node %d only through local "
+                              "rank(s) [%s], and their pairs (local sender->receiver) %s lead "
+                              "to no path to local rank %d inside node %d", what, o % rpn, no,
+                              list, pairs, d % rpn, nd);
+    }
+    if (g <= G_NO_CONN) {
+        char pairs[200];
+        bfs(M, w, o, o, 0, dist);
+        usable_pairs(M, o, dist, pairs, sizeof pairs);
+        return sketch_fail_at(s, "internode_sketch.internode_conn", err,
+                              "%s: the chunk may cross from node %d to node %d only on the pairs "
+                              "(local sender->receiver) %s, and they lead to no path to local "
+                              "rank %d inside node %d", what, no, nd, pairs, d % rpn, nd);
+    }
+    if (g == G_ANY_NODE) {
+        char why[400];
+        snprintf(why, sizeof why, "%s: every path from rank %d to rank %d %s, but a chunk "
+                 "crosses nodes only once, straight out of its origin's node (TACCL's relay "
+                 "routing)", what, o, d, nd == no ? "leaves their node and comes back"
+                 : "crosses nodes more than once or passes through a third node");
+        if (s->has_internode)
+            return sketch_fail_at(s, "internode_sketch.strategy", err, "%s", why);
+        return tc_err_set(err, TC_INPUT, "%s: %s", M->t->path && *M->t->path ? M->t->path
+                          : M->t->name, why);
+    }
+    return tc_err_set(err, TC_INPUT, "%s: %s: topology %s has no path of links, switches or NICs "
+                      "from rank %d to rank %d", M->t->path && *M->t->path ? M->t->path
+                      : M->t->name, what, M->t->name, o, d);
 }
 
 /* Cheapest arrival at every rank over the marked hops (Dijkstra, dense). */
@@ -384,9 +499,7 @@ static int chunk_candidates(rmodel *M, search *w, int c, int **list, int *len, i
     for (int j = 0; j < nd; j++) {
         int d = w->dest[j];
         if (w->dO[d] < 0)
-            return tc_err_set(err, TC_INPUT, "sketch %s: chunk %d of rank %d cannot reach rank "
-                              "%d: no path the sketch allows (check internode_conn and "
-                              "gpus_to_sender_rev_map)", M->s->name, c % M->cpr, o, d);
+            return explain_unreachable(M, w, c, d, err);
         bfs(M, w, o, d, 1, w->dR);
         for (int hi = 0; hi < M->nhops; hi++) {
             const hop *h = &M->hops[hi];
@@ -409,6 +522,45 @@ static int chunk_candidates(rmodel *M, search *w, int c, int **list, int *len, i
     return TC_OK;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static int hop_image(const rmodel *M, int hi, const int *g);
+
+/* Chunk c is not its orbit's representative (processed before it, as the
+ * orbit's smallest chunk): its candidates and cheapest arrivals are the
+ * representative's carried by the permutation (sketch_check made sure the
+ * symmetries map the topology and the sketch's graph onto themselves).
+ * 0 if a hop has no image (then c is searched on its own). */
+static int carry_candidates(rmodel *M, int c, int **list, int *len, int *cap)
+{
+    int n = M->n, r = M->rep[c], r0 = M->cstart[r], r1 = M->cstart[r + 1];
+    const int *g = &M->perm[(size_t)c * n];
+    if (*len + (r1 - r0) > *cap) {
+        while (*len + (r1 - r0) > *cap)
+            *cap = *cap ? 2 * *cap : 1024;
+        *list = xrealloc(*list, (size_t)*cap * sizeof **list);
+    }
+    int at = *len;
+    for (int k = r0; k < r1; k++) {
+        int h = hop_image(M, (*list)[k], g);
+        if (h < 0) {
+            *len = at;
+            return 0;
+        }
+        (*list)[(*len)++] = h;
+    }
+    qsort(*list + at, (size_t)(*len - at), sizeof **list, cmp_int);
+    const double *lr = &M->lb[(size_t)r * n];
+    double *lc = &M->lb[(size_t)c * n];
+    for (int v = 0; v < n; v++)
+        lc[g[v]] = lr[v];
+    return 1;
+}
+
 static int build_candidates(rmodel *M, tc_err *err)
 {
     search w;
@@ -418,7 +570,10 @@ static int build_candidates(rmodel *M, tc_err *err)
     int len = 0, cap = 0, rc = TC_OK;
     int *list = NULL;
     for (int c = 0; c < M->nch && rc == TC_OK; c++) {
-        rc = chunk_candidates(M, &w, c, &list, &len, &cap, err);
+        if (lp_stop_requested())
+            rc = tc_err_set(err, TC_STOP, "interrupted");
+        else if (M->rep[c] == c || !carry_candidates(M, c, &list, &len, &cap))
+            rc = chunk_candidates(M, &w, c, &list, &len, &cap, err);
         M->cstart[c + 1] = len;
     }
     M->chop = list ? list : xmalloc(sizeof *M->chop);
@@ -496,6 +651,27 @@ static int build_symmetry(rmodel *M, int use)
     return TC_OK;
 }
 
+/* Refuse, before any search, a model this module cannot build in
+ * reasonable time and memory: each orbit representative is searched once
+ * per destination over the whole graph (ranks + hops), and becomes that
+ * many rows and columns of the MILP.  The limit admits every bundled
+ * sketch by far (the largest, torus-2d-32x32 with its symmetries, is 1
+ * orbit: 5e6 steps) and refuses the same torus without symmetries (1024
+ * orbits: 5e9 steps, minutes of search before a MILP of 2 million
+ * binaries). */
+static int check_size(const rmodel *M, tc_err *err)
+{
+    double work = (double)M->nreps * M->n * (M->n + M->nhops);
+    if (work <= ROUTE_MAX_WORK)
+        return TC_OK;
+    return tc_err_set(err, TC_INPUT, "%s: routing %s over the %d ranks of %s means %d chunk "
+                      "orbit%s to search (about %.2g graph steps; this synthesizer's limit is "
+                      "%.2g): give the sketch symmetry_offsets (one chunk routed per orbit), or "
+                      "use a baseline (taccl-synth --algo ring)", M->s->path && *M->s->path ? M->s->path
+                      : M->s->name, coll_name(M->k), M->n, M->t->name, M->nreps,
+                      M->nreps == 1 ? "" : "s", work, ROUTE_MAX_WORK);
+}
+
 static int rmodel_build(rmodel *M, const sketch *s, const topo *t, coll_kind k, double bytes,
                         const route_opts *o, tc_err *err)
 {
@@ -526,9 +702,11 @@ static int rmodel_build(rmodel *M, const sketch *s, const topo *t, coll_kind k, 
     M->dbuf = xmalloc((size_t)M->n * sizeof *M->dbuf);
     M->obuf = xmalloc((size_t)M->n * sizeof *M->obuf);
     build_hops(M);
-    int rc = build_candidates(M, err);
+    int rc = build_symmetry(M, o->use_symmetry);
     if (rc == TC_OK)
-        rc = build_symmetry(M, o->use_symmetry);
+        rc = check_size(M, err);
+    if (rc == TC_OK)
+        rc = build_candidates(M, err);
     if (rc != TC_OK)
         rmodel_free(M);
     return rc;
@@ -1384,6 +1562,8 @@ static double relaxed_time(const rmodel *M, const trees *T)
     double t = 0;
     double *load = xcalloc((size_t)M->nres + 1, sizeof *load);
     double *port = xcalloc((size_t)M->nres + 1, sizeof *port);
+    int *start = xmalloc(((size_t)n + 1) * sizeof *start), *fill = xmalloc((size_t)n * sizeof *fill);
+    int *kid = xmalloc((size_t)n * sizeof *kid);
     for (int c = 0; c < M->nch; c++) {
         const int *par = &T->par[(size_t)c * n];
         const double *arr = &T->arr[(size_t)c * n];
@@ -1396,20 +1576,29 @@ static double relaxed_time(const rmodel *M, const trees *T)
             for (int q = 0; q < h->nres; q++)
                 load[h->res[q]] += h->cost / M->lanes[h->res[q]];
         }
-        /* a rank's sends of c through one port or NIC, after c reached it */
+        /* a rank's sends of c through one port or NIC, after c reached it:
+         * the receivers v of each sender u's such sends, in v order */
+        memset(start, 0, ((size_t)n + 1) * sizeof *start);
+        for (int v = 0; v < n; v++)
+            if (par[v] >= 0 && M->hops[par[v]].nres == 2)
+                start[M->hops[par[v]].u + 1]++;
+        for (int u = 0; u < n; u++)
+            start[u + 1] += start[u];
+        memcpy(fill, start, (size_t)n * sizeof *fill);
+        for (int v = 0; v < n; v++)
+            if (par[v] >= 0 && M->hops[par[v]].nres == 2)
+                kid[fill[M->hops[par[v]].u]++] = v;
         for (int u = 0; u < n; u++) {
             if (!isfinite(arr[u]))
                 continue;
-            for (int v = 0; v < n; v++)
-                if (par[v] >= 0 && M->hops[par[v]].u == u && M->hops[par[v]].nres == 2)
-                    port[M->hops[par[v]].res[0]] = 0;
-            for (int v = 0; v < n; v++)
-                if (par[v] >= 0 && M->hops[par[v]].u == u && M->hops[par[v]].nres == 2) {
-                    int r = M->hops[par[v]].res[0];
-                    port[r] += M->hops[par[v]].cost;
-                    if (arr[u] + port[r] > t)
-                        t = arr[u] + port[r];
-                }
+            for (int k = start[u]; k < start[u + 1]; k++)
+                port[M->hops[par[kid[k]]].res[0]] = 0;
+            for (int k = start[u]; k < start[u + 1]; k++) {
+                const hop *h = &M->hops[par[kid[k]]];
+                port[h->res[0]] += h->cost;
+                if (arr[u] + port[h->res[0]] > t)
+                    t = arr[u] + port[h->res[0]];
+            }
         }
     }
     for (int r = 0; r < M->nres; r++)
@@ -1417,6 +1606,9 @@ static double relaxed_time(const rmodel *M, const trees *T)
             t = load[r];
     free(load);
     free(port);
+    free(start);
+    free(fill);
+    free(kid);
     return t;
 }
 
@@ -1703,6 +1895,7 @@ static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err 
         lo.cuts = o->cuts;
         lo.heuristics = o->heuristics;
         lo.backend = o->backend;
+        lo.mem_limit_mb = o->mem_limit_mb;
         if (o->seed && times_ok) {
             lo.incumbent = P.inc;
             lo.presolve = 0;
@@ -1717,7 +1910,10 @@ static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err 
         st->objective = r.objective;
         st->best_bound = r.best_bound;
         st->gap = r.gap;
-        if (lrc == TC_OK && (r.status == LP_OPTIMAL || r.status == LP_FEASIBLE)) {
+        if (lrc == TC_STOP || (lrc != TC_OK && r.out_of_memory)) {
+            /* a stop request or the memory limit: an error, not a fallback */
+            rc = tc_err_set(err, lrc, "routing MILP: %s", e2.msg);
+        } else if (lrc == TC_OK && (r.status == LP_OPTIMAL || r.status == LP_FEASIBLE)) {
             trees R;
             trees_init(&R, &M);
             if (extract(&P, &R)) {
@@ -1742,27 +1938,35 @@ static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err 
             snprintf(st->msg, sizeof st->msg, "%.400s: heuristic routing",
                      lrc == TC_OK ? r.msg : e2.msg);
         }
-        if (!res) {
+        if (!res && rc == TC_OK) {
             res = ha;
             ha = NULL;
             st->fallback = 1;
         }
-        progress(o, "%s: %s in %.3f s; objective %.6g, bound %.6g, gap %.3g%%; time %.6g us; "
-                 "incumbent %s%s", lp_backend_name(o->backend), lp_status_name(r.status),
-                 r.seconds, r.objective, r.best_bound, 100 * r.gap, st->time_us,
-                 r.incumbent_used == 1 ? "used" : r.incumbent_used == 0 ? "rejected" : "none",
-                 st->fallback ? "; returning the heuristic routing" : "");
-        if (r.incumbent_used == 0)
+        char gap[48] = "gap unknown";
+        if (isfinite(r.gap))
+            snprintf(gap, sizeof gap, "gap %.3g%%", 100 * r.gap);
+        if (rc == TC_OK && lrc != TC_OK)
+            progress(o, "%s; returning the heuristic routing", e2.msg);
+        else if (rc == TC_OK)
+            progress(o, "%s: %s in %.3f s; objective %.6g, bound %.6g, %s; time %.6g us; "
+                     "incumbent %s%s", lp_backend_name(o->backend), lp_status_name(r.status),
+                     r.seconds, r.objective, r.best_bound, gap, st->time_us,
+                     r.incumbent_used == 1 ? "used" : r.incumbent_used == 0 ? "rejected"
+                                                                            : "none",
+                     st->fallback ? "; returning the heuristic routing" : "");
+        if (rc == TC_OK && r.incumbent_used == 0)
             progress(o, "incumbent rejected: %s", r.msg);
     }
-    st->connections = count_connections(res, J->t);
+    if (res)
+        st->connections = count_connections(res, J->t);
     *out = res;
     algo_free(ha);
     milp_free(&P);
     free(used);
     trees_free(&H);
     rmodel_free(&M);
-    return TC_OK;
+    return rc;
 }
 
 int route_solve(const sketch *s, const topo *t, coll_kind k, double chunk_bytes,

@@ -17,7 +17,24 @@
  * path origin -> ... -> u -> v -> ... -> d through it, for a destination d,
  * has at most `slack` more hops than the shortest origin -> d path in that
  * graph (slack < 0: no distance pruning).  So relays the sketch asks for are
- * always possible (strict physical shortest paths would forbid them).
+ * always possible (strict physical shortest paths would forbid them).  With
+ * symmetries only one chunk per orbit is searched; the others take its
+ * candidates and cheapest arrivals carried by the symmetry.
+ *
+ * UNREACHABLE RANKS: a destination outside a chunk's graph is TC_INPUT
+ * before any solver runs, naming the chunk, the rank and the rule that
+ * forbids it — the first whose removal lets the chunk reach the rank:
+ * gpus_to_sender_rev_map, internode_conn (both as "FILE:LINE: KEY: ..."
+ * of the sketch), the relay rule (internode_sketch.strategy, or the
+ * topology file when the sketch has no internode_sketch), else the
+ * topology has no path at all.  The other keys (switches and their
+ * strategies, symmetry_offsets, enforce_ordering) never remove a hop.
+ *
+ * SIZE: a model whose search (orbits x ranks x (ranks + hops)) exceeds
+ * 2e9 steps is refused at once, TC_INPUT, pointing at symmetry_offsets:
+ * torus-2d-32x32 with its symmetries (1 orbit) is built in seconds, the
+ * same torus without them (1024 orbits, 5e9 steps and a MILP of 2 million
+ * binaries) is not.
  *
  * THE MILP (minimise time [+ the sketch's connection term]):
  *   x[c,h]  binary: chunk c takes candidate hop h;
@@ -52,9 +69,10 @@
  * SEEDING: the heuristic routing (route_heuristic) is scheduled by stage 2;
  * its makespan is U, and the routing with its uncontended arrival times is
  * given to GLPK as the incumbent (presolver off, as lp.h requires), so a
- * time limit always leaves a valid routing.  Should GLPK return nothing
- * usable (no solution in time, a numerical failure), route_solve returns the
- * heuristic routing and says so (stats.fallback).
+ * time limit always leaves a valid routing.  Should the solver return
+ * nothing usable (no solution in time, a numerical failure, CBC's crash),
+ * route_solve returns the heuristic routing and says so (stats.fallback);
+ * a stop request or the solver's memory limit is an error instead.
  *
  * Times are in microseconds.  Deterministic except when a time limit cuts
  * GLPK short. */
@@ -82,6 +100,7 @@ typedef struct {
     int verbose;            /* GLPK's log on stderr (default 0) */
     int quiet;              /* no progress lines on stderr (default 0) */
     lp_backend backend;     /* default LP_GLPK */
+    int mem_limit_mb;       /* GLPK's memory limit (lp_opts.mem_limit_mb); 0 none */
 } route_opts;
 
 typedef struct {
@@ -119,7 +138,9 @@ void route_opts_init(route_opts *o);
  * relaxation: the routing's real makespan is at least this).  With a
  * fallback or build_only, the heuristic routing with uncontended times.
  * st may be NULL.  TC_INPUT for another collective, chunk_bytes <= 0, a
- * sketch for another node count, or a destination the sketch cannot reach. */
+ * sketch for another node count, a destination the sketch cannot reach, a
+ * model over the size limit, or GLPK's memory limit exceeded; TC_STOP on a
+ * stop request (lp.h). */
 int route_solve(const sketch *s, const topo *t, coll_kind k, double chunk_bytes,
                 const route_opts *o, algo **out, route_stats *st, tc_err *err);
 

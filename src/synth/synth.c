@@ -141,16 +141,37 @@ static prog *lower_with_notes(algo **a, const topo *t, double chunk, lower_opts 
     return q;
 }
 
+/* How proven an outcome is: optimal, else some solution, else nothing. */
+static int proven_rank(lp_status s)
+{
+    return s == LP_OPTIMAL ? 2 : s == LP_FEASIBLE ? 1 : s == LP_UNSOLVED ? 3 : 0;
+}
+
 /* Stage 3 on `in` (the caller times the whole stage, which for the
- * reductions is several solves). */
+ * reductions is several solves); st keeps the least proven outcome and the
+ * largest gap over the solves. */
 static int stage3(const algo *in, const topo *t, double chunk, const contig_opts *co,
                   algo **out, synth_stats *st, tc_err *err)
 {
     contig_stats cst;
     int rc = contig_solve(in, t, chunk, co, out, &cst, err);
-    if (rc == TC_OK)
-        st->contig_solves++;
-    return rc;
+    if (rc != TC_OK)
+        return rc;
+    st->contig_solves++;
+    if (cst.status == LP_UNSOLVED && cst.ncols > 0)
+        st->contig_failed = 1;
+    if (proven_rank(cst.status) < proven_rank(st->contig_status))
+        st->contig_status = cst.status;
+    if (cst.status != LP_UNSOLVED && isfinite(cst.gap) &&
+        !(cst.gap <= st->contig_gap))
+        st->contig_gap = cst.gap;
+    return TC_OK;
+}
+
+/* TC_STOP with err set if a stop was requested (between stages). */
+static int check_stop(tc_err *err)
+{
+    return lp_stop_requested() ? tc_err_set(err, TC_STOP, "interrupted") : TC_OK;
 }
 
 /* AllReduce from the two solved phases joined one way: the joined sends
@@ -194,6 +215,8 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     if (!st)
         st = &local;
     memset(st, 0, sizeof *st);
+    st->route_gap = st->contig_gap = NAN;
+    st->route_status = st->contig_status = LP_UNSOLVED;
     *out = NULL;
     coll_kind k = pick_coll(s, o);
     /* ReduceScatter and AllReduce are built from a routed AllGather. */
@@ -214,6 +237,7 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     ro.backend = o->backend;
     ro.quiet = o->quiet;
     ro.verbose = o->verbose;
+    ro.mem_limit_mb = o->mem_limit_mb;
     route_stats rst;
     algo *routing = NULL, *ordered = NULL, *final = NULL;
     double t0 = now_s();
@@ -224,8 +248,13 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     st->route_us = rst.time_us;
     st->route_gap = rst.gap;
     st->route_fallback = rst.fallback;
+    st->route_status = rst.status;
     progress(o, "synth: stage 1 routing: %.3f s, relaxed makespan %.3f us, gap %.4f",
              st->route_s, rst.time_us, rst.gap);
+    if ((rc = check_stop(err)) != TC_OK) {
+        algo_free(routing);
+        return rc;
+    }
 
     order_opts oo;
     order_opts_init(&oo);
@@ -249,6 +278,7 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     co.quiet = o->quiet;
     co.solver_verbose = o->verbose;
     co.backend = o->backend;
+    co.mem_limit_mb = o->mem_limit_mb;
     t0 = now_s();
     if (k == COLL_ALLGATHER || k == COLL_ALLTOALL) {
         rc = stage3(ordered, t, (double)chunk, &co, &final, st, err);
@@ -305,6 +335,8 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     }
     st->contig_s = now_s() - t0;
     algo_free(ordered);
+    if (rc == TC_OK && (rc = check_stop(err)) != TC_OK)
+        algo_free(final);
     if (rc != TC_OK)
         return rc;
     st->contig_us = final->predicted_us;
@@ -337,6 +369,10 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     algo_free(final);
     if (!p)
         return TC_INPUT;
+    if ((rc = check_stop(err)) != TC_OK) {
+        prog_free(p);
+        return rc;
+    }
     topo *tc = copy_topo(t, err);
     if (!tc) {
         prog_free(p);

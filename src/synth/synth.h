@@ -41,6 +41,7 @@ typedef struct {
     int unlimited;
     int quiet;
     int verbose;            /* GLPK's own log too */
+    int mem_limit_mb;       /* GLPK's memory limit per MILP solve; 0 = none */
 } synth_opts;
 
 typedef struct {
@@ -50,6 +51,12 @@ typedef struct {
     double contig_us;       /* stage 3's makespan = the prediction */
     double route_gap;       /* stage 1's MIP gap (NAN if unknown) */
     int route_fallback;     /* 1: stage 1 returned the heuristic routing */
+    lp_status route_status; /* stage 1's MILP outcome (LP_UNSOLVED: none ran) */
+    double contig_gap;      /* stage 3's MIP gap, the largest over its solves
+                               (NAN if unknown or no MILP ran) */
+    lp_status contig_status;    /* stage 3's MILP outcome, the least proven over its
+                                   solves (LP_UNSOLVED: no MILP was needed) */
+    int contig_failed;      /* a stage-3 MILP failed (solver error): its incumbent kept */
     long long chunk_bytes;
     int nsends;
     int groups;             /* contiguity groups formed */
@@ -63,8 +70,13 @@ typedef struct {
 void synth_opts_init(synth_opts *o);
 
 /* Run the pipeline.  On success *out is a new program (prog_free) carrying
- * a copy of t.  TC_INPUT with err set for an impossible request (size not a
- * whole number of chunks, no route). */
+ * a copy of t.  A stage stopped by its time limit hands on the best
+ * schedule it has (never nothing: each MILP starts from a heuristic
+ * incumbent) and st says so (route_status / contig_status LP_FEASIBLE, the
+ * gaps).  TC_INPUT with err set for an impossible request (size not a whole
+ * number of chunks, a rank some chunk cannot reach, GLPK's memory limit
+ * exceeded); TC_STOP on a stop request (lp_request_stop), checked between
+ * and inside the stages. */
 int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
               synth_stats *st, tc_err *err);
 

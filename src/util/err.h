@@ -13,7 +13,9 @@
 enum {
     TC_OK = 0,      /* success */
     TC_WRONG = 1,   /* input usable, but the schedule does not do its job */
-    TC_INPUT = 2    /* input unusable: unreadable, malformed, bad flag */
+    TC_INPUT = 2,   /* input unusable: unreadable, malformed, bad flag */
+    TC_STOP = 130   /* stopped on request (SIGINT; 128 + 2, as shells report
+                       a process the signal ended): nothing was written */
 };
 
 typedef struct tc_err {
