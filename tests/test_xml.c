@@ -761,6 +761,75 @@ static void test_file_read_in_pieces(void **state)
     free(text);
 }
 
+/* A text of n bytes: the same message from memory and from a file. */
+static void expect_both(const char *text, size_t n, const char *want)
+{
+    tc_err e, e2;
+    assert_null(prog_parse_xml(text, n, "", &e));
+    assert_null(read_as_file(text, n, &e2));
+    if (strcmp(e.msg, want) != 0 || strcmp(e2.msg, want) != 0)
+        fail_msg("want %s\ngot  %s\nand  %s", want, e.msg, e2.msg);
+}
+
+/* What the whole-text reader said of its own limits, the streaming reader
+ * says too: the line where the too-deep start tag begins, the attribute
+ * too long on a later line of a start tag (the push parser stops at the
+ * tag's '<') or in single quotes, a comment too long; and in a file, old
+ * Mac line ends (CR alone) counted across the 64 KiB pieces, a CR LF split
+ * between two pieces counted once. */
+static void test_streamed_limits_and_line_ends(void **state)
+{
+    (void)state;
+    size_t big = 10000001, cap = big + 4096, n;
+    char *t = malloc(cap);
+    n = (size_t)sprintf(t, "%s", HEAD);
+    for (int i = 0; i < 300; i++)
+        n += (size_t)sprintf(t + n, "<x\n a=\"1\"\n>\n");
+    /* <algo> and 256 <x> open: the 257th <x> begins on line 2 + 3 * 256 */
+    expect_both(t, n, ":770: <x>: elements nested too deeply (the XML reader takes 256 levels; "
+                "a schedule needs 4)");
+    /* HEAD, pre, 10000001 bytes of c, post */
+    static const struct {
+        const char *pre, *post;
+        char c;
+        const char *want;
+    } big_cases[] = {
+        {"  <gpu id=\"0\"\n   note=\n   \"", "\"/>\n</algo>\n", 'a',
+         ":4: <gpu> attribute note: value longer than the XML reader takes (10000000 bytes; the "
+         "MSCCL runtimes take 255)"},
+        {"\n  <taccl size_bytes='", "'/>\n</algo>\n", '1',
+         ":3: <taccl> attribute size_bytes: value longer than the XML reader takes (10000000 "
+         "bytes; the MSCCL runtimes take 255)"},
+        {"<!--", "-->\n</algo>\n", 'c', ":2: malformed XML: Comment too big found"},
+    };
+    for (size_t i = 0; i < sizeof big_cases / sizeof *big_cases; i++) {
+        n = (size_t)sprintf(t, "%s%s", HEAD, big_cases[i].pre);
+        memset(t + n, big_cases[i].c, big);
+        n += big;
+        n += (size_t)sprintf(t + n, "%s", big_cases[i].post);
+        expect_both(t, n, big_cases[i].want);
+    }
+    /* line 1 <algo>, line 2 a comment to byte 65535, which is a CR (line
+     * 3 begins), then the bad step on line 5: with CR alone, and with a CR
+     * LF whose LF opens the second piece */
+    static const char *const ends[] = {"\r", "\r\n"};
+    for (int k = 0; k < 2; k++) {
+        n = (size_t)sprintf(t, "%s<!--", HEAD);
+        memset(t + n, 'y', 65535 - 3 - n);
+        n = 65535 - 3;
+        n += (size_t)sprintf(t + n, "-->");
+        n += (size_t)sprintf(t + n, "%s" "  <gpu id=\"0\" i_chunks=\"1\" o_chunks=\"2\" s_chunks=\"0\">%s"
+                             "    <tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">%s"
+                             "      <step s=\"x\"/>%s    </tb>%s  </gpu>%s</algo>%s", ends[k],
+                             ends[k], ends[k], ends[k], ends[k], ends[k], ends[k]);
+        assert_int_equal(t[65535], '\r');
+        tc_err e;
+        assert_null(read_as_file(t, n, &e));
+        assert_string_equal(e.msg, ":5: <step> attribute s: expected an integer, got \"x\"");
+    }
+    free(t);
+}
+
 static void test_libxml2_stays_quiet(void **state)
 {
     (void)state;
@@ -1233,6 +1302,7 @@ int main(void)
         cmocka_unit_test(test_huge_attribute_fails_cleanly),
         cmocka_unit_test(test_not_utf8_and_nul_bytes),
         cmocka_unit_test(test_file_read_in_pieces),
+        cmocka_unit_test(test_streamed_limits_and_line_ends),
         cmocka_unit_test(test_libxml2_stays_quiet),
         cmocka_unit_test(test_line_numbers_beyond_65535),
         cmocka_unit_test(test_roundtrip_field_by_field_and_byte_identical),

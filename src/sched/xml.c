@@ -1,16 +1,24 @@
 /* xml.c — MSCCL XML schedules in and out (see xml.h).
  *
- * Reading goes through libxml2 with a parser context of our own: its error
- * callback keeps the first error instead of printing it, DOCTYPEs are
- * refused before any entity is declared, the network is off and the size
- * limits stay on (no XML_PARSE_HUGE), so deep nesting or a 100 MB attribute
- * fail as TC_INPUT instead of eating memory.  The tree is then read the way
- * the MSCCL runtimes read their files: <algo> children named gpu, <gpu>
- * children named tb, <tb> children named step; everything else (<copy>,
- * <op>, comments, extra attributes such as redop) is ignored.  Our two
- * extensions, <topology> (the machine as JSON cut into short <part>s) and
- * <taccl> (size and predicted time), are children of <algo> as well: the
- * runtimes skip unknown elements there without counting them.
+ * Reading goes through libxml2's push parser with SAX callbacks of our own:
+ * its error callback keeps the first error instead of printing it,
+ * DOCTYPEs are refused before any entity is declared, the network is off
+ * and the size limits stay on (no XML_PARSE_HUGE), so deep nesting or a
+ * 100 MB attribute fail as TC_INPUT instead of eating memory (the push
+ * parser does not limit nesting: the reader stops at libxml2's 256 levels
+ * itself).  Those two limits are said with the element and attribute they
+ * hit, found by reading the text again.  No tree is built: each element is
+ * read as the parser meets it, the way the MSCCL runtimes read their
+ * files: <algo> children named gpu, <gpu> children named tb, <tb> children
+ * named step; everything else (<copy>, <op>, comments, text, extra
+ * attributes such as redop) is skipped.  Our two extensions, <topology>
+ * (the machine as JSON cut into short <part>s) and <taccl> (size and
+ * predicted time), are children of <algo> as well: the runtimes skip
+ * unknown elements there without counting them.  A file is read and parsed
+ * 64 KiB at a time (a lone CR, an old Mac line end, read as LF so lines
+ * count as editors count them), so memory stays near the size of the
+ * program read (a DOM of a 2-million-step schedule took 6 GB; libxml2's
+ * tree spends about 3 KB per <step>).
  *
  * Writing emits exactly what the runtimes' own tokenizer accepts: no prolog,
  * one element per line, two-space indentation, double quotes, attributes in
@@ -45,6 +53,11 @@ enum { RT_MAX_VALUE = 255, RT_MAX_ATTRS = 16 };
  * and per loop (2^24, so a rank's three buffers still count in an int;
  * a 4096-rank AllToAll needs 2^24). */
 enum { MAX_NGPUS = 65536, MAX_CHUNKS = 1 << 24 };
+/* libxml2's nesting limit (xmlParserMaxDepth without XML_PARSE_HUGE),
+ * which its push parser does not apply: the reader applies it. */
+enum { MAX_DEPTH = 256 };
+/* Bytes of text handed to the push parser at a time. */
+enum { PUSH_PIECE = 1 << 20 };
 /* Escaped length of one <part> of the embedded topology. */
 enum { PART_CHARS = 200 };
 /* maxBytes the legacy runtime assumes when the attribute is absent. */
@@ -144,26 +157,56 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
-/* Check that text is UTF-8 without NUL bytes.  On failure report the line
- * and the offending byte. */
-static int check_utf8(const char *text, size_t len, const char *label, tc_err *err)
+/* UTF-8 checked piece by piece: the line so far, and the first bad byte. */
+typedef struct {
+    long line;
+    int bad;                /* 1: bad_byte at line is not UTF-8 (0x00: a NUL) */
+    unsigned char bad_byte;
+} utf8_scan;
+
+/* Could s[0..n) be the start of a sequence that more bytes complete? */
+static int utf8_prefix(const unsigned char *s, size_t n)
 {
-    const unsigned char *s = (const unsigned char *)text;
-    long line = 1;
-    for (size_t i = 0; i < len;) {
-        size_t k = utf8_seq(s + i, len - i);
+    size_t need = s[0] >= 0xC2 && s[0] <= 0xDF ? 2 : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
+                  : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
+    if (need <= n)
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return 1;
+}
+
+/* Scan the next n bytes of a text.  Returns how many of them are whole
+ * valid sequences: all n, or fewer when the last 1-3 bytes may begin a
+ * sequence the next piece completes (never at_end), or when u->bad was
+ * set (the scan stops at the bad byte). */
+static size_t utf8_scan_piece(utf8_scan *u, const unsigned char *s, size_t n, int at_end)
+{
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_seq(s + i, n - i);
         if (k == 0) {
-            if (s[i] == 0)
-                return tc_err_set(err, TC_INPUT, "%s:%ld: NUL byte in the file (not a text file?)",
-                                  label, line);
-            return tc_err_set(err, TC_INPUT, "%s:%ld: not UTF-8: invalid byte 0x%02X", label, line,
-                              s[i]);
+            if (!at_end && n - i < 4 && s[i] != 0 && utf8_prefix(s + i, n - i))
+                return i;
+            u->bad = 1;
+            u->bad_byte = s[i];
+            return i;
         }
         if (s[i] == '\n')
-            line++;
+            u->line++;
         i += k;
     }
-    return TC_OK;
+    return n;
+}
+
+/* The message for the bad byte u found. */
+static int utf8_fail(const utf8_scan *u, const char *label, tc_err *err)
+{
+    if (u->bad_byte == 0)
+        return tc_err_set(err, TC_INPUT, "%s:%ld: NUL byte in the file (not a text file?)", label,
+                          u->line);
+    return tc_err_set(err, TC_INPUT, "%s:%ld: not UTF-8: invalid byte 0x%02X", label, u->line,
+                      u->bad_byte);
 }
 
 /* A short, printable excerpt of a value for messages. */
@@ -317,21 +360,6 @@ static void refuse_doctype(void *data, const xmlChar *name, const xmlChar *ext, 
     xmlStopParser(ctxt);
 }
 
-/* libxml2 stores element lines in 16 bits; beyond 65535 xmlGetLineNo()
- * guesses from neighbouring text.  Record the exact line (where the start
- * tag ends, as libxml2 does) in the element's _private field instead. */
-static void start_element_with_line(void *data, const xmlChar *localname, const xmlChar *prefix,
-                                    const xmlChar *uri, int nb_namespaces, const xmlChar **namespaces,
-                                    int nb_attributes, int nb_defaulted, const xmlChar **attributes)
-{
-    xmlParserCtxtPtr ctxt = data;
-    xmlNodePtr before = ctxt->node;
-    xmlSAX2StartElementNs(data, localname, prefix, uri, nb_namespaces, namespaces, nb_attributes,
-                          nb_defaulted, attributes);
-    if (ctxt->node && ctxt->node != before && ctxt->input)
-        ctxt->node->_private = (void *)(intptr_t)ctxt->input->line;
-}
-
 static int only_space(const char *text, size_t len)
 {
     for (size_t i = 0; i < len; i++)
@@ -340,179 +368,231 @@ static int only_space(const char *text, size_t len)
     return 1;
 }
 
-/* The attribute whose value starts on line `line` of text and runs past
- * XML_MAX_TEXT_LENGTH bytes: its element and name into elem / name.
- * Returns 1 if found. */
-static int find_long_attr(const char *text, size_t len, long line, char *elem, size_t elemsz,
-                          char *name, size_t namesz)
+/* Finding the token libxml2 found too long.  Its message names neither
+ * element nor attribute, and in a streamed parse the text is gone by then
+ * (and the parser may have stopped at a later line, waiting for more), so
+ * the text is read again, from memory or from the file: the first
+ * attribute value or comment longer than XML_MAX_TEXT_LENGTH bytes, the
+ * element whose '<' comes last before the value, its attribute, and the
+ * line where it passed that length.  Fed byte by byte, piece by piece. */
+typedef enum { LT_NONE, LT_ATTR, LT_COMMENT } long_kind;
+
+typedef struct {
+    long line;              /* the line so far */
+    int lone_cr;            /* count a CR not followed by LF as a line end */
+    int cr;                 /* a CR waits for what follows it */
+    char elem[64], tok[64], name[64];
+    size_t elen, tlen, vlen;
+    int in_elem, tok_done;  /* reading a name after '<'; the last word ended */
+    int state;              /* 0 text, 1 after '=', 2 in its value, 3 in a comment */
+    char quote;
+    char last[3];           /* the three bytes before this one */
+    long_kind found;
+} long_scan;
+
+static void ls_append(char *buf, size_t *len, char c)
 {
-    size_t i = 0;
-    for (long l = 1; l < line && i < len; i++)
-        if (text[i] == '\n')
-            l++;
-    for (; i < len && text[i] != '\n'; i++) {
-        if (text[i] != '=')
-            continue;
-        size_t q = i + 1;
-        while (q < len && (text[q] == ' ' || text[q] == '\t'))
-            q++;
-        if (q >= len || (text[q] != '"' && text[q] != '\''))
-            continue;
-        const char *end = memchr(text + q + 1, text[q], len - q - 1);
-        size_t vlen = (end ? (size_t)(end - text) : len) - q - 1;
-        if (vlen <= XML_MAX_TEXT_LENGTH)
-            continue;
-        size_t ne = i;
-        while (ne > 0 && (text[ne - 1] == ' ' || text[ne - 1] == '\t'))
-            ne--;
-        size_t nb = ne;
-        while (nb > 0 && !strchr(" \t\r\n<\"'", text[nb - 1]))
-            nb--;
-        size_t lt = nb;
-        while (lt > 0 && text[lt - 1] != '<')
-            lt--;
-        size_t ee = lt;
-        while (ee < nb && !strchr(" \t\r\n/>", text[ee]))
-            ee++;
-        snprintf(name, namesz, "%.*s", (int)(ne - nb), text + nb);
-        snprintf(elem, elemsz, "%.*s", (int)(ee - lt), text + lt);
-        return 1;
+    if (*len + 1 < 64) {
+        buf[(*len)++] = c;
+        buf[*len] = '\0';
     }
-    return 0;
+}
+
+/* The next byte of a word (attribute names end at blanks, quotes, '<'). */
+static void ls_word(long_scan *s, char c)
+{
+    if (c == ' ' || c == '\t') {
+        s->tok_done = 1;
+    } else if (strchr("\r\n\"'<", c)) {
+        s->tlen = 0;
+        s->tok[0] = '\0';
+        s->tok_done = 0;
+    } else if (c == '=') {
+        memcpy(s->name, s->tok, sizeof s->name);
+        s->state = 1;
+        s->tlen = 0;
+        s->tok[0] = '\0';
+        s->tok_done = 0;
+    } else {
+        if (s->tok_done) {
+            s->tlen = 0;
+            s->tok_done = 0;
+        }
+        ls_append(s->tok, &s->tlen, c);
+    }
+}
+
+static void ls_char(long_scan *s, char c)
+{
+    char l0 = s->last[0], l1 = s->last[1], l2 = s->last[2];
+    s->last[0] = l1;
+    s->last[1] = l2;
+    s->last[2] = c;
+    if (c == '\n')
+        s->line++;
+    if (s->state >= 2) {
+        int end = s->state == 2 ? c == s->quote : c == '>' && l1 == '-' && l2 == '-';
+        if (end)
+            s->state = 0;
+        else if (++s->vlen > XML_MAX_TEXT_LENGTH)
+            s->found = s->state == 2 ? LT_ATTR : LT_COMMENT;
+        return;
+    }
+    if (s->state == 1) {
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+            return;
+        s->state = 0;
+        if (c == '"' || c == '\'') {
+            s->state = 2;
+            s->quote = c;
+            s->vlen = 0;
+            return;
+        }
+    }
+    if (c == '-' && l0 == '<' && l1 == '!' && l2 == '-') {
+        s->state = 3;
+        s->in_elem = 0;
+        s->vlen = 0;
+        s->last[1] = s->last[2] = '\0';   /* "<!-->" does not end it */
+        return;
+    }
+    if (c == '<') {
+        s->in_elem = 1;
+        s->elen = 0;
+        s->elem[0] = '\0';
+    } else if (s->in_elem && strchr(" \t\r\n/>", c)) {
+        s->in_elem = 0;
+    } else if (s->in_elem) {
+        ls_append(s->elem, &s->elen, c);
+    }
+    ls_word(s, c);
+}
+
+/* Feed n more bytes; returns what was found so far. */
+static long_kind ls_feed(long_scan *s, const char *text, size_t n)
+{
+    for (size_t i = 0; i < n && !s->found; i++) {
+        char c = text[i];
+        if (s->cr) {
+            s->cr = 0;
+            ls_char(s, c == '\n' || !s->lone_cr ? '\r' : '\n');
+            if (s->found)
+                break;
+        }
+        if (c == '\r')
+            s->cr = 1;
+        else
+            ls_char(s, c);
+    }
+    return s->found;
+}
+
+/* Where the text of a parse can be read again: in memory, or a file to
+ * read from its start (lone CRs counted as line ends, as they are fed). */
+typedef struct {
+    const char *text;
+    size_t len;
+    FILE *file;
+} source;
+
+/* The first token of src too long for libxml2, into s. */
+static long_kind find_long_token(const source *src, long_scan *s)
+{
+    memset(s, 0, sizeof *s);
+    s->line = 1;
+    s->lone_cr = src->file != NULL;
+    if (src->file) {
+        char buf[1 << 16];
+        size_t n;
+        if (fseek(src->file, 0, SEEK_SET) != 0)
+            return LT_NONE;
+        while (!s->found && (n = fread(buf, 1, sizeof buf, src->file)) > 0)
+            ls_feed(s, buf, n);
+    } else if (src->text) {
+        ls_feed(s, src->text, src->len);
+    }
+    return s->found;
+}
+
+/* Is d libxml2's refusal of a token longer than it takes?  Parsing the
+ * whole text it says the attribute value is too long; pushed, it may stop
+ * waiting for the end of the token (input lookup limit). */
+static int too_long(const xml_diag *d)
+{
+    return (d->code == XML_ERR_ATTRIBUTE_NOT_FINISHED && strstr(d->msg, "too long")) ||
+           (d->code == XML_ERR_INTERNAL_ERROR && strstr(d->msg, "Huge input lookup"));
 }
 
 /* The message for a document libxml2 refused.  Two of its messages are
  * about its own limits, which a user cannot lift, and name no field: say
  * which limit and where instead. */
-static void malformed(const char *text, size_t len, const char *label, const xml_diag *d,
-                      tc_err *err)
+static void malformed(const source *src, const char *label, const xml_diag *d, tc_err *err)
 {
-    char elem[64], name[64];
+    long_scan s;
     if (d->code == XML_ERR_INTERNAL_ERROR && strstr(d->msg, "depth")) {
         tc_err_set(err, TC_INPUT, "%s:%ld: <%s>: elements nested too deeply (the XML reader "
-                   "takes 256 levels; a schedule needs 4)", label, d->line,
-                   d->elem[0] ? d->elem : "?");
-    } else if (d->code == XML_ERR_ATTRIBUTE_NOT_FINISHED && strstr(d->msg, "too long") &&
-               find_long_attr(text, len, d->line, elem, sizeof elem, name, sizeof name)) {
+                   "takes %d levels; a schedule needs 4)", label, d->line,
+                   d->elem[0] ? d->elem : "?", MAX_DEPTH);
+    } else if (!too_long(d) || find_long_token(src, &s) == LT_NONE) {
+        tc_err_set(err, TC_INPUT, "%s:%ld: malformed XML: %s", label, d->line, d->msg);
+    } else if (s.found == LT_ATTR) {
         tc_err_set(err, TC_INPUT, "%s:%ld: <%s> attribute %s: value longer than the XML reader "
-                   "takes (%d bytes; the MSCCL runtimes take %d)", label, d->line, elem, name,
+                   "takes (%d bytes; the MSCCL runtimes take %d)", label, s.line, s.elem, s.name,
                    XML_MAX_TEXT_LENGTH, RT_MAX_VALUE);
     } else {
-        tc_err_set(err, TC_INPUT, "%s:%ld: malformed XML: %s", label, d->line, d->msg);
+        /* what libxml2 says of such a comment when it has the whole text */
+        tc_err_set(err, TC_INPUT, "%s:%ld: malformed XML: Comment too big found", label, s.line);
     }
-}
-
-/* Parse text into a libxml2 tree, or fail with TC_INPUT. */
-static xmlDocPtr parse_tree(const char *text, size_t len, const char *label, tc_err *err)
-{
-    if (len == 0 || only_space(text, len)) {
-        tc_err_set(err, TC_INPUT, "%s:1: empty file, expected an <algo> element", label);
-        return NULL;
-    }
-    if (len > (size_t)INT_MAX) {
-        tc_err_set(err, TC_INPUT, "%s: too large for the XML reader (%zu bytes)", label, len);
-        return NULL;
-    }
-    if (jsonin_utf16_error(text, len, label, err) || check_utf8(text, len, label, err) != TC_OK)
-        return NULL;
-
-    xmlInitParser();
-    xml_diag diag = {0};
-    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-    if (!ctxt) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    ctxt->_private = &diag;
-    ctxt->sax->serror = on_ctxt_error;
-    ctxt->sax->internalSubset = refuse_doctype;
-    ctxt->sax->startElementNs = start_element_with_line;
-
-    /* libxml2's handlers are per-thread; borrow them for this parse only. */
-    xmlStructuredErrorFunc old_serror = xmlStructuredError;
-    void *old_sctx = xmlStructuredErrorContext;
-    xmlGenericErrorFunc old_gerror = xmlGenericError;
-    void *old_gctx = xmlGenericErrorContext;
-    xmlSetStructuredErrorFunc(&diag, on_global_error);
-    xmlSetGenericErrorFunc(NULL, on_generic_error);
-
-    int opts = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES |
-               XML_PARSE_IGNORE_ENC;
-    xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)len, label, "UTF-8", opts);
-    int well_formed = ctxt->wellFormed;
-    long end_line = ctxt->input ? ctxt->input->line : 0;
-
-    xmlSetStructuredErrorFunc(old_sctx, old_serror);
-    xmlSetGenericErrorFunc(old_gctx, old_gerror);
-    xmlFreeParserCtxt(ctxt);
-
-    if (diag.doctype) {
-        tc_err_set(err, TC_INPUT, "%s:%ld: <!DOCTYPE> is not allowed in a schedule", label,
-                   diag.doctype_line);
-    } else if (!doc || !well_formed) {
-        if (diag.level)
-            malformed(text, len, label, &diag, err);
-        else
-            tc_err_set(err, TC_INPUT, "%s:%ld: malformed XML", label, end_line);
-    } else {
-        return doc;
-    }
-    xmlFreeDoc(doc);
-    return NULL;
 }
 
 /* ------------------------------------------------------------------ */
 /* Reader: attributes                                                  */
+
+/* An element as SAX2 hands it over: its name, the line where its start tag
+ * ends (as libxml2 counts lines) and its attributes, five pointers each
+ * (localname, prefix, URI, value, end of value; values are not
+ * NUL-terminated). */
+typedef struct {
+    const char *name;
+    long line;
+    int nattrs;
+    const xmlChar **attrs;
+} elem;
 
 typedef struct {
     const char *label;
     tc_err *err;
 } reader;
 
-static long line_of(const xmlNode *n)
-{
-    if (n->type == XML_ELEMENT_NODE && n->_private)
-        return (long)(intptr_t)n->_private;
-    long l = xmlGetLineNo(n);
-    return l > 0 ? l : 0;
-}
-
-static int is_elem(const xmlNode *n, const char *name)
-{
-    return n->type == XML_ELEMENT_NODE && n->ns == NULL && strcmp((const char *)n->name, name) == 0;
-}
-
 /* "LABEL:LINE: " + message, TC_INPUT. */
-static int fail_at(const reader *r, const xmlNode *n, const char *fmt, ...)
+static int fail_at(const reader *r, const elem *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static int fail_at(const reader *r, const xmlNode *n, const char *fmt, ...)
+static int fail_at(const reader *r, const elem *n, const char *fmt, ...)
 {
     char what[768];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return tc_err_set(r->err, TC_INPUT, "%s:%ld: %s", r->label, line_of(n), what);
+    return tc_err_set(r->err, TC_INPUT, "%s:%ld: %s", r->label, n->line, what);
 }
 
-/* Find attribute `name` (no namespace) of element n.  Returns its value
+/* Find attribute `name` (no prefix) of element n.  Returns its value
  * (xmlFree it) or NULL if absent.  An attribute beyond the 16th is as good
  * as absent for the runtimes, so it is refused. */
-static int get_attr(const reader *r, const xmlNode *n, const char *name, xmlChar **out)
+static int get_attr(const reader *r, const elem *n, const char *name, xmlChar **out)
 {
     *out = NULL;
-    int idx = 0;
-    for (const xmlAttr *a = n->properties; a; a = a->next, idx++) {
-        if (a->ns || strcmp((const char *)a->name, name) != 0)
+    for (int idx = 0; idx < n->nattrs; idx++) {
+        const xmlChar *const *a = &n->attrs[5 * idx];
+        if (a[1] || strcmp((const char *)a[0], name) != 0)
             continue;
         if (idx >= RT_MAX_ATTRS)
             return fail_at(r, n,
                            "<%s> attribute %s: is attribute number %d; the MSCCL runtimes read "
                            "only the first %d",
-                           (const char *)n->name, name, idx + 1, RT_MAX_ATTRS);
-        *out = xmlNodeListGetString(n->doc, a->children, 1);
-        if (!*out)
-            *out = xmlStrdup((const xmlChar *)"");
+                           n->name, name, idx + 1, RT_MAX_ATTRS);
+        *out = xmlStrndup(a[3], (int)(a[4] - a[3]));
         if (!*out) {
             fprintf(stderr, "taccl: out of memory\n");
             abort();
@@ -522,13 +602,13 @@ static int get_attr(const reader *r, const xmlNode *n, const char *name, xmlChar
     return TC_OK;
 }
 
-static int missing(const reader *r, const xmlNode *n, const char *name)
+static int missing(const reader *r, const elem *n, const char *name)
 {
-    return fail_at(r, n, "<%s> attribute %s: missing", (const char *)n->name, name);
+    return fail_at(r, n, "<%s> attribute %s: missing", n->name, name);
 }
 
 /* Required (present == NULL) or optional integer attribute in [lo, hi]. */
-static int attr_ll(const reader *r, const xmlNode *n, const char *name, long long lo, long long hi,
+static int attr_ll(const reader *r, const elem *n, const char *name, long long lo, long long hi,
                    long long *out, int *present)
 {
     xmlChar *v;
@@ -543,15 +623,16 @@ static int attr_ll(const reader *r, const xmlNode *n, const char *name, long lon
     }
     long long x = 0;
     int rc = parse_decimal((const char *)v, lo, hi, &x);
-    char ex[64];
-    excerpt((const char *)v, ex, sizeof ex);
+    char ex[64] = "";
+    if (rc != NUM_OK)
+        excerpt((const char *)v, ex, sizeof ex);
     xmlFree(v);
     if (rc == NUM_SYNTAX)
         return fail_at(r, n, "<%s> attribute %s: expected an integer, got \"%s\"",
-                       (const char *)n->name, name, ex);
+                       n->name, name, ex);
     if (rc == NUM_RANGE)
         return fail_at(r, n, "<%s> attribute %s: %s is out of range (%lld..%lld)",
-                       (const char *)n->name, name, ex, lo, hi);
+                       n->name, name, ex, lo, hi);
     *out = x;
     if (present)
         *present = 1;
@@ -559,7 +640,7 @@ static int attr_ll(const reader *r, const xmlNode *n, const char *name, long lon
 }
 
 /* Required integer attribute in lo..hi (within int). */
-static int attr_int(const reader *r, const xmlNode *n, const char *name, int lo, int hi, int *out)
+static int attr_int(const reader *r, const elem *n, const char *name, int lo, int hi, int *out)
 {
     long long x;
     if (attr_ll(r, n, name, lo, hi, &x, NULL) != TC_OK)
@@ -569,7 +650,7 @@ static int attr_int(const reader *r, const xmlNode *n, const char *name, int lo,
 }
 
 /* Required string attribute (xmlFree the result). */
-static int attr_str(const reader *r, const xmlNode *n, const char *name, xmlChar **out)
+static int attr_str(const reader *r, const elem *n, const char *name, xmlChar **out)
 {
     if (get_attr(r, n, name, out) != TC_OK)
         return TC_INPUT;
@@ -578,7 +659,7 @@ static int attr_str(const reader *r, const xmlNode *n, const char *name, xmlChar
     return TC_OK;
 }
 
-static int attr_buf(const reader *r, const xmlNode *n, const char *name, buf_kind *out)
+static int attr_buf(const reader *r, const elem *n, const char *name, buf_kind *out)
 {
     xmlChar *v;
     if (attr_str(r, n, name, &v) != TC_OK)
@@ -588,7 +669,7 @@ static int attr_buf(const reader *r, const xmlNode *n, const char *name, buf_kin
         char ex[64];
         excerpt((const char *)v, ex, sizeof ex);
         rc = fail_at(r, n, "<%s> attribute %s: unknown buffer \"%s\" (expected i, o or s)",
-                     (const char *)n->name, name, ex);
+                     n->name, name, ex);
     }
     xmlFree(v);
     return rc;
@@ -597,7 +678,7 @@ static int attr_buf(const reader *r, const xmlNode *n, const char *name, buf_kin
 /* ------------------------------------------------------------------ */
 /* Reader: elements                                                    */
 
-static int read_step(const reader *r, const xmlNode *n, prog_tb *tb)
+static int read_step(const reader *r, const elem *n, prog_tb *tb)
 {
     int s, srcoff, dstoff, cnt, depid, deps, hasdep;
     buf_kind srcbuf, dstbuf;
@@ -629,11 +710,12 @@ static int read_step(const reader *r, const xmlNode *n, prog_tb *tb)
     prog_step *st = prog_add_step(tb, type, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps);
     st->s = s;
     st->hasdep = hasdep;
-    st->line = (int)line_of(n);
+    st->line = (int)n->line;
     return TC_OK;
 }
 
-static int read_tb(const reader *r, const xmlNode *n, prog_gpu *g)
+/* A <tb>: *out receives it (its <step>s come as the elements inside it). */
+static int read_tb(const reader *r, const elem *n, prog_gpu *g, prog_tb **out)
 {
     int id, send, recv, chan;
     if (attr_int(r, n, "id", 0, INT_MAX, &id) != TC_OK ||
@@ -643,15 +725,14 @@ static int read_tb(const reader *r, const xmlNode *n, prog_gpu *g)
         return TC_INPUT;
     prog_tb *tb = prog_add_tb(g, send, recv, chan);
     tb->id = id;
-    tb->line = (int)line_of(n);
-    for (const xmlNode *c = n->children; c; c = c->next)
-        if (is_elem(c, "step") && read_step(r, c, tb) != TC_OK)
-            return TC_INPUT;
+    tb->line = (int)n->line;
+    *out = tb;
     return TC_OK;
 }
 
-/* One <gpu>: its id must be a free slot 0..ngpus-1 of p->gpus. */
-static int read_gpu(const reader *r, const xmlNode *n, prog *p)
+/* One <gpu>: its id must be a free slot 0..ngpus-1 of p->gpus; *out
+ * receives it (its <tb>s come as the elements inside it). */
+static int read_gpu(const reader *r, const elem *n, prog *p, prog_gpu **out)
 {
     int id, ic, oc, sc;
     if (attr_int(r, n, "id", INT_MIN, INT_MAX, &id) != TC_OK)
@@ -671,124 +752,20 @@ static int read_gpu(const reader *r, const xmlNode *n, prog *p)
     g->i_chunks = ic;
     g->o_chunks = oc;
     g->s_chunks = sc;
-    long line = line_of(n);
-    g->line = line > 0 ? (int)line : 1;
-    for (const xmlNode *c = n->children; c; c = c->next)
-        if (is_elem(c, "tb") && read_tb(r, c, g) != TC_OK)
-            return TC_INPUT;
+    g->line = n->line > 0 ? (int)n->line : 1;
+    *out = g;
     return TC_OK;
 }
 
-/* Where each <part> of an embedded topology starts in the joined JSON. */
-typedef struct {
-    size_t *at;         /* offset of part k's text */
-    long *line;         /* line of part k's element */
-    int n, cap;
-} part_map;
-
-static void part_map_add(part_map *m, size_t at, long line)
-{
-    if (m->n == m->cap) {
-        m->cap = m->cap ? 2 * m->cap : 16;
-        m->at = xrealloc(m->at, (size_t)m->cap * sizeof *m->at);
-        m->line = xrealloc(m->line, (size_t)m->cap * sizeof *m->line);
-    }
-    m->at[m->n] = at;
-    m->line[m->n++] = line;
-}
-
-/* A topology message "<topology>:JL[:JC]: what" or "<topology>: what" from
- * topo_parse() of the joined JSON, restated at the line of the <part> that
- * holds JSON line JL (column JC), or of <topology> itself. */
-static int topology_error(const reader *r, const xmlNode *n, const char *json,
-                          const part_map *m, const char *msg)
-{
-    static const char tag[] = "<topology>";
-    const char *rest = msg + strlen(tag);
-    long line = line_of(n), jline = 0, jcol = 1;
-    if (rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9') {
-        char *end;
-        jline = strtol(rest + 1, &end, 10);
-        rest = end;
-        if (rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9') {
-            jcol = strtol(rest + 1, &end, 10);
-            rest = end;
-        }
-        size_t off = 0;
-        for (long l = 1; l < jline && json[off]; off++)
-            if (json[off] == '\n')
-                l++;
-        off += (size_t)(jcol > 1 ? jcol - 1 : 0);
-        for (int k = 0; k < m->n && m->at[k] <= off; k++)
-            line = m->line[k];
-    }
-    if (rest[0] == ':')
-        rest++;
-    while (*rest == ' ')
-        rest++;
-    if (jline > 0)
-        return tc_err_set(r->err, TC_INPUT, "%s:%ld: <topology> (its JSON line %ld): %s", r->label,
-                          line, jline, rest);
-    return tc_err_set(r->err, TC_INPUT, "%s:%ld: <topology>: %s", r->label, line, rest);
-}
-
-/* <topology format="taccl-json-1" parts="N"><part v="..."/>...</topology> */
-static int read_topology(const reader *r, const xmlNode *n, prog *p)
-{
-    xmlChar *fmt;
-    if (attr_str(r, n, "format", &fmt) != TC_OK)
-        return TC_INPUT;
-    int ok = strcmp((const char *)fmt, TOPO_FORMAT) == 0;
-    char ex[64];
-    excerpt((const char *)fmt, ex, sizeof ex);
-    xmlFree(fmt);
-    if (!ok)
-        return fail_at(r, n, "<topology> attribute format: unsupported \"%s\" (expected \"%s\")",
-                       ex, TOPO_FORMAT);
-    long long parts;
-    if (attr_ll(r, n, "parts", 0, INT_MAX, &parts, NULL) != TC_OK)
-        return TC_INPUT;
-    sbuf json = {0};
-    sb_reserve(&json, 0);
-    part_map m = {0};
-    int rc = TC_OK;
-    for (const xmlNode *c = n->children; c && rc == TC_OK; c = c->next) {
-        if (!is_elem(c, "part"))
-            continue;
-        xmlChar *v;
-        if ((rc = attr_str(r, c, "v", &v)) != TC_OK)
-            break;
-        part_map_add(&m, json.len, line_of(c));
-        sb_puts(&json, (const char *)v);
-        xmlFree(v);
-    }
-    if (rc == TC_OK && m.n != parts)
-        rc = fail_at(r, n, "<topology> attribute parts: says %lld but %d <part> elements follow",
-                     parts, m.n);
-    if (rc == TC_OK) {
-        tc_err te;
-        tc_err_clear(&te);
-        topo *t = topo_parse(json.s, "<topology>", &te);
-        if (t)
-            prog_set_topo(p, t);
-        else
-            rc = topology_error(r, n, json.s, &m, te.msg[0] ? te.msg : "<topology>: invalid");
-    }
-    free(json.s);
-    free(m.at);
-    free(m.line);
-    return rc;
-}
-
 /* <taccl size_bytes="..." predicted_us="..." generator="..."/> */
-static int read_taccl(const reader *r, const xmlNode *n, prog *p)
+static int read_taccl(const reader *r, const elem *n, prog *p)
 {
     long long size = 0;
     int present;
     if (attr_ll(r, n, "size_bytes", 0, LLONG_MAX, &size, &present) != TC_OK)
         return TC_INPUT;
     p->size_bytes = present ? size : 0;
-    p->size_line = present ? (int)line_of(n) : 0;
+    p->size_line = present ? (int)n->line : 0;
     xmlChar *v;
     if (get_attr(r, n, "predicted_us", &v) != TC_OK)
         return TC_INPUT;
@@ -806,7 +783,7 @@ static int read_taccl(const reader *r, const xmlNode *n, prog *p)
     return TC_OK;
 }
 
-static int read_proto(const reader *r, const xmlNode *n, prog *p)
+static int read_proto(const reader *r, const elem *n, prog *p)
 {
     xmlChar *v;
     if (attr_str(r, n, "proto", &v) != TC_OK)
@@ -824,7 +801,7 @@ static int read_proto(const reader *r, const xmlNode *n, prog *p)
     return TC_OK;
 }
 
-static int read_coll(const reader *r, const xmlNode *n, prog *p)
+static int read_coll(const reader *r, const elem *n, prog *p)
 {
     xmlChar *v;
     if (attr_str(r, n, "coll", &v) != TC_OK)
@@ -839,7 +816,7 @@ static int read_coll(const reader *r, const xmlNode *n, prog *p)
     return TC_OK;
 }
 
-static int read_name(const reader *r, const xmlNode *n, prog *p)
+static int read_name(const reader *r, const elem *n, prog *p)
 {
     xmlChar *v;
     if (get_attr(r, n, "name", &v) != TC_OK)
@@ -857,7 +834,7 @@ static int read_name(const reader *r, const xmlNode *n, prog *p)
 }
 
 /* The <algo> attributes, in schema order so the first bad one is named. */
-static int read_algo_attrs(const reader *r, const xmlNode *n, prog *p)
+static int read_algo_attrs(const reader *r, const elem *n, prog *p)
 {
     long long x;
     int present;
@@ -888,11 +865,155 @@ static int read_algo_attrs(const reader *r, const xmlNode *n, prog *p)
     return TC_OK;
 }
 
-static int read_algo(const reader *r, const xmlNode *n, prog *p)
+/* ------------------------------------------------------------------ */
+/* Reader: the document as a stream of elements                        */
+
+/* Where each <part> of an embedded topology starts in the joined JSON. */
+typedef struct {
+    size_t *at;         /* offset of part k's text */
+    long *line;         /* line of part k's element */
+    int n, cap;
+} part_map;
+
+static void part_map_add(part_map *m, size_t at, long line)
 {
-    p->line = (int)line_of(n);
-    if (read_algo_attrs(r, n, p) != TC_OK)
+    if (m->n == m->cap) {
+        m->cap = m->cap ? 2 * m->cap : 16;
+        m->at = xrealloc(m->at, (size_t)m->cap * sizeof *m->at);
+        m->line = xrealloc(m->line, (size_t)m->cap * sizeof *m->line);
+    }
+    m->at[m->n] = at;
+    m->line[m->n++] = line;
+}
+
+/* A topology message "<topology>:JL[:JC]: what" or "<topology>: what" from
+ * topo_parse() of the joined JSON, restated at the line of the <part> that
+ * holds JSON line JL (column JC), or of <topology> itself (n). */
+static int topology_error(const reader *r, const elem *n, const char *json,
+                          const part_map *m, const char *msg)
+{
+    static const char tag[] = "<topology>";
+    const char *rest = msg + strlen(tag);
+    long line = n->line, jline = 0, jcol = 1;
+    if (rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9') {
+        char *end;
+        jline = strtol(rest + 1, &end, 10);
+        rest = end;
+        if (rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9') {
+            jcol = strtol(rest + 1, &end, 10);
+            rest = end;
+        }
+        size_t off = 0;
+        for (long l = 1; l < jline && json[off]; off++)
+            if (json[off] == '\n')
+                l++;
+        off += (size_t)(jcol > 1 ? jcol - 1 : 0);
+        for (int k = 0; k < m->n && m->at[k] <= off; k++)
+            line = m->line[k];
+    }
+    if (rest[0] == ':')
+        rest++;
+    while (*rest == ' ')
+        rest++;
+    if (jline > 0)
+        return tc_err_set(r->err, TC_INPUT, "%s:%ld: <topology> (its JSON line %ld): %s", r->label,
+                          line, jline, rest);
+    return tc_err_set(r->err, TC_INPUT, "%s:%ld: <topology>: %s", r->label, line, rest);
+}
+
+/* What an element is to the reader, by its name and its parent's role, as
+ * the runtimes read files: <algo> children named gpu, <gpu> children named
+ * tb, <tb> children named step, and our <topology> (with its <part>s) and
+ * <taccl> under <algo>; everything else, and everything inside it, is
+ * skipped. */
+typedef enum { R_SKIP, R_ALGO, R_GPU, R_TB, R_STEP, R_TOPOLOGY, R_PART, R_TACCL } role;
+
+/* The reading state.  xml_diag comes first: libxml2's callbacks reach it
+ * through the parser context's _private pointer. */
+typedef struct {
+    xml_diag diag;
+    reader r;               /* r.err is `first` below */
+    tc_err first;           /* the first error in what the file says */
+    int failed;             /* ... was found: read nothing more, but parse to
+                               the end (a malformed file is reported as such) */
+    prog *p;
+    role *stack;            /* role of each open element */
+    int depth, cap;
+    prog_gpu *gpu;          /* open <gpu> and <tb> */
+    prog_tb *tb;
+    long algo_line;         /* line of <algo>, 0 before it */
+    long topo_line;         /* of the first <topology>, 0 if none yet */
+    long taccl_line;        /* of the first <taccl>, 0 if none yet */
+    sbuf json;              /* the <topology>'s parts, joined */
+    part_map parts_at;      /* where each of them starts, and its line */
+    long long parts;        /* how many its parts attribute says */
+} sax_state;
+
+static int is_named(const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri,
+                    const char *name)
+{
+    return !prefix && !uri && strcmp((const char *)localname, name) == 0;
+}
+
+/* <topology format="taccl-json-1" parts="N">: its <part v="..."/>s follow. */
+static int topology_start(sax_state *s, const elem *n)
+{
+    const reader *r = &s->r;
+    xmlChar *fmt;
+    if (attr_str(r, n, "format", &fmt) != TC_OK)
         return TC_INPUT;
+    int ok = strcmp((const char *)fmt, TOPO_FORMAT) == 0;
+    char ex[64];
+    excerpt((const char *)fmt, ex, sizeof ex);
+    xmlFree(fmt);
+    if (!ok)
+        return fail_at(r, n, "<topology> attribute format: unsupported \"%s\" (expected \"%s\")",
+                       ex, TOPO_FORMAT);
+    if (attr_ll(r, n, "parts", 0, INT_MAX, &s->parts, NULL) != TC_OK)
+        return TC_INPUT;
+    s->parts_at.n = 0;
+    s->json.len = 0;
+    sb_reserve(&s->json, 0);
+    s->json.s[0] = '\0';
+    return TC_OK;
+}
+
+static int topology_part(sax_state *s, const elem *n)
+{
+    xmlChar *v;
+    if (attr_str(&s->r, n, "v", &v) != TC_OK)
+        return TC_INPUT;
+    part_map_add(&s->parts_at, s->json.len, n->line);
+    sb_puts(&s->json, (const char *)v);
+    xmlFree(v);
+    return TC_OK;
+}
+
+/* </topology>: the parts make the topology JSON. */
+static int topology_end(sax_state *s)
+{
+    const reader *r = &s->r;
+    elem n = {"topology", s->topo_line, 0, NULL};
+    if (s->parts_at.n != s->parts)
+        return fail_at(r, &n, "<topology> attribute parts: says %lld but %d <part> "
+                       "elements follow", s->parts, s->parts_at.n);
+    tc_err te;
+    tc_err_clear(&te);
+    topo *t = topo_parse(s->json.s, "<topology>", &te);
+    if (!t)
+        return topology_error(r, &n, s->json.s, &s->parts_at,
+                              te.msg[0] ? te.msg : "<topology>: invalid");
+    prog_set_topo(s->p, t);
+    return TC_OK;
+}
+
+/* <algo>: its attributes, and room for its gpus. */
+static int algo_start(sax_state *s, const elem *n)
+{
+    s->p->line = (int)n->line;
+    if (read_algo_attrs(&s->r, n, s->p) != TC_OK)
+        return TC_INPUT;
+    prog *p = s->p;
     p->gpus = calloc((size_t)p->ngpus, sizeof *p->gpus);
     if (!p->gpus) {
         fprintf(stderr, "taccl: out of memory\n");
@@ -900,30 +1021,271 @@ static int read_algo(const reader *r, const xmlNode *n, prog *p)
     }
     p->gpu_cap = p->ngpus;
     p->ngpu = p->ngpus;
-    const xmlNode *topo_el = NULL, *taccl_el = NULL;
-    for (const xmlNode *c = n->children; c; c = c->next) {
-        if (is_elem(c, "gpu")) {
-            if (read_gpu(r, c, p) != TC_OK)
-                return TC_INPUT;
-        } else if (is_elem(c, "topology")) {
-            if (topo_el)
-                return fail_at(r, c, "<topology>: a second one (first at line %ld)", line_of(topo_el));
-            topo_el = c;
-            if (read_topology(r, c, p) != TC_OK)
-                return TC_INPUT;
-        } else if (is_elem(c, "taccl")) {
-            if (taccl_el)
-                return fail_at(r, c, "<taccl>: a second one (first at line %ld)", line_of(taccl_el));
-            taccl_el = c;
-            if (read_taccl(r, c, p) != TC_OK)
-                return TC_INPUT;
-        }
-    }
+    return TC_OK;
+}
+
+/* </algo>: every gpu id was there. */
+static int algo_end(sax_state *s)
+{
+    const prog *p = s->p;
+    elem n = {"algo", s->algo_line, 0, NULL};
     for (int g = 0; g < p->ngpus; g++)
         if (p->gpus[g].line == 0)
-            return fail_at(r, n, "<algo>: no <gpu> with id %d (ngpus=\"%d\" needs ids 0..%d)", g,
-                           p->ngpus, p->ngpus - 1);
+            return fail_at(&s->r, &n, "<algo>: no <gpu> with id %d (ngpus=\"%d\" needs ids "
+                           "0..%d)", g, p->ngpus, p->ngpus - 1);
     return TC_OK;
+}
+
+/* An element opens under an element of role `parent` (-1: the root):
+ * read what it says, return its role. */
+static role open_elem(sax_state *s, int parent, const xmlChar *localname,
+                      const xmlChar *prefix, const xmlChar *uri, const elem *n)
+{
+#define IS(x) is_named(localname, prefix, uri, x)
+    const reader *r = &s->r;
+    int rc = TC_OK;
+    role k = R_SKIP;
+    if (parent < 0) {
+        if (!IS("algo") && uri)
+            rc = fail_at(r, n, "root element is <%s> in namespace \"%s\", expected <algo> in "
+                         "none", n->name, (const char *)uri);
+        else if (!IS("algo"))
+            rc = fail_at(r, n, "root element is <%s>, expected <algo>", n->name);
+        else if ((rc = algo_start(s, n)) == TC_OK)
+            k = R_ALGO;
+        s->algo_line = n->line > 0 ? n->line : 1;
+    } else if (parent == R_ALGO && IS("gpu")) {
+        if ((rc = read_gpu(r, n, s->p, &s->gpu)) == TC_OK)
+            k = R_GPU;
+    } else if (parent == R_ALGO && IS("topology")) {
+        if (s->topo_line)
+            rc = fail_at(r, n, "<topology>: a second one (first at line %ld)", s->topo_line);
+        else if ((rc = topology_start(s, n)) == TC_OK)
+            k = R_TOPOLOGY;
+        s->topo_line = n->line;
+    } else if (parent == R_ALGO && IS("taccl")) {
+        if (s->taccl_line)
+            rc = fail_at(r, n, "<taccl>: a second one (first at line %ld)", s->taccl_line);
+        else if ((rc = read_taccl(r, n, s->p)) == TC_OK)
+            k = R_TACCL;
+        s->taccl_line = n->line;
+    } else if (parent == R_GPU && IS("tb")) {
+        if ((rc = read_tb(r, n, s->gpu, &s->tb)) == TC_OK)
+            k = R_TB;
+    } else if (parent == R_TB && IS("step")) {
+        if ((rc = read_step(r, n, s->tb)) == TC_OK)
+            k = R_STEP;
+    } else if (parent == R_TOPOLOGY && IS("part")) {
+        if ((rc = topology_part(s, n)) == TC_OK)
+            k = R_PART;
+    }
+#undef IS
+    if (rc != TC_OK)
+        s->failed = 1;
+    return k;
+}
+
+/* The line where the start tag just read begins (the parser's line is
+ * where it ends).  A pushed start tag is parsed only once it is whole in
+ * the input buffer, and no '<' can stand inside it. */
+static long tag_start_line(xmlParserCtxtPtr ctxt)
+{
+    const xmlParserInput *in = ctxt->input;
+    if (!in)
+        return 0;
+    long line = in->line;
+    for (const xmlChar *c = in->cur; in->base && c > in->base && c[-1] != '<'; c--)
+        if (c[-1] == '\n')
+            line--;
+    return line;
+}
+
+/* An element opens below MAX_DEPTH others: fail as libxml2 does when it
+ * parses the whole text (a fatal error naming the open element), and
+ * stop. */
+static void too_deep(xmlParserCtxtPtr ctxt, xml_diag *d)
+{
+    if (d->level != XML_ERR_FATAL) {
+        d->level = XML_ERR_FATAL;
+        d->code = XML_ERR_INTERNAL_ERROR;
+        d->line = tag_start_line(ctxt);
+        snprintf(d->msg, sizeof d->msg, "Excessive depth in document: %d", MAX_DEPTH);
+        snprintf(d->elem, sizeof d->elem, "%s", ctxt->name ? (const char *)ctxt->name : "");
+    }
+    ctxt->wellFormed = 0;
+    xmlStopParser(ctxt);
+}
+
+static void on_start(void *data, const xmlChar *localname, const xmlChar *prefix,
+                     const xmlChar *uri, int nb_namespaces, const xmlChar **namespaces,
+                     int nb_attributes, int nb_defaulted, const xmlChar **attributes)
+{
+    (void)nb_namespaces;
+    (void)namespaces;
+    (void)nb_defaulted;
+    xmlParserCtxtPtr ctxt = data;
+    sax_state *s = ctxt->_private;
+    if (s->depth > MAX_DEPTH) {
+        too_deep(ctxt, &s->diag);
+        return;
+    }
+    if (s->depth == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 16;
+        s->stack = xrealloc(s->stack, (size_t)s->cap * sizeof *s->stack);
+    }
+    role parent = s->depth ? s->stack[s->depth - 1] : R_SKIP;
+    role k = R_SKIP;
+    if (!s->failed && (s->depth == 0 || parent != R_SKIP)) {
+        /* the name as libxml2 would show it: prefix:localname */
+        char qname[256];
+        snprintf(qname, sizeof qname, "%s%s%s", prefix ? (const char *)prefix : "",
+                 prefix ? ":" : "", (const char *)localname);
+        elem n = {qname, ctxt->input ? ctxt->input->line : 0, nb_attributes, attributes};
+        k = open_elem(s, s->depth ? (int)parent : -1, localname, prefix, uri, &n);
+    }
+    s->stack[s->depth++] = k;
+}
+
+static void on_end(void *data, const xmlChar *localname, const xmlChar *prefix,
+                   const xmlChar *uri)
+{
+    (void)localname;
+    (void)prefix;
+    (void)uri;
+    xmlParserCtxtPtr ctxt = data;
+    sax_state *s = ctxt->_private;
+    if (s->depth == 0)
+        return;
+    role k = s->stack[--s->depth];
+    int rc = TC_OK;
+    if (s->failed)
+        return;
+    if (k == R_TOPOLOGY)
+        rc = topology_end(s);
+    else if (k == R_ALGO)
+        rc = algo_end(s);
+    else if (k == R_TB)
+        s->tb = NULL;
+    else if (k == R_GPU)
+        s->gpu = NULL;
+    if (rc != TC_OK)
+        s->failed = 1;
+}
+
+/* A parse in progress: text goes in piece by piece (libxml2's push parser,
+ * so it never holds the whole text) and the schedule is read as it streams
+ * by (no tree is built): memory stays near the size of the program.  The
+ * caller checks each piece first (UTF-8, no NUL). */
+typedef struct {
+    sax_state st;
+    xmlParserCtxtPtr ctxt;
+    const char *label;
+    xmlStructuredErrorFunc old_serror;
+    void *old_sctx;
+    xmlGenericErrorFunc old_gerror;
+    void *old_gctx;
+} stream;
+
+static void stream_begin(stream *S, const char *label)
+{
+    xmlInitParser();
+    memset(S, 0, sizeof *S);
+    S->label = label;
+    sax_state *st = &S->st;
+    st->r.label = label;
+    st->r.err = &st->first;
+    tc_err_clear(&st->first);
+    st->p = prog_new("", COLL_ALLGATHER, 0, 0);
+    /* SAX2's handlers (document, entities...), with ours for elements and
+     * none for text, comments and instructions: nothing is kept */
+    xmlSAXHandler h;
+    memset(&h, 0, sizeof h);
+    xmlSAXVersion(&h, 2);
+    h.serror = on_ctxt_error;
+    h.internalSubset = refuse_doctype;
+    h.startElementNs = on_start;
+    h.endElementNs = on_end;
+    h.characters = NULL;
+    h.ignorableWhitespace = NULL;
+    h.cdataBlock = NULL;
+    h.comment = NULL;
+    h.processingInstruction = NULL;
+    h.reference = NULL;
+    S->ctxt = xmlCreatePushParserCtxt(&h, NULL, NULL, 0, label);
+    if (!S->ctxt || !st->p) {
+        fprintf(stderr, "taccl: out of memory\n");
+        abort();
+    }
+    S->ctxt->_private = st;
+    /* libxml2's handlers are per-thread; borrow them for this parse only. */
+    S->old_serror = xmlStructuredError;
+    S->old_sctx = xmlStructuredErrorContext;
+    S->old_gerror = xmlGenericError;
+    S->old_gctx = xmlGenericErrorContext;
+    xmlSetStructuredErrorFunc(&st->diag, on_global_error);
+    xmlSetGenericErrorFunc(NULL, on_generic_error);
+    /* NOENT: attribute values arrive with '&' decoded (no entity can be
+     * declared: a DOCTYPE stops the parse) */
+    xmlCtxtUseOptions(S->ctxt, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                      XML_PARSE_BIG_LINES | XML_PARSE_IGNORE_ENC | XML_PARSE_NOENT);
+}
+
+/* Hand n more bytes to the parser (nothing once it has stopped). */
+static void stream_feed(stream *S, const char *bytes, size_t n)
+{
+    while (n > 0 && !S->ctxt->disableSAX && S->ctxt->instate != XML_PARSER_EOF) {
+        size_t piece = n < PUSH_PIECE ? n : PUSH_PIECE;
+        xmlParseChunk(S->ctxt, bytes, (int)piece, 0);
+        bytes += piece;
+        n -= piece;
+    }
+}
+
+/* End the parse: the program, or NULL with err set — a DOCTYPE, malformed
+ * XML (reported first, wherever it is), then the first thing the file gets
+ * wrong.  `complete` 0 abandons it (an error found outside the parser).
+ * src is where the text can be read again for a message. */
+static prog *stream_end(stream *S, const source *src, int complete, tc_err *err)
+{
+    sax_state *st = &S->st;
+    const char *label = S->label;
+    xmlParseChunk(S->ctxt, NULL, 0, 1);
+    xmlDocPtr doc = S->ctxt->myDoc;
+    int well_formed = S->ctxt->wellFormed;
+    long end_line = S->ctxt->input ? S->ctxt->input->line : 0;
+    xmlSetStructuredErrorFunc(S->old_sctx, S->old_serror);
+    xmlSetGenericErrorFunc(S->old_gctx, S->old_gerror);
+    xmlFreeParserCtxt(S->ctxt);
+    xmlFreeDoc(doc);
+    free(st->stack);
+    free(st->json.s);
+    free(st->parts_at.at);
+    free(st->parts_at.line);
+    const xml_diag *diag = &st->diag;
+    if (!complete) {
+    } else if (diag->doctype) {
+        tc_err_set(err, TC_INPUT, "%s:%ld: <!DOCTYPE> is not allowed in a schedule", label,
+                   diag->doctype_line);
+    } else if (!doc || !well_formed) {
+        if (diag->level)
+            malformed(src, label, diag, err);
+        else
+            tc_err_set(err, TC_INPUT, "%s:%ld: malformed XML", label, end_line);
+    } else if (st->failed) {
+        if (err)
+            *err = st->first;
+    } else if (!st->algo_line) {
+        tc_err_set(err, TC_INPUT, "%s:1: no root element, expected <algo>", label);
+    } else {
+        return st->p;
+    }
+    prog_free(st->p);
+    return NULL;
+}
+
+static int empty_file(const char *label, tc_err *err)
+{
+    return tc_err_set(err, TC_INPUT, "%s:1: empty file, expected an <algo> element", label);
 }
 
 prog *prog_parse_xml(const char *text, size_t len, const char *label, tc_err *err)
@@ -932,37 +1294,36 @@ prog *prog_parse_xml(const char *text, size_t len, const char *label, tc_err *er
         label = "(input)";
     if (!text)
         len = 0;
-    xmlDocPtr doc = parse_tree(text ? text : "", len, label, err);
-    if (!doc)
+    if (len == 0 || only_space(text, len)) {
+        empty_file(label, err);
         return NULL;
-    reader r = {label, err};
-    const xmlNode *root = xmlDocGetRootElement(doc);
-    prog *p = NULL;
-    if (!root) {
-        tc_err_set(err, TC_INPUT, "%s:1: no root element, expected <algo>", label);
-    } else if (!is_elem(root, "algo")) {
-        if (root->ns)
-            fail_at(&r, root, "root element is <%s%s%s> in namespace \"%s\", expected <algo> "
-                    "in none", root->ns->prefix ? (const char *)root->ns->prefix : "",
-                    root->ns->prefix ? ":" : "", (const char *)root->name,
-                    root->ns->href ? (const char *)root->ns->href : "");
-        else
-            fail_at(&r, root, "root element is <%s>, expected <algo>", (const char *)root->name);
-    } else {
-        p = prog_new("", COLL_ALLGATHER, 0, 0);
-        if (!p) {
-            fprintf(stderr, "taccl: out of memory\n");
-            abort();
-        }
-        if (read_algo(&r, root, p) != TC_OK) {
-            prog_free(p);
-            p = NULL;
-        }
     }
-    xmlFreeDoc(doc);
-    return p;
+    if (len > (size_t)INT_MAX) {
+        tc_err_set(err, TC_INPUT, "%s: too large for the XML reader (%zu bytes)", label, len);
+        return NULL;
+    }
+    if (jsonin_utf16_error(text, len, label, err))
+        return NULL;
+    utf8_scan u = {1, 0, 0};
+    utf8_scan_piece(&u, (const unsigned char *)text, len, 1);
+    if (u.bad) {
+        utf8_fail(&u, label, err);
+        return NULL;
+    }
+    stream S;
+    stream_begin(&S, label);
+    stream_feed(&S, text, len);
+    source src = {text, len, NULL};
+    return stream_end(&S, &src, 1, err);
 }
 
+/* The file read a piece at a time, each piece checked and handed on, so
+ * neither the whole text nor a tree is ever held.  Messages and their
+ * order are prog_parse_xml's (an invalid byte anywhere wins over what the
+ * parser found before it; the rest of the file is still read for one).
+ * A CR not followed by LF (old Mac line ends) is read as LF, so lines count
+ * as the user's editor counts them; a CR that ends a piece waits for the
+ * next one. */
 prog *prog_read_xml(const char *path, tc_err *err)
 {
     FILE *f = fopen(path, "rb");
@@ -970,36 +1331,58 @@ prog *prog_read_xml(const char *path, tc_err *err)
         tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(errno));
         return NULL;
     }
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
         fclose(f);
         tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(EISDIR));
         return NULL;
     }
-    sbuf b = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (b.len + n > (size_t)INT_MAX) {
-            fclose(f);
-            free(b.s);
-            tc_err_set(err, TC_INPUT, "%s: too large for the XML reader (over 2 GB)", path);
-            return NULL;
+    enum { CHUNK = 1 << 16 };
+    char *buf = xmalloc(CHUNK + 4);
+    size_t carry = 0, total = 0, n;
+    int text_seen = 0, fail = 0;
+    utf8_scan u = {1, 0, 0};
+    stream S;
+    stream_begin(&S, path);
+    while (!fail && (n = fread(buf + carry, 1, CHUNK, f)) > 0) {
+        if (total + n > (size_t)INT_MAX) {
+            fail = tc_err_set(err, TC_INPUT, "%s: too large for the XML reader (over 2 GB)", path);
+            break;
         }
-        sb_put(&b, chunk, n);
+        if (total == 0 && jsonin_utf16_error(buf, n, path, err)) {
+            fail = TC_INPUT;
+            break;
+        }
+        total += n;
+        n += carry;
+        if (!text_seen && !only_space(buf, n))
+            text_seen = 1;
+        size_t whole = buf[n - 1] == '\r' ? n - 1 : n;
+        jsonin_lone_cr_to_lf(buf, whole);
+        size_t ok = utf8_scan_piece(&u, (const unsigned char *)buf, whole, 0);
+        if (u.bad) {
+            fail = utf8_fail(&u, path, err);
+            break;
+        }
+        stream_feed(&S, buf, ok);
+        carry = n - ok;
+        memmove(buf, buf + ok, carry);
     }
-    int bad = ferror(f);
-    int saved = errno;
+    if (!fail && ferror(f))
+        fail = tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(errno));
+    if (!fail && !text_seen)
+        fail = empty_file(path, err);
+    if (!fail && carry == 1 && buf[0] == '\r') {
+        buf[0] = '\n';
+        stream_feed(&S, buf, 1);
+    } else if (!fail && carry > 0) {
+        utf8_scan_piece(&u, (const unsigned char *)buf, carry, 1);
+        fail = utf8_fail(&u, path, err);
+    }
+    free(buf);
+    source src = {NULL, 0, f};
+    prog *p = stream_end(&S, &src, !fail, err);
     fclose(f);
-    if (bad) {
-        free(b.s);
-        tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(saved));
-        return NULL;
-    }
-    if (b.s)
-        jsonin_lone_cr_to_lf(b.s, b.len);
-    prog *p = prog_parse_xml(b.s ? b.s : "", b.len, path, err);
-    free(b.s);
     if (p) {
         p->path = strdup(path);
         if (!p->path) {
