@@ -11,24 +11,27 @@
 #                (the bundled 4x4 and 8x8 sketches; 4x8 and 8x16 with the same
 #                symmetries), 1 MiB per rank, the default time limits (60 s
 #                routing, 30 s contiguity; --json says whether one stopped a
-#                stage), and on the largest bundled topology, torus-2d-32x32
-#                (1024 ranks): with its symmetries, and with a sketch of no
-#                keys but nnodes.
+#                stage); the same with 1 KiB chunks and --time-limit 10; and
+#                on the largest bundled topology, torus-2d-32x32 (1024 ranks):
+#                with its symmetries, and with a sketch of no keys but nnodes.
 #
-# usage: scripts/scale.sh [BIN_DIR] [--base REV] [--timeout S] [--no-1024]
+# usage: scripts/scale.sh [BIN_DIR] [--base REV] [--timeout S] [--mem-cap MB] [--no-1024]
 #   --base REV   also build REV (git archive into a temporary directory) and
 #                measure it the same way in the same run: a before/after table
 #   --timeout S  a run still going after S seconds is stopped and shown as
 #                such (default 900)
+#   --mem-cap MB a run may map at most MB MiB (ulimit -v; default none), so a
+#                blow-up ends in the table instead of on the machine
 #   --no-1024    skip the 1024-rank synthesizer runs (minutes each)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/build/bin
-base="" limit=900 big=1
+base="" limit=900 big=1 cap=
 while [ $# -gt 0 ]; do
     case $1 in
         --base) base=$2; shift 2 ;;
         --timeout) limit=$2; shift 2 ;;
+        --mem-cap) cap=$2; shift 2 ;;
         --no-1024) big=0; shift ;;
         *) bin=$(cd "$1" && pwd); shift ;;
     esac
@@ -54,7 +57,10 @@ fi
 measure() {
     local out=$1
     shift
-    /usr/bin/time -v -o "$work/tv" timeout "$limit" "$@" >"$work/stdout" 2>"$work/stderr"
+    (
+        [ -n "$cap" ] && ulimit -v $((cap * 1024))
+        exec /usr/bin/time -v -o "$work/tv" timeout "$limit" "$@"
+    ) >"$work/stdout" 2>"$work/stderr"
     local rc=$? secs kb
     secs=$(sed -n 's/^\tElapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/tv" |
            awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }')
@@ -122,10 +128,12 @@ for l in "${labels[@]}"; do cols+=("$l: time s" "$l: peak MiB" "$l: stopped by a
 header "${cols[@]}"
 synth_case() {
     local n=$1 what=$2 sk=$3 tp=$4
+    shift 4
     local cells=("$n" "$what")
     for b in "${bins[@]}"; do
         rm -f "$work/out.json"
-        measure "$work/m" "$b/taccl-synth" "$sk" "$tp" --target unlimited -q -o "$work/s.xml" --json
+        measure "$work/m" "$b/taccl-synth" "$sk" "$tp" --target unlimited -q -o "$work/s.xml" \
+            --json "$@"
         cp "$work/stdout" "$work/out.json"
         read -r s m rc <"$work/m"
         local tl
@@ -136,7 +144,9 @@ try:
 except Exception:
     print("-"); sys.exit()
 if j.get("error"):
-    print("refused: " + j["error"][:90].replace("|", "/"))
+    e = j["error"]
+    e = e[e.find(": ") + 2:] if e.startswith("/") else e
+    print("refused: " + e[:110].replace("|", "/") + ("..." if len(e) > 110 else ""))
 else:
     print({True: "yes", False: "no", None: "(not reported)"}.get(j.get("time_limited"), "?"))
 ' "$work/out.json")
@@ -154,5 +164,13 @@ if [ $big = 1 ]; then
     synth_case 1024 "torus-2d-32x32, no keys but nnodes" "$work/torus-32x32-plain.json" "$root/topologies/torus-2d-32x32.json"
 fi
 echo
+echo "## synthesizer: the same AllGathers with 1 KiB chunks, where the contiguity MILP has work: --time-limit 10 (each stage)"
+echo
+header "${cols[@]}"
+synth_case 16 "torus-2d-4x4, torus-2d-4x4-sk-1" "$root/sketches/torus-2d-4x4-sk-1.json" "$root/topologies/torus-2d-4x4.json" --size 16K --time-limit 10
+synth_case 32 "torus 4x8, its symmetries" "$work/torus-4x8-sk.json" "$work/torus-4x8.json" --size 32K --time-limit 10
+synth_case 64 "torus-2d-8x8, torus-2d-8x8-sk-1" "$root/sketches/torus-2d-8x8-sk-1.json" "$root/topologies/torus-2d-8x8.json" --size 64K --time-limit 10
+synth_case 128 "torus 8x16, its symmetries" "$work/torus-8x16-sk.json" "$work/torus-8x16.json" --size 128K --time-limit 10
+echo
 echo "(time in seconds of wall clock and peak resident memory from /usr/bin/time -v; a" \
-     "status after the time is the exit code, or timeout after ${limit} s)"
+     "status after the time is the exit code, or timeout after ${limit} s${cap:+; each run capped at $cap MiB of address space})"
