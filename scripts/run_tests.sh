@@ -2,41 +2,141 @@
 # run_tests.sh — run every cmocka test binary and every CLI test script,
 # then print one summary line "N passed, N failed".
 #
+#   run_tests.sh BUILD             the suite against BUILD/tests and BUILD/bin
+#   run_tests.sh --asan BUILD      the same against a build made with
+#                                  -fsanitize=address,undefined (make check-asan)
+#   run_tests.sh --valgrind BUILD  the CLI scripts only, each taccl-run and
+#                                  taccl-synth call under valgrind memcheck
+#   run_tests.sh --total TALLY N   sum the N runs recorded in TALLY
+#
 # cmocka binaries report "[  PASSED  ] N test(s)." and "[  FAILED  ] N
 # test(s)"; CLI scripts (tests/cli/*.sh) print "ok - ..." / "not ok - ..."
 # lines.  A binary or script that crashes or prints no summary counts as one
 # failure, so a broken test can never pass silently.
+#
+# Under --asan and --valgrind every report is also written to a log
+# directory, which is read after each binary or script: a report fails that
+# binary or script even when the command that made it was run outside a
+# check (its output thrown away, its exit code not looked at).  Reports also
+# end the process with exit code 23, which no tool of ours uses, so a check
+# that expects exit 1 or 2 cannot pass on a sanitizer's exit.
+#
+# --asan and --valgrind set TACCL_QUICK=1 unless it is set already (empty:
+# every case): CLI scripts then skip their 64-rank sketches (lib.sh
+# quick_skip), each skip a "# skip - " line the summary counts.
+#
+# With TACCL_TALLY=FILE set, the run appends "PASSED FAILED" to FILE
+# (make check adds the normal and the sanitized runs this way).
 set -u
-build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
+mode=plain
+case "${1:-}" in
+--asan | --valgrind) mode=${1#--}; shift ;;
+--total)
+    tally=$2 want=$3 p=0 f=0 runs=0
+    [ -f "$tally" ] && while read -r a b; do
+        p=$((p + a)); f=$((f + b)); runs=$((runs + 1))
+    done <"$tally"
+    if [ "$runs" -ne "$want" ]; then
+        echo "FAIL: $runs of $want test runs reported a count (a build or a run broke)"
+        f=$((f + 1))
+    fi
+    echo "$p passed, $f failed"
+    [ "$f" -eq 0 ]
+    exit
+    ;;
+esac
+build=${1:-build}
 case "$build" in /*) bdir=$build ;; *) bdir=$root/$build ;; esac
 export TACCL_BIN="$bdir/bin" TACCL_ROOT="$root"
 passed=0 failed=0
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+sanlog=$(mktemp -d)
+trap 'rm -rf "$log" "$sanlog"' EXIT
 
-for t in "$build"/tests/test_*; do
-    [ -x "$t" ] || continue
-    case "$t" in *.d|*.o) continue ;; esac
-    "$t" >"$log" 2>&1
-    rc=$?
-    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
-    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
-    p=${p:-0}; f=${f:-0}
-    if [ "$p" = 0 ] && [ "$f" = 0 ] || { [ $rc -ne 0 ] && [ "$f" = 0 ]; }; then
-        f=$((f + 1))
-        echo "FAIL $(basename "$t"): exit $rc without a cmocka summary"
-        tail -20 "$log"
-    elif [ "$f" != 0 ]; then
-        echo "FAIL $(basename "$t"): $f failed"
-        grep -E '^\[  (FAILED|ERROR)|error:|Failure' "$log" | head -20
-    else
-        echo "ok   $(basename "$t"): $p passed"
+case $mode in
+plain) echo "== suite: $build" ;;
+asan)
+    echo "== sanitized suite (AddressSanitizer + UndefinedBehaviorSanitizer): $build"
+    export TACCL_QUICK=${TACCL_QUICK-1}
+    export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:exitcode=23:detect_leaks=1:\
+check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1:\
+log_path=$sanlog/asan"
+    export UBSAN_OPTIONS="halt_on_error=1:exitcode=23:print_stacktrace=1:log_path=$sanlog/ubsan"
+    ;;
+valgrind)
+    command -v valgrind >/dev/null || { echo "FAIL: valgrind is not installed"; exit 1; }
+    echo "== CLI tests under valgrind memcheck: $build/bin"
+    export TACCL_QUICK=${TACCL_QUICK-1}
+    # a directory of wrappers named like the tools: the CLI scripts call
+    # "$TACCL_BIN/taccl-run" and get valgrind around the real one
+    wrap=$sanlog/bin
+    mkdir -p "$wrap"
+    for tool in "$bdir"/bin/*; do
+        cat >"$wrap/$(basename "$tool")" <<EOF
+#!/bin/sh
+exec valgrind -q --error-exitcode=23 --leak-check=full --track-origins=yes \\
+    --errors-for-leak-kinds=definite,indirect,possible \\
+    --show-leak-kinds=definite,indirect,possible \\
+    --log-file="$sanlog/vg.%p" "$tool" "\$@"
+EOF
+        chmod +x "$wrap/$(basename "$tool")"
+    done
+    export TACCL_BIN=$wrap
+    ;;
+esac
+
+# reports NAME — after a binary or script: show the sanitizer or valgrind
+# reports it caused (the first three in full) and empty the log directory;
+# status 1 if there was one
+reports() {
+    local r n=0
+    for r in "$sanlog"/asan.* "$sanlog"/ubsan.* "$sanlog"/vg.*; do
+        [ -s "$r" ] || { rm -f "$r"; continue; }
+        n=$((n + 1))
+        [ $n = 1 ] && echo "FAIL $1: sanitizer/valgrind report"
+        [ $n -le 3 ] && head -40 "$r" | sed 's/^/  | /'
+        rm -f "$r"
+    done
+    [ $n -le 3 ] || echo "  ($n reports in all)"
+    [ $n = 0 ]
+}
+
+# tally NAME P F — add one binary's or script's counts; a sanitizer or
+# valgrind report is one more failure
+tally() {
+    local f=$3
+    if [ "$f" != 0 ]; then
+        echo "FAIL $1: $f failed"
+        grep -E "$4" "$log" | head -40
     fi
-    passed=$((passed + p)); failed=$((failed + f))
-done
+    reports "$1" || f=$((f + 1))
+    local skip
+    skip=$(grep -c '^# skip - ' "$log")
+    [ "$skip" = 0 ] && skip="" || skip=" ($skip skipped: TACCL_QUICK)"
+    [ "$f" != 0 ] || echo "ok   $1: $2 passed$skip"
+    passed=$((passed + $2)); failed=$((failed + f))
+}
 
-for s in tests/cli/*.sh; do
+if [ "$mode" != valgrind ]; then
+    for t in "$build"/tests/test_*; do
+        [ -x "$t" ] || continue
+        case "$t" in *.d|*.o) continue ;; esac
+        "$t" >"$log" 2>&1
+        rc=$?
+        p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+        f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+        p=${p:-0}; f=${f:-0}
+        if [ "$p" = 0 ] && [ "$f" = 0 ] || { [ $rc -ne 0 ] && [ "$f" = 0 ]; }; then
+            f=$((f + 1))
+            echo "FAIL $(basename "$t"): exit $rc ($p passed, no failure reported)"
+            tail -20 "$log"
+        fi
+        tally "$(basename "$t")" "$p" "$f" '^\[  (FAILED|ERROR)|error:|Failure'
+    done
+fi
+
+for s in "$root"/tests/cli/*.sh; do
     [ -f "$s" ] || continue
     case "$s" in */lib.sh) continue ;; esac
     bash "$s" >"$log" 2>&1
@@ -45,14 +145,10 @@ for s in tests/cli/*.sh; do
     f=$(grep -c '^not ok - ' "$log")
     if [ "$p" = 0 ] && [ "$f" = 0 ]; then
         f=1; echo "FAIL $(basename "$s"): exit $rc, no results"; tail -20 "$log"
-    elif [ "$f" != 0 ]; then
-        echo "FAIL $(basename "$s"): $f failed"
-        grep -A3 '^not ok - ' "$log" | head -40
-    else
-        echo "ok   $(basename "$s"): $p passed"
     fi
-    passed=$((passed + p)); failed=$((failed + f))
+    tally "$(basename "$s")" "$p" "$f" '^not ok - |^  '
 done
 
 echo "$passed passed, $failed failed"
+[ -z "${TACCL_TALLY:-}" ] || echo "$passed $failed" >>"$TACCL_TALLY"
 [ "$failed" -eq 0 ]

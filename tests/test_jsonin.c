@@ -177,7 +177,7 @@ static void test_utf8_accepts_valid_text(void **state)
 {
     (void)state;
     static const char *const ok[] = {
-        "abc", "a\xc3\xa9" "b", "\xe2\x82\xac", "\xf0\x9d\x84\x9e",
+        "abc", ("a\xc3\xa9" "b"), "\xe2\x82\xac", "\xf0\x9d\x84\x9e",
         "\xf4\x8f\xbf\xbf",     /* U+10FFFF, the last code point */
         "\xed\x9f\xbf",         /* U+D7FF, just below the surrogates */
         "\xee\x80\x80",         /* U+E000, just above them */

@@ -58,6 +58,7 @@ sys.exit(0 if j["verified"] and j["replicas_identical"] is True else 1)' "$TMP/f
 }
 
 for f in "$ROOT"/sketches/*.json; do
+    quick_skip "$(basename "$f" .json)" "$f" && continue
     reduce_pair "$(basename "$f" .json)"
 done
 
