@@ -830,10 +830,25 @@ static lp *big_lp(void)
 
 /* A memory limit the solver exceeds is TC_INPUT saying so, with nothing
  * left behind: the same process solves again afterwards. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(UNDER_ASAN)
+#define UNDER_ASAN 1
+#endif
+
 static void test_memory_limit(void **state)
 {
     (void)state;
     for (int b = 0; b < NBACKENDS; b++) {
+#ifdef UNDER_ASAN
+        /* CBC's limit is RLIMIT_AS on its child, which ASan's shadow
+         * memory always exceeds: only GLPK's is testable here */
+        if (backends[b] == LP_CBC)
+            continue;
+#endif
         lp *p = big_lp();
         lp_opts o;
         opts_for(&o, backends[b]);

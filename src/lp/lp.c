@@ -487,7 +487,23 @@ static double fin(double v)
     return isfinite(v) ? v : 0.0;
 }
 
-static glp_prob *build_glpk(const lp *p)
+/* The matrix triplets handed to glp_load_matrix; the caller owns them so
+ * that a GLPK fatal error (a jump out of glp_load_matrix) cannot leak them. */
+typedef struct {
+    int *ia, *ja;
+    double *ar;
+} triplets;
+
+static void triplets_free(triplets *t)
+{
+    free(t->ia);
+    free(t->ja);
+    free(t->ar);
+    t->ia = t->ja = NULL;
+    t->ar = NULL;
+}
+
+static glp_prob *build_glpk(const lp *p, triplets *tr)
 {
     glp_prob *P = glp_create_prob();
     glp_set_prob_name(P, p->name);
@@ -513,9 +529,9 @@ static glp_prob *build_glpk(const lp *p)
             glp_set_col_name(P, j + 1, p->cname[j]);
     }
     if (p->nnz > 0) {
-        int *ia = xrealloc(NULL, (size_t)(p->nnz + 1) * sizeof *ia);
-        int *ja = xrealloc(NULL, (size_t)(p->nnz + 1) * sizeof *ja);
-        double *ar = xrealloc(NULL, (size_t)(p->nnz + 1) * sizeof *ar);
+        int *ia = tr->ia = xrealloc(NULL, (size_t)(p->nnz + 1) * sizeof *ia);
+        int *ja = tr->ja = xrealloc(NULL, (size_t)(p->nnz + 1) * sizeof *ja);
+        double *ar = tr->ar = xrealloc(NULL, (size_t)(p->nnz + 1) * sizeof *ar);
         for (int i = 0; i < p->nrows; i++)
             for (int k = p->rstart[i]; k < p->rstart[i + 1]; k++) {
                 ia[k + 1] = i + 1;
@@ -523,9 +539,7 @@ static glp_prob *build_glpk(const lp *p)
                 ar[k + 1] = p->rval[k];
             }
         glp_load_matrix(P, p->nnz, ia, ja, ar);
-        free(ia);
-        free(ja);
-        free(ar);
+        triplets_free(tr);
     }
     return P;
 }
@@ -1345,6 +1359,7 @@ static void describe(const lp *p, lp_result *r, const char *note)
 typedef struct {
     jmp_buf back;
     term_sink sink;
+    triplets tr;        /* freed after a jump */
 } glpk_guard;
 
 static void on_glpk_error(void *info)
@@ -1377,14 +1392,16 @@ static int solve_glpk(lp *p, const lp_opts *o, double t0, const double *x1, int 
     g->sink.text[0] = '\0';
     glp_term_hook(term_hook, &g->sink);
     int old_out = glp_term_out(o->verbose ? GLP_ON : GLP_OFF);
+    g->tr = (triplets){NULL, NULL, NULL};
     if (setjmp(g->back)) {
+        triplets_free(&g->tr);
         glp_free_env();
         return glpk_fatal(p, o, &g->sink, r, err);
     }
     glp_error_hook(on_glpk_error, g);
     if (o->mem_limit_mb > 0)
         glp_mem_limit(o->mem_limit_mb);
-    glp_prob *P = build_glpk(p);
+    glp_prob *P = build_glpk(p, &g->tr);
     glp_scale_prob(P, GLP_SF_AUTO);
     int rc = mip ? solve_mip(p, P, o, t0, x1, r, err) : solve_pure_lp(p, P, o, t0, r, err);
     glp_delete_prob(P);
@@ -1477,7 +1494,8 @@ int lp_write(const lp *p, const char *path, tc_err *err)
         return tc_err_set(err, TC_INPUT, "lp_write: no problem or path");
     if (p->broken[0])
         return tc_err_set(err, TC_INPUT, "LP model '%s' is invalid: %s", p->name, p->broken);
-    glp_prob *P = build_glpk(p);
+    triplets tr = {NULL, NULL, NULL};
+    glp_prob *P = build_glpk(p, &tr);
     int old_out = glp_term_out(GLP_OFF);
     int ret = glp_write_lp(P, NULL, path);
     glp_term_out(old_out);
