@@ -1230,6 +1230,10 @@ static unsigned long long mapped_bytes(void)
 static void cbc_child(lp *p, const lp_opts *o, double t0, const double *x1, int mip, int fd)
 {
     signal(SIGINT, SIG_IGN);        /* the parent decides; CBC may set its own */
+    /* CBC 2.10.8 can crash here (see solve_cbc); the parent reports it, so
+     * the child dies plainly instead of through a sanitizer's report */
+    signal(SIGSEGV, SIG_DFL);
+    signal(SIGBUS, SIG_DFL);
     if (o->mem_limit_mb > 0) {
         struct rlimit rl;
         rl.rlim_cur = rl.rlim_max = (rlim_t)(mapped_bytes() + ((unsigned long long)o->mem_limit_mb << 20));
