@@ -25,6 +25,11 @@
 # every case): CLI scripts then skip their 64-rank sketches (lib.sh
 # quick_skip), each skip a "# skip - " line the summary counts.
 #
+# Each binary or script runs under timeout(1): TACCL_TEST_TIMEOUT seconds
+# (default 900 plain, 1800 under --asan, 3600 under --valgrind), then it and
+# everything it started are killed and it counts as one failure, so a hang
+# ends the run instead of CI's budget.  Each result line gives its time.
+#
 # With TACCL_TALLY=FILE set, the run appends "PASSED FAILED" to FILE
 # (make check adds the normal and the sanitized runs this way).
 set -u
@@ -50,6 +55,8 @@ build=${1:-build}
 case "$build" in /*) bdir=$build ;; *) bdir=$root/$build ;; esac
 export TACCL_BIN="$bdir/bin" TACCL_ROOT="$root"
 passed=0 failed=0
+case $mode in plain) limit=900 ;; asan) limit=1800 ;; valgrind) limit=3600 ;; esac
+limit=${TACCL_TEST_TIMEOUT:-$limit}
 log=$(mktemp)
 sanlog=$(mktemp -d)
 trap 'rm -rf "$log" "$sanlog"' EXIT
@@ -102,19 +109,32 @@ reports() {
     [ $n = 0 ]
 }
 
+# run CMD... — run one binary or script under the time limit, output to
+# $log; sets rc and secs, and says so when the limit killed it
+run() {
+    local t0=$SECONDS
+    timeout -k 10 "$limit" "$@" >"$log" 2>&1
+    rc=$?
+    secs=$((SECONDS - t0))
+    if [ $rc = 124 ] || [ $rc = 137 ]; then
+        echo "not ok - killed after $secs s: over the ${limit} s limit (TACCL_TEST_TIMEOUT)" >>"$log"
+        echo "[  FAILED  ] 1 test(s), killed after $secs s: over the ${limit} s limit" >>"$log"
+    fi
+}
+
 # tally NAME P F — add one binary's or script's counts; a sanitizer or
 # valgrind report is one more failure
 tally() {
     local f=$3
     if [ "$f" != 0 ]; then
-        echo "FAIL $1: $f failed"
+        echo "FAIL $1: $f failed (${secs} s)"
         grep -E "$4" "$log" | head -40
     fi
     reports "$1" || f=$((f + 1))
     local skip
     skip=$(grep -c '^# skip - ' "$log")
     [ "$skip" = 0 ] && skip="" || skip=" ($skip skipped: TACCL_QUICK)"
-    [ "$f" != 0 ] || echo "ok   $1: $2 passed$skip"
+    [ "$f" != 0 ] || echo "ok   $1: $2 passed$skip, ${secs} s"
     passed=$((passed + $2)); failed=$((failed + f))
 }
 
@@ -122,8 +142,7 @@ if [ "$mode" != valgrind ]; then
     for t in "$build"/tests/test_*; do
         [ -x "$t" ] || continue
         case "$t" in *.d|*.o) continue ;; esac
-        "$t" >"$log" 2>&1
-        rc=$?
+        run "$t"
         p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
         f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
         p=${p:-0}; f=${f:-0}
@@ -139,8 +158,7 @@ fi
 for s in "$root"/tests/cli/*.sh; do
     [ -f "$s" ] || continue
     case "$s" in */lib.sh) continue ;; esac
-    bash "$s" >"$log" 2>&1
-    rc=$?
+    run bash "$s"
     p=$(grep -c '^ok - ' "$log")
     f=$(grep -c '^not ok - ' "$log")
     if [ "$p" = 0 ] && [ "$f" = 0 ]; then
