@@ -6,7 +6,8 @@
 #                ends with one line "N passed, N failed" over both runs
 #   make check-asan     the suite alone, built with -fsanitize=address,undefined
 #                       into build-asan/; any sanitizer report fails its test
-#   make check-valgrind the CLI tests with build/bin under valgrind memcheck
+#   make check-valgrind the CLI tests with build/bin (and the fuzz replay
+#                programs) under valgrind memcheck
 #   make all     build the tools into build/bin
 #   make bench   baselines and bounds over size sweeps: bench/results.md and
 #                plots (QUICK=1 for a short run)
@@ -112,7 +113,7 @@ check-asan: deps
 	@scripts/run_tests.sh --asan $(ASAN_BUILD)
 
 check-valgrind: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(REPLAYS)
 	@scripts/run_tests.sh --valgrind $(BUILD)
 
 test: check

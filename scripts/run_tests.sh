@@ -76,20 +76,23 @@ valgrind)
     echo "== CLI tests under valgrind memcheck: $build/bin"
     export TACCL_QUICK=${TACCL_QUICK-1}
     # a directory of wrappers named like the tools: the CLI scripts call
-    # "$TACCL_BIN/taccl-run" and get valgrind around the real one
-    wrap=$sanlog/bin
-    mkdir -p "$wrap"
-    for tool in "$bdir"/bin/*; do
-        cat >"$wrap/$(basename "$tool")" <<EOF
+    # "$TACCL_BIN/taccl-run" and get valgrind around the real one; the fuzz
+    # targets' replay programs likewise in fuzz/ beside it, where
+    # test_bad.sh looks for them
+    for tool in "$bdir"/bin/* "$bdir"/fuzz/replay_*; do
+        [ -x "$tool" ] || continue
+        w=$sanlog/$(basename "$(dirname "$tool")")/$(basename "$tool")
+        mkdir -p "$(dirname "$w")"
+        cat >"$w" <<EOF
 #!/bin/sh
 exec valgrind -q --error-exitcode=23 --leak-check=full --track-origins=yes \\
     --errors-for-leak-kinds=definite,indirect,possible \\
     --show-leak-kinds=definite,indirect,possible \\
     --log-file="$sanlog/vg.%p" "$tool" "\$@"
 EOF
-        chmod +x "$wrap/$(basename "$tool")"
+        chmod +x "$w"
     done
-    export TACCL_BIN=$wrap
+    export TACCL_BIN=$sanlog/bin
     ;;
 esac
 
