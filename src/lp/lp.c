@@ -1260,6 +1260,13 @@ static void cbc_child(lp *p, const lp_opts *o, double t0, const double *x1, int 
     fflush(stdout);
     int bad = write_all_fd(fd, &c, sizeof c) != 0 ||
               (x && write_all_fd(fd, x, (size_t)p->ncols * sizeof *x) != 0);
+    /* What only the child still holds, it frees: its model and its copy of
+     * the incumbent (the parent frees its own).  A leak checker that follows
+     * forked children (valgrind) would otherwise report them at _exit, and
+     * under --error-exitcode change the child's exit status, which the parent
+     * would take for a failed solve. */
+    Cbc_deleteModel(M);
+    free((double *)x1);
     _exit(bad ? 3 : 0);
 }
 
