@@ -24,6 +24,9 @@
 # --asan and --valgrind set TACCL_QUICK=1 unless it is set already (empty:
 # every case): CLI scripts then skip their 64-rank sketches (lib.sh
 # quick_skip), each skip a "# skip - " line the summary counts.
+They also set
+# TACCL_CHECKER (asan, valgrind) and TACCL_SLOW (3, 30 unless set), by which
+# the CLI scripts scale their wall-clock checks (lib.sh).
 #
 # Each binary or script runs under timeout(1): TACCL_TEST_TIMEOUT seconds
 # (default 900 plain, 1800 under --asan, 3600 under --valgrind), then it and
@@ -65,7 +68,7 @@ case $mode in
 plain) echo "== suite: $build" ;;
 asan)
     echo "== sanitized suite (AddressSanitizer + UndefinedBehaviorSanitizer): $build"
-    export TACCL_QUICK=${TACCL_QUICK-1}
+    export TACCL_QUICK=${TACCL_QUICK-1} TACCL_CHECKER=asan TACCL_SLOW=${TACCL_SLOW:-3}
     export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:exitcode=23:detect_leaks=1:\
 check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1:\
 log_path=$sanlog/asan"
@@ -74,7 +77,7 @@ log_path=$sanlog/asan"
 valgrind)
     command -v valgrind >/dev/null || { echo "FAIL: valgrind is not installed"; exit 1; }
     echo "== CLI tests under valgrind memcheck: $build/bin"
-    export TACCL_QUICK=${TACCL_QUICK-1}
+    export TACCL_QUICK=${TACCL_QUICK-1} TACCL_CHECKER=valgrind TACCL_SLOW=${TACCL_SLOW:-30}
     # a directory of wrappers named like the tools: the CLI scripts call
     # "$TACCL_BIN/taccl-run" and get valgrind around the real one; the fuzz
     # targets' replay programs likewise in fuzz/ beside it, where

@@ -9,6 +9,12 @@ BIN=${TACCL_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/bin}
 ROOT=${TACCL_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# SLOW: how many times slower the programs run than a plain build (run_tests.sh
+# sets TACCL_SLOW under ASan and valgrind); checks that depend on wall-clock
+# time (a time limit meant to stop a search part-way, how soon SIGINT is
+# served) scale by it.  TACCL_CHECKER: "asan" or "valgrind" under those runs.
+SLOW=${TACCL_SLOW:-1}
+CHECKER=${TACCL_CHECKER:-}
 
 expect() {
     local name=$1 code=$2 re=$3
