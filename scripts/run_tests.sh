@@ -139,7 +139,7 @@ tally() {
     reports "$1" || f=$((f + 1))
     local skip
     skip=$(grep -c '^# skip - ' "$log")
-    [ "$skip" = 0 ] && skip="" || skip=" ($skip skipped: TACCL_QUICK)"
+    [ "$skip" = 0 ] && skip="" || skip=" ($skip skipped, each on a # skip line)"
     [ "$f" != 0 ] || echo "ok   $1: $2 passed$skip, ${secs} s"
     passed=$((passed + $2)); failed=$((failed + f))
 }
