@@ -57,10 +57,12 @@ static int run_with(const prog *p, const check_limits *lim, hazard_list *l)
     return added;
 }
 
+/* The generic checks, with the runtimes' limits but no loader's own rules
+ * (those are tested with each loader below). */
 static int run(const prog *p, hazard_list *l)
 {
     check_limits lim;
-    check_limits_default(&lim, 0);
+    check_limits_for(&lim, LOADER_NONE);
     return run_with(p, &lim, l);
 }
 
@@ -314,7 +316,8 @@ static void test_steps_per_tb_limit(void **state)
     lim.max_steps_per_tb = 2;
     run_with(p, &lim, &l);
     for (int r = 0; r < 3; r++)
-        expect(&l, HZ_LIMIT, r, 0, -1, "3 steps", "limit of 2", NULL);
+        expect(&l, HZ_LOAD, r, 0, -1, "3 steps", "limit of 2", "msccl (the legacy runtime) refuses",
+               NULL);
     expect_n(&l, 3);
     hazard_list_free(&l);
 
@@ -326,7 +329,146 @@ static void test_steps_per_tb_limit(void **state)
     assert_int_equal(run_with(p, &lim, &l), 0);
     prog_add_step(tb, ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, -1, -1);
     run_with(p, &lim, &l);
-    expect(&l, HZ_LIMIT, 0, 1, -1, "65 steps", "limit of 64", NULL);
+    expect(&l, HZ_LOAD, 0, 1, -1, "65 steps", "limit of 64", "msccl-executor refuses", NULL);
+    expect_n(&l, 1);
+    hazard_list_free(&l);
+
+    /* Simulating beyond the runtimes: reported as a limit, not a refusal. */
+    check_limits_for(&lim, LOADER_NONE);
+    lim.max_steps_per_tb = 64;
+    run_with(p, &lim, &l);
+    expect(&l, HZ_LIMIT, 0, 1, -1, "65 steps", NULL);
+    expect_n(&l, 1);
+    hazard_list_free(&l);
+    prog_free(p);
+}
+
+static int run_loader(const prog *p, check_loader loader, hazard_list *l)
+{
+    check_limits lim;
+    check_limits_for(&lim, loader);
+    return run_with(p, &lim, l);
+}
+
+/* In-place files as msccl-tools writes them: the unused buffer's count is 0
+ * and every reference is onto the other buffer. */
+static void test_zero_count_is_not_addressed(void **state)
+{
+    (void)state;
+    prog *p = ring_allgather(3);
+    for (int r = 0; r < 3; r++) {
+        p->gpus[r].i_chunks = 0;
+        step_at(p, r, 0, 0)->srcbuf = BUF_O;            /* input = its slice of the output */
+        step_at(p, r, 0, 0)->srcoff = r;
+        step_at(p, r, 1, 0)->type = ST_NOP;             /* the copy in place is no copy */
+    }
+    p->inplace = 1;
+    hazard_list l = {0};
+    for (check_loader ld = LOADER_ANY; ld <= LOADER_NONE; ld++) {
+        assert_int_equal(run_loader(p, ld, &l), 0);
+        assert_int_equal(prog_buf_len(p, 1, BUF_I), 1);  /* sized from the collective */
+    }
+    /* An offset into the unaddressed buffer: the loaders admit none but -1. */
+    step_at(p, 1, 0, 0)->srcbuf = BUF_I;
+    step_at(p, 1, 0, 0)->srcoff = 0;
+    run_loader(p, LOADER_EXECUTOR, &l);
+    expect(&l, HZ_LOAD, 1, 0, 0, "srcoff 0 is not below i_chunks 0", "msccl-executor refuses", NULL);
+    expect_n(&l, 1);
+    hazard_list_free(&l);
+    prog_free(p);
+}
+
+/* A non-zero count that disagrees with the collective: the legacy loader
+ * refuses it; the executor loads it and bounds offsets by it. */
+static void test_nonzero_count_mismatch_by_loader(void **state)
+{
+    (void)state;
+    prog *p = ring_allgather(3);
+    p->gpus[1].o_chunks = 6;
+    hazard_list l = {0};
+    run_loader(p, LOADER_MSCCL, &l);
+    expect(&l, HZ_LOAD, 1, -1, -1, "o_chunks 6", "nchunksperloop 3", "legacy runtime) ignores",
+           NULL);
+    expect_n(&l, 1);
+    hazard_list_free(&l);
+    run_loader(p, LOADER_EXECUTOR, &l);
+    expect(&l, HZ_BOUNDS, 1, -1, -1, "o_chunks is 6", "needs 3", "msccl-executor would bound", NULL);
+    expect_n(&l, 1);
+    hazard_list_free(&l);
+    prog_free(p);
+}
+
+/* What each loader requires of <algo> in a file. */
+/* Loader refusals of the <algo> element (rank -1). */
+static int algo_loads(const hazard_list *l)
+{
+    int n = 0;
+    for (int i = 0; i < l->n; i++)
+        n += l->v[i].kind == HZ_LOAD && l->v[i].rank < 0;
+    return n;
+}
+
+static void test_loader_algo_attributes(void **state)
+{
+    (void)state;
+    prog *p = ring_allgather(3);
+    p->coll = COLL_REDUCESCATTER;       /* the shapes do not matter here */
+    snprintf(p->coll_attr, sizeof p->coll_attr, "reduce_scatter");
+    p->attrs = PROG_HAS_NAME;           /* a legacy-style file */
+    hazard_list l = {0};
+    run_loader(p, LOADER_MSCCL, &l);
+    assert_int_equal(algo_loads(&l), 0);
+    hazard_list_free(&l);
+    run_loader(p, LOADER_EXECUTOR, &l);
+    expect(&l, HZ_LOAD, -1, -1, -1, "coll \"reduce_scatter\"", "msccl-executor refuses",
+           "\"reducescatter\"", NULL);
+    expect(&l, HZ_LOAD, -1, -1, -1, "no outofplace attribute", NULL);
+    expect(&l, HZ_LOAD, -1, -1, -1, "no minBytes attribute", NULL);
+    expect(&l, HZ_LOAD, -1, -1, -1, "no maxBytes attribute", NULL);
+    assert_int_equal(algo_loads(&l), 4);
+    hazard_list_free(&l);
+    run_loader(p, LOADER_ANY, &l);
+    assert_int_equal(algo_loads(&l), 0);   /* no target: either spelling */
+    hazard_list_free(&l);
+
+    snprintf(p->coll_attr, sizeof p->coll_attr, "reducescatter");
+    p->attrs = PROG_HAS_OUTOFPLACE | PROG_HAS_MINBYTES | PROG_HAS_MAXBYTES;
+    run_loader(p, LOADER_EXECUTOR, &l);
+    assert_int_equal(algo_loads(&l), 0);
+    hazard_list_free(&l);
+    run_loader(p, LOADER_MSCCL, &l);
+    expect(&l, HZ_LOAD, -1, -1, -1, "coll \"reducescatter\"", "legacy runtime) refuses",
+           "\"reduce_scatter\"", NULL);
+    expect(&l, HZ_LOAD, -1, -1, -1, "no name attribute", NULL);
+    assert_int_equal(algo_loads(&l), 2);
+    hazard_list_free(&l);
+    prog_free(p);
+}
+
+/* The legacy runtime allocates maxBytes * s_chunks / nchunksperloop of
+ * scratch when the communicator starts. */
+static void test_legacy_init_scratch(void **state)
+{
+    (void)state;
+    prog *p = ring_allgather(3);
+    snprintf(p->coll_attr, sizeof p->coll_attr, "allgather");
+    p->attrs = PROG_HAS_NAME | PROG_HAS_OUTOFPLACE | PROG_HAS_MINBYTES | PROG_HAS_MAXBYTES;
+    p->gpus[2].s_chunks = 3;
+    p->max_bytes = 9223372036854775807LL;
+    hazard_list l = {0};
+    run_loader(p, LOADER_MSCCL, &l);
+    expect(&l, HZ_LOAD, -1, -1, -1, "maxBytes 9223372036854775807", "9.22e+18 bytes of scratch",
+           "fails ncclCommInitRank", NULL);
+    expect_n(&l, 1);
+    hazard_list_free(&l);
+    run_loader(p, LOADER_EXECUTOR, &l);   /* allocates per call */
+    assert_int_equal(count_kind(&l, HZ_LOAD), 0);
+    hazard_list_free(&l);
+    p->max_bytes = 80LL << 30;             /* 80 GiB of scratch: fits, just */
+    run_loader(p, LOADER_MSCCL, &l);
+    expect_n(&l, 0);
+    p->max_bytes += 1;
+    run_loader(p, LOADER_MSCCL, &l);
     expect_n(&l, 1);
     hazard_list_free(&l);
     prog_free(p);
@@ -804,6 +946,10 @@ int main(void)
         cmocka_unit_test(test_chan_out_of_range),
         cmocka_unit_test(test_step_numbers_in_order),
         cmocka_unit_test(test_steps_per_tb_limit),
+        cmocka_unit_test(test_zero_count_is_not_addressed),
+        cmocka_unit_test(test_nonzero_count_mismatch_by_loader),
+        cmocka_unit_test(test_loader_algo_attributes),
+        cmocka_unit_test(test_legacy_init_scratch),
         cmocka_unit_test(test_duplicate_tb_per_chan_and_peer),
         cmocka_unit_test(test_peer_tbs_per_channel_limit),
         cmocka_unit_test(test_missing_buffer),

@@ -143,6 +143,8 @@ static int run(const prog *p, int inplace, long long budget, hazard_list *h, rac
     memset(h, 0, sizeof *h);
     int n = race_check(p, inplace, budget, h, st);
     assert_int_equal(n, h->n);
+    if (st)
+        race_stats_free(st);    /* the tests read the counts, not the mask */
     return n;
 }
 
@@ -232,20 +234,23 @@ static void test_two_tbs_write_scratch(void **state)
 {
     (void)state;
     prog *p = one_rank(1);
-    add(p, 0, 0, ST_CPY, BUF_I, 0, BUF_S, 0, 1);
-    add(p, 0, 1, ST_CPY, BUF_I, 0, BUF_S, 0, 1);
+    add(p, 0, 0, ST_CPY, BUF_I, 0, BUF_O, 0, 1);
+    add(p, 0, 1, ST_CPY, BUF_I, 0, BUF_O, 0, 1);
     hazard_list h;
     race_stats st;
     run(p, 0, 0, &h, &st);
     dump(&h);
     assert_int_equal(h.n, 1);
     assert_true(has_msg(&h, HZ_RACE,
-                        "rank 0 tb 0 step 0: writes s[0] while tb 1 step 0 writes it with no "
+                        "rank 0 tb 0 step 0: writes o[0] while tb 1 step 0 writes it with no "
                         "dependency or send/recv chain ordering them"));
     assert_int_equal(h.v[0].rank, 0);
     assert_int_equal(h.v[0].tb, 0);
     assert_int_equal(h.v[0].step, 0);
+    assert_false(h.v[0].warning);   /* either write may be the result */
+    assert_int_equal(st.dead_steps, 0);
     hazard_list_free(&h);
+    race_stats_free(&st);
 
     /* Ordered by a dependency: clean. */
     dep_on(p, 0, 1, 0, 0, 0);
@@ -302,9 +307,14 @@ static void test_scratch_never_written(void **state)
     run(p, 0, 0, &h, &st);
     dump(&h);
     assert_int_equal(h.n, 1);
+    /* Nothing reads that scratch afterwards: dead traffic, a warning. */
     assert_true(has_msg(&h, HZ_UNINIT,
                         "rank 0 tb 0 step 0: reads s[0] before anything has written it: no "
-                        "write of that chunk happens before this step"));
+                        "write of that chunk happens before this step (dead traffic: its data "
+                        "reaches no result)"));
+    assert_true(h.v[0].warning);
+    assert_int_equal(st.dead_steps, 1);
+    race_stats_free(&st);
     hazard_list_free(&h);
     prog_free(p);
 }
@@ -553,8 +563,10 @@ static void test_report_cap_and_determinism(void **state)
     assert_int_equal(h.n, 21);
     assert_int_equal(count_kind(&h, HZ_RACE), 21);
     assert_string_equal(h.v[0].msg, "rank 0 tb 0 step 0: writes s[0] while tb 1 step 0 writes it "
-                                    "with no dependency or send/recv chain ordering them");
-    assert_string_equal(h.v[20].msg, "10 more races not listed");
+                                    "with no dependency or send/recv chain ordering them (dead "
+                                    "traffic: neither step's data reaches the result)");
+    assert_string_equal(h.v[20].msg, "10 more dead-traffic races not listed");
+    assert_true(h.v[20].warning);
     assert_int_equal(h.v[20].rank, -1);
     run(p, 0, 0, &h2, &st);
     assert_int_equal(h.n, h2.n);

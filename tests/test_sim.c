@@ -189,7 +189,7 @@ static outcome run_opts(const prog *p, const topo *t, long long size, int data, 
 {
     outcome o;
     memset(&o, 0, sizeof o);
-    sim_opts so = {size, dt, data, inplace, seed};
+    sim_opts so = {.size_bytes = size, .dtype = dt, .data = data, .inplace = inplace, .seed = seed};
     o.rc = sim_run(p, t, &so, &o.r, &o.hz, &o.err);
     return o;
 }

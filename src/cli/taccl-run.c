@@ -18,7 +18,7 @@ static const char usage[] =
     "usage: taccl-run FILE.xml [--topo T.json] [--size BYTES] [--dtype i32|f32]\n"
     "                 [--no-data] [--seed N] [--inplace|--outofplace]\n"
     "                 [--target msccl|msccl-executor|unlimited] [--sweep LO:HI]\n"
-    "                 [--embed-to OUT.xml] [--json] [-q]\n";
+    "                 [--embed-to OUT.xml] [--strict] [--json] [-q]\n";
 
 static const char help[] =
     "Run an MSCCL XML schedule on a device model: real data moved and checked,\n"
@@ -33,19 +33,28 @@ static const char help[] =
     "  --seed N          seed of the input data (default 1)\n"
     "  --inplace         run in place only; --outofplace: out of place only\n"
     "                    (default: every mode the file allows)\n"
-    "  --target T        runtime limits: msccl (256 steps per tb, default),\n"
-    "                    msccl-executor (64), or unlimited (no step/tb limits:\n"
-    "                    simulate schedules beyond what the runtimes load)\n"
+    "  --target T        judge loading as that runtime's loader does, exit 2 if it\n"
+    "                    refuses the file: msccl (legacy: coll reduce_scatter, name,\n"
+    "                    i/o_chunks consistent, 256 steps per tb, 216 tbs, scratch\n"
+    "                    maxBytes*s_chunks/nchunksperloop allocated at init) or\n"
+    "                    msccl-executor (coll reducescatter; outofplace, minBytes\n"
+    "                    and maxBytes required; 64 steps per tb); unlimited: no\n"
+    "                    loader, no step/tb limits (simulation only).  Default:\n"
+    "                    the file's own <taccl target>, else what both refuse\n"
+    "                    (256 steps per tb), either spelling\n"
     "  --sweep LO:HI     run at every power-of-two size from LO to HI and print an\n"
     "                    nccl-tests-style table (data checked where the buffers\n"
     "                    fit in 1 GiB, timing only above, said in the row)\n"
     "  --embed-to OUT    also write the schedule with its topology and size\n"
     "                    embedded, so OUT runs with no other argument (only a\n"
     "                    schedule that verifies is written)\n"
+    "  --strict          fail (exit 1) on warnings too: races and uninitialized\n"
+    "                    reads among steps whose data never reaches the result\n"
     "  --json            one JSON object on stdout\n"
     "  -q                print nothing but errors (exit code only)\n"
     "\n"
-    "Exit: 0 performs the collective, 1 does not, 2 input unusable.\n";
+    "Exit: 0 performs the collective, 1 does not, 2 input unusable (including a\n"
+    "file the target runtime's loader refuses).\n";
 
 typedef struct {
     const char *file;
@@ -80,6 +89,8 @@ static int parse_args(int argc, char **argv, cli *c)
             c->json = 1;
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
             c->quiet = 1;
+        else if (!strcmp(a, "--strict"))
+            c->run.strict = 1;
         else if (!strcmp(a, "--no-data"))
             c->run.data = 0;
         else if (!strcmp(a, "--inplace"))
@@ -113,6 +124,7 @@ static int parse_args(int argc, char **argv, cli *c)
             c->run.seed = (unsigned)s;
         } else if (!strcmp(a, "--target")) {
             NEED_VALUE();
+            c->run.target = 1;
             if (!strcmp(v, "msccl"))
                 c->run.newer_executor = 0;
             else if (!strcmp(v, "msccl-executor"))
@@ -187,7 +199,9 @@ static void size_error(const cli *c, const prog *p, const char *what, char *out,
  * problem found, at the line of the step, tb or gpu it is about. */
 static void print_verdict(const cli *c, const prog *p, const run_report *r)
 {
-    const hazard *h = r->hz.n ? &r->hz.v[0] : NULL;
+    const hazard *h = hazard_verdict(&r->hz);
+    if (!h && r->hz.n)
+        h = &r->hz.v[0];    /* --strict: a warning failed the run */
     int line = h ? prog_line_of(p, h->rank, h->tb, h->step) : p->line;
     const char *msg = h ? h->msg : "the postcondition does not hold";
     if (line > 0)
@@ -203,6 +217,8 @@ static int embed(const cli *c, prog *p, topo *t, int *owned, long long size, tc_
         *owned = 0;
     }
     p->size_bytes = size;
+    if (c->run.target && !c->run.unlimited)
+        p->target = c->run.newer_executor ? 2 : 1;
     xml_write_opts wo = {.newer_executor = c->run.newer_executor, .embed_topology = !t->is_default};
     return prog_write_xml(p, c->embed_to, &wo, err);
 }
@@ -223,6 +239,11 @@ int main(int argc, char **argv)
     prog *p = prog_read_xml(c.file, &err);
     if (!p)
         return fail_input(&c, NULL, NULL, err.msg);
+    if (!c.run.target && !c.run.unlimited && p->target) {
+        /* The file says which runtime it was written for: judge it by that loader. */
+        c.run.target = 1;
+        c.run.newer_executor = p->target == 2;
+    }
     int owned;
     topo *t = pick_topology(&c, p, &owned, &err);
     if (!t) {
@@ -279,7 +300,7 @@ int main(int argc, char **argv)
         }
         if (!r.verified)
             print_verdict(&c, p, &r);
-        rc = r.verified ? TC_OK : TC_WRONG;
+        rc = r.verified ? TC_OK : r.refused ? TC_INPUT : TC_WRONG;
         if (c.embed_to && r.verified) {
             if (embed(&c, p, t, &owned, r.size_bytes, &err) != TC_OK) {
                 fprintf(stderr, "taccl-run: %s\n", err.msg);

@@ -51,14 +51,6 @@
 /* MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL, the same in both runtimes. */
 #define PEER_TBS_PER_CHANNEL 32
 
-void check_limits_default(check_limits *l, int newer_executor)
-{
-    l->max_steps_per_tb = newer_executor ? 64 : 256;
-    l->max_cnt = 72;
-    l->max_depid = 127;
-    l->max_channels = 32;
-}
-
 typedef struct {
     const prog *p;
     const check_limits *lim;
@@ -69,6 +61,43 @@ typedef struct {
     int *recv_per_chan;
     int nchan_counted;      /* length of the two arrays above */
 } ctx;
+
+void check_limits_default(check_limits *l, int newer_executor)
+{
+    check_limits_for(l, newer_executor ? LOADER_EXECUTOR : LOADER_MSCCL);
+}
+
+void check_limits_for(check_limits *l, check_loader loader)
+{
+    l->max_steps_per_tb = loader == LOADER_EXECUTOR ? 64 : 256;
+    l->max_cnt = 72;
+    l->max_depid = 127;
+    l->max_channels = 32;
+    l->loader = loader;
+}
+
+const char *check_loader_name(check_loader loader)
+{
+    switch (loader) {
+    case LOADER_MSCCL: return "msccl (the legacy runtime)";
+    case LOADER_EXECUTOR: return "msccl-executor";
+    default: return "the MSCCL runtimes";
+    }
+}
+
+/* Runtime limits the loaders enforce: a file over one is refused (HZ_LOAD)
+ * by the runtime --target names, else (no target) by the runtimes; with
+ * --target unlimited they are simulated (HZ_LIMIT, reported, not refused). */
+static hazard_kind limit_kind(const ctx *c)
+{
+    return c->lim->loader == LOADER_NONE ? HZ_LIMIT : HZ_LOAD;
+}
+
+static const char *refuser(const ctx *c)
+{
+    return check_loader_name(c->lim->loader);
+}
+
 
 /* ---- program level ------------------------------------------------------ */
 
@@ -89,6 +118,21 @@ static void check_algo(ctx *c)
                        r, p->gpus[r].id, p->ngpu - 1);
 }
 
+/* A <gpu> buffer count: 0 is "not addressed" (prog_buf_len), anything else
+ * must be the collective's size of that buffer. */
+static void check_count(ctx *c, int r, const char *attr, int given, int need, int shape_ok)
+{
+    const prog *p = c->p;
+    if (given < 0)
+        hazard_add(c->out, HZ_BOUNDS, r, -1, -1, "%s %d is negative", attr, given);
+    else if (shape_ok && given != 0 && given != need && c->lim->loader != LOADER_MSCCL)
+        hazard_add(c->out, HZ_BOUNDS, r, -1, -1,
+                   "%s is %d but %s over %d ranks with nchunksperloop %d needs %d (or 0: not "
+                   "addressed); msccl (the legacy runtime) would not load it, msccl-executor "
+                   "would bound offsets by %d on a buffer of %d chunks",
+                   attr, given, coll_name(p->coll), p->ngpus, p->nchunksperloop, need, given, need);
+}
+
 static void check_gpu_shapes(ctx *c)
 {
     const prog *p = c->p;
@@ -99,21 +143,133 @@ static void check_gpu_shapes(ctx *c)
         hazard_add(c->out, HZ_BOUNDS, -1, -1, -1, "%s", e.msg);
     for (int r = 0; r < p->ngpu; r++) {
         const prog_gpu *g = &p->gpus[r];
-        if (shape_ok && g->i_chunks != in)
-            hazard_add(c->out, HZ_BOUNDS, r, -1, -1,
-                       "i_chunks is %d but %s over %d ranks with nchunksperloop %d needs %d",
-                       g->i_chunks, coll_name(p->coll), p->ngpus, p->nchunksperloop, in);
-        else if (!shape_ok && g->i_chunks < 0)
-            hazard_add(c->out, HZ_BOUNDS, r, -1, -1, "i_chunks %d is negative", g->i_chunks);
-        if (shape_ok && g->o_chunks != outc)
-            hazard_add(c->out, HZ_BOUNDS, r, -1, -1,
-                       "o_chunks is %d but %s over %d ranks with nchunksperloop %d needs %d",
-                       g->o_chunks, coll_name(p->coll), p->ngpus, p->nchunksperloop, outc);
-        else if (!shape_ok && g->o_chunks < 0)
-            hazard_add(c->out, HZ_BOUNDS, r, -1, -1, "o_chunks %d is negative", g->o_chunks);
+        check_count(c, r, "i_chunks", g->i_chunks, in, shape_ok);
+        check_count(c, r, "o_chunks", g->o_chunks, outc, shape_ok);
         if (g->s_chunks < 0)
             hazard_add(c->out, HZ_BOUNDS, r, -1, -1, "s_chunks %d is negative", g->s_chunks);
     }
+}
+
+/* ---- what a loader refuses ---------------------------------------------- */
+
+/* The coll spellings each loader accepts (case-sensitive strcmp). */
+static int coll_spelling_ok(check_loader loader, const char *s)
+{
+    static const char *common[] = {"allgather", "alltoall", "allreduce"};
+    for (size_t i = 0; i < sizeof common / sizeof *common; i++)
+        if (!strcmp(s, common[i]))
+            return 1;
+    if (loader == LOADER_MSCCL)
+        return !strcmp(s, "reduce_scatter");
+    if (loader == LOADER_EXECUTOR)
+        return !strcmp(s, "reducescatter");
+    return 1;   /* no target: our reader already accepted the spelling */
+}
+
+/* <algo>: coll spelling, required attributes, the byte range. */
+static void check_algo_loader(ctx *c)
+{
+    const prog *p = c->p;
+    check_loader L = c->lim->loader;
+    if ((L != LOADER_MSCCL && L != LOADER_EXECUTOR) || !p->coll_attr[0])
+        return;     /* no named loader, or built in memory */
+    if (!coll_spelling_ok(L, p->coll_attr))
+        hazard_add(c->out, HZ_LOAD, -1, -1, -1,
+                   "coll \"%s\": %s refuses to load the file; it spells this collective \"%s\"",
+                   p->coll_attr, check_loader_name(L), coll_xml_name(p->coll, L == LOADER_EXECUTOR));
+    if (L == LOADER_EXECUTOR) {
+        static const struct { unsigned bit; const char *name; } req[] = {
+            {PROG_HAS_OUTOFPLACE, "outofplace"}, {PROG_HAS_MINBYTES, "minBytes"},
+            {PROG_HAS_MAXBYTES, "maxBytes"}};
+        for (size_t i = 0; i < sizeof req / sizeof *req; i++)
+            if (!(p->attrs & req[i].bit))
+                hazard_add(c->out, HZ_LOAD, -1, -1, -1,
+                           "<algo> has no %s attribute: msccl-executor requires it and fails "
+                           "ncclCommInitRank", req[i].name);
+        return;
+    }
+    if (!(p->attrs & PROG_HAS_NAME))
+        hazard_add(c->out, HZ_LOAD, -1, -1, -1,
+                   "<algo> has no name attribute: msccl (the legacy runtime) requires it and "
+                   "ignores the file");
+    if (p->min_bytes > p->max_bytes)
+        hazard_add(c->out, HZ_LOAD, -1, -1, -1,
+                   "minBytes %lld is greater than maxBytes %lld: msccl (the legacy runtime) "
+                   "ignores the file", p->min_bytes, p->max_bytes);
+    /* Scratch for the largest call, allocated once at init. */
+    long double scratch = 0;
+    for (int r = 0; r < p->ngpu; r++) {
+        long double s = (long double)p->max_bytes * p->gpus[r].s_chunks / p->nchunksperloop;
+        if (s > scratch)
+            scratch = s;
+    }
+    if (scratch > (long double)CHECK_GPU_BYTES)
+        hazard_add(c->out, HZ_LOAD, -1, -1, -1,
+                   "maxBytes %lld needs %.3Lg bytes of scratch per GPU (maxBytes * s_chunks / "
+                   "nchunksperloop), allocated when the communicator starts: more than a GPU has "
+                   "(%lld GiB), so msccl (the legacy runtime) fails ncclCommInitRank",
+                   p->max_bytes, scratch, CHECK_GPU_BYTES >> 30);
+}
+
+/* The legacy loader's consistency check: a non-zero i_chunks (o_chunks)
+ * times the ranks on that side must be nchunksperloop. */
+static void check_counts_loader(ctx *c, int r)
+{
+    const prog *p = c->p;
+    const prog_gpu *g = &p->gpus[r];
+    if (c->lim->loader != LOADER_MSCCL && c->lim->loader != LOADER_EXECUTOR)
+        return;
+    /* MSCCL_MAX_NUM_THREAD_BLOCKS: legacy 216, the executor 32 * MAXCHANNELS */
+    int max_tbs = c->lim->loader == LOADER_MSCCL ? 216 : 1024;
+    if (g->ntbs > max_tbs)
+        hazard_add(c->out, HZ_LOAD, r, -1, -1, "%d tbs: %s allows %d per GPU and refuses the file",
+                   g->ntbs, check_loader_name(c->lim->loader), max_tbs);
+    int in_, out_;
+    tc_err e;
+    if (c->lim->loader != LOADER_MSCCL ||
+        coll_shape(p->coll, p->ngpus, p->nchunksperloop, &in_, &out_, &e) != TC_OK)
+        return;     /* a bad shape is reported once, by check_gpu_shapes */
+    int in_mult = p->coll == COLL_ALLGATHER ? p->ngpus : 1;
+    int out_mult = p->coll == COLL_REDUCESCATTER ? p->ngpus : 1;
+    if ((g->i_chunks > 0 && (long long)g->i_chunks * in_mult != p->nchunksperloop) ||
+        (g->o_chunks > 0 && (long long)g->o_chunks * out_mult != p->nchunksperloop))
+        hazard_add(c->out, HZ_LOAD, r, -1, -1,
+                   "i_chunks %d / o_chunks %d disagree with nchunksperloop %d for %s: msccl (the "
+                   "legacy runtime) ignores the file (0 would skip its check)",
+                   g->i_chunks, g->o_chunks, p->nchunksperloop, coll_name(p->coll));
+}
+
+/* The loaders' own bound: each offset a step's type has checked must be -1
+ * or below its buffer's count as the file gives it (so a count of 0 admits
+ * no offset but -1).  offset+cnt is not checked by them. */
+static int check_offset_loader(ctx *c, int r, int t, int k, const prog_step *st)
+{
+    int reported = 0;   /* bit 0: src, bit 1: dst */
+    if (c->lim->loader == LOADER_NONE)
+        return 0;
+    const prog_gpu *g = &c->p->gpus[r];
+    int src = 0, dst = 0;
+    switch (st->type) {
+    case ST_S: case ST_RRS: src = 1; break;
+    case ST_R: case ST_RCS: dst = 1; break;
+    case ST_RRCS: case ST_CPY: case ST_RE: src = dst = 1; break;
+    default: break;
+    }
+    for (int side = 0; side < 2; side++) {
+        if (!(side ? dst : src))
+            continue;
+        buf_kind b = side ? st->dstbuf : st->srcbuf;
+        int off = side ? st->dstoff : st->srcoff;
+        int n = b == BUF_I ? g->i_chunks : b == BUF_O ? g->o_chunks : b == BUF_S ? g->s_chunks : -1;
+        if (n >= 0 && off >= n) {
+            hazard_add(c->out, HZ_LOAD, r, t, k,
+                       "%soff %d is not below %s_chunks %d, as the runtimes' loaders require (%s "
+                       "refuse%s to load the file)", side ? "dst" : "src", off, buf_name(b), n,
+                       refuser(c), c->lim->loader == LOADER_ANY ? "" : "s");
+            reported |= 1 << side;
+        }
+    }
+    return reported;
 }
 
 /* ---- per tb ------------------------------------------------------------- */
@@ -146,12 +302,12 @@ static void count_peer_tb(ctx *c, int r, int t, const prog_tb *tb)
     if (tb->chan < 0 || tb->chan >= c->nchan_counted)
         return;
     if (tb->send >= 0 && ++c->send_per_chan[tb->chan] == PEER_TBS_PER_CHANNEL + 1)
-        hazard_add(c->out, HZ_LIMIT, r, t, -1,
+        hazard_add(c->out, limit_kind(c), r, t, -1,
                    "more than %d tbs with a send peer on chan %d; the runtimes allow %d per "
                    "channel (MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL)",
                    PEER_TBS_PER_CHANNEL, tb->chan, PEER_TBS_PER_CHANNEL);
     if (tb->recv >= 0 && ++c->recv_per_chan[tb->chan] == PEER_TBS_PER_CHANNEL + 1)
-        hazard_add(c->out, HZ_LIMIT, r, t, -1,
+        hazard_add(c->out, limit_kind(c), r, t, -1,
                    "more than %d tbs with a recv peer on chan %d; the runtimes allow %d per "
                    "channel (MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL)",
                    PEER_TBS_PER_CHANNEL, tb->chan, PEER_TBS_PER_CHANNEL);
@@ -170,31 +326,29 @@ static void check_tb_header(ctx *c, int r, int t, const prog_tb *tb)
         hazard_add(c->out, HZ_CONNECTION, r, t, -1, "chan %d is outside 0..%d (nchannels %d)",
                    tb->chan, p->nchannels - 1, p->nchannels);
     if (tb->nsteps > c->lim->max_steps_per_tb)
-        hazard_add(c->out, HZ_LIMIT, r, t, -1,
-                   "%d steps exceed the runtime limit of %d steps per tb",
-                   tb->nsteps, c->lim->max_steps_per_tb);
+        hazard_add(c->out, limit_kind(c), r, t, -1,
+                   "%d steps exceed the runtime limit of %d steps per tb (MSCCL_MAX_NUM_STEPS): "
+                   "%s refuse%s to load the file",
+                   tb->nsteps, c->lim->max_steps_per_tb, refuser(c),
+                   c->lim->loader == LOADER_ANY ? "" : "s");
     count_peer_tb(c, r, t, tb);
 }
 
 /* ---- per step ----------------------------------------------------------- */
 
-/* Chunks in buffer b of gpu g; 0 and *ok = 0 if b names no buffer. */
-static int buf_len(const prog_gpu *g, buf_kind b, int *ok)
+/* Chunks in buffer b of rank r as the runtime allocates it; 0 and *ok = 0
+ * if b names no buffer. */
+static int buf_len(const prog *p, int r, buf_kind b, int *ok)
 {
-    *ok = 1;
-    switch (b) {
-    case BUF_I: return g->i_chunks;
-    case BUF_O: return g->o_chunks;
-    case BUF_S: return g->s_chunks;
-    default: *ok = 0; return 0;
-    }
+    *ok = b == BUF_I || b == BUF_O || b == BUF_S;
+    return *ok ? prog_buf_len(p, r, b) : 0;
 }
 
-static void check_operand(ctx *c, const prog_gpu *g, int r, int t, int k, const prog_step *st,
+static void check_operand(ctx *c, int r, int t, int k, const prog_step *st,
                           const char *role, buf_kind b, int off)
 {
     int ok;
-    int len = buf_len(g, b, &ok);
+    int len = buf_len(c->p, r, b, &ok);
     if (!ok) {
         if (b == BUF_NONE)
             hazard_add(c->out, HZ_BOUNDS, r, t, k,
@@ -216,7 +370,7 @@ static void check_operand(ctx *c, const prog_gpu *g, int r, int t, int k, const 
                    role, (long long)off + st->cnt, buf_name(b), len);
 }
 
-static void check_step_data(ctx *c, const prog_gpu *g, int r, int t, int k,
+static void check_step_data(ctx *c, int r, int t, int k,
                             const prog_tb *tb, const prog_step *st)
 {
     if (st->s != k)
@@ -232,13 +386,16 @@ static void check_step_data(ctx *c, const prog_gpu *g, int r, int t, int k,
     if (st->cnt < 1)
         hazard_add(c->out, HZ_BOUNDS, r, t, k, "cnt %d must be at least 1", st->cnt);
     else if (st->cnt >= c->lim->max_cnt)
-        hazard_add(c->out, HZ_LIMIT, r, t, k,
-                   "cnt %d is not below the runtime limit %d (MSCCL_MAX_COUNT: cnt <= %d)",
-                   st->cnt, c->lim->max_cnt, c->lim->max_cnt - 1);
-    if (step_reads_src(st->type))
-        check_operand(c, g, r, t, k, st, "src", st->srcbuf, st->srcoff);
-    if (step_writes_dst(st->type))
-        check_operand(c, g, r, t, k, st, "dst", st->dstbuf, st->dstoff);
+        hazard_add(c->out, limit_kind(c), r, t, k,
+                   "cnt %d is not below the runtime limit %d (MSCCL_MAX_COUNT: cnt <= %d): %s "
+                   "refuse%s to load the file",
+                   st->cnt, c->lim->max_cnt, c->lim->max_cnt - 1, refuser(c),
+                   c->lim->loader == LOADER_ANY ? "" : "s");
+    int refused = check_offset_loader(c, r, t, k, st);
+    if (step_reads_src(st->type) && !(refused & 1))
+        check_operand(c, r, t, k, st, "src", st->srcbuf, st->srcoff);
+    if (step_writes_dst(st->type) && !(refused & 2))
+        check_operand(c, r, t, k, st, "dst", st->dstbuf, st->dstoff);
     if (step_sends(st->type) && tb->send == -1)
         hazard_add(c->out, HZ_CONNECTION, r, t, k,
                    "type %s sends, but tb %d has send=-1", step_type_name(st->type), t);
@@ -322,7 +479,7 @@ static void check_tb_steps(ctx *c, const prog_gpu *g, int r, int t, const prog_t
     int pending = 0, pending_from = -1;   /* nops with a dependency not yet attached */
     for (int k = 0; k < tb->nsteps; k++) {
         const prog_step *st = &tb->steps[k];
-        check_step_data(c, g, r, t, k, tb, st);
+        check_step_data(c, r, t, k, tb, st);
         check_step_dep(c, g, r, t, k, st);
         if (st->type == ST_NOP) {
             if (st->depid >= 0 && pending++ == 0)
@@ -522,9 +679,12 @@ int check_program(const prog *p, const check_limits *lim, hazard_list *out)
     c.recv_per_chan = xcalloc((size_t)c.nchan_counted, sizeof *c.recv_per_chan);
 
     check_algo(&c);
+    check_algo_loader(&c);
     check_gpu_shapes(&c);
-    for (int r = 0; r < p->ngpu; r++)
+    for (int r = 0; r < p->ngpu; r++) {
+        check_counts_loader(&c, r);
         check_gpu(&c, r);
+    }
     check_connections(&c);
 
     free(c.last_hasdep);

@@ -10,21 +10,51 @@
  * agree on cnt; a step that sends/receives belongs to a tb with that peer;
  * dependencies name an existing tb and step, and that step or a later one in
  * its tb has hasdep="1"; ngpus matches the <gpu> elements and the
- * collective's buffer shapes (collective.h).  Nothing here needs data. */
+ * collective's buffer shapes (collective.h).  Nothing here needs data.
+ *
+ * Loader checks (HZ_LOAD, exit 2: the runtime will not run the file at all),
+ * as the runtimes' XML loaders do them (microsoft/msccl src/graph/topo.cc,
+ * Azure/msccl-executor-nccl src/misc/msccl/msccl_parser.cc): the coll
+ * spelling each accepts, the <algo> attributes each requires, the legacy
+ * runtime's i_chunks/o_chunks consistency (a count of 0 is skipped), each
+ * offset below its buffer's count (-1 allowed; offset+cnt is not theirs to
+ * check, it is ours: HZ_BOUNDS), steps per tb, tbs per rank, cnt, tbs per
+ * channel, and the legacy runtime's scratch allocated at init
+ * (maxBytes * s_chunks / nchunksperloop). */
 #ifndef TC_CHECK_H
 #define TC_CHECK_H
 
 #include "../sched/program.h"
 #include "hazard.h"
 
+/* Whose loader to judge the file by (HZ_LOAD: the runtime refuses it). */
+typedef enum {
+    LOADER_ANY,             /* no --target: what both runtimes refuse; either
+                               coll spelling */
+    LOADER_MSCCL,           /* microsoft/msccl, the legacy runtime */
+    LOADER_EXECUTOR,        /* Azure/msccl-executor-nccl */
+    LOADER_NONE             /* simulation beyond the runtimes: no loader */
+} check_loader;
+
 typedef struct {
     int max_steps_per_tb;   /* legacy runtime 256, newer executor 64 */
     int max_cnt;            /* cnt must be < 72 */
     int max_depid;          /* 127 */
     int max_channels;       /* 32 */
+    check_loader loader;
 } check_limits;
 
+/* GPU memory the legacy runtime's init-time scratch must fit in: the
+ * largest GPUs it runs on (80 GiB). */
+#define CHECK_GPU_BYTES (80LL << 30)
+
 void check_limits_default(check_limits *l, int newer_executor);
+
+/* The same for a loader: steps per tb and the loader checks. */
+void check_limits_for(check_limits *l, check_loader loader);
+
+/* "msccl", "msccl-executor", "the MSCCL runtimes". */
+const char *check_loader_name(check_loader loader);
 
 /* Append every static hazard of p to out; return how many were added. */
 int check_program(const prog *p, const check_limits *lim, hazard_list *out);

@@ -222,10 +222,10 @@ static int check_shapes(const prog *p, tc_err *err)
         return TC_INPUT;
     for (int r = 0; r < p->ngpu; r++) {
         const prog_gpu *g = &p->gpus[r];
-        if (g->i_chunks != in || g->o_chunks != out)
+        if ((g->i_chunks != 0 && g->i_chunks != in) || (g->o_chunks != 0 && g->o_chunks != out))
             return tc_err_set(err, TC_INPUT,
                               "rank %d: i_chunks %d, o_chunks %d, but %s over %d ranks with %d "
-                              "chunks needs %d and %d",
+                              "chunks needs %d and %d (or 0)",
                               r, g->i_chunks, g->o_chunks, coll_name(p->coll), p->ngpus,
                               p->nchunksperloop, in, out);
         if (g->s_chunks < 0)
@@ -238,7 +238,7 @@ static int check_shapes(const prog *p, tc_err *err)
 static void fill_rank(data_space *d, const prog *p, int r)
 {
     const layout *l = &d->lay[r];
-    int in = p->gpus[r].i_chunks;
+    int in = prog_buf_len(p, r, BUF_I);
     char *is_input = calloc((size_t)l->nslots + 1, 1);
     if (!is_input) {
         fprintf(stderr, "taccl: out of memory\n");

@@ -7,7 +7,7 @@
 
 static const char *kind_names[HZ_COUNT] = {
     "bounds", "limit", "connection", "pairing", "dependency",
-    "uninitialized", "race", "deadlock", "device", "wrong_data",
+    "uninitialized", "race", "deadlock", "device", "wrong_data", "load",
 };
 
 const char *hazard_kind_name(hazard_kind k)
@@ -33,6 +33,7 @@ void hazard_add(hazard_list *l, hazard_kind kind, int rank, int tb, int step,
     h->rank = rank;
     h->tb = tb;
     h->step = step;
+    h->warning = 0;
     int off = 0;
     if (rank >= 0)
         off += snprintf(h->msg + off, sizeof h->msg - off, "rank %d ", rank);
@@ -56,4 +57,26 @@ void hazard_list_free(hazard_list *l)
     free(l->v);
     l->v = NULL;
     l->n = l->cap = 0;
+}
+
+int hazard_errors(const hazard_list *l, int from)
+{
+    int n = 0;
+    for (int i = from; i < l->n; i++)
+        n += !l->v[i].warning;
+    return n;
+}
+
+const hazard *hazard_verdict(const hazard_list *l)
+{
+    const hazard *first = NULL;
+    for (int i = 0; i < l->n; i++) {
+        if (l->v[i].warning)
+            continue;
+        if (l->v[i].kind == HZ_WRONG_DATA)
+            return &l->v[i];
+        if (!first)
+            first = &l->v[i];
+    }
+    return first;
 }

@@ -1,7 +1,9 @@
 /* hazard.h — a list of problems found in a schedule, each tied to a place.
  *
  * The checks (static, race, simulation) append here; the CLI prints the
- * first few and exits 1 if any is present.  Every message is one line and
+ * first few and exits 1 if any error is present.  A warning (a race or an
+ * uninitialized read among steps whose data never reaches the result) is
+ * reported but does not fail the run unless the user asks (--strict).  Every message is one line and
  * says which rank/tb/step and why, e.g.
  *   "rank 3 tb 1 step 4: srcoff+cnt = 9 exceeds the i buffer (8 chunks)". */
 #ifndef TC_HAZARD_H
@@ -18,12 +20,16 @@ typedef enum {
     HZ_DEADLOCK,        /* execution cannot proceed */
     HZ_DEVICE,          /* a device rule: DMA granularity, no route */
     HZ_WRONG_DATA,      /* the postcondition does not hold */
+    HZ_LOAD,            /* the target runtime's loader refuses the file */
     HZ_COUNT
 } hazard_kind;
 
 typedef struct {
     hazard_kind kind;
     int rank, tb, step;     /* -1 where not applicable */
+    int warning;            /* 1: confined to steps whose data never reaches
+                               the result (dead traffic): the collective is
+                               still performed */
     char msg[512];          /* complete one-line message, place included */
 } hazard;
 
@@ -38,6 +44,14 @@ void hazard_add(hazard_list *l, hazard_kind kind, int rank, int tb, int step,
                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 void hazard_list_free(hazard_list *l);
+
+/* Hazards from index `from` on that are not warnings. */
+int hazard_errors(const hazard_list *l, int from);
+
+/* The hazard a failed verdict is stated by: the wrong result itself if the
+ * postcondition failed (the root symptom), else the first error; NULL if
+ * there is no error. */
+const hazard *hazard_verdict(const hazard_list *l);
 
 /* Short name of a kind, for JSON: "bounds", "limit", "connection", ... */
 const char *hazard_kind_name(hazard_kind k);

@@ -1028,6 +1028,192 @@ static void queries_run(ctx *c, const query *q, int nq, char *res)
     free(val);
 }
 
+/* ------------------------------------------------------------- liveness */
+
+#define LIVE_STEP_CAP (1 << 20)         /* slice every schedule up to this size */
+#define LIVE_SEARCH_BUDGET 50000000LL   /* nodes visited proving happens-before */
+
+/* Proofs of happens-before by search, within a budget; past it nothing
+ * more is proven (so no more steps are found dead). */
+typedef struct {
+    const graph *g;
+    int *stamp, cur, *stack;
+    long long work;
+    int over;
+} hbsearch;
+
+/* 1 if a happens before b is proven: a path of program order, dependencies
+ * and send->recv pairs from a to b. */
+static int hb_proven(hbsearch *h, int a, int b)
+{
+    const graph *g = h->g;
+    if (a == b || g->pos[a] < 0 || g->pos[b] < 0 || g->pos[a] >= g->pos[b])
+        return 0;
+    int tb = g->st_tb[b], ib = idx_of(g, b), pb = g->pos[b];
+    if (g->st_tb[a] == tb)
+        return idx_of(g, a) < ib;
+    if (h->over)
+        return 0;
+    int sp = 0;
+    h->cur++;
+    h->stack[sp++] = a;
+    h->stamp[a] = h->cur;
+    while (sp > 0) {
+        int x = h->stack[--sp];
+        if (++h->work > LIVE_SEARCH_BUDGET) {
+            h->over = 1;
+            return 0;
+        }
+        if (g->st_tb[x] == tb && idx_of(g, x) <= ib)
+            return 1;
+        int next = x + 1 < g->S && g->st_tb[x + 1] == g->st_tb[x] ? x + 1 : -1;
+        for (int i = g->succ0[x] - 1; i < g->succ0[x + 1]; i++) {
+            int y = i < g->succ0[x] ? next : g->succ[i];
+            if (y >= 0 && g->pos[y] >= 0 && g->pos[y] <= pb && h->stamp[y] != h->cur) {
+                h->stamp[y] = h->cur;
+                h->stack[sp++] = y;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Every rank's accesses, by (rank, slot, step). */
+typedef struct {
+    rec *v;
+    long long *r0;          /* [nr+1] first record of each rank */
+} accesses;
+
+/* Records [*lo, *hi) of (rank r, slot). */
+static void slot_group(const accesses *A, int r, int slot, long long *lo, long long *hi)
+{
+    long long a = A->r0[r], b = A->r0[r + 1];
+    while (a < b) {
+        long long m = a + (b - a) / 2;
+        if (A->v[m].slot < slot)
+            a = m + 1;
+        else
+            b = m;
+    }
+    *lo = a;
+    while (a < A->r0[r + 1] && A->v[a].slot == slot)
+        a++;
+    *hi = a;
+}
+
+/* Is the write of w covered, before `until` (-1: the end of the run), by
+ * another write of the group in every interleaving? */
+static int write_covered(hbsearch *h, const accesses *A, long long lo, long long hi, int w, int until)
+{
+    for (long long k = lo; k < hi; k++) {
+        int w2 = A->v[k].x;
+        if (w2 == w || w2 == until || !(A->v[k].fl & FW))
+            continue;
+        if (hb_proven(h, w, w2) && (until < 0 || hb_proven(h, w2, until)))
+            return 1;
+    }
+    return 0;
+}
+
+static void mark_live(char *live, int *queue, int *nq, int x)
+{
+    if (x >= 0 && !live[x]) {
+        live[x] = 1;
+        queue[(*nq)++] = x;
+    }
+}
+
+/* The writes a read of `slot` by step x (on rank r) may see. */
+static void live_sources(hbsearch *h, const accesses *A, int r, int slot, int x, char *live,
+                         int *queue, int *nq)
+{
+    long long lo, hi;
+    slot_group(A, r, slot, &lo, &hi);
+    for (long long k = lo; k < hi; k++) {
+        int w = A->v[k].x;
+        if (w == x || !(A->v[k].fl & FW) || live[w] || hb_proven(h, x, w))
+            continue;
+        if (!write_covered(h, A, lo, hi, w, x))
+            mark_live(live, queue, nq, w);
+    }
+}
+
+/* Fill live[] (S entries); 0 if the accesses are too many to slice. */
+static int compute_live(const graph *g, char *live)
+{
+    accesses A = {NULL, xalloc((size_t)g->nr + 1, sizeof(long long), 0)};
+    rec *buf = NULL;
+    int cap = 0;
+    long long total = 0, acap = 0;
+    for (int r = 0; r < g->nr; r++) {
+        A.r0[r] = total;
+        long long n = g->lay_ok[r] ? build_records(g, r, &buf, &cap) : 0;
+        if (n < 0 || total + n > RANK_REC_CAP) {
+            free(buf);
+            free(A.v);
+            free(A.r0);
+            return 0;
+        }
+        if (total + n > acap) {
+            acap = (total + n) * 2;
+            rec *nv = realloc(A.v, (size_t)acap * sizeof *A.v);
+            if (!nv) {
+                fprintf(stderr, "taccl: out of memory\n");
+                abort();
+            }
+            A.v = nv;
+        }
+        if (n > 0)
+            memcpy(A.v + total, buf, (size_t)n * sizeof *buf);
+        total += n;
+    }
+    A.r0[g->nr] = total;
+    free(buf);
+
+    hbsearch h = {g, xalloc((size_t)g->S, sizeof(int), 1), 0, xalloc((size_t)g->S, sizeof(int), 0), 0, 0};
+    int *queue = xalloc((size_t)g->S, sizeof(int), 0), nq = 0;
+    memset(live, 0, (size_t)g->S);
+    /* Seeds: the last writes of every output slot. */
+    for (int r = 0; r < g->nr; r++) {
+        const layout *L = &g->lay[r];
+        int o0 = L->base[BUF_O], o1 = o0 + L->len[BUF_O];
+        for (long long lo = A.r0[r], hi; lo < A.r0[r + 1]; lo = hi) {
+            hi = lo + 1;
+            while (hi < A.r0[r + 1] && A.v[hi].slot == A.v[lo].slot)
+                hi++;
+            if (A.v[lo].slot < o0 || A.v[lo].slot >= o1)
+                continue;
+            for (long long k = lo; k < hi; k++)
+                if ((A.v[k].fl & FW) && !write_covered(&h, &A, lo, hi, A.v[k].x, -1))
+                    mark_live(live, queue, &nq, A.v[k].x);
+        }
+    }
+    /* Backward: what a live step reads or receives. */
+    srange rs[2];
+    for (int head = 0; head < nq; head++) {
+        int x = queue[head];
+        mark_live(live, queue, &nq, g->pair[x]);
+        int k = step_ranges(g, x, rs);
+        for (int i = 0; i < k; i++)
+            if (rs[i].fl & FR)
+                for (int sl = rs[i].lo; sl < rs[i].hi; sl++)
+                    live_sources(&h, &A, rank_of(g, x), sl, x, live, queue, &nq);
+    }
+    free(queue);
+    free(h.stamp);
+    free(h.stack);
+    free(A.v);
+    free(A.r0);
+    return 1;
+}
+
+/* Dead: runnable, moves data, not live (a step that never runs is the
+ * deadlock's business). */
+static int step_dead(const graph *g, const char *live, int x)
+{
+    return live && !live[x] && g->pos[x] >= 0 && step_at(g, x)->type != ST_NOP;
+}
+
 /* ------------------------------------------------------------- reporting */
 
 static int rpair_cmp(const void *p, const void *q)
@@ -1048,51 +1234,78 @@ static int uread_cmp(const void *p, const void *q)
 
 static const char *verb(int fl) { return (fl & FW) ? "writes" : "reads"; }
 
-static void report_races(const ctx *c, rpair *races, int n, hazard_list *out)
+/* One race: a warning when both of its steps are dead. */
+static int race_dead(const graph *g, const char *live, const rpair *rp)
+{
+    return step_dead(g, live, rp->a) && step_dead(g, live, rp->b);
+}
+
+static void report_races(const ctx *c, rpair *races, int n, const char *live, hazard_list *out)
 {
     const graph *g = &c->g;
     sort_items(races, n, sizeof *races, rpair_cmp);
-    for (int k = 0; k < n && k < REPORT_CAP; k++) {
-        const rpair *rp = &races[k];
-        char na[48], nb[48], alias[64] = "";
-        slot_name(g, rp->a, rp->slot, rp->fa & FW, na, sizeof na);
-        slot_name(g, rp->b, rp->slot, rp->fb & FW, nb, sizeof nb);
-        if (strcmp(na, nb) != 0)
-            snprintf(alias, sizeof alias, " (as %s)", nb);
-        hazard_add(out, HZ_RACE, rp->rank, ltb_of(g, rp->a), idx_of(g, rp->a),
-                   "%s %s while tb %d step %d %s it%s with no dependency or send/recv chain "
-                   "ordering them", verb(rp->fa), na, ltb_of(g, rp->b), idx_of(g, rp->b),
-                   verb(rp->fb), alias);
+    for (int dead = 0; dead <= 1; dead++) {
+        int listed = 0, more = 0;
+        for (int k = 0; k < n; k++) {
+            const rpair *rp = &races[k];
+            if (race_dead(g, live, rp) != dead)
+                continue;
+            if (listed >= REPORT_CAP) {
+                more++;
+                continue;
+            }
+            listed++;
+            char na[48], nb[48], alias[64] = "";
+            slot_name(g, rp->a, rp->slot, rp->fa & FW, na, sizeof na);
+            slot_name(g, rp->b, rp->slot, rp->fb & FW, nb, sizeof nb);
+            if (strcmp(na, nb) != 0)
+                snprintf(alias, sizeof alias, " (as %s)", nb);
+            hazard_add(out, HZ_RACE, rp->rank, ltb_of(g, rp->a), idx_of(g, rp->a),
+                       "%s %s while tb %d step %d %s it%s with no dependency or send/recv chain "
+                       "ordering them%s", verb(rp->fa), na, ltb_of(g, rp->b), idx_of(g, rp->b),
+                       verb(rp->fb), alias,
+                       dead ? " (dead traffic: neither step's data reaches the result)" : "");
+            out->v[out->n - 1].warning = dead;
+        }
+        if (more > 0 || (!dead && c->truncated)) {
+            hazard_add(out, HZ_RACE, -1, -1, -1, "%d more %sraces not listed%s", more,
+                       dead ? "dead-traffic " : "",
+                       !dead && c->truncated ? " (counting stopped early: there may be more)" : "");
+            out->v[out->n - 1].warning = dead;
+        }
     }
-    if (n > REPORT_CAP || c->truncated)
-        hazard_add(out, HZ_RACE, -1, -1, -1, "%d more races not listed%s", n > REPORT_CAP ? n - REPORT_CAP : 0,
-                   c->truncated ? " (counting stopped early: there may be more)" : "");
 }
 
-static void report_uninit(const ctx *c, hazard_list *out)
+static void report_uninit(const ctx *c, const char *live, hazard_list *out)
 {
     const graph *g = &c->g;
     sort_items(c->bad, c->nbad, sizeof *c->bad, uread_cmp);
-    int steps = 0;
-    for (int k = 0; k < c->nbad;) {
-        int e = k + 1;
-        while (e < c->nbad && c->bad[e].x == c->bad[k].x)
-            e++;
-        if (steps++ < REPORT_CAP) {
+    for (int dead = 0; dead <= 1; dead++) {
+        int steps = 0;
+        for (int k = 0; k < c->nbad;) {
+            int e = k + 1;
+            while (e < c->nbad && c->bad[e].x == c->bad[k].x)
+                e++;
             int x = c->bad[k].x;
-            char nm[48], more[48] = "";
-            slot_name(g, x, c->bad[k].slot, 0, nm, sizeof nm);
-            if (e - k > 1)
-                snprintf(more, sizeof more, " (and %d more chunks of this step)", e - k - 1);
-            hazard_add(out, HZ_UNINIT, rank_of(g, x), ltb_of(g, x), idx_of(g, x),
-                       "%s %s before anything has written it: no write of that chunk happens "
-                       "before this step%s", step_at(g, x)->type == ST_S ? "sends" : "reads", nm, more);
+            if (step_dead(g, live, x) == dead && steps++ < REPORT_CAP) {
+                char nm[48], more[48] = "";
+                slot_name(g, x, c->bad[k].slot, 0, nm, sizeof nm);
+                if (e - k > 1)
+                    snprintf(more, sizeof more, " (and %d more chunks of this step)", e - k - 1);
+                hazard_add(out, HZ_UNINIT, rank_of(g, x), ltb_of(g, x), idx_of(g, x),
+                           "%s %s before anything has written it: no write of that chunk happens "
+                           "before this step%s%s", step_at(g, x)->type == ST_S ? "sends" : "reads", nm,
+                           more, dead ? " (dead traffic: its data reaches no result)" : "");
+                out->v[out->n - 1].warning = dead;
+            }
+            k = e;
         }
-        k = e;
+        if (steps > REPORT_CAP) {
+            hazard_add(out, HZ_UNINIT, -1, -1, -1, "%d more %ssteps read uninitialized chunks (not listed)",
+                       steps - REPORT_CAP, dead ? "dead-traffic " : "");
+            out->v[out->n - 1].warning = dead;
+        }
     }
-    if (steps > REPORT_CAP)
-        hazard_add(out, HZ_UNINIT, -1, -1, -1, "%d more steps read uninitialized chunks (not listed)",
-                   steps - REPORT_CAP);
 }
 
 /* Append "; <message>" (or the message, if first) to the stats' reason. */
@@ -1141,10 +1354,29 @@ static void plan_all(ctx *c, rank_plan *pl, char *why, size_t whylen)
     }
 }
 
+/* The dead-traffic figures and mask of the stats. */
+static void set_dead(const graph *g, const char *live, race_stats *st)
+{
+    st->live_checked = 1;
+    st->dead = xalloc((size_t)g->S, 1, 1);
+    for (int x = 0; x < g->S; x++) {
+        st->steps += step_at(g, x)->type != ST_NOP;
+        st->dead[x] = (char)step_dead(g, live, x);
+        st->dead_steps += st->dead[x];
+    }
+}
+
+void race_stats_free(race_stats *st)
+{
+    free(st->dead);
+    st->dead = NULL;
+}
+
 int race_check(const prog *p, int inplace, long long budget, hazard_list *out, race_stats *st)
 {
     race_stats dummy;
-    if (!st)
+    int own = !st;
+    if (own)
         st = &dummy;
     memset(st, 0, sizeof *st);
     int before = out->n;
@@ -1207,18 +1439,31 @@ int race_check(const prog *p, int inplace, long long budget, hazard_list *out, r
         free(q);
     }
 
-    if (c.race_on) {
-        int nr = 0;
+    int nr = 0;
+    if (c.race_on)
         for (int k = 0; k < c.npairs; k++)
             if (!res[2 * k] && !res[2 * k + 1])
                 c.pairs[nr++] = c.pairs[k];
-        report_races(&c, c.pairs, nr, out);
-    }
     if (reads_done)
         for (int u = 0; u < c.npend; u++)
             if (!res[2 * (size_t)c.npairs + u])
                 PUSH(c.bad, c.nbad, c.cbad, ((uread){c.pend[u].x, c.pend[u].slot}));
-    report_uninit(&c, out);
+    /* The slice: always on schedules of ordinary size, on larger ones only
+     * when there is a hazard to judge by it. */
+    char *live = NULL;
+    if (g->S <= LIVE_STEP_CAP || nr > 0 || c.nbad > 0) {
+        live = xalloc((size_t)g->S, 1, 0);
+        if (compute_live(g, live))
+            set_dead(g, live, st);
+        else {
+            free(live);
+            live = NULL;
+        }
+    }
+    if (c.race_on)
+        report_races(&c, c.pairs, nr, live, out);
+    report_uninit(&c, live, out);
+    free(live);
     if (c.unresolved)
         append_why(st->skipped_why, sizeof st->skipped_why,
                    "%lld reads not proven initialized were left unchecked", c.unresolved);
@@ -1236,5 +1481,7 @@ int race_check(const prog *p, int inplace, long long budget, hazard_list *out, r
     for (int o = 0; o < ORD_COUNT - 1; o++)
         free(c.xpos[o]);
     graph_free(g);
+    if (own)
+        race_stats_free(st);
     return out->n - before;
 }

@@ -11,7 +11,16 @@
  * Accesses: a step reads its src range (s, rrs, rrc, rrcs, cpy, re) and, for
  * re, its dst range; it writes its dst range (r, rcs, rrc, rrcs, cpy, re);
  * rcs and rrcs then send what they wrote (a read of dst after the write, in
- * the same step).  A cycle in happens-before is reported as a deadlock. */
+ * the same step).  A cycle in happens-before is reported as a deadlock.
+ *
+ * Liveness: a step is live if its data can reach a result element in some
+ * interleaving: it writes an output slot that no later write (in every
+ * interleaving) covers, or a live step may read what it wrote, or a live
+ * step receives what it sent.  A race whose steps are all dead, or an
+ * uninitialized read by a dead step, is a warning (hazard.warning): the
+ * runtime computes the right result, the traffic is wasted.  Whatever
+ * cannot be proven dead is live, so an error is never downgraded on a
+ * guess. */
 #ifndef TC_RACE_H
 #define TC_RACE_H
 
@@ -22,11 +31,21 @@ typedef struct {
     int checked;            /* 1 if the race check ran in full */
     long long work;         /* vector-clock entries touched */
     char skipped_why[128];  /* why it did not run in full, "" otherwise */
+    /* Dead traffic: steps whose data reaches no result element in any
+     * interleaving (backward slice from the postcondition). */
+    int live_checked;       /* 1 if the slice was computed */
+    long long steps;        /* steps that move data (not nop) */
+    long long dead_steps;   /* of those, dead */
+    char *dead;             /* [steps of the schedule, rank/tb/step order]:
+                               1 = dead; NULL if not computed; free with
+                               race_stats_free */
 } race_stats;
 
 /* Budget: the check is skipped (stats->checked = 0, reason recorded) rather
  * than run when it would touch more than `budget` vector-clock entries;
  * 0 = default (about 2e8). The uninitialized-read check always runs. */
 int race_check(const prog *p, int inplace, long long budget, hazard_list *out, race_stats *st);
+
+void race_stats_free(race_stats *st);
 
 #endif

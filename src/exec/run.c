@@ -56,7 +56,9 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
     pick_modes(p, o, r);
 
     check_limits lim;
-    check_limits_default(&lim, o->newer_executor);
+    check_limits_for(&lim, o->unlimited ? LOADER_NONE
+                           : !o->target ? LOADER_ANY
+                           : o->newer_executor ? LOADER_EXECUTOR : LOADER_MSCCL);
     if (o->unlimited) {
         lim.max_steps_per_tb = 1 << 30;
         lim.max_depid = 1 << 30;
@@ -66,6 +68,8 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
         r->bound_us = bound_time_us(o->bound, (double)r->size_bytes);
     }
     r->static_ok = check_program(p, &lim, &r->hz) == 0;
+    for (int i = 0; i < r->hz.n; i++)
+        r->refused |= r->hz.v[i].kind == HZ_LOAD;
     if (!r->static_ok)
         return TC_OK;
 
@@ -79,11 +83,13 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
             .data = o->data,
             .inplace = r->modes[m],
             .seed = o->seed,
+            .dead = r->race[m].dead,
         };
         int rc = sim_run(p, t, &so, &r->res[m], &r->hz, err);
         if (rc != TC_OK)
             return rc;
-        if (r->hz.n != before || !r->res[m].verified)
+        int bad = o->strict ? r->hz.n - before : hazard_errors(&r->hz, before);
+        if (bad > 0 || !r->res[m].verified)
             ok = 0;
     }
     r->verified = ok;
@@ -93,6 +99,23 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
 void run_report_free(run_report *r)
 {
     hazard_list_free(&r->hz);
+    for (int m = 0; m < 2; m++)
+        race_stats_free(&r->race[m]);
+}
+
+/* The message a failed run is stated by (hazard_verdict); under --strict
+ * a warning states it when there is no error. */
+static const char *verdict_msg(const run_report *r)
+{
+    const hazard *h = hazard_verdict(&r->hz);
+    if (!h && r->hz.n)
+        h = &r->hz.v[0];
+    return h ? h->msg : "postcondition does not hold";
+}
+
+int run_report_warnings(const run_report *r)
+{
+    return r->hz.n - hazard_errors(&r->hz, 0);
 }
 
 double run_report_time_us(const run_report *r)
@@ -143,24 +166,39 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
             file, coll_name(p->coll), p->ngpus, p->nchunksperloop,
             p->nchunksperloop == 1 ? "" : "s", p->nchannels, p->nchannels == 1 ? "" : "s", tbs, steps);
     print_topology(f, t);
+    if (o->unlimited)
+        fprintf(f, "loader    none (--target unlimited: simulated beyond the runtimes' limits)\n");
+    else if (o->target)
+        fprintf(f, "loader    %s%s\n", check_loader_name(o->newer_executor ? LOADER_EXECUTOR : LOADER_MSCCL),
+                p->target == (o->newer_executor ? 2 : 1) ? ", the file's target" : "");
     fprintf(f, "size      %s per rank (%lld B per chunk)%s, %s, %s\n",
             size_format(r->size_bytes, sz, sizeof sz),
             r->size_bytes / (p->nchunksperloop > 0 ? p->nchunksperloop : 1),
             r->size_from_file ? " from the file" : "", dtype_name(o->dtype),
             o->data ? "data moved and checked" : "timing only (data not checked)");
     if (!r->verified) {
-        fprintf(f, "result    FAILED: %s\n", r->hz.n ? r->hz.v[0].msg : "postcondition does not hold");
-        int shown = r->hz.n < max_hazards ? r->hz.n : max_hazards;
-        for (int i = 1; i < shown; i++)
-            fprintf(f, "          %s\n", r->hz.v[i].msg);
-        if (r->hz.n > shown)
-            fprintf(f, "          ... and %d more\n", r->hz.n - shown);
+        const char *first = verdict_msg(r);
+        fprintf(f, "result    FAILED: %s\n", first);
+        int shown = 0, errs = hazard_errors(&r->hz, 0);
+        for (int i = 0; i < r->hz.n && shown < max_hazards; i++)
+            if (!r->hz.v[i].warning && r->hz.v[i].msg != first) {
+                fprintf(f, "          %s\n", r->hz.v[i].msg);
+                shown++;
+            }
+        if (errs - (errs > 0) > shown)
+            fprintf(f, "          ... and %d more\n", errs - (errs > 0) - shown);
         if (!r->static_ok)
             return;
     } else {
         fprintf(f, "result    %s (%s)\n", o->data ? "verified" : "completed",
                 r->nmodes == 2 ? "out-of-place and in-place" : mode_name(r->modes[0]));
     }
+    int nwarn = run_report_warnings(r), wshown = 0;
+    for (int i = 0; i < r->hz.n && wshown < max_hazards; i++)
+        if (r->hz.v[i].warning)
+            fprintf(f, "%s%s\n", wshown++ ? "          " : "warning   ", r->hz.v[i].msg);
+    if (nwarn > wshown)
+        fprintf(f, "          ... and %d more warnings\n", nwarn - wshown);
     for (int m = 0; m < r->nmodes; m++) {
         const sim_result *s = &r->res[m];
         if (!s->completed)
@@ -181,8 +219,15 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
         if (s->replicas_identical >= 0 && o->data)
             fprintf(f, "replicas  %s\n", s->replicas_identical ? "bit-identical"
                                                               : "differ (reduction order differs by rank)");
-        if (!r->race[m].checked)
-            fprintf(f, "note      race check skipped: %s\n", r->race[m].skipped_why);
+        const race_stats *rs = &r->race[m];
+        if (rs->live_checked && rs->dead_steps > 0)
+            fprintf(f, "dead      %lld of %lld steps carry data that never reaches the result: "
+                       "%.1f %% of bytes moved, %.1f %% of transfer time\n",
+                    rs->dead_steps, rs->steps,
+                    s->bytes_moved > 0 ? 100.0 * s->dead_bytes / s->bytes_moved : 0.0,
+                    s->xfer_us > 0 ? 100.0 * s->dead_xfer_us / s->xfer_us : 0.0);
+        if (!rs->checked)
+            fprintf(f, "note      race check skipped: %s\n", rs->skipped_why);
         break; /* the first completed mode's figures stand for the run */
     }
 }
@@ -207,9 +252,29 @@ static cJSON *hazards_json(const hazard_list *hz, int max)
         cJSON_AddNumberToObject(h, "tb", hz->v[i].tb);
         cJSON_AddNumberToObject(h, "step", hz->v[i].step);
         cJSON_AddStringToObject(h, "message", hz->v[i].msg);
+        cJSON_AddBoolToObject(h, "warning", hz->v[i].warning);
         cJSON_AddItemToArray(a, h);
     }
     return a;
+}
+
+/* Dead traffic of the first completed mode, or null if not computed. */
+static cJSON *dead_json(const run_report *r, const sim_result *s)
+{
+    const race_stats *rs = NULL;
+    for (int m = 0; m < r->nmodes && !rs; m++)
+        if (&r->res[m] == s)
+            rs = &r->race[m];
+    if (!s || !rs || !rs->live_checked)
+        return cJSON_CreateNull();
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddNumberToObject(d, "steps", (double)rs->dead_steps);
+    cJSON_AddNumberToObject(d, "steps_total", (double)rs->steps);
+    cJSON_AddNumberToObject(d, "transfers", (double)s->dead_transfers);
+    cJSON_AddNumberToObject(d, "bytes", s->dead_bytes);
+    cJSON_AddNumberToObject(d, "bytes_share", s->bytes_moved > 0 ? s->dead_bytes / s->bytes_moved : 0);
+    cJSON_AddNumberToObject(d, "time_share", s->xfer_us > 0 ? s->dead_xfer_us / s->xfer_us : 0);
+    return d;
 }
 
 char *run_report_json(const run_report *r, const prog *p, const topo *t, const run_opts *o,
@@ -238,7 +303,15 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
     } else
         cJSON_AddNullToObject(j, "size_bytes");
     cJSON_AddStringToObject(j, "dtype", o && o->dtype == DT_F32 ? "f32" : "i32");
-    cJSON_AddBoolToObject(j, "data_checked", o ? o->data : 0);
+    cJSON_AddStringToObject(j, "loader", !o ? "any" : o->unlimited ? "none" : !o->target ? "any"
+                                         : o->newer_executor ? "msccl-executor" : "msccl");
+    if (r)
+        cJSON_AddBoolToObject(j, "refused", r->refused);
+    int checked_data = 0;
+    if (r)
+        for (int m = 0; m < r->nmodes; m++)
+            checked_data |= r->res[m].data_checked;
+    cJSON_AddBoolToObject(j, "data_checked", checked_data);
     cJSON *modes = cJSON_AddArrayToObject(j, "modes");
     if (r)
         for (int m = 0; m < r->nmodes; m++)
@@ -286,12 +359,15 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
     }
     if (o && o->bound)
         cJSON_AddItemToObject(j, "lower_bound_model", bound_json(o->bound));
-    if (r)
+    if (r) {
         cJSON_AddItemToObject(j, "hazards", hazards_json(&r->hz, 100));
+        cJSON_AddNumberToObject(j, "warnings", run_report_warnings(r));
+        cJSON_AddItemToObject(j, "dead_traffic", dead_json(r, s));
+    }
     if (error)
         cJSON_AddStringToObject(j, "error", error);
     else if (r && !r->verified)
-        cJSON_AddStringToObject(j, "error", r->hz.n ? r->hz.v[0].msg : "postcondition does not hold");
+        cJSON_AddStringToObject(j, "error", verdict_msg(r));
     else
         cJSON_AddNullToObject(j, "error");
     char *out = cJSON_PrintUnformatted(j);
@@ -340,7 +416,7 @@ static cJSON *sweep_row_json(const prog *p, const run_report *r, const run_opts 
     }
     cJSON_AddBoolToObject(row, "verified", r->verified);
     if (!r->verified)
-        cJSON_AddStringToObject(row, "error", r->hz.n ? r->hz.v[0].msg : "postcondition does not hold");
+        cJSON_AddStringToObject(row, "error", verdict_msg(r));
     return row;
 }
 
@@ -364,7 +440,7 @@ static void sweep_row_text(FILE *f, const prog *p, const run_report *r, const ru
     else
         fprintf(f, " %12s %6s", "-", "-");
     if (!r->verified)
-        fprintf(f, "  FAILED: %s", r->hz.n ? r->hz.v[0].msg : "postcondition does not hold");
+        fprintf(f, "  FAILED: %s", verdict_msg(r));
     else if (!data)
         fprintf(f, "  timing only (buffers too large to check)");
     fprintf(f, "\n");

@@ -21,7 +21,10 @@ typedef struct {
     unsigned seed;
     int mode;               /* -1 every mode the file allows, 0 out of place, 1 in place */
     int newer_executor;     /* limits of the newer executor (64 steps per tb) */
+    int target;             /* 1: --target given (its loader's checks apply);
+                               0: what both runtimes refuse, either spelling */
     int unlimited;          /* no step/tb limits (simulating beyond the runtimes) */
+    int strict;             /* warnings (hazards among dead traffic) fail the run */
     const bound_model *bound; /* lower bound to report against, or NULL */
 } run_opts;
 
@@ -32,8 +35,11 @@ typedef struct {
     int modes[2];           /* 0 out of place, 1 in place, in run order */
     sim_result res[2];
     race_stats race[2];
-    hazard_list hz;         /* every problem found, in order found */
+    hazard_list hz;         /* every problem found, in order found; warnings
+                               (hazard.warning) do not fail the run */
     int static_ok;          /* the static check found nothing */
+    int refused;            /* the target runtime's loader refuses the file
+                               (HZ_LOAD): unusable input, exit 2 */
     int verified;
     int has_bound;
     double bound_us;        /* lower bound at this size (has_bound) */
@@ -50,6 +56,10 @@ long long run_default_size(const prog *p);
 int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r, tc_err *err);
 
 void run_report_free(run_report *r);
+
+/* Warnings among the hazards: races and uninitialized reads confined to
+ * dead traffic. */
+int run_report_warnings(const run_report *r);
 
 /* Human-readable report. */
 void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t,

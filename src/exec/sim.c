@@ -114,6 +114,7 @@ typedef struct {
     int msg;                /* message of the transfer in progress */
     unsigned char *payload; /* rrs: computed payload waiting to be sent */
     size_t payload_cap;
+    long long step0;        /* schedule-wide index of its step 0 (race.h order) */
 } tbstate;
 
 typedef struct {
@@ -505,11 +506,18 @@ static void xfer_request(sim *S, int g, double now)
         if (S->lane_free[best] > start)
             start = S->lane_free[best];
     }
-    double end = start + topo_route_cost_us(&c->route, (double)x->bytes);
+    double cost = topo_route_cost_us(&c->route, (double)x->bytes);
+    double end = start + cost;
     for (int i = 0; i < c->nres; i++)
         S->lane_free[lane[i]] = end;
     S->r->transfers++;
     S->r->bytes_moved += (double)x->bytes;
+    S->r->xfer_us += cost;
+    if (S->o->dead && S->o->dead[b->step0 + x->send_step]) {
+        S->r->dead_transfers++;
+        S->r->dead_bytes += (double)x->bytes;
+        S->r->dead_xfer_us += cost;
+    }
     S->r->chip_syncs += c->chip_diff;
     S->r->cluster_syncs += c->cluster_diff;
     push_event(S, end, EV_XFER_END, g);
@@ -1106,6 +1114,7 @@ static void init_tbs(sim *S)
             b->wait_next = b->dep_waiters = -1;
             b->send_conn = b->recv_conn = -1;
             b->msg = -1;
+            b->step0 = S->nsteps;
             S->nsteps += b->tb->nsteps;
         }
 }
@@ -1185,8 +1194,10 @@ int sim_run(const prog *p, const topo *t, const sim_opts *o, sim_result *r, haza
     else
         report_leftovers(&S);
     int data_ok = 1;
-    if (S.data && r->completed)
+    if (S.data && r->completed) {
         data_ok = data_check(&S.d, p, r, hz);
+        r->data_checked = 1;
+    }
     r->verified = r->completed && hz->n == hz0 && data_ok;
     sim_free(&S);
     return TC_OK;

@@ -39,6 +39,8 @@ typedef struct {
     int data;               /* 1 = move and check real data, 0 = timing only */
     int inplace;            /* 0 out of place, 1 in place */
     unsigned seed;          /* input data seed */
+    const char *dead;       /* optional: 1 per dead step (race_stats.dead),
+                               to tally dead traffic; NULL = none */
 } sim_opts;
 
 typedef struct {
@@ -56,6 +58,11 @@ typedef struct {
     long long wrong_elems;  /* elements failing the postcondition */
     double max_rel_err;     /* f32: largest relative error seen */
     double wall_exec_s;     /* host seconds spent executing (not init/check) */
+    int data_checked;       /* the postcondition was checked on real data */
+    double xfer_us;         /* summed duration of every transfer */
+    long long dead_transfers; /* transfers sent by dead steps (sim_opts.dead) */
+    double dead_bytes;      /* bytes they carried */
+    double dead_xfer_us;    /* their summed duration */
 } sim_result;
 
 /* Run p on t.  Runtime problems (deadlock, device rule, no route, wrong

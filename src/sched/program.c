@@ -67,6 +67,19 @@ prog_gpu *prog_add_gpu(prog *p, int i_chunks, int o_chunks, int s_chunks)
     return g;
 }
 
+int prog_buf_len(const prog *p, int r, buf_kind b)
+{
+    const prog_gpu *g = &p->gpus[r];
+    int given = b == BUF_I ? g->i_chunks : b == BUF_O ? g->o_chunks : b == BUF_S ? g->s_chunks : -1;
+    if (given != 0 || b == BUF_S)
+        return given;
+    int in, out;
+    tc_err e;
+    if (coll_shape(p->coll, p->ngpus, p->nchunksperloop, &in, &out, &e) != TC_OK)
+        return 0;
+    return b == BUF_I ? in : out;
+}
+
 prog_tb *prog_add_tb(prog_gpu *g, int send, int recv, int chan)
 {
     g->tbs = grow(g->tbs, &g->cap, g->ntbs + 1, sizeof *g->tbs);

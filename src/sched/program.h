@@ -75,17 +75,30 @@ typedef struct prog {
     int inplace;            /* 1: may run in place */
     int outofplace;         /* 1: may run out of place */
     long long min_bytes, max_bytes;
+    /* As the file spelled it, for the runtimes' loader checks (exec/check.h);
+     * "" and 0 for a program built in memory. */
+    char coll_attr[64];     /* the coll attribute verbatim (an excerpt if long) */
+    unsigned attrs;         /* PROG_HAS_* bits: optional <algo> attributes present */
     int ngpu;               /* number of <gpu> elements present */
     int gpu_cap;
     prog_gpu *gpus;
     /* Extensions (absent in files from other tools). */
     topo *topo;             /* owned; NULL if the file carries none */
     long long size_bytes;   /* size the schedule was made for, 0 = unknown */
+    int target;             /* runtime it was written for (<taccl target>):
+                               0 none said, 1 msccl (legacy), 2 msccl-executor */
     double predicted_us;    /* synthesizer's predicted time, < 0 = none */
     char *path;             /* file it was read from, or NULL */
     int line;               /* line of <algo> in that file, 0 if built in memory */
     int size_line;          /* line of the <taccl> giving size_bytes, else 0 */
 } prog;
+
+enum {
+    PROG_HAS_NAME = 1,
+    PROG_HAS_OUTOFPLACE = 2,
+    PROG_HAS_MINBYTES = 4,
+    PROG_HAS_MAXBYTES = 8,
+};
 
 prog *prog_new(const char *name, coll_kind coll, int ngpus, int nchunksperloop);
 void prog_free(prog *p);
@@ -101,6 +114,15 @@ prog_step *prog_add_step(prog_tb *tb, step_type type, buf_kind srcbuf, int srcof
  * `step` of tb `tb` (an index) of rank `rank`, that tb, that rank's <gpu>
  * and <algo> (-1: not that precise), or 0 if p was not read from a file. */
 int prog_line_of(const prog *p, int rank, int tb, int step);
+
+/* Chunks of buffer b (i, o or s) on rank r as the runtime allocates it.
+ * i and o: the count the <gpu> element gives, or, where it gives 0, the
+ * collective's own size of that buffer.  0 means "not addressed": for an
+ * in-place run msccl-tools rewrites every reference onto one buffer and
+ * writes the other's count as 0, and the runtimes use the counts only to
+ * bound offsets, so the call's buffers are still there at full size.
+ * s: the count as given.  -1 for any other b. */
+int prog_buf_len(const prog *p, int r, buf_kind b);
 
 /* Take ownership of t (replacing any topology already attached). */
 void prog_set_topo(prog *p, topo *t);

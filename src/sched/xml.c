@@ -767,6 +767,18 @@ static int read_taccl(const reader *r, const elem *n, prog *p)
     p->size_bytes = present ? size : 0;
     p->size_line = present ? (int)n->line : 0;
     xmlChar *v;
+    if (get_attr(r, n, "target", &v) != TC_OK)
+        return TC_INPUT;
+    if (v) {
+        const char *t = (const char *)v;
+        p->target = !strcmp(t, "msccl") ? 1 : !strcmp(t, "msccl-executor") ? 2 : -1;
+        char ex[64];
+        excerpt(t, ex, sizeof ex);
+        xmlFree(v);
+        if (p->target < 0)
+            return fail_at(r, n, "<taccl> attribute target: expected msccl or msccl-executor, got "
+                           "\"%s\"", ex);
+    }
     if (get_attr(r, n, "predicted_us", &v) != TC_OK)
         return TC_INPUT;
     if (v) {
@@ -809,6 +821,7 @@ static int read_coll(const reader *r, const elem *n, prog *p)
     int ok = coll_parse((const char *)v, &p->coll) == 0;
     char ex[64];
     excerpt((const char *)v, ex, sizeof ex);
+    snprintf(p->coll_attr, sizeof p->coll_attr, "%s", ex);
     xmlFree(v);
     if (!ok)
         return fail_at(r, n, "<algo> attribute coll: unsupported collective \"%s\" (expected "
@@ -823,6 +836,7 @@ static int read_name(const reader *r, const elem *n, prog *p)
         return TC_INPUT;
     if (!v)
         return TC_OK; /* the newer executor does not need a name */
+    p->attrs |= PROG_HAS_NAME;
     size_t len = strlen((const char *)v);
     if (len >= sizeof p->name) {
         xmlFree(v);
@@ -856,12 +870,15 @@ static int read_algo_attrs(const reader *r, const elem *n, prog *p)
     if (attr_ll(r, n, "outofplace", 0, 1, &x, &present) != TC_OK)
         return TC_INPUT;
     p->outofplace = present ? (int)x : !p->inplace;
+    p->attrs |= present ? PROG_HAS_OUTOFPLACE : 0;
     if (attr_ll(r, n, "minBytes", 0, LLONG_MAX, &x, &present) != TC_OK)
         return TC_INPUT;
     p->min_bytes = present ? x : 0;
+    p->attrs |= present ? PROG_HAS_MINBYTES : 0;
     if (attr_ll(r, n, "maxBytes", 0, LLONG_MAX, &x, &present) != TC_OK)
         return TC_INPUT;
     p->max_bytes = present ? x : LEGACY_DEFAULT_MAX_BYTES;
+    p->attrs |= present ? PROG_HAS_MAXBYTES : 0;
     return TC_OK;
 }
 
@@ -1482,6 +1499,8 @@ static void put_taccl(sbuf *b, const prog *p)
         format_real(num, sizeof num, p->predicted_us);
         sb_printf(b, " predicted_us=\"%s\"", num);
     }
+    if (p->target == 1 || p->target == 2)
+        sb_printf(b, " target=\"%s\"", p->target == 1 ? "msccl" : "msccl-executor");
     sb_puts(b, " generator=\"taccl\"/>\n");
 }
 
@@ -1591,7 +1610,8 @@ static int put_program(sbuf *b, const prog *p, const xml_write_opts *o, tc_err *
               p->proto, p->nchannels, p->nchunksperloop, p->ngpus,
               coll_xml_name(p->coll, o->newer_executor), p->inplace, p->outofplace, p->min_bytes,
               p->max_bytes);
-    int with_taccl = p->size_bytes > 0 || (p->predicted_us >= 0 && isfinite(p->predicted_us));
+    int with_taccl = p->size_bytes > 0 || (p->predicted_us >= 0 && isfinite(p->predicted_us)) ||
+                     p->target == 1 || p->target == 2;
     int with_topo = o->embed_topology && p->topo;
     if (!with_taccl && !with_topo && p->ngpu == 0) {
         sb_puts(b, "/>\n");

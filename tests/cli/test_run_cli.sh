@@ -41,7 +41,7 @@ expect "uninitialized read" 1 "rank 0 tb 0 step 1.*o\[1\]" -- "$R" "$D/uninit.xm
 expect "data race" 1 "race|unordered|no dependency" -- "$R" "$D/race.xml"
 expect "race ordered by a dependency is clean" 0 "verified" -- "$R" "$D/race-fixed.xml"
 expect "65 steps pass the legacy runtime" 0 "verified" -- "$R" "$D/many-steps.xml"
-expect "65 steps exceed the newer executor" 1 "64" -- "$R" "$D/many-steps.xml" --target msccl-executor
+expect "65 steps: msccl-executor refuses to load it (exit 2)" 2 "65 steps exceed the runtime limit of 64 .*msccl-executor refuses" -- "$R" "$D/many-steps.xml" --target msccl-executor
 
 # --json: one object with the documented keys, also on failure
 "$R" "$D/ok-allgather2.xml" --json >"$TMP/ok.json" 2>/dev/null
@@ -96,5 +96,5 @@ expect "sweep marks large sizes timing only" 0 "timing only" -- "$R" "$D/ok-allg
 expect "sweep of a wrong schedule exits 1" 1 "FAILED" -- "$R" "$D/wrong-data.xml" --sweep 1K:2K
 expect "bad sweep range is exit 2" 2 "--sweep: expected LO:HI" -- "$R" "$D/ok-allgather2.xml" --sweep 4K:1K
 python3 "$ROOT/scripts/gen_ring.py" 300 "$TMP/ring300.xml"
-expect "a 300-rank ring exceeds the runtime's 256 steps per tb" 1 "256" -- "$R" "$TMP/ring300.xml" --no-data --size 1200K
+expect "a 300-rank ring exceeds the runtimes' 256 steps per tb (refused: exit 2)" 2 "256 steps per tb.*refuse to load" -- "$R" "$TMP/ring300.xml" --no-data --size 1200K
 expect "unlimited target lifts the step limit" 0 "completed" -- "$R" "$TMP/ring300.xml" --no-data --size 1200K --target unlimited
