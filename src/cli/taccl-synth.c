@@ -161,15 +161,46 @@ static int parse_bytes_range(const char *v, long long *lo, long long *hi)
     return *lo < *hi ? 0 : -1;
 }
 
+/* Scratch the legacy runtime may allocate per GPU for a file of ours when
+ * the user leaves the size range open (see set_bytes_range). */
+#define LEGACY_SCRATCH_BUDGET (1LL << 30)
+
 /* minBytes/maxBytes as each runtime reads them: the legacy one picks a
  * schedule for minBytes <= n < maxBytes; the newer executor for minBytes
- * <= n <= maxBytes, with maxBytes 0 meaning no limit. */
-static void set_bytes_range(const cli *c, prog *p)
+ * <= n <= maxBytes, with maxBytes 0 meaning no limit.  The legacy runtime
+ * also allocates maxBytes * s_chunks / nchunksperloop bytes of scratch when
+ * the communicator starts, so an open range (no --bytes HI) on a schedule
+ * with scratch is closed at the largest power of two whose scratch fits
+ * LEGACY_SCRATCH_BUDGET; larger calls fall back to NCCL.  Says so in `note`
+ * ("" when nothing was closed). */
+static void set_bytes_range(const cli *c, prog *p, char *note, size_t n)
 {
+    note[0] = '\0';
+    p->target = c->target == BL_TARGET_MSCCL ? 1 : c->target == BL_TARGET_EXECUTOR ? 2 : 0;
     p->min_bytes = c->min_bytes;
     p->max_bytes = c->max_bytes;
-    if (c->target == BL_TARGET_EXECUTOR)
+    if (c->target == BL_TARGET_EXECUTOR) {
         p->max_bytes = c->max_bytes == INT64_MAX ? 0 : c->max_bytes - 1;
+        return;
+    }
+    int s_max = 0;
+    for (int r = 0; r < p->ngpu; r++)
+        if (p->gpus[r].s_chunks > s_max)
+            s_max = p->gpus[r].s_chunks;
+    if (c->target != BL_TARGET_MSCCL || c->max_bytes != INT64_MAX || s_max == 0)
+        return;
+    long long cap = 1;
+    while ((double)cap * 2 * s_max / p->nchunksperloop <= (double)LEGACY_SCRATCH_BUDGET &&
+           cap < (1LL << 62))
+        cap *= 2;
+    p->max_bytes = cap;
+    char a[32], b[32];
+    snprintf(note, n, "maxBytes %s for the legacy runtime: it allocates maxBytes * s_chunks / "
+             "nchunksperloop = %s of scratch per GPU when the communicator starts; calls of "
+             "%s or more fall back to NCCL (--bytes LO:HI to choose)",
+             size_format(cap, a, sizeof a),
+             size_format((long long)((double)cap * s_max / p->nchunksperloop), b, sizeof b),
+             size_format(cap, a, sizeof a));
 }
 
 /* Fill c from argv: TC_OK, TC_INPUT (message printed), or -1 for --help. */
@@ -538,8 +569,9 @@ static int synth_main(const cli *c)
         rc = synth_run(s, t, &o, &p, &st, &err);
     if (rc == TC_OK && lp_stop_requested())
         rc = tc_err_set(&err, TC_STOP, "interrupted");
+    char range_note[400] = "";
     if (rc == TC_OK) {
-        set_bytes_range(c, p);
+        set_bytes_range(c, p, range_note, sizeof range_note);
         xml_write_opts wo = {.newer_executor = o.newer_executor, .embed_topology = 1};
         rc = write_uninterrupted(p, c->out, &wo, &err);
     }
@@ -550,6 +582,8 @@ static int synth_main(const cli *c)
     } else {
         char note[256];
         limit_note(&st, note, sizeof note);
+        if (!c->quiet && range_note[0])
+            fprintf(stderr, "taccl-synth: %s\n", range_note);
         if (!c->quiet)
             fprintf(stderr, "taccl-synth: wrote %s: %s on %s, predicted %.3f us "
                     "(synthesis %.2f s%s); run it with: taccl-run %s\n", c->out,
@@ -622,7 +656,10 @@ int main(int argc, char **argv)
     }
     long long want = c.size ? c.size : 1 << 20;
     p->size_bytes = baseline_size_bytes(p, t, want);
-    set_bytes_range(&c, p);
+    char range_note[400];
+    set_bytes_range(&c, p, range_note, sizeof range_note);
+    if (!c.quiet && range_note[0])
+        fprintf(stderr, "taccl-synth: %s\n", range_note);
     prog_set_topo(p, t);    /* p owns t from here */
     xml_write_opts wo = {.newer_executor = c.target == BL_TARGET_EXECUTOR, .embed_topology = 1};
     rc = lp_stop_requested() ? TC_STOP : write_uninterrupted(p, c.out, &wo, &err);
