@@ -582,9 +582,14 @@ def check(sc):
 # ------------------------------------------------------------------ output
 
 def to_xml(sc):
+    # Written for the legacy runtime (its spelling reduce_scatter), which
+    # picks a file for minBytes <= n < maxBytes: every size (maxBytes 0 would
+    # be never); no scratch, so nothing is allocated at init.  <taccl target>
+    # tells taccl-run which loader to judge it by.
     lines = ['<algo name="%s" proto="Simple" nchannels="1" nchunksperloop="%d" ngpus="%d" '
-             'coll="%s" inplace="0" outofplace="1" minBytes="0" maxBytes="0">'
-             % (sc.name, sc.nchunks, sc.ngpus, sc.coll)]
+             'coll="%s" inplace="0" outofplace="1" minBytes="0" maxBytes="9223372036854775807">'
+             % (sc.name, sc.nchunks, sc.ngpus, sc.coll),
+             '  <taccl target="msccl" generator="gen_case_study.py"/>']
     for g in sc.gpus:
         lines.append('  <gpu id="%d" i_chunks="%d" o_chunks="%d" s_chunks="%d">'
                      % (g.id, g.chunks["i"], g.chunks["o"], g.chunks["s"]))
