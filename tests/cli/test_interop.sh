@@ -53,3 +53,37 @@ assert j["verified"] is False and j["data_checked"] is False, j
 expect "data_checked is false in timing-only runs" 0 "" -- python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1])); assert j["data_checked"] is False, j' "$TMP/nodata.json"
+
+# What we write loads in its runtime: with scratch, the legacy target gets a
+# finite maxBytes (the runtime allocates maxBytes * s_chunks / nchunksperloop
+# at init); the file says which runtime it is for.
+T="$ROOT/topologies"
+expect "legacy target with scratch: maxBytes closed, said on stderr" 0 \
+    "maxBytes 2 GiB for the legacy runtime: .* = 1 GiB of scratch per GPU" -- \
+    "$BIN/taccl-synth" --algo butterfly "$T/ndv2-x2.json" --collective reducescatter -o "$TMP/bf.xml"
+expect "...written as such, with its target" 0 'maxBytes="2147483648"' -- head -1 "$TMP/bf.xml"
+expect "...and the target rides in <taccl>" 0 'target="msccl"' -- sed -n 2p "$TMP/bf.xml"
+expect "...and the legacy loader accepts it" 0 "loader +msccl \(the legacy runtime\), the file's target" -- \
+    "$BIN/taccl-run" "$TMP/bf.xml"
+sed 's/maxBytes="2147483648"/maxBytes="9223372036854775807"/' "$TMP/bf.xml" >"$TMP/bf-open.xml"
+expect "an open maxBytes with scratch fails the legacy runtime's init: exit 2, bytes named" 2 \
+    "bf-open.xml:1: maxBytes 9223372036854775807 needs 4.61e\+18 bytes of scratch per GPU.*fails ncclCommInitRank" -- \
+    "$BIN/taccl-run" "$TMP/bf-open.xml"
+sed 's/coll="reduce_scatter"/coll="reducescatter"/' "$TMP/bf-open.xml" >"$TMP/bf-open-e.xml"
+expect "...the executor allocates scratch per call: the same range loads there" 0 "verified" -- \
+    "$BIN/taccl-run" "$TMP/bf-open-e.xml" --target msccl-executor
+"$BIN/taccl-synth" --algo butterfly "$T/ndv2-x2.json" --collective reducescatter -q -o "$TMP/bfe.xml" \
+    --target msccl-executor
+expect "executor target: reducescatter, maxBytes 0 (no limit)" 0 'coll="reducescatter".*maxBytes="0"' -- head -1 "$TMP/bfe.xml"
+expect "...which the legacy loader refuses by its spelling" 2 \
+    'coll "reducescatter": msccl \(the legacy runtime\) refuses to load the file; it spells this collective "reduce_scatter"' -- \
+    "$BIN/taccl-run" "$TMP/bfe.xml" --target msccl
+expect "...and its own target accepts" 0 "loader +msccl-executor, the file's target" -- "$BIN/taccl-run" "$TMP/bfe.xml"
+sed 's/target="msccl-executor"/target="nccl"/' "$TMP/bfe.xml" >"$TMP/bad-target.xml"
+expect "an unknown <taccl target> is exit 2 naming it" 2 \
+    'bad-target.xml:2: <taccl> attribute target: expected msccl or msccl-executor, got "nccl"' -- \
+    "$BIN/taccl-run" "$TMP/bad-target.xml"
+for f in "$ROOT"/schedules/cs-*.xml; do
+    expect "$(basename "$f"): loads and verifies in the runtime it claims (legacy)" 0 \
+        "loader +msccl \(the legacy runtime\), the file's target" -- "$BIN/taccl-run" "$f"
+done
