@@ -419,10 +419,18 @@ static void check_step_dep(ctx *c, const prog_gpu *g, int r, int t, int k, const
             hazard_add(c->out, HZ_DEPENDENCY, r, t, k, "deps %d given without a depid", s);
         return;
     }
-    if (d > c->lim->max_depid)
+    if (d > c->lim->max_depid) {
+        int w = (int)(signed char)(unsigned char)d;
+        char what[48];
+        if (w < 0)
+            snprintf(what, sizeof what, "nothing");
+        else
+            snprintf(what, sizeof what, "tb %d", w);
         hazard_add(c->out, HZ_LIMIT, r, t, k,
-                   "depid %d exceeds the runtime limit %d (stored as int8)", d,
-                   c->lim->max_depid);
+                   "depid %d exceeds the runtime limit %d: both runtimes load it but store depid "
+                   "in 8 bits, so it wraps to %d and the step waits on %s", d,
+                   c->lim->max_depid, w, what);
+    }
     if (s < 0) {
         hazard_add(c->out, HZ_DEPENDENCY, r, t, k, "depid %d given without deps (deps %d)", d, s);
         return;
