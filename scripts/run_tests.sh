@@ -24,7 +24,7 @@
 # --asan and --valgrind set TACCL_QUICK=1 unless it is set already (empty:
 # every case): CLI scripts then skip their 64-rank sketches (lib.sh
 # quick_skip), each skip a "# skip - " line the summary counts.
-They also set
+# They also set
 # TACCL_CHECKER (asan, valgrind) and TACCL_SLOW (3, 30 unless set), by which
 # the CLI scripts scale their wall-clock checks (lib.sh).
 #
