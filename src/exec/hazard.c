@@ -69,14 +69,16 @@ int hazard_errors(const hazard_list *l, int from)
 
 const hazard *hazard_verdict(const hazard_list *l)
 {
-    const hazard *first = NULL;
+    const hazard *first = NULL, *wrong = NULL;
     for (int i = 0; i < l->n; i++) {
         if (l->v[i].warning)
             continue;
-        if (l->v[i].kind == HZ_WRONG_DATA)
-            return &l->v[i];
+        if (l->v[i].kind == HZ_LOAD)
+            return &l->v[i];    /* refused: exit 2, whatever else is wrong */
+        if (l->v[i].kind == HZ_WRONG_DATA && !wrong)
+            wrong = &l->v[i];
         if (!first)
             first = &l->v[i];
     }
-    return first;
+    return wrong ? wrong : first;
 }

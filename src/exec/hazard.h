@@ -48,9 +48,9 @@ void hazard_list_free(hazard_list *l);
 /* Hazards from index `from` on that are not warnings. */
 int hazard_errors(const hazard_list *l, int from);
 
-/* The hazard a failed verdict is stated by: the wrong result itself if the
- * postcondition failed (the root symptom), else the first error; NULL if
- * there is no error. */
+/* The hazard a failed verdict is stated by: a loader's refusal (the file
+ * never runs), else the wrong result itself if the postcondition failed
+ * (the root symptom), else the first error; NULL if there is no error. */
 const hazard *hazard_verdict(const hazard_list *l);
 
 /* Short name of a kind, for JSON: "bounds", "limit", "connection", ... */

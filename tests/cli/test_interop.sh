@@ -87,3 +87,19 @@ for f in "$ROOT"/schedules/cs-*.xml; do
     expect "$(basename "$f"): loads and verifies in the runtime it claims (legacy)" 0 \
         "loader +msccl \(the legacy runtime\), the file's target" -- "$BIN/taccl-run" "$f"
 done
+
+# The corpus: every file's verdict, with and without the target it was written for.
+n=0
+while read -r file code target re; do
+    case "$file" in "" | \#*) continue ;; esac
+    n=$((n + 1))
+    if [ "$target" = "-" ]; then
+        expect "$file: exit $code" "$code" "$re" -- "$R" "$I/$file"
+    else
+        expect "$file --target $target: exit $code" "$code" "$re" -- "$R" "$I/$file" --target "$target"
+    fi
+done <"$I/EXPECT"
+expect "the corpus has its entries" 0 "" -- test "$n" -ge 250
+missing=$(cd "$I" && find . -name '*.xml' | sed 's|^\./||' | sort | while read -r f; do
+    grep -q "^$f " EXPECT || echo "$f"; done)
+expect "every corpus file has a verdict in EXPECT" 0 "" -- test -z "$missing"
