@@ -461,6 +461,14 @@ static void test_legacy_init_scratch(void **state)
            "fails ncclCommInitRank", NULL);
     expect_n(&l, 1);
     hazard_list_free(&l);
+    p->nchannels = 33;                     /* the executor fails init; legacy only warns */
+    run_loader(p, LOADER_EXECUTOR, &l);
+    expect(&l, HZ_LOAD, -1, -1, -1, "nchannels 33", "msccl-executor fails ncclCommInitRank", NULL);
+    hazard_list_free(&l);
+    run_loader(p, LOADER_ANY, &l);
+    expect(&l, HZ_LIMIT, -1, -1, -1, "nchannels 33", NULL);
+    hazard_list_free(&l);
+    p->nchannels = 1;
     run_loader(p, LOADER_EXECUTOR, &l);   /* allocates per call */
     assert_int_equal(count_kind(&l, HZ_LOAD), 0);
     hazard_list_free(&l);

@@ -107,10 +107,15 @@ static void check_algo(ctx *c)
     if (p->ngpu != p->ngpus)
         hazard_add(c->out, HZ_BOUNDS, -1, -1, -1,
                    "ngpus is %d but %d <gpu> elements are present", p->ngpus, p->ngpu);
-    if (p->nchannels < 1 || p->nchannels > c->lim->max_channels)
-        hazard_add(c->out, HZ_LIMIT, -1, -1, -1,
-                   "nchannels %d is outside 1..%d (the runtimes' MAXCHANNELS)",
-                   p->nchannels, c->lim->max_channels);
+    if (p->nchannels < 1 || p->nchannels > c->lim->max_channels) {
+        /* The executor fails init when the communicator has fewer channels
+         * (at most MAXCHANNELS); the legacy runtime only warns. */
+        int refused = c->lim->loader == LOADER_EXECUTOR && p->nchannels > c->lim->max_channels;
+        hazard_add(c->out, refused ? HZ_LOAD : HZ_LIMIT, -1, -1, -1,
+                   "nchannels %d is outside 1..%d (the runtimes' MAXCHANNELS)%s",
+                   p->nchannels, c->lim->max_channels,
+                   refused ? ": msccl-executor fails ncclCommInitRank" : "");
+    }
     for (int r = 0; r < p->ngpu; r++)
         if (p->gpus[r].id != r)
             hazard_add(c->out, HZ_LIMIT, -1, -1, -1,
