@@ -319,6 +319,48 @@ static void test_scratch_never_written(void **state)
     prog_free(p);
 }
 
+/* The slice: a write covered by a later write before every live read is
+ * dead, so a race between two such writes is a warning; without the cover
+ * either write may be what the live read sees, and the race is an error. */
+static void test_race_on_overwritten_scratch(void **state)
+{
+    (void)state;
+    prog *p = one_rank(1);
+    add(p, 0, 0, ST_CPY, BUF_I, 0, BUF_S, 0, 1);   /* W1 */
+    add(p, 0, 1, ST_CPY, BUF_I, 0, BUF_S, 0, 1);   /* W2: races with W1 */
+    add(p, 0, 0, ST_CPY, BUF_I, 0, BUF_S, 0, 1);   /* W3, after W1 and W2 */
+    add(p, 0, 0, ST_CPY, BUF_S, 0, BUF_O, 0, 1);   /* the live read */
+    dep_on(p, 0, 0, 1, 1, 0);
+    hazard_list h;
+    race_stats st;
+    memset(&h, 0, sizeof h);
+    race_check(p, 0, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(h.n, 1);
+    assert_int_equal(h.v[0].kind, HZ_RACE);
+    assert_true(h.v[0].warning);
+    assert_int_equal(st.dead_steps, 2);
+    assert_int_equal(st.steps, 4);
+    assert_int_equal(st.dead[0], 1);    /* W1 */
+    assert_int_equal(st.dead[1], 0);    /* W3 */
+    assert_int_equal(st.dead[3], 1);    /* W2 (tb 1) */
+    hazard_list_free(&h);
+    race_stats_free(&st);
+
+    /* W3 no longer waits for W2: W2 may be the value read. */
+    tb_at(p, 0, 0)->steps[1].depid = -1;
+    tb_at(p, 0, 0)->steps[1].deps = -1;
+    memset(&h, 0, sizeof h);
+    race_check(p, 0, 0, &h, &st);
+    dump(&h);
+    assert_int_equal(hazard_errors(&h, 0), h.n);   /* every race is an error now */
+    assert_true(count_kind(&h, HZ_RACE) >= 2);
+    assert_int_equal(st.dead_steps, 1);             /* W1 alone is covered, by W3 */
+    hazard_list_free(&h);
+    race_stats_free(&st);
+    prog_free(p);
+}
+
 static void test_read_before_recv_in_same_tb(void **state)
 {
     (void)state;
@@ -627,6 +669,7 @@ int main(void)
         cmocka_unit_test(test_dependency_cycle_deadlocks),
         cmocka_unit_test(test_crossing_sends_deadlock),
         cmocka_unit_test(test_step_waiting_on_itself),
+        cmocka_unit_test(test_race_on_overwritten_scratch),
         cmocka_unit_test(test_large_rings_fast_and_clean),
         cmocka_unit_test(test_budget_skips_races_keeps_uninit),
         cmocka_unit_test(test_races_confirmed_without_reachability),

@@ -1031,6 +1031,7 @@ static void queries_run(ctx *c, const query *q, int nq, char *res)
 /* ------------------------------------------------------------- liveness */
 
 #define LIVE_STEP_CAP (1 << 20)         /* slice every schedule up to this size */
+#define LIVE_REC_CAP (1LL << 24)        /* chunk accesses of all ranks (~200 MB) */
 #define LIVE_SEARCH_BUDGET 50000000LL   /* nodes visited proving happens-before */
 
 /* Proofs of happens-before by search, within a budget; past it nothing
@@ -1148,7 +1149,7 @@ static int compute_live(const graph *g, char *live)
     for (int r = 0; r < g->nr; r++) {
         A.r0[r] = total;
         long long n = g->lay_ok[r] ? build_records(g, r, &buf, &cap) : 0;
-        if (n < 0 || total + n > RANK_REC_CAP) {
+        if (n < 0 || total + n > LIVE_REC_CAP) {
             free(buf);
             free(A.v);
             free(A.r0);
