@@ -20,7 +20,7 @@
 #include "exec/run.h"
 #include "model/topo.h"
 #include "sched/lower.h"
-#include "synth/algo.h"
+#include "sched/algo.h"
 #include "synth/contig.h"
 
 #define TOL 1e-6

@@ -18,7 +18,7 @@
 #include "exec/run.h"
 #include "model/topo.h"
 #include "sched/lower.h"
-#include "synth/algo.h"
+#include "sched/algo.h"
 #include "synth/contig.h"
 #include "synth/reverse.h"
 

@@ -1,7 +1,7 @@
 /* lower.h — turn an abstract algorithm (timed chunk sends) into an MSCCL program.
  *
  * The synthesizer says which chunk crosses which (src, dst) pair and when
- * (synth/algo.h); the runtimes need buffers, threadblocks, steps and
+ * (algo.h); the runtimes need buffers, threadblocks, steps and
  * dependencies (sched/program.h).  This module decides all of them so that
  * the program does what the algorithm does, in the order it does it:
  *
@@ -111,7 +111,7 @@
 #define TC_LOWER_H
 
 #include "../model/topo.h"
-#include "../synth/algo.h"
+#include "algo.h"
 #include "../util/err.h"
 #include "program.h"
 

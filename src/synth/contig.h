@@ -33,7 +33,7 @@
  * the executor's arbitration (the output's times are that replay).
  *
  * ---- What the input must be ------------------------------------------------
- * `in` is an ordered abstract algorithm (synth/algo.h): every send has src
+ * `in` is an ordered abstract algorithm (sched/algo.h): every send has src
  * != dst, a route in t, and finite t_send / t_arrive from stage 2.  Only
  * their ORDER is used, never their values as such:
  *   - Order on a resource = sends sorted by (t_send, src, dst, index in
@@ -119,7 +119,7 @@
 #include "../lp/lp.h"
 #include "../model/topo.h"
 #include "../util/err.h"
-#include "algo.h"
+#include "../sched/algo.h"
 
 typedef struct {
     double time_limit_s;    /* wall-clock limit of the MILP solve; <= 0 = none.

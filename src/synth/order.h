@@ -3,7 +3,7 @@
  * Stage 1 (route.h) decides which hops carry each chunk; it relaxes
  * bandwidth, so its times are not a schedule.  This stage gives every hop a
  * real start and end under the executor's timing model (exec/sim.h,
- * DESIGN.md section 6), so that the time it predicts is the time the
+ * docs/design.md §4), so that the time it predicts is the time the
  * executor measures when the lowering keeps the order recorded here.
  * Sends are placed in the order the executor will see their requests (a
  * send asks once its chunk is there and its sender's previous send on the
@@ -58,7 +58,7 @@
 
 #include "../model/topo.h"
 #include "../util/err.h"
-#include "algo.h"
+#include "../sched/algo.h"
 
 typedef enum { ORDER_BEST = 0, ORDER_PRIORITY, ORDER_EARLIEST } order_policy;
 

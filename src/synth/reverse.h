@@ -1,7 +1,7 @@
 /* reverse.h — ReduceScatter as an AllGather run backwards; AllReduce as the
  * two in a row.
  *
- * TACCL builds the reductions from a synthesized AllGather (DESIGN.md §7):
+ * TACCL builds the reductions from a synthesized AllGather (docs/design.md §6):
  * in an AllGather chunk c leaves its origin o and spreads down a tree until
  * every rank holds it.  Run that tree backwards in time and it becomes a
  * reduction tree into o: every rank sends its partial sum of c up the edge it
@@ -76,7 +76,7 @@
 
 #include "../model/topo.h"
 #include "../util/err.h"
-#include "algo.h"
+#include "../sched/algo.h"
 
 typedef enum { REVERSE_JOIN_BARRIER = 0, REVERSE_JOIN_PIPELINE } reverse_join;
 

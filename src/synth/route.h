@@ -83,7 +83,7 @@
 #include "../model/sketch.h"
 #include "../model/topo.h"
 #include "../util/err.h"
-#include "algo.h"
+#include "../sched/algo.h"
 
 typedef struct {
     double time_limit_s;    /* MILP wall-clock limit; <= 0 none (default 0) */

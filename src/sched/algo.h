@@ -1,6 +1,6 @@
 /* algo.h — an abstract algorithm: which chunk crosses which link, when.
  *
- * The synthesizer's stages produce this; the lowering (sched/lower.h) turns
+ * The synthesizer's stages produce this; the lowering (lower.h, beside it) turns
  * it into an MSCCL schedule.  A chunk is one piece of the collective's data,
  * identified by its origin rank and its index in the origin's input buffer;
  * the collective (collective.h) says which ranks need it and at which output
