@@ -1,11 +1,18 @@
 # taccl — build, test and run.
 #
 #   make run     install missing dependencies, build, run the bundled example
-#   make check   install missing dependencies, build, run every test, then
-#                the whole suite again under ASan + UBSan (check-asan);
-#                ends with one line "N passed, N failed" over both runs
-#   make check-asan     the suite alone, built with -fsanitize=address,undefined
-#                       into build-asan/; any sanitizer report fails its test
+#   make test    build and run the unit tests (cmocka) alone: the
+#                edit-compile-test loop, under a minute
+#   make check   install missing dependencies, build, run every test, and
+#                beside it (the second core) the suite under ASan + UBSan
+#                without the "tier: full" loops over every bundled sketch
+#                and collective; ends with one line "N passed, N failed"
+#                over both runs.  What CI runs
+#   make check-full     every test plain, then every test under ASan + UBSan
+#                (CI may run it when it fits its budget)
+#   make check-asan     the whole sanitized suite alone, built with
+#                -fsanitize=address,undefined into build-asan/; any
+#                sanitizer report fails its test
 #   make check-valgrind the CLI tests with build/bin (and the fuzz replay
 #                programs) under valgrind memcheck
 #   make all     build the tools into build/bin
@@ -57,7 +64,7 @@ SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=all
 TALLY      := $(BUILD)/tally
 
-.PHONY: all tests deps run check check-asan check-valgrind test clean bench speed fuzz fuzzers scale
+.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench speed fuzz fuzzers scale
 .SECONDARY:
 
 all: $(BINS)
@@ -97,26 +104,44 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/run_example.sh $(BUILD)/bin
 
-# check: the normal suite, then check-asan even when the first failed; each
-# run prints its own "N passed, N failed" and adds it to $(TALLY), the last
-# line sums both (a run that printed no count fails the total).
+ASAN_MAKE = $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CC=$(ASAN_CC) OPT=-O1 \
+	    CFLAGS="$(CFLAGS) $(SAN_FLAGS)"
+ASAN_LOG  := $(BUILD)/check-asan.log
+
+# check: both builds (each in parallel), then the normal suite and the quick
+# sanitized suite side by side, one per core (the sanitized one's output is
+# kept in $(ASAN_LOG) and printed after); each run prints its own "N passed,
+# N failed" and adds it to $(TALLY), the last line sums both (a run that
+# printed no count fails the total).
 check: deps
-	@$(MAKE) --no-print-directory all tests
+	@$(MAKE) --no-print-directory -j2 all tests
+	@$(ASAN_MAKE) -j2 all tests
+	@mkdir -p $(BUILD) && rm -f $(TALLY)
+	@(TACCL_TALLY=$(abspath $(TALLY)) TACCL_TIER=quick \
+	    scripts/run_tests.sh --asan $(ASAN_BUILD) >$(ASAN_LOG) 2>&1 || true) & \
+	 TACCL_TALLY=$(abspath $(TALLY)) scripts/run_tests.sh $(BUILD) || true; \
+	 wait; cat $(ASAN_LOG)
+	@scripts/run_tests.sh --total $(TALLY) 2
+
+# check-full: everything, plain then sanitized, one after the other.
+check-full: deps
+	@$(MAKE) --no-print-directory -j2 all tests
 	@mkdir -p $(BUILD) && rm -f $(TALLY)
 	@TACCL_TALLY=$(abspath $(TALLY)) scripts/run_tests.sh $(BUILD) || true
 	@TACCL_TALLY=$(abspath $(TALLY)) $(MAKE) --no-print-directory check-asan || true
 	@scripts/run_tests.sh --total $(TALLY) 2
 
 check-asan: deps
-	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CC=$(ASAN_CC) OPT=-O1 \
-	    CFLAGS="$(CFLAGS) $(SAN_FLAGS)" all tests
+	@$(ASAN_MAKE) -j2 all tests
 	@scripts/run_tests.sh --asan $(ASAN_BUILD)
 
 check-valgrind: deps
 	@$(MAKE) --no-print-directory all $(REPLAYS)
 	@scripts/run_tests.sh --valgrind $(BUILD)
 
-test: check
+test: deps
+	@$(MAKE) --no-print-directory -j2 tests
+	@scripts/run_tests.sh --units $(BUILD)
 
 speed: deps
 	@$(MAKE) --no-print-directory all

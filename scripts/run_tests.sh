@@ -7,7 +7,13 @@
 #                                  -fsanitize=address,undefined (make check-asan)
 #   run_tests.sh --valgrind BUILD  the CLI scripts only, each taccl-run and
 #                                  taccl-synth call under valgrind memcheck
+#   run_tests.sh --units BUILD     the cmocka unit tests alone (make test)
 #   run_tests.sh --total TALLY N   sum the N runs recorded in TALLY
+#
+# With TACCL_TIER=quick, a CLI script carrying the line "# tier: full" (the
+# loops over every bundled sketch and collective) is left out, said on a
+# "# skip - " line: make check runs the sanitized suite that way, make
+# check-full runs everything.
 #
 # cmocka binaries report "[  PASSED  ] N test(s)." and "[  FAILED  ] N
 # test(s)"; CLI scripts (tests/cli/*.sh) print "ok - ..." / "not ok - ..."
@@ -39,7 +45,7 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 mode=plain
 case "${1:-}" in
---asan | --valgrind) mode=${1#--}; shift ;;
+--asan | --valgrind | --units) mode=${1#--}; shift ;;
 --total)
     tally=$2 want=$3 p=0 f=0 runs=0
     [ -f "$tally" ] && while read -r a b; do
@@ -58,7 +64,7 @@ build=${1:-build}
 case "$build" in /*) bdir=$build ;; *) bdir=$root/$build ;; esac
 export TACCL_BIN="$bdir/bin" TACCL_ROOT="$root"
 passed=0 failed=0
-case $mode in plain) limit=900 ;; asan) limit=1800 ;; valgrind) limit=3600 ;; esac
+case $mode in plain | units) limit=900 ;; asan) limit=1800 ;; valgrind) limit=3600 ;; esac
 limit=${TACCL_TEST_TIMEOUT:-$limit}
 log=$(mktemp)
 sanlog=$(mktemp -d)
@@ -66,6 +72,7 @@ trap 'rm -rf "$log" "$sanlog"' EXIT
 
 case $mode in
 plain) echo "== suite: $build" ;;
+units) echo "== unit tests: $build" ;;
 asan)
     echo "== sanitized suite (AddressSanitizer + UndefinedBehaviorSanitizer): $build"
     export TACCL_QUICK=${TACCL_QUICK-1} TACCL_CHECKER=asan TACCL_SLOW=${TACCL_SLOW:-3}
@@ -161,9 +168,16 @@ if [ "$mode" != valgrind ]; then
     done
 fi
 
+skipped=0
 for s in "$root"/tests/cli/*.sh; do
+    [ "$mode" != units ] || break
     [ -f "$s" ] || continue
     case "$s" in */lib.sh) continue ;; esac
+    if [ "${TACCL_TIER:-}" = quick ] && grep -q '^# tier: full' "$s"; then
+        echo "# skip - $(basename "$s"): tier full (make check-full runs it here)"
+        skipped=$((skipped + 1))
+        continue
+    fi
     run bash "$s"
     p=$(grep -c '^ok - ' "$log")
     f=$(grep -c '^not ok - ' "$log")
@@ -173,6 +187,10 @@ for s in "$root"/tests/cli/*.sh; do
     tally "$(basename "$s")" "$p" "$f" '^not ok - |^  '
 done
 
-echo "$passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+    echo "$passed passed, $failed failed, $skipped skipped"
+else
+    echo "$passed passed, $failed failed"
+fi
 [ -z "${TACCL_TALLY:-}" ] || echo "$passed $failed" >>"$TACCL_TALLY"
 [ "$failed" -eq 0 ]

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tier: full  (every sketch x collective: make check runs it plain, make check-full
+#              also under the sanitizers)
 # test_synth_predict.sh — the synthesizer's predicted time is the time the
 # executor measures (the acceptance test): for bundled sketches,
 # taccl-synth writes predicted_us and taccl-run of that file, which

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tier: full  (every sketch x collective: make check runs it plain, make check-full
+#              also under the sanitizers)
 # test_synth_reduce.sh — ReduceScatter and AllReduce synthesis (issue 5) on
 # every bundled (sketch, topology) pair: taccl-synth builds each collective
 # at a small size (one 256-byte segment per chunk, so the chip device's DMA
