@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench.sh — the benchmark: every baseline schedule and every bundled
-# sketch's synthesized schedules on the configurations of ../shared/BENCH.md, swept over
+# sketch's synthesized schedules on the configurations of docs/references.md, swept over
 # sizes, each row beside its lower bound and the published TACCL / TE-CCL /
 # TACOS figures.  Writes bench/results.md and one PNG plot per configuration
 # (bench/<topology>-<collective>.png, bench/tacos.png), each atomically.

@@ -1,11 +1,11 @@
 """bench_ref.py — the published figures the benchmark prints ours beside.
 
-Copied from the project's ../shared/BENCH.md (which cites the TACCL, TE-CCL
+Copied from docs/references.md (which cites the TACCL, TE-CCL
 and TACOS papers and a TACOS run); kept here as data so that results.md can
-put each figure next to the row it compares with.  Edit BENCH.md and this
+put each figure next to the row it compares with.  Edit docs/references.md and this
 file together.
 
-Sizes: BENCH.md's "size (total output)" of AllGather and AllToAll is the
+Sizes: the size of the papers' figures (docs/references.md) of AllGather and AllToAll is the
 nccl-tests per-rank buffer (AllGather: the output every rank ends with,
 n x the per-rank input), i.e. our --size.  "1 GB" / "64 KB" / "1 KB" are
 compared with our power-of-two rows 1 GiB / 64 KiB / 1 KiB (2.4-7.4 %
@@ -16,7 +16,7 @@ Bandwidths are algorithm bandwidth in GB/s (1e9 B/s).
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 
 # (topology, collective, nominal size, label, TACCL algbw, TE-CCL algbw,
-#  bound algbw, how BENCH.md explains the bound); None = "—" in BENCH.md.
+#  bound algbw, how docs/references.md explains the bound); None = "—" in docs/references.md.
 PUBLISHED = [
     ("ndv2-x2", "allgather", GIB, "1 GB", 18.60, 22.86, 25.0,
      "each node must import half over one 12.5 GB/s link"),
@@ -30,7 +30,7 @@ PUBLISHED = [
      "3/4 of the data over one 12.5 GB/s link per node"),
 ]
 
-# TACCL's speed-ups over NCCL (paper), as BENCH.md quotes them: we print our
+# TACCL's speed-ups over NCCL (paper), as docs/references.md quotes them: we print our
 # best baseline's speed-up over our ring over the same size range beside.
 # (topology, collective, lo size, hi size, text)
 SPEEDUPS = [
@@ -91,7 +91,7 @@ def is_variant(stem):
 # fastest verified synthesized schedule at that size over all anchors and
 # sketches of the configuration).
 # Quality, NDv2 x2 AllGather: (topology, collective, nominal size, label,
-# kind, value, what it is): kind "bound" = algbw >= value x BENCH.md's bound
+# kind, value, what it is): kind "bound" = algbw >= value x docs/references.md's bound
 # at that size (PUBLISHED); "teccl" = algbw >= TE-CCL's published algbw.
 TARGET_QUALITY = [
     ("ndv2-x2", "allgather", GIB, "1 GB", "bound", 0.95,

@@ -3,7 +3,7 @@
 bench_run.py collects, per configuration (a section: topology + collective)
 and algorithm, the rows `taccl-run --sweep --json` printed.  This module
 writes one markdown report with every row beside the figures of
-../shared/BENCH.md (bench_ref.py), and one gnuplot PNG per section
+docs/references.md (bench_ref.py), and one gnuplot PNG per section
 (algorithm bandwidth against size, one line per algorithm and the lower
 bound), plus a TACOS overview chart.  Every file is written to a temporary
 name in the output directory and renamed into place, so a reader never sees
@@ -48,7 +48,7 @@ CONVENTIONS = [
     "**size** is the larger per-rank buffer in the nccl-tests convention: "
     "AllGather's output (n × the per-rank input), AllToAll's buffer, "
     "ReduceScatter's input, AllReduce's buffer. K/M/G are powers of 1024. "
-    "BENCH.md's \"size (total output)\" is this same per-rank output buffer "
+    "the size of the papers' figures (docs/references.md) is this same per-rank output buffer "
     "(the nccl-tests `size` column), so its \"1 GB\", \"64 KB\" and \"1 KB\" "
     "are compared with our 1 GiB, 64 KiB and 1 KiB rows (2.4–7.4 % more "
     "bytes: algbw ratios are unaffected where bandwidth dominates; at 1 KB "
@@ -280,7 +280,7 @@ def header(meta, results, failures):
             meta["command"], " (by `make bench`)" if meta.get("via_make")
             else "", "QUICK" if meta["quick"] else "full",
             meta["jobs"], meta["wall_s"]),
-        "- **references**: `../shared/BENCH.md` (TACCL, TE-CCL and TACOS "
+        "- **references**: `docs/references.md` (TACCL, TE-CCL and TACOS "
         "figures, copied into `scripts/bench_ref.py`)",
     ]
     if failures:
@@ -299,7 +299,7 @@ def header(meta, results, failures):
 def published_summary(data):
     head = ["config", "collective", "size", "best baseline",
             "taccl (best): sketch @anchor", "TACCL", "taccl/TACCL", "TE-CCL",
-            "taccl/TE-CCL", "BENCH bound", "our bound", "our/BENCH bound"]
+            "taccl/TE-CCL", "published bound", "our bound", "our/published bound"]
     rows = []
     for topo, coll, size, label, taccl, teccl, bnd, _ in bench_ref.PUBLISHED:
         sec = data.section(topo, coll)
@@ -320,7 +320,7 @@ def published_summary(data):
                      fmt(taccl), fmt(ratio(ours, taccl)), fmt(teccl),
                      fmt(ratio(ours, teccl)), fmt(bnd), fmt(mine),
                      fmt(ratio(mine, bnd))])
-    return ("All in algbw, GB/s, at 1 GiB / 64 KiB / 1 KiB for BENCH.md's "
+    return ("All in algbw, GB/s, at 1 GiB / 64 KiB / 1 KiB for docs/references.md's "
             "1 GB / 64 KB / 1 KB. **taccl (best)** is the fastest verified "
             "synthesized row at that size over every anchor of every "
             "bundled sketch of the configuration. A ratio above 1 means "
@@ -383,7 +383,7 @@ def tacos_summary(data):
                          fmt(t_bound) + derived, fmt(t_ratio),
                          fmt(ratio(mine, t_time))])
     return ("Times in µs; time/bound ≥ 1 (1.00 = optimal), the TACOS "
-            "convention. TACOS's 64 MiB times are derived from BENCH.md's "
+            "convention. TACOS's 64 MiB times are derived from docs/references.md's "
             "ratios: ratio × 64 × its 1 MiB bound (its bound is the "
             "bandwidth term alone). ours/TACOS time below 1 means ours is "
             "faster. TACOS is greedy and randomised and estimates with its "
@@ -512,7 +512,7 @@ def targets_md(data, results, meta):
         name = "Quality: %s %s at %s" % (topo, bench_ref_coll(coll), label)
         ask = "%s: algbw ≥ %s GB/s" % (text, fmt(want))
         if kind == "bound":
-            ask += " (%g × BENCH.md's bound %s)" % (value, fmt(p[6]))
+            ask += " (%g × docs/references.md's bound %s)" % (value, fmt(p[6]))
         beside = "TE-CCL %s, TACCL %s" % (fmt(p[5]), fmt(p[4]))
         if not tb:
             rows.append([name, ask, "no synthesized row", beside,
@@ -645,7 +645,7 @@ def synth_part(data, results, meta):
         "is synthesized with `taccl-synth SKETCH TOPO --size S -o X.xml -q "
         "--json --time-limit %g` (**%g s per MILP stage**: routing and "
         "contiguity; a stage may overrun a little) at its anchor sizes S: "
-        "its own input_size, BENCH.md's reference sizes inside the "
+        "its own input_size, docs/references.md's reference sizes inside the "
         "configuration's sweep%s. Each anchor's schedule is run over the "
         "whole sweep (`taccl-run X.xml --sweep LO:HI --json`, data checked "
         "where all buffers fit in 1 GiB). **taccl (best)** at a size is the "
@@ -795,13 +795,13 @@ def published_md(data, sec):
     if not pubs:
         return []
     head = ["size", "algorithm", "ours algbw", "TACCL", "ours/TACCL",
-            "TE-CCL", "ours/TE-CCL", "BENCH bound", "our bound",
-            "our/BENCH bound"]
+            "TE-CCL", "ours/TE-CCL", "published bound", "our bound",
+            "our/published bound"]
     rows = []
     notes = []
     for _, _, size, label, taccl, teccl, bnd, why in pubs:
         if why:
-            notes.append("BENCH.md's bound at %s: %s GB/s (%s)." % (
+            notes.append("docs/references.md's bound at %s: %s GB/s (%s)." % (
                 label, fmt(bnd), why))
         for r in data.ok(sec):
             row = data.row(r, size)
@@ -1013,14 +1013,14 @@ def bound_points(data, sec, ok, lo, hi):
 
 
 def published_points(sec):
-    """BENCH.md's TACCL, TE-CCL and TACOS figures for this section, as
+    """docs/references.md's TACCL, TE-CCL and TACOS figures for this section, as
     (name, ["size algbw", ...]) blocks."""
     out = []
     if sec.topo in bench_ref.TACOS and sec.coll == "allgather":
         pts = []
         for per_npu, size, _, t_time, _, _ in tacos_rows(None, sec.topo):
             pts.append("%d %.9g" % (size, size / (t_time * 1e3)))
-        out.append(("TACOS (BENCH.md; 64 MiB derived)", pts))
+        out.append(("TACOS (docs/references.md; 64 MiB derived)", pts))
     for col, name in ((4, "TACCL (published)"), (5, "TE-CCL (published)")):
         pts = ["%d %.9g" % (p[2], p[col]) for p in bench_ref.PUBLISHED
                if p[0] == sec.topo and p[1] == sec.coll and p[col]]
@@ -1136,7 +1136,7 @@ def plot_tacos(data, out, work, term):
         "set xtics rotate by -25 font \",10\"",
         "set bmargin 7",
         "plot %s using 2:xtic(1) title \"ours (best baseline)\", "
-        "'' using 3 title \"TACOS (BENCH.md)\", "
+        "'' using 3 title \"TACOS (docs/references.md)\", "
         "'' using ($0-0.15):2:(sprintf(\"%%.3f\", $2)) with labels "
         "offset 0,0.7 font \",9\" notitle, "
         "'' using ($0+0.15):3:(sprintf(\"%%.3f\", $3)) with labels "

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench_run.py — run the benchmark and write bench/results.md and plots.
 
-For every configuration of ../shared/BENCH.md (a topology and a collective)
+For every configuration of docs/references.md (a topology and a collective)
 it writes each baseline schedule with `taccl-synth --algo A`, runs it with
 `taccl-run --sweep LO:HI --json` over the configuration's sizes, and hands
 the rows to bench_report.py, which puts them beside the published figures.
@@ -65,7 +65,7 @@ TIMEOUT_S = 600          # one tool call; a hang fails the run, not the clock
 SYNTH_LIMIT_S = 20
 SYNTH_LIMIT_QUICK_S = 5
 # Anchor sizes tried in every range section (those inside its sweep), beside
-# BENCH.md's reference sizes and the sketch's own input_size.  QUICK uses
+# docs/references.md's reference sizes and the sketch's own input_size.  QUICK uses
 # only the reference sizes and the sketch's own size.
 ANCHORS = (KIB, 64 * KIB, MIB, 16 * MIB, GIB)
 
@@ -124,7 +124,7 @@ def points(*sizes):
 
 
 def sections(quick):
-    """Every configuration BENCH.md asks for, with its sizes."""
+    """Every configuration docs/references.md asks for, with its sizes."""
     gpu = points(KIB, 64 * KIB, MIB, GIB) if quick else [(KIB, GIB)]
     chip = points(KIB, 32 * KIB, MIB) if quick else [(KIB, MIB)]
     out = []
@@ -225,7 +225,7 @@ def norm_coll(c):
 
 
 def ref_sizes(sec):
-    """BENCH.md's reference sizes for this configuration: the TACCL/TE-CCL
+    """docs/references.md's reference sizes for this configuration: the TACCL/TE-CCL
     sizes and TACOS's 1 MiB per NPU."""
     out = {p[2] for p in bench_ref.PUBLISHED
            if p[0] == sec.topo and p[1] == sec.coll}
@@ -239,7 +239,7 @@ def in_sweep(sec, size):
 
 
 def anchor_sizes(sec, own, quick):
-    """The sizes to synthesize a sketch at for this section: BENCH.md's
+    """The sizes to synthesize a sketch at for this section: docs/references.md's
     reference sizes inside the sweep and (full run) ANCHORS inside it, plus
     (always) the sketch's own input_size, None standing for it."""
     want = {s for s in ref_sizes(sec) if in_sweep(sec, s)}

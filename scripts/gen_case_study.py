@@ -2,7 +2,7 @@
 """gen_case_study.py — write the chip/cluster case study's nine examples as
 MSCCL XML schedules (schedules/cs-*.xml).
 
-The case study (DESIGN.md §5) reduces 256-byte [C, D] i32 tiles over 4 chips
+The case study (docs/design.md §4) reduces 256-byte [C, D] i32 tiles over 4 chips
 and over 2 clusters: ReduceScatter, AllGather, the two composed, a direct
 (cyclic) AllReduce, a butterfly AllReduce on chips, and the cluster swap
 AllReduce.  One chunk here is one tile, so a file made for nchunksperloop N

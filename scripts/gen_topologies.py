@@ -121,7 +121,7 @@ def dgx1():
     }
 
 
-# Direct-connect networks of the TACOS benchmark (../shared/BENCH.md): one
+# Direct-connect networks of the TACOS benchmark (docs/references.md): one
 # rank per NPU, every link 50 GiB/s = 53.6870912 GB/s each way, alpha 0.5 us,
 # store-and-forward (alpha + s/B per hop, which is our cost model as it is).
 TACOS_LOCAL = {
@@ -137,7 +137,7 @@ def tacos_links(pairs, numbering):
     """The one link group of a TACOS network; numbering says rank = ..."""
     return {"pairs": pairs, "alpha_us": 0.5, "bandwidth_gbps": 53.6870912,
             "multiplicity": 1,
-            "source": "../shared/BENCH.md TACOS section: every link 50 GiB/s "
+            "source": "docs/references.md TACOS section: every link 50 GiB/s "
                       "(53.69 GB/s) each way, alpha 0.5 us; " + numbering}
 
 
@@ -223,8 +223,8 @@ def torus_3d(a, b, c):
     }
 
 
-# Case-study device (DESIGN.md section 5).  Its bandwidths are not public.
-CS_DEVICE_SOURCE = ("case study (DESIGN.md section 5): the device has 4 chips "
+# Case-study device (docs/design.md §4).  Its bandwidths are not public.
+CS_DEVICE_SOURCE = ("case study (docs/design.md §4): the device has 4 chips "
                     "of 2 clusters; this view: %d chip(s) x %d cluster(s), "
                     "one rank per cluster; DMA moves whole 256-byte segments "
                     "(one [C, D] i32 tile = 8 x 8 x 4 bytes)")

@@ -1,6 +1,6 @@
 /* test_bound.c — lower bounds: hand-computed cases for every collective on
  * 2- and 4-rank topologies, NIC and switch capacities, the AllToAll flow LP,
- * the BENCH.md reference figures, unreachable ranks, determinism and speed
+ * the docs/references.md reference figures, unreachable ranks, determinism and speed
  * at 1024 ranks.  Runs from the repository root. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -267,7 +267,7 @@ static double bound_algbw(const topo *t, coll_kind k, bound_model *b)
     return coll_algbw_gbps(k, GB, bound_time_us(b, GB));
 }
 
-/* BENCH.md: NDv2 x2 AllGather 1 GB: 25.0 GB/s, each node imports half over
+/* docs/references.md: NDv2 x2 AllGather 1 GB: 25.0 GB/s, each node imports half over
  * its one 12.5 GB/s NIC; NDv2 x4: 16.67 GB/s, 3/4 of the data. */
 static void test_bench_ndv2(void **state)
 {
@@ -284,7 +284,7 @@ static void test_bench_ndv2(void **state)
     topo_free(t);
 }
 
-/* DGX-2 x2 AllGather.  BENCH.md lists 129.03 GB/s = 125 x 32/31 (a GPU's
+/* DGX-2 x2 AllGather.  docs/references.md lists 129.03 GB/s = 125 x 32/31 (a GPU's
  * switch port alone).  In this model a GPU also receives through its NIC
  * (shared by 2 GPUs) while its switch port is busy, so 129.03 is not a valid
  * bound here: the valid one is every GPU's 31/32 over all the ingress,
@@ -351,7 +351,7 @@ static char *torus_json(int side)
 }
 
 /* 1024 ranks: a torus and the all-to-all default stay fast, and the
- * figures match BENCH.md's alpha-beta bound (TACOS table: 4995.12 us for
+ * figures match docs/references.md's alpha-beta bound (TACOS table: 4995.12 us for
  * 1 MiB per NPU on the 32 x 32 torus). */
 static void test_1024_ranks(void **state)
 {

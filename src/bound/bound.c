@@ -1,6 +1,6 @@
 /* bound.c — lower bounds on a collective's time (see bound.h).
  *
- * THE MODEL (DESIGN.md section 6, as the executor implements it).  Data move
+ * THE MODEL (docs/design.md §4, as the executor implements it).  Data move
  * only in point-to-point transfers between ranks; a transfer a -> b takes
  * the one route topo_route_of(t, a, b) gives and, for alpha + s/B, holds:
  *   a link                      (one of its `mult` lanes),

@@ -5,7 +5,7 @@
  * eager: the k-th sending step of A's tb on (chan, A->B) pairs with the k-th
  * receiving step of B's tb on (chan, recv A), the data captured when the send
  * completes, at most NCCL_STEPS = 8 unreceived sends per connection (a
- * sender waits beyond that).  Timing (DESIGN.md §6): a transfer of s bytes
+ * sender waits beyond that).  Timing (docs/design.md §4): a transfer of s bytes
  * costs alpha + s/B on its route (topo_route_of); a link carries `mult`
  * transfers at once per direction, a switch port one in and one out, a NIC
  * one each way; a transfer waits for all its resources, first come first

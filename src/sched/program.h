@@ -1,6 +1,6 @@
 /* program.h — an MSCCL schedule in memory.
  *
- * The XML schema (DESIGN.md §4) as plain data: an <algo> of <gpu>s, each with
+ * The XML schema (docs/design.md §8) as plain data: an <algo> of <gpu>s, each with
  * threadblocks (<tb>) of numbered <step>s.  Offsets and counts are in chunks;
  * a chunk is size_bytes / nchunksperloop bytes of its buffer.  Besides the
  * MSCCL attributes the program may carry our extensions: the topology it was

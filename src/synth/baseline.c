@@ -12,7 +12,7 @@
  * Every step moves whole chunks; dependencies are recorded as (tb, step) and
  * hasdep is set on every depended-on step in one pass at the end.
  *
- * Runtime facts followed (DESIGN.md §4): one tb per (channel, send peer) and
+ * Runtime facts followed (docs/design.md §8): one tb per (channel, send peer) and
  * per (channel, recv peer); at most 32 tbs with a peer per channel; cnt < 72;
  * a connection buffers 8 sends, so a tb never runs more than 8 sends ahead of
  * its receives (else two peers doing the same would deadlock); a nop carries

@@ -9,7 +9,7 @@
  * lowered to a program (sched/lower.h) that records the topology, the size
  * and the predicted time.  Progress goes to stderr unless quiet.
  *
- * ReduceScatter and AllReduce (DESIGN.md §7) are built from the AllGather:
+ * ReduceScatter and AllReduce (docs/design.md §6) are built from the AllGather:
  * stages 1 and 2 route and order the AllGather, reverse.h turns it into the
  * ReduceScatter (sends reversed in time, receive-and-reduce), and stage 3
  * re-solves contiguity and exact times on the reversed links.  AllReduce

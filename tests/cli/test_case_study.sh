@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_case_study.sh — the chip/cluster case study's nine schedules run on
 # their own topologies, give the right result and the synchronisation counts
-# the case study derives (DESIGN.md §5): one ChipSync per chip-to-chip
+# the case study derives (docs/design.md §4): one ChipSync per chip-to-chip
 # transfer on the 4-chip examples, one ClusterSync per cluster-to-cluster
 # transfer on the 2-cluster examples, none of the other kind.  In f32 the
 # direct (cyclic) AllReduce may leave replicas that differ, while
