@@ -222,13 +222,16 @@ static void check_counts_loader(ctx *c, int r)
 {
     const prog *p = c->p;
     const prog_gpu *g = &p->gpus[r];
-    if (c->lim->loader != LOADER_MSCCL && c->lim->loader != LOADER_EXECUTOR)
+    if (c->lim->loader == LOADER_NONE)
         return;
-    /* MSCCL_MAX_NUM_THREAD_BLOCKS: legacy 216, the executor 32 * MAXCHANNELS */
+    /* MSCCL_MAX_NUM_THREAD_BLOCKS: legacy 216, the executor 32 * MAXCHANNELS;
+     * with no target, what both refuse */
     int max_tbs = c->lim->loader == LOADER_MSCCL ? 216 : 1024;
     if (g->ntbs > max_tbs)
-        hazard_add(c->out, HZ_LOAD, r, -1, -1, "%d tbs: %s allows %d per GPU and refuses the file",
-                   g->ntbs, check_loader_name(c->lim->loader), max_tbs);
+        hazard_add(c->out, HZ_LOAD, r, -1, -1, "%d tbs: %s allow%s %d per GPU and refuse%s the file",
+                   g->ntbs, check_loader_name(c->lim->loader),
+                   c->lim->loader == LOADER_ANY ? "" : "s", max_tbs,
+                   c->lim->loader == LOADER_ANY ? "" : "s");
     int in_, out_;
     tc_err e;
     if (c->lim->loader != LOADER_MSCCL ||

@@ -453,12 +453,6 @@ int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long lon
         return tc_err_set(err, TC_INPUT, "--sweep: need LO:HI with 0 < LO <= HI");
     cJSON *rows = cJSON_CreateArray();
     int all_ok = 1, rc = TC_OK;
-    if (!json)
-        fprintf(f, "# %s: %s, %d ranks, topology %s%s\n"
-                   "#%11s %12s %5s %6s %12s %9s %9s %7s %12s %6s\n",
-                file, coll_name(p->coll), p->ngpus, t->name,
-                t->is_default ? " (default, assumed figures)" : "", "size(B)", "count", "type",
-                "redop", "time(us)", "algbw", "busbw", "#wrong", "bound(us)", "ratio");
     for (long long size = lo; size <= hi; size *= 2) {
         run_opts ro = *o;
         ro.size_bytes = sweep_size(p, size);
@@ -467,11 +461,19 @@ int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long lon
         ro.data = data;
         run_report r;
         rc = run_schedule(p, t, &ro, &r, err);
+        if (rc == TC_OK && r.refused)   /* the loader's rules hold at no size */
+            rc = tc_err_set(err, TC_INPUT, "%s", verdict_msg(&r));
         if (rc != TC_OK) {
             run_report_free(&r);
             break;
         }
         all_ok &= r.verified;
+        if (!json && size == lo)    /* after the first run: a refused file prints nothing */
+            fprintf(f, "# %s: %s, %d ranks, topology %s%s\n"
+                       "#%11s %12s %5s %6s %12s %9s %9s %7s %12s %6s\n",
+                    file, coll_name(p->coll), p->ngpus, t->name,
+                    t->is_default ? " (default, assumed figures)" : "", "size(B)", "count", "type",
+                    "redop", "time(us)", "algbw", "busbw", "#wrong", "bound(us)", "ratio");
         if (json)
             cJSON_AddItemToArray(rows, sweep_row_json(p, &r, &ro, data));
         else

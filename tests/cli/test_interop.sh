@@ -103,3 +103,8 @@ expect "the corpus has its entries" 0 "" -- test "$n" -ge 250
 missing=$(cd "$I" && find . -name '*.xml' | sed 's|^\./||' | sort | while read -r f; do
     grep -q "^$f " EXPECT || echo "$f"; done)
 expect "every corpus file has a verdict in EXPECT" 0 "" -- test -z "$missing"
+
+# A file the loader refuses is refused at every size of a sweep too.
+expect "--sweep over a refused file: exit 2 with the refusal" 2 \
+    "many-steps.xml: rank 0 tb 0: 65 steps exceed the runtime limit of 64 .*msccl-executor refuses" -- \
+    "$R" "$D/many-steps.xml" --target msccl-executor --sweep 1K:4K
