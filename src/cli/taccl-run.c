@@ -180,7 +180,12 @@ static topo *pick_topology(const cli *c, const prog *p, int *owned, tc_err *err)
         *owned = 0;
         return p->topo;
     }
-    return topo_default(p->ngpus);
+    topo *t = topo_default(p->ngpus);
+    if (!t)
+        tc_err_set(err, TC_INPUT,
+                   "%s:%d: <algo> attribute ngpus: %d ranks are too many for the fully connected "
+                   "default topology (n*(n-1) links); pass --topo", c->file, p->line, p->ngpus);
+    return t;
 }
 
 /* A size the run cannot use, said where the size came from: the file's
