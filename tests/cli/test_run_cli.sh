@@ -100,7 +100,11 @@ expect "a 300-rank ring exceeds the runtimes' 256 steps per tb (refused: exit 2)
 expect "unlimited target lifts the step limit" 0 "completed" -- "$R" "$TMP/ring300.xml" --no-data --size 1200K --target unlimited
 
 # More ranks than the default topology can hold, and no topology given.
-printf '<algo name="big" proto="Simple" nchannels="1" nchunksperloop="2100" ngpus="2100" coll="allgather" inplace="0">\n  <gpu id="0" i_chunks="1" o_chunks="2100" s_chunks="0"/>\n</algo>\n' >"$TMP/big.xml"
+python3 -c '
+print("<algo name=\"big\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2100\" ngpus=\"2100\" coll=\"allgather\" inplace=\"0\">")
+for r in range(2100):
+    print("  <gpu id=\"%d\" i_chunks=\"1\" o_chunks=\"2100\" s_chunks=\"0\"/>" % r)
+print("</algo>")' >"$TMP/big.xml"
 expect "too many ranks for the default topology is exit 2, said" 2 \
     "big.xml:1: <algo> attribute ngpus: 2100 ranks are too many for the fully connected default topology.*pass --topo" -- \
     "$R" "$TMP/big.xml"
