@@ -381,11 +381,7 @@ static double switch_part(const view *v, int s, const int *g, int leave)
                 continue;
             if (k == cap) {
                 cap *= 2;
-                adj = realloc(adj, cap * sizeof *adj);
-                if (!adj) {
-                    fprintf(stderr, "taccl: out of memory\n");
-                    abort();
-                }
+                adj = xrealloc(adj, cap * sizeof *adj);
             }
             adj[k++] = j;
         }
@@ -454,11 +450,7 @@ static double nic_part(const view *v, const int *g, int leave, int *approx)
                 continue;
             if (np == cap) {
                 cap *= 2;
-                pr = realloc(pr, cap * sizeof *pr);
-                if (!pr) {
-                    fprintf(stderr, "taccl: out of memory\n");
-                    abort();
-                }
+                pr = xrealloc(pr, cap * sizeof *pr);
             }
             pr[np].x = x;
             pr[np].y = y;
@@ -775,11 +767,7 @@ static void net_add(net *N, int from, int to, double alpha, int nres, int r0, in
 {
     if (N->narcs == N->cap) {
         N->cap = N->cap ? 2 * N->cap : 256;
-        N->a = realloc(N->a, (size_t)N->cap * sizeof *N->a);
-        if (!N->a) {
-            fprintf(stderr, "taccl: out of memory\n");
-            abort();
-        }
+        N->a = xrealloc(N->a, (size_t)N->cap * sizeof *N->a);
     }
     arc *e = &N->a[N->narcs++];
     e->from = from;

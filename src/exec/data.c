@@ -11,6 +11,7 @@
 #define _DEFAULT_SOURCE 1
 #endif
 #include "data.h"
+#include "../util/mem.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -240,10 +241,8 @@ static void fill_rank(data_space *d, const prog *p, int r)
     const layout *l = &d->lay[r];
     int in = prog_buf_len(p, r, BUF_I);
     char *is_input = calloc((size_t)l->nslots + 1, 1);
-    if (!is_input) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
+    if (!is_input)
+        tc_oom();
     for (int c = 0; c < in; c++) {
         int slot = layout_slot(l, BUF_I, c);
         if (slot < 0)
@@ -377,10 +376,8 @@ static int group_holders(const prog *p, int in, int out, holders *h)
     h->rank = malloc((np + 1) * sizeof *h->rank);
     h->j = malloc((np + 1) * sizeof *h->j);
     int *key = malloc((np + 1) * sizeof *key);
-    if (!h->start || !h->rank || !h->j || !key) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
+    if (!h->start || !h->rank || !h->j || !key)
+        tc_oom();
     for (int r = 0; r < n; r++)
         for (int j = 0; j < out; j++) {
             int sr, sc;
@@ -392,10 +389,8 @@ static int group_holders(const prog *p, int in, int out, holders *h)
     for (int k = 0; k < h->nkeys; k++)
         h->start[k + 1] += h->start[k];
     int *fill = malloc(((size_t)h->nkeys + 1) * sizeof *fill);
-    if (!fill) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
+    if (!fill)
+        tc_oom();
     memcpy(fill, h->start, (size_t)h->nkeys * sizeof *fill);
     for (int r = 0; r < n; r++)
         for (int j = 0; j < out; j++) {
@@ -543,10 +538,8 @@ int data_check(const data_space *d, const prog *p, sim_result *r, hazard_list *h
     void *a = malloc(BLOCK * sizeof(double));
     void *b = malloc(BLOCK * sizeof(double));
     void *c = malloc(BLOCK * sizeof(double));
-    if (!a || !b || !c) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
+    if (!a || !b || !c)
+        tc_oom();
     if (!coll_is_reduction(p->coll))
         check_copies(d, &h, in, a, &w);
     else if (d->dtype == DT_I32)

@@ -1,5 +1,6 @@
 /* hazard.c — the list of schedule problems (see hazard.h). */
 #include "hazard.h"
+#include "../util/mem.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,16 +19,7 @@ const char *hazard_kind_name(hazard_kind k)
 void hazard_add(hazard_list *l, hazard_kind kind, int rank, int tb, int step,
                 const char *fmt, ...)
 {
-    if (l->n == l->cap) {
-        int ncap = l->cap ? 2 * l->cap : 16;
-        hazard *nv = realloc(l->v, (size_t)ncap * sizeof *nv);
-        if (!nv) {
-            fprintf(stderr, "taccl: out of memory\n");
-            abort();
-        }
-        l->v = nv;
-        l->cap = ncap;
-    }
+    l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v);
     hazard *h = &l->v[l->n++];
     h->kind = kind;
     h->rank = rank;

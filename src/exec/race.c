@@ -39,6 +39,7 @@
  * are checked even when a small budget skips the races; a read with no
  * writer in another tb needs no clock at all. */
 #include "race.h"
+#include "../util/mem.h"
 
 #include "layout.h"
 
@@ -66,28 +67,11 @@ static void *xalloc(size_t n, size_t size, int zero)
     if (n == 0)
         n = 1;
     void *p = zero ? calloc(n, size) : malloc(n * size);
-    if (!p) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
+    if (!p)
+        tc_oom();
     return p;
 }
 
-static void *xgrow(void *p, int *cap, int need, size_t size)
-{
-    if (need <= *cap)
-        return p;
-    int ncap = *cap ? *cap : 64;
-    while (ncap < need)
-        ncap *= 2;
-    void *np = realloc(p, (size_t)ncap * size);
-    if (!np) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    *cap = ncap;
-    return np;
-}
 
 /* qsort, but fine with an empty (possibly NULL) array. */
 static void sort_items(void *base, int n, size_t size, int (*cmp)(const void *, const void *))
@@ -1157,12 +1141,7 @@ static int compute_live(const graph *g, char *live)
         }
         if (total + n > acap) {
             acap = (total + n) * 2;
-            rec *nv = realloc(A.v, (size_t)acap * sizeof *A.v);
-            if (!nv) {
-                fprintf(stderr, "taccl: out of memory\n");
-                abort();
-            }
-            A.v = nv;
+            A.v = xrealloc(A.v, (size_t)acap * sizeof *A.v);
         }
         if (n > 0)
             memcpy(A.v + total, buf, (size_t)n * sizeof *buf);

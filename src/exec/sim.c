@@ -191,10 +191,8 @@ static unsigned char *pbuf_get(sim *S, size_t need, size_t *cap)
             return p;
         }
     unsigned char *p = malloc(need ? need : 1);
-    if (!p) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
+    if (!p)
+        tc_oom();
     *cap = need;
     return p;
 }

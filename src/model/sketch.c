@@ -42,6 +42,7 @@
  * walker, the error context, the UTF-8 check, the syntax-error excerpt and
  * the file reader are src/util/jsonin's, shared with the topology loader. */
 #include "sketch.h"
+#include "../util/mem.h"
 
 #include "../util/jsonin.h"
 #include "../util/size.h"
@@ -80,10 +81,8 @@ struct sketch_priv {
 static void *xalloc(size_t n)
 {
     void *p = calloc(1, n ? n : 1);
-    if (!p) {
-        fputs("taccl: out of memory\n", stderr);
-        abort();
-    }
+    if (!p)
+        tc_oom();
     return p;
 }
 

@@ -334,10 +334,8 @@ static int read_notes(jsonin_ctx *c, const cJSON *obj, struct topo_priv *pv,
     *out = -1;
     if (rc == TC_OK && it) {
         char *txt = cJSON_PrintUnformatted(it);
-        if (!txt) {
-            fputs("taccl: out of memory\n", stderr);
-            abort();
-        }
+        if (!txt)
+            tc_oom();
         *out = pool_add(pv, txt);
         cJSON_free(txt);
     }

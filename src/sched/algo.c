@@ -1,5 +1,6 @@
 /* algo.c — building and freeing abstract algorithms (see algo.h). */
 #include "algo.h"
+#include "../util/mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,16 +29,7 @@ void algo_free(algo *a)
 algo_send *algo_add_send(algo *a, int origin, int index, int src, int dst, double t_send,
                          double t_arrive)
 {
-    if (a->nsends == a->cap) {
-        int ncap = a->cap ? 2 * a->cap : 64;
-        algo_send *ns = realloc(a->sends, (size_t)ncap * sizeof *ns);
-        if (!ns) {
-            fprintf(stderr, "taccl: out of memory\n");
-            abort();
-        }
-        a->sends = ns;
-        a->cap = ncap;
-    }
+    a->sends = xgrow(a->sends, &a->cap, a->nsends + 1, sizeof *a->sends);
     algo_send *s = &a->sends[a->nsends++];
     memset(s, 0, sizeof *s);
     s->origin = origin;

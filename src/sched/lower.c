@@ -40,12 +40,6 @@ enum {
     FIFO_DEPTH = 8          /* NCCL_STEPS: unreceived sends per connection */
 };
 
-static void oom(void)
-{
-    fprintf(stderr, "taccl: out of memory\n");
-    abort();
-}
-
 #define GROW(arr, n, cap)                                                      \
     do {                                                                       \
         if ((n) >= (cap)) {                                                    \
@@ -2182,7 +2176,7 @@ static prog *emit(const lctx *L, tc_err *err)
         snprintf(name, sizeof name, "taccl-%s-%d", coll_name(sh->coll), sh->n);
     prog *p = prog_new(name, sh->coll, sh->n, sh->C * L->k);
     if (!p)
-        oom();
+        tc_oom();
     if (o->proto)
         snprintf(p->proto, sizeof p->proto, "%s", o->proto);
     int base = L->nblocks * L->ncolors * L->nslices;

@@ -1,27 +1,12 @@
 /* program.c — building and freeing MSCCL schedules in memory (see program.h). */
 #include "program.h"
+#include "../util/mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Grow a dynamic array of `size`-byte elements to hold at least `need`. */
-static void *grow(void *base, int *cap, int need, size_t size)
-{
-    if (need <= *cap)
-        return base;
-    int ncap = *cap ? *cap : 4;
-    while (ncap < need)
-        ncap *= 2;
-    void *nb = realloc(base, (size_t)ncap * size);
-    if (!nb) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
-    memset((char *)nb + (size_t)*cap * size, 0, (size_t)(ncap - *cap) * size);
-    *cap = ncap;
-    return nb;
-}
 
 prog *prog_new(const char *name, coll_kind coll, int ngpus, int nchunksperloop)
 {
@@ -57,7 +42,7 @@ void prog_free(prog *p)
 
 prog_gpu *prog_add_gpu(prog *p, int i_chunks, int o_chunks, int s_chunks)
 {
-    p->gpus = grow(p->gpus, &p->gpu_cap, p->ngpu + 1, sizeof *p->gpus);
+    p->gpus = xgrow(p->gpus, &p->gpu_cap, p->ngpu + 1, sizeof *p->gpus);
     prog_gpu *g = &p->gpus[p->ngpu];
     memset(g, 0, sizeof *g);
     g->id = p->ngpu++;
@@ -82,7 +67,7 @@ int prog_buf_len(const prog *p, int r, buf_kind b)
 
 prog_tb *prog_add_tb(prog_gpu *g, int send, int recv, int chan)
 {
-    g->tbs = grow(g->tbs, &g->cap, g->ntbs + 1, sizeof *g->tbs);
+    g->tbs = xgrow(g->tbs, &g->cap, g->ntbs + 1, sizeof *g->tbs);
     prog_tb *tb = &g->tbs[g->ntbs];
     memset(tb, 0, sizeof *tb);
     tb->id = g->ntbs++;
@@ -95,7 +80,7 @@ prog_tb *prog_add_tb(prog_gpu *g, int send, int recv, int chan)
 prog_step *prog_add_step(prog_tb *tb, step_type type, buf_kind srcbuf, int srcoff,
                          buf_kind dstbuf, int dstoff, int cnt, int depid, int deps)
 {
-    tb->steps = grow(tb->steps, &tb->cap, tb->nsteps + 1, sizeof *tb->steps);
+    tb->steps = xgrow(tb->steps, &tb->cap, tb->nsteps + 1, sizeof *tb->steps);
     prog_step *st = &tb->steps[tb->nsteps];
     memset(st, 0, sizeof *st);
     st->s = tb->nsteps++;

@@ -593,10 +593,8 @@ static int get_attr(const reader *r, const elem *n, const char *name, xmlChar **
                            "only the first %d",
                            n->name, name, idx + 1, RT_MAX_ATTRS);
         *out = xmlStrndup(a[3], (int)(a[4] - a[3]));
-        if (!*out) {
-            fprintf(stderr, "taccl: out of memory\n");
-            abort();
-        }
+        if (!*out)
+            tc_oom();
         return TC_OK;
     }
     return TC_OK;
@@ -1032,10 +1030,8 @@ static int algo_start(sax_state *s, const elem *n)
         return TC_INPUT;
     prog *p = s->p;
     p->gpus = calloc((size_t)p->ngpus, sizeof *p->gpus);
-    if (!p->gpus) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
+    if (!p->gpus)
+        tc_oom();
     p->gpu_cap = p->ngpus;
     p->ngpu = p->ngpus;
     return TC_OK;
@@ -1229,10 +1225,8 @@ static void stream_begin(stream *S, const char *label)
     h.processingInstruction = NULL;
     h.reference = NULL;
     S->ctxt = xmlCreatePushParserCtxt(&h, NULL, NULL, 0, label);
-    if (!S->ctxt || !st->p) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
+    if (!S->ctxt || !st->p)
+        tc_oom();
     S->ctxt->_private = st;
     /* libxml2's handlers are per-thread; borrow them for this parse only. */
     S->old_serror = xmlStructuredError;
@@ -1402,10 +1396,8 @@ prog *prog_read_xml(const char *path, tc_err *err)
     fclose(f);
     if (p) {
         p->path = strdup(path);
-        if (!p->path) {
-            fprintf(stderr, "taccl: out of memory\n");
-            abort();
-        }
+        if (!p->path)
+            tc_oom();
     }
     return p;
 }

@@ -980,10 +980,8 @@ static prog *new_prog(bld *b, int C, int s_chunks, tc_err *err)
     if (coll_shape(b->k, b->n, C, &in, &out, err) != TC_OK)
         return NULL;
     b->p = prog_new("", b->k, b->n, C);
-    if (!b->p) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
+    if (!b->p)
+        tc_oom();
     for (int r = 0; r < b->n; r++)
         prog_add_gpu(b->p, in, out, s_chunks);
     return b->p;

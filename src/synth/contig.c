@@ -184,10 +184,8 @@ static int build_deps(ctx *c, tc_err *err)
             if (nd == cap) {
                 cap *= 2;
                 int *nw = realloc(c->dep, (size_t)cap * sizeof *nw);
-                if (!nw) {
-                    fprintf(stderr, "taccl: out of memory\n");
-                    abort();
-                }
+                if (!nw)
+                    tc_oom();
                 c->dep = nw;
             }
             c->dep[nd++] = ar[k].idx;
@@ -911,10 +909,8 @@ static algo *make_output(const ctx *c, const part *p, const sched *S, contig_sta
 {
     const algo *a = c->a;
     algo *o = algo_new(a->coll, a->nranks, a->chunks_per_rank);
-    if (!o) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
+    if (!o)
+        tc_oom();
     int *gid = xmalloc((size_t)(p->ntr > 0 ? p->ntr : 1) * sizeof *gid);
     int ng = 0, grouped = 0;
     for (int T = 0; T < p->ntr; T++) {

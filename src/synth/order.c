@@ -825,10 +825,8 @@ int order_schedule(const algo *routing, const topo *t, double chunk_bytes,
     }
     const sched_run *r = &runs[pick];
     algo *a = algo_new(routing->coll, routing->nranks, routing->chunks_per_rank);
-    if (!a) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
+    if (!a)
+        tc_oom();
     for (int i = 0; i < n; i++) {
         const algo_send *s = &routing->sends[i];
         algo_send *d = algo_add_send(a, s->origin, s->index, s->src, s->dst, r->t_send[i],

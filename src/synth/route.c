@@ -918,10 +918,8 @@ static algo *trees_to_algo(const rmodel *M, const trees *T)
 {
     int n = M->n;
     algo *a = algo_new(M->k, n, M->cpr);
-    if (!a) {
-        fprintf(stderr, "taccl: out of memory\n");
-        abort();
-    }
+    if (!a)
+        tc_oom();
     emit_item *it = xmalloc((size_t)n * sizeof *it);
     int *depth = xmalloc((size_t)n * sizeof *depth);
     for (int c = 0; c < M->nch; c++) {

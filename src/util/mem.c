@@ -1,15 +1,21 @@
 /* mem.c — allocation that aborts on out of memory (see mem.h). */
 #include "mem.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+_Noreturn void tc_oom(void)
+{
+    fputs("taccl: out of memory\n", stderr);
+    abort();
+}
 
 static void *checked(void *p)
 {
-    if (!p) {
-        fputs("taccl: out of memory\n", stderr);
-        abort();
-    }
+    if (!p)
+        tc_oom();
     return p;
 }
 
@@ -26,4 +32,19 @@ void *xcalloc(size_t n, size_t size)
 void *xrealloc(void *p, size_t n)
 {
     return checked(realloc(p, n ? n : 1));
+}
+
+void *xgrow(void *base, int *cap, int need, size_t size)
+{
+    if (need <= *cap)
+        return base;
+    long long ncap = *cap > 0 ? *cap : 4;
+    while (ncap < need)
+        ncap *= 2;
+    if (ncap > INT_MAX)
+        ncap = need;
+    char *nb = xrealloc(base, (size_t)ncap * size);
+    memset(nb + (size_t)*cap * size, 0, (size_t)(ncap - *cap) * size);
+    *cap = (int)ncap;
+    return nb;
 }
