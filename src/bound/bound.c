@@ -113,6 +113,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../util/heap.h"
 #include "../util/mem.h"
 
 #define MCF_MAX_COLS 30000      /* AllToAll flow LP size limit (columns) */
@@ -877,37 +878,13 @@ typedef struct {
     int v;
 } heap_item;
 
-static void heap_push(heap_item *h, int *n, heap_item x)
+static int item_less(const void *ctx, const heap_item *a, const heap_item *b)
 {
-    int i = (*n)++;
-    while (i > 0) {
-        int p = (i - 1) / 2;
-        if (h[p].d < x.d || (h[p].d == x.d && h[p].v <= x.v))
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = x;
+    (void)ctx;
+    return a->d < b->d || (a->d == b->d && a->v < b->v);
 }
 
-static heap_item heap_pop(heap_item *h, int *n)
-{
-    heap_item top = h[0], x = h[--(*n)];
-    int i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && (h[c + 1].d < h[c].d || (h[c + 1].d == h[c].d && h[c + 1].v < h[c].v)))
-            c++;
-        if (x.d < h[c].d || (x.d == h[c].d && x.v <= h[c].v))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = x;
-    return top;
-}
+TC_HEAP_DEFINE(iheap, heap_item, const void *, item_less)
 
 /* Smallest alpha sums from src to every node; hops counts rank-to-rank
  * transfers on the chosen path. */
@@ -920,9 +897,9 @@ static void dijkstra(const net *N, int nranks, int src, double *dist, int *hops,
     }
     int hn = 0;
     dist[src] = 0;
-    heap_push(heap, &hn, (heap_item){0, src});
+    iheap_push(heap, &hn, (heap_item){0, src}, NULL);
     while (hn > 0) {
-        heap_item it = heap_pop(heap, &hn);
+        heap_item it = iheap_pop(heap, &hn, NULL);
         if (it.d > dist[it.v])
             continue;
         for (int k = N->out_start[it.v]; k < N->out_start[it.v + 1]; k++) {
@@ -931,7 +908,7 @@ static void dijkstra(const net *N, int nranks, int src, double *dist, int *hops,
             if (nd < dist[e->to]) {
                 dist[e->to] = nd;
                 hops[e->to] = hops[it.v] + (e->to < nranks ? 1 : 0);
-                heap_push(heap, &hn, (heap_item){nd, e->to});
+                iheap_push(heap, &hn, (heap_item){nd, e->to}, NULL);
             }
         }
     }

@@ -1,8 +1,11 @@
 /* layout.c — per-rank chunk address space with in-place aliasing (see .h). */
 #include "layout.h"
 
+#include <assert.h>
+
 layout layout_of(const prog *p, int r, int inplace)
 {
+    assert(r >= 0 && r < p->ngpu);
     layout l = {0};
     const prog_gpu *g = &p->gpus[r];
     int ni = prog_buf_len(p, r, BUF_I), no = prog_buf_len(p, r, BUF_O);

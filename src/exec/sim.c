@@ -18,6 +18,8 @@
  * receiver's destination. */
 #include "sim.h"
 
+#include <assert.h>
+
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@
 
 #include "data.h"
 #include "layout.h"
+#include "../util/heap.h"
 #include "../util/mem.h"
 
 #define NCCL_STEPS 8
@@ -47,53 +50,30 @@ typedef struct {
 
 typedef struct {
     event *v;
-    size_t n, cap;
+    int n, cap;
 } heap;
 
-static int ev_before(const event *a, const event *b)
+static int ev_before(const void *ctx, const event *a, const event *b)
 {
+    (void)ctx;
     if (a->t != b->t)
         return a->t < b->t;
     return a->key < b->key;
 }
 
+TC_HEAP_DEFINE(evheap, event, const void *, ev_before)
+
 static void heap_push(heap *h, event e)
 {
-    if (h->n == h->cap) {
-        h->cap = h->cap ? 2 * h->cap : 1024;
-        h->v = xrealloc(h->v, h->cap * sizeof *h->v);
-    }
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t up = (i - 1) / 2;
-        if (!ev_before(&e, &h->v[up]))
-            break;
-        h->v[i] = h->v[up];
-        i = up;
-    }
-    h->v[i] = e;
+    h->v = xgrow(h->v, &h->cap, h->n + 1, sizeof *h->v);
+    evheap_push(h->v, &h->n, e, NULL);
 }
 
 static int heap_pop(heap *h, event *out)
 {
     if (h->n == 0)
         return 0;
-    *out = h->v[0];
-    event last = h->v[--h->n];
-    size_t i = 0, n = h->n;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && ev_before(&h->v[c + 1], &h->v[c]))
-            c++;
-        if (!ev_before(&h->v[c], &last))
-            break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (n > 0)
-        h->v[i] = last;
+    *out = evheap_pop(h->v, &h->n, NULL);
     return 1;
 }
 
@@ -511,6 +491,7 @@ static void xfer_request(sim *S, int g, double now)
     S->r->transfers++;
     S->r->bytes_moved += (double)x->bytes;
     S->r->xfer_us += cost;
+    assert(b->step0 + x->send_step < S->nsteps);
     if (S->o->dead && S->o->dead[b->step0 + x->send_step]) {
         S->r->dead_transfers++;
         S->r->dead_bytes += (double)x->bytes;

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../util/heap.h"
 #include "../util/mem.h"
 
 enum {
@@ -656,39 +657,12 @@ static int ev_before(const lctx *L, int a, int b)
     return a < b;
 }
 
-static void heap_push(const lctx *L, int *h, int *n, int e)
+static int ev_less(const lctx *L, const int *a, const int *b)
 {
-    int i = (*n)++;
-    while (i > 0) {
-        int up = (i - 1) / 2;
-        if (!ev_before(L, e, h[up]))
-            break;
-        h[i] = h[up];
-        i = up;
-    }
-    h[i] = e;
+    return ev_before(L, *a, *b);
 }
 
-static int heap_pop(const lctx *L, int *h, int *n)
-{
-    int top = h[0];
-    int last = h[--(*n)];
-    int i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && ev_before(L, h[c + 1], h[c]))
-            c++;
-        if (!ev_before(L, h[c], last))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n > 0)
-        h[i] = last;
-    return top;
-}
+TC_HEAP_DEFINE(evq, int, const lctx *, ev_less)
 
 /* Edges: each transfer's send before its receive; on a connection, sends
  * and receives in order, and a send after the receive FIFO_DEPTH places
@@ -780,13 +754,13 @@ static int causal_order(lctx *L, const recv_key *rk, int nr, const int *fifo_pre
     int *h = xcalloc((size_t)nev, sizeof *h), hn = 0, done = 0;
     for (int e = 0; e < nev; e++)
         if (indeg[e] == 0)
-            heap_push(L, h, &hn, e);
+            evq_push(h, &hn, e, L);
     while (hn > 0) {
-        int e = heap_pop(L, h, &hn);
+        int e = evq_pop(h, &hn, L);
         order[done++] = e;
         for (int i = start[e]; i < start[e + 1]; i++)
             if (--indeg[adj[i]] == 0)
-                heap_push(L, h, &hn, adj[i]);
+                evq_push(h, &hn, adj[i], L);
     }
     if (done < nev)
         rc = tc_err_set(err, TC_INPUT,

@@ -2,6 +2,7 @@
 #include "program.h"
 #include "../util/mem.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,7 @@ prog_gpu *prog_add_gpu(prog *p, int i_chunks, int o_chunks, int s_chunks)
 
 int prog_buf_len(const prog *p, int r, buf_kind b)
 {
+    assert(r >= 0 && r < p->ngpu);
     const prog_gpu *g = &p->gpus[r];
     int given = b == BUF_I ? g->i_chunks : b == BUF_O ? g->o_chunks : b == BUF_S ? g->s_chunks : -1;
     if (given != 0 || b == BUF_S)

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "../util/heap.h"
 #include "../util/mem.h"
 
 #define MAX_CNT 71              /* runtime: cnt < 72 */
@@ -689,8 +690,9 @@ typedef struct {
     int src, T;
 } request;
 
-static int req_before(const request *a, const request *b)
+static int req_before(const void *ctx, const request *a, const request *b)
 {
+    (void)ctx;
     if (a->r != b->r)
         return a->r < b->r;
     if (a->src != b->src)
@@ -698,38 +700,7 @@ static int req_before(const request *a, const request *b)
     return a->T < b->T;
 }
 
-static void req_push(request *h, int *n, request x)
-{
-    int i = (*n)++;
-    while (i > 0) {
-        int up = (i - 1) / 2;
-        if (!req_before(&x, &h[up]))
-            break;
-        h[i] = h[up];
-        i = up;
-    }
-    h[i] = x;
-}
-
-static request req_pop(request *h, int *n)
-{
-    request top = h[0], last = h[--(*n)];
-    int i = 0;
-    for (;;) {
-        int ch = 2 * i + 1;
-        if (ch >= *n)
-            break;
-        if (ch + 1 < *n && req_before(&h[ch + 1], &h[ch]))
-            ch++;
-        if (!req_before(&h[ch], &last))
-            break;
-        h[i] = h[ch];
-        i = ch;
-    }
-    if (*n > 0)
-        h[i] = last;
-    return top;
-}
+TC_HEAP_DEFINE(req, request, const void *, req_before)
 
 typedef struct {
     long long key;
@@ -835,10 +806,10 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
     for (int T = 0; T < ntr; T++) {
         rq[T] = p->pre[T];
         if (need[T] == 0)
-            req_push(h, &hn, (request){rq[T], c->a->sends[p->first[T]].src, T});
+            req_push(h, &hn, (request){rq[T], c->a->sends[p->first[T]].src, T}, NULL);
     }
     while (hn > 0) {
-        request q = req_pop(h, &hn);
+        request q = req_pop(h, &hn, NULL);
         int T = q.T, f = p->first[T];
         double st = q.r;
         for (int k = 0; k < 2; k++) {
@@ -869,7 +840,7 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
                 int v = ed->to, u = pprev[v];
                 if (u >= 0 && S->end[u] + p->presum[v] > rq[v])
                     rq[v] = S->end[u] + p->presum[v];
-                req_push(h, &hn, (request){rq[v], c->a->sends[p->first[v]].src, v});
+                req_push(h, &hn, (request){rq[v], c->a->sends[p->first[v]].src, v}, NULL);
             }
         }
     }

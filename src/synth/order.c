@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../lp/lp.h"
+#include "../util/heap.h"
 #include "../util/mem.h"
 
 /* ------------------------------------------------------------ resources */
@@ -433,8 +434,9 @@ typedef struct {
     int *pos;               /* [n] index in cand */
 } picker;
 
-static int gkey_less(const gkey *a, const gkey *b)
+static int gkey_less(const void *ctx, const gkey *a, const gkey *b)
 {
+    (void)ctx;
     if (a->rq != b->rq)
         return a->rq < b->rq;
     if (a->src != b->src)
@@ -442,39 +444,17 @@ static int gkey_less(const gkey *a, const gkey *b)
     return a->g < b->g;
 }
 
+TC_HEAP_DEFINE(gheap, gkey, const void *, gkey_less)
+
 static void heap_push(picker *P, gkey k)
 {
-    if (P->nheap == P->capheap) {
-        P->capheap = P->capheap ? 2 * P->capheap : 1024;
-        P->heap = xrealloc(P->heap, (size_t)P->capheap * sizeof *P->heap);
-    }
-    int i = P->nheap++;
-    while (i > 0 && gkey_less(&k, &P->heap[(i - 1) / 2])) {
-        P->heap[i] = P->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    P->heap[i] = k;
+    P->heap = xgrow(P->heap, &P->capheap, P->nheap + 1, sizeof *P->heap);
+    gheap_push(P->heap, &P->nheap, k, NULL);
 }
 
 static gkey heap_pop(picker *P)
 {
-    gkey top = P->heap[0], last = P->heap[--P->nheap];
-    int i = 0;
-    for (;;) {
-        int l = 2 * i + 1, m = i;
-        const gkey *best = &last;
-        if (l < P->nheap && gkey_less(&P->heap[l], best))
-            m = l, best = &P->heap[l];
-        if (l + 1 < P->nheap && gkey_less(&P->heap[l + 1], best))
-            m = l + 1;
-        if (m == i)
-            break;
-        P->heap[i] = P->heap[m];
-        i = m;
-    }
-    if (P->nheap > 0)
-        P->heap[i] = last;
-    return top;
+    return gheap_pop(P->heap, &P->nheap, NULL);
 }
 
 /* Free time of group g's out resource: its chain's end, else the

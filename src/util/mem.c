@@ -1,6 +1,7 @@
 /* mem.c — allocation that aborts on out of memory (see mem.h). */
 #include "mem.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@ void *xrealloc(void *p, size_t n)
 
 void *xgrow(void *base, int *cap, int need, size_t size)
 {
+    assert(need >= 0 && size > 0 && *cap >= 0);
     if (need <= *cap)
         return base;
     long long ncap = *cap > 0 ? *cap : 4;
