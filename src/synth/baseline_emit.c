@@ -1,0 +1,116 @@
+/* baseline_emit.c — the building blocks every baseline family uses: new
+ * threadblocks, steps with their dependencies (a nop for a second one), the
+ * FIFO window that keeps a tb from running more than 8 sends ahead of its
+ * receives, runs of contiguous chunks, local copies. */
+#include "baseline_int.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../util/mem.h"
+
+/* ====================================================== building blocks */
+
+int bl_tb_new(bld *b, int r, int send, int recv, int chan)
+{
+    return prog_add_tb(&b->p->gpus[r], send, recv, chan)->id;
+}
+
+/* Append a step to tb `tb` of rank r; `dep` on another tb becomes its
+ * depid/deps (one on the same tb is implied by program order). */
+sref bl_emit(bld *b, int r, int tb, step_type ty, buf_kind sb, int so, buf_kind db, int dof,
+                 int cnt, sref dep)
+{
+    int depid = -1, deps = -1;
+    if (dep.tb >= 0 && dep.tb != tb) {
+        depid = dep.tb;
+        deps = dep.step;
+    }
+    prog_step *st = prog_add_step(&b->p->gpus[r].tbs[tb], ty, sb, so, db, dof, cnt, depid, deps);
+    return (sref){tb, st->s};
+}
+
+/* A step with two dependencies: a nop carries the first. */
+sref bl_emit2(bld *b, int r, int tb, step_type ty, buf_kind sb, int so, buf_kind db, int dof,
+                  int cnt, sref d1, sref d2)
+{
+    int x1 = d1.tb >= 0 && d1.tb != tb, x2 = d2.tb >= 0 && d2.tb != tb;
+    if (x1 && x2 && (d1.tb != d2.tb)) {
+        prog_add_step(&b->p->gpus[r].tbs[tb], ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, d1.tb,
+                      d1.step);
+        return bl_emit(b, r, tb, ty, sb, so, db, dof, cnt, d2);
+    }
+    if (x1 && x2)   /* same tb: the later step covers both */
+        return bl_emit(b, r, tb, ty, sb, so, db, dof, cnt, d1.step > d2.step ? d1 : d2);
+    return bl_emit(b, r, tb, ty, sb, so, db, dof, cnt, x1 ? d1 : d2);
+}
+
+/* The last step of a tb so far (NODEP if empty). */
+sref bl_last_of(const bld *b, int r, int tb)
+{
+    const prog_tb *T = &b->p->gpus[r].tbs[tb];
+    return T->nsteps ? (sref){tb, T->nsteps - 1} : NODEP;
+}
+
+/* Interleave a tb's ns sends and nr receives, sends at most FIFO_WINDOW
+ * ahead: returns 0 (emit the next send), 1 (the next receive) or -1. */
+int bl_window_next(int *si, int *ri, int ns, int nr)
+{
+    if (*si < ns && (*si < *ri + FIFO_WINDOW || *ri >= nr))
+        return (*si)++, 0;
+    if (*ri < nr)
+        return (*ri)++, 1;
+    return -1;
+}
+
+prog *bl_new_prog(bld *b, int C, int s_chunks, tc_err *err)
+{
+    int in, out;
+    if (coll_shape(b->k, b->n, C, &in, &out, err) != TC_OK)
+        return NULL;
+    b->p = prog_new("", b->k, b->n, C);
+    if (!b->p)
+        tc_oom();
+    for (int r = 0; r < b->n; r++)
+        prog_add_gpu(b->p, in, out, s_chunks);
+    return b->p;
+}
+
+/* Chunk offsets of channel c inside block q (KM chunks from q*KM), appended
+ * to v; returns the new length. */
+int bl_block_chunks(const bld *b, int q, int c, int base_shift, int *v, int len)
+{
+    for (int m = 0; m < b->M; m++)
+        v[len++] = base_shift + q * b->KM + m * b->K + c;
+    return len;
+}
+
+/* Group sorted offset pairs into runs contiguous on both sides, cnt <= 71.
+ * run_start[i], run_len[i]; returns the number of runs. */
+int bl_make_runs(const int *src, const int *dst, int len, int *rs, int *rl)
+{
+    int nr = 0;
+    for (int i = 0; i < len;) {
+        int j = i + 1;
+        while (j < len && j - i < MAX_CNT && src[j] == src[j - 1] + 1 && dst[j] == dst[j - 1] + 1)
+            j++;
+        rs[nr] = i;
+        rl[nr] = j - i;
+        nr++;
+        i = j;
+    }
+    return nr;
+}
+
+/* A local copy of cnt chunks in steps of at most MAX_CNT, no dependency;
+ * returns the last step. */
+sref bl_emit_copy(bld *b, int r, int tb, buf_kind sb, int so, buf_kind db, int dof, int cnt)
+{
+    sref last = NODEP;
+    for (int x = 0; x < cnt; x += MAX_CNT) {
+        int c = cnt - x < MAX_CNT ? cnt - x : MAX_CNT;
+        last = bl_emit(b, r, tb, ST_CPY, sb, so + x, db, dof + x, c, NODEP);
+    }
+    return last;
+}

@@ -1,0 +1,95 @@
+/* baseline_int.h — what the baseline families share (not a public API).
+ *
+ * baseline.c holds the table of algorithms and the builders behind it, and
+ * checks and finishes what a builder made; each family builds its steps in
+ * a file of its own (baseline_ring.c, baseline_direct.c,
+ * baseline_butterfly.c, baseline_tree.c) from the building blocks in
+ * baseline_emit.c; baseline_rings.c finds the rings.  The layout every
+ * builder follows is described at the top of baseline.c. */
+#ifndef TC_BASELINE_INT_H
+#define TC_BASELINE_INT_H
+
+#include "baseline.h"
+
+#define FIFO_WINDOW 8           /* NCCL_STEPS: sends a connection holds unreceived */
+#define MAX_CNT 71              /* MSCCL_MAX_COUNT is 72: cnt <= 71 */
+#define MAX_CHANNELS 32         /* MAXCHANNELS */
+#define PEER_TBS_PER_CHANNEL 32 /* MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL */
+#define MAX_DEPID 127           /* depid is stored as int8 */
+
+/* A step: (tb, step) on some rank; NODEP = none. */
+typedef struct {
+    int tb, step;
+} sref;
+
+#define NODEP ((sref){-1, -1})
+
+/* The program being built. */
+typedef struct {
+    const topo *t;
+    coll_kind k;
+    int n;
+    int K;              /* data channels */
+    int M;              /* chunks per rank per channel */
+    int KM;
+    prog *p;
+} bld;
+
+/* The rings a ring builder follows. */
+typedef struct {
+    const baseline_rings *rings;
+    int *pos;           /* [nrings * n] position of rank r in ring k */
+} ringinfo;
+
+/* What a builder may need besides the program. */
+typedef struct {
+    const ringinfo *ri; /* ring: its rings */
+    int L;              /* butterfly, halving: log2 of the ranks */
+    char *mode;         /* tree: what it built, for the note */
+    size_t modelen;
+} bl_args;
+
+/* A family's builder: fills b->p for collective b->k; TC_OK or an error. */
+typedef int (*bl_builder)(bld *b, const bl_args *a, tc_err *err);
+
+int bl_build_ring(bld *b, const bl_args *a, tc_err *err);
+int bl_build_direct(bld *b, const bl_args *a, tc_err *err);
+int bl_build_direct_rsag(bld *b, const bl_args *a, tc_err *err);
+int bl_build_butterfly(bld *b, const bl_args *a, tc_err *err);
+int bl_build_halving(bld *b, const bl_args *a, tc_err *err);
+int bl_build_tree(bld *b, const bl_args *a, tc_err *err);
+
+/* log2 of n if n is a power of two, else -1. */
+static inline int bl_log2_exact(int n)
+{
+    int L = 0;
+    while ((1 << L) < n)
+        L++;
+    return n >= 1 && (1 << L) == n ? L : -1;
+}
+
+/* ---- building blocks (baseline_emit.c) ---- */
+
+int bl_tb_new(bld *b, int r, int send, int recv, int chan);
+/* Append a step to tb `tb` of rank r; `dep` on another tb becomes its
+ * depid/deps (one on the same tb is implied by program order). */
+sref bl_emit(bld *b, int r, int tb, step_type ty, buf_kind sb, int so, buf_kind db, int dof,
+             int cnt, sref dep);
+/* A step with two dependencies: a nop carries the first. */
+sref bl_emit2(bld *b, int r, int tb, step_type ty, buf_kind sb, int so, buf_kind db, int dof,
+              int cnt, sref d1, sref d2);
+/* The last step of a tb so far (NODEP if empty). */
+sref bl_last_of(const bld *b, int r, int tb);
+/* Interleave a tb's ns sends and nr receives, sends at most FIFO_WINDOW
+ * ahead: returns 0 (emit the next send), 1 (the next receive) or -1. */
+int bl_window_next(int *si, int *ri, int ns, int nr);
+prog *bl_new_prog(bld *b, int C, int s_chunks, tc_err *err);
+/* Chunk offsets of channel c inside block q (KM chunks from q*KM), appended
+ * to v; returns the new length. */
+int bl_block_chunks(const bld *b, int q, int c, int base_shift, int *v, int len);
+/* Group sorted offset pairs into runs contiguous on both sides, cnt <= 71. */
+int bl_make_runs(const int *src, const int *dst, int len, int *rs, int *rl);
+/* A local copy of cnt chunks in steps of at most MAX_CNT, no dependency. */
+sref bl_emit_copy(bld *b, int r, int tb, buf_kind sb, int so, buf_kind db, int dof, int cnt);
+
+#endif
