@@ -207,7 +207,8 @@ static void print_verdict(const cli *c, const prog *p, const run_report *r)
     const hazard *h = hazard_verdict(&r->hz);
     if (!h && r->hz.n)
         h = &r->hz.v[0];    /* --strict: a warning failed the run */
-    int line = h ? prog_line_of(p, h->rank, h->tb, h->step) : p->line;
+    int line = h && h->line > 0 ? (int)h->line : h ? prog_line_of(p, h->rank, h->tb, h->step)
+                                                   : p->line;
     const char *msg = h ? h->msg : "the postcondition does not hold";
     if (line > 0)
         fprintf(stderr, "taccl-run: %s:%d: %s\n", c->file, line, msg);

@@ -216,6 +216,45 @@ static void check_algo_loader(ctx *c)
                    p->max_bytes, scratch, CHECK_GPU_BYTES >> 30);
 }
 
+/* What the runtimes' XML tokenizer refuses (the reader took it), and the
+ * 4095 nodes it stores: 1 <algo> + every <gpu> + one rank's tbs and steps. */
+static void check_syntax_loader(ctx *c)
+{
+    const prog *p = c->p;
+    if (c->lim->loader == LOADER_NONE || !p->coll_attr[0])
+        return;
+    static const char *what[] = {
+        "an XML declaration or processing instruction (<?...?>)",
+        "text or a tab between elements (the tokenizer takes only spaces and line ends)",
+        "a tag spread over several lines",
+        "an attribute value in single quotes",
+        "an element with more than 16 attributes (the rest are dropped)",
+    };
+    const long at[] = {p->syntax.decl, p->syntax.tab, p->syntax.split_tag,
+                       p->syntax.single_quote, p->syntax.many_attrs};
+    for (int i = 0; i < 5; i++)
+        if (at[i] > 0) {
+            hazard_add(c->out, HZ_LOAD, -1, -1, -1, "%s: the runtimes' XML tokenizer refuses it "
+                       "(%s refuse%s to load the file)", what[i], refuser(c),
+                       c->lim->loader == LOADER_ANY ? "" : "s");
+            c->out->v[c->out->n - 1].line = at[i];
+        }
+    long long worst = 0;
+    for (int r = 0; r < p->ngpu; r++) {
+        long long k = p->gpus[r].ntbs;
+        for (int t = 0; t < p->gpus[r].ntbs; t++)
+            k += p->gpus[r].tbs[t].nsteps;
+        if (k > worst)
+            worst = k;
+    }
+    if (1 + p->ngpu + worst > 4095)
+        hazard_add(c->out, HZ_LOAD, -1, -1, -1,
+                   "%lld XML elements a rank stores (1 <algo>, %d <gpu>, its tbs and steps): the "
+                   "runtimes' parser holds 4095 (%s refuse%s to load the file)",
+                   1 + p->ngpu + worst, p->ngpu, refuser(c),
+                   c->lim->loader == LOADER_ANY ? "" : "s");
+}
+
 /* The legacy loader's consistency check: a non-zero i_chunks (o_chunks)
  * times the ranks on that side must be nchunksperloop. */
 static void check_counts_loader(ctx *c, int r)
@@ -696,6 +735,7 @@ int check_program(const prog *p, const check_limits *lim, hazard_list *out)
 
     check_algo(&c);
     check_algo_loader(&c);
+    check_syntax_loader(&c);
     check_gpu_shapes(&c);
     for (int r = 0; r < p->ngpu; r++) {
         check_counts_loader(&c, r);

@@ -26,6 +26,7 @@ void hazard_add(hazard_list *l, hazard_kind kind, int rank, int tb, int step,
     h->tb = tb;
     h->step = step;
     h->warning = 0;
+    h->line = 0;
     int off = 0;
     if (rank >= 0)
         off += snprintf(h->msg + off, sizeof h->msg - off, "rank %d ", rank);

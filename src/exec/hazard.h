@@ -27,6 +27,8 @@ typedef enum {
 typedef struct {
     hazard_kind kind;
     int rank, tb, step;     /* -1 where not applicable */
+    long line;              /* the file's line it is about, when no rank/tb/
+                               step says it (0: derive it from those) */
     int warning;            /* 1: confined to steps whose data never reaches
                                the result (dead traffic): the collective is
                                still performed */

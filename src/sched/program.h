@@ -90,6 +90,16 @@ typedef struct prog {
     double predicted_us;    /* synthesizer's predicted time, < 0 = none */
     char *path;             /* file it was read from, or NULL */
     int line;               /* line of <algo> in that file, 0 if built in memory */
+    /* What the runtimes' own XML tokenizer refuses (microsoft/msccl
+     * src/graph/xml.cc, the same code in msccl-executor): the first line of
+     * each, 0 if absent (the reader itself accepts all of them). */
+    struct {
+        long decl;          /* <?...?>: an XML declaration or instruction */
+        long tab;           /* a tab (or other text) between elements */
+        long split_tag;     /* a tag spread over lines */
+        long single_quote;  /* a value in single quotes */
+        long many_attrs;    /* an element with more than 16 attributes */
+    } syntax;
     int size_line;          /* line of the <taccl> giving size_bytes, else 0 */
 } prog;
 

@@ -1142,6 +1142,8 @@ static void on_start(void *data, const xmlChar *localname, const xmlChar *prefix
         too_deep(ctxt, &s->diag);
         return;
     }
+    if (nb_attributes > 16 && !s->p->syntax.many_attrs)   /* the tokenizer keeps 16 */
+        s->p->syntax.many_attrs = ctxt->input ? ctxt->input->line : 1;
     if (s->depth == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 16;
         s->stack = xrealloc(s->stack, (size_t)s->cap * sizeof *s->stack);
@@ -1189,8 +1191,16 @@ static void on_end(void *data, const xmlChar *localname, const xmlChar *prefix,
  * so it never holds the whole text) and the schedule is read as it streams
  * by (no tree is built): memory stays near the size of the program.  The
  * caller checks each piece first (UTF-8, no NUL). */
+/* The raw text as the runtimes' tokenizer sees it (see prog.syntax). */
+typedef struct {
+    long line;
+    int in_tag, in_quote, in_comment;
+    char prev[3];           /* the last three bytes, for "<?", "<!--", "-->" */
+} tok_scan;
+
 typedef struct {
     sax_state st;
+    tok_scan tk;
     xmlParserCtxtPtr ctxt;
     const char *label;
     xmlStructuredErrorFunc old_serror;
@@ -1241,9 +1251,59 @@ static void stream_begin(stream *S, const char *label)
                       XML_PARSE_BIG_LINES | XML_PARSE_IGNORE_ENC | XML_PARSE_NOENT);
 }
 
+static void first_at(long *slot, long line)
+{
+    if (!*slot)
+        *slot = line;
+}
+
+/* Note, in p->syntax, what the runtimes' tokenizer would refuse in these
+ * bytes: it takes only ' ', '\n' and '\r' between elements, no <?...?>,
+ * each tag on one line, values in double quotes; comments are skipped. */
+static void tok_scan_bytes(tok_scan *t, prog *p, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char c = b[i];
+        if (t->line == 0)
+            t->line = 1;
+        if (t->in_comment) {
+            if (c == '>' && t->prev[2] == '-' && t->prev[1] == '-')
+                t->in_comment = 0;
+        } else if (t->in_tag) {
+            if (t->in_quote) {
+                if (c == '"')
+                    t->in_quote = 0;
+            } else if (c == '"') {
+                t->in_quote = 1;
+            } else if (c == '\'') {
+                first_at(&p->syntax.single_quote, t->line);
+            } else if (c == '\n' || c == '\r') {
+                first_at(&p->syntax.split_tag, t->line);
+            } else if (c == '?' && t->prev[2] == '<') {
+                first_at(&p->syntax.decl, t->line);
+            } else if (c == '-' && t->prev[2] == '-' && t->prev[1] == '!' && t->prev[0] == '<') {
+                t->in_tag = 0;
+                t->in_comment = 1;
+            } else if (c == '>') {
+                t->in_tag = 0;
+            }
+        } else if (c == '<') {
+            t->in_tag = 1;
+        } else if (c != ' ' && c != '\n' && c != '\r') {
+            first_at(&p->syntax.tab, t->line);
+        }
+        if (c == '\n')
+            t->line++;
+        t->prev[0] = t->prev[1];
+        t->prev[1] = t->prev[2];
+        t->prev[2] = c;
+    }
+}
+
 /* Hand n more bytes to the parser (nothing once it has stopped). */
 static void stream_feed(stream *S, const char *bytes, size_t n)
 {
+    tok_scan_bytes(&S->tk, S->st.p, bytes, n);
     while (n > 0 && !S->ctxt->disableSAX && S->ctxt->instate != XML_PARSER_EOF) {
         size_t piece = n < PUSH_PIECE ? n : PUSH_PIECE;
         xmlParseChunk(S->ctxt, bytes, (int)piece, 0);

@@ -108,3 +108,36 @@ expect "every corpus file has a verdict in EXPECT" 0 "" -- test -z "$missing"
 expect "--sweep over a refused file: exit 2 with the refusal" 2 \
     "many-steps.xml: rank 0 tb 0: 65 steps exceed the runtime limit of 64 .*msccl-executor refuses" -- \
     "$R" "$D/many-steps.xml" --target msccl-executor --sweep 1K:4K
+
+# What the runtimes' own XML tokenizer refuses (the reader takes it; the
+# loaders do not): refused, exit 2, at its line; --target unlimited runs it.
+OK="$D/ok-allgather2.xml"
+{ echo '<?xml version="1.0"?>'; cat "$OK"; } >"$TMP/decl.xml"
+expect "an XML declaration: exit 2 at line 1" 2 \
+    "decl.xml:1: an XML declaration .*the runtimes' XML tokenizer refuses it" -- "$R" "$TMP/decl.xml"
+expect "...which --target unlimited runs" 0 "verified" -- "$R" "$TMP/decl.xml" --target unlimited
+sed '3s/^    /\t/' "$OK" >"$TMP/tab.xml"
+expect "a tab between elements: exit 2 at its line" 2 "tab.xml:3: text or a tab between elements" -- \
+    "$R" "$TMP/tab.xml"
+sed '4s/ type="cpy"/\n      type="cpy"/' "$OK" >"$TMP/split.xml"
+expect "a tag over two lines: exit 2" 2 "split.xml:4: a tag spread over several lines" -- \
+    "$R" "$TMP/split.xml" --target msccl
+sed "4s/cnt=\"1\"/cnt='1'/" "$OK" >"$TMP/quote.xml"
+expect "a single-quoted value: exit 2" 2 "quote.xml:4: an attribute value in single quotes.*msccl-executor refuses" -- \
+    "$R" "$TMP/quote.xml" --target msccl-executor
+sed '4s/hasdep="0"/hasdep="0" a="1" b="2" c="3" d="4" e="5" f="6" g="7"/' "$OK" >"$TMP/attrs.xml"
+expect "17 attributes on an element: exit 2" 2 "attrs.xml:4: an element with more than 16 attributes" -- \
+    "$R" "$TMP/attrs.xml"
+python3 -c '
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+extra = []
+for t in range(1, 21):
+    extra.append("    <tb id=\"%d\" send=\"-1\" recv=\"-1\" chan=\"0\">" % t)
+    for s in range(205):
+        extra.append("      <step s=\"%d\" type=\"nop\" srcbuf=\"i\" srcoff=\"-1\" dstbuf=\"o\" dstoff=\"-1\" cnt=\"0\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>" % s)
+    extra.append("    </tb>")
+i = lines.index("  </gpu>")
+print("\n".join(lines[:i] + extra + lines[i:]), end="")' "$OK" >"$TMP/nodes.xml"
+expect "more than 4095 elements for one rank: exit 2" 2 \
+    "4127 XML elements a rank stores .*the runtimes' parser holds 4095" -- "$R" "$TMP/nodes.xml"
