@@ -1195,7 +1195,9 @@ static void on_end(void *data, const xmlChar *localname, const xmlChar *prefix,
 typedef struct {
     long line;
     int in_tag, in_quote, in_comment;
-    char prev[3];           /* the last three bytes, for "<?", "<!--", "-->" */
+    int open;               /* bytes seen since the tag's '<' (counts to 4) */
+    int bang;               /* 1 after "<!", 2 after "<!-" */
+    int dashes;             /* in a comment: '-' just before */
 } tok_scan;
 
 typedef struct {
@@ -1257,46 +1259,70 @@ static void first_at(long *slot, long line)
         *slot = line;
 }
 
+/* Bytes that end a run the scan can skip, in a tag, in a quoted value and
+ * between elements. */
+static const unsigned char STOP_TAG[256] = {
+    ['"'] = 1, ['\''] = 1, ['\n'] = 1, ['\r'] = 1, ['>'] = 1,
+};
+static const unsigned char STOP_QUOTE[256] = {['"'] = 1, ['\n'] = 1};
+
 /* Note, in p->syntax, what the runtimes' tokenizer would refuse in these
  * bytes: it takes only ' ', '\n' and '\r' between elements, no <?...?>,
- * each tag on one line, values in double quotes; comments are skipped. */
+ * each tag on one line, values in double quotes; comments are skipped.
+ * Most bytes are names and values inside tags: those runs are skipped by
+ * table, so the scan costs little beside libxml2's own parse. */
 static void tok_scan_bytes(tok_scan *t, prog *p, const char *b, size_t n)
 {
+    if (t->line == 0)
+        t->line = 1;
     for (size_t i = 0; i < n; i++) {
-        char c = b[i];
-        if (t->line == 0)
-            t->line = 1;
+        unsigned char c = (unsigned char)b[i];
         if (t->in_comment) {
-            if (c == '>' && t->prev[2] == '-' && t->prev[1] == '-')
+            if (c == '>' && t->dashes >= 2)
                 t->in_comment = 0;
-        } else if (t->in_tag) {
-            if (t->in_quote) {
-                if (c == '"')
-                    t->in_quote = 0;
-            } else if (c == '"') {
-                t->in_quote = 1;
-            } else if (c == '\'') {
-                first_at(&p->syntax.single_quote, t->line);
-            } else if (c == '\n' || c == '\r') {
-                first_at(&p->syntax.split_tag, t->line);
-            } else if (c == '?' && t->prev[2] == '<') {
+            t->dashes = c == '-' ? t->dashes + 1 : 0;
+        } else if (t->in_quote) {
+            while (!STOP_QUOTE[c] && i + 1 < n)
+                c = (unsigned char)b[++i];
+            if (c == '"')
+                t->in_quote = 0;
+        } else if (t->in_tag && t->open < 4) {
+            /* the first bytes after '<': "<?" and "<!--" */
+            t->open++;
+            if (t->open == 1 && c == '?')
                 first_at(&p->syntax.decl, t->line);
-            } else if (c == '-' && t->prev[2] == '-' && t->prev[1] == '!' && t->prev[0] == '<') {
+            t->bang = t->open == 1 && c == '!' ? 1 : t->bang == t->open - 1 && c == '-' ? t->bang + 1 : 0;
+            if (t->bang == 3) {
                 t->in_tag = 0;
                 t->in_comment = 1;
+                t->dashes = 0;
             } else if (c == '>') {
                 t->in_tag = 0;
+            } else if (c == '"') {
+                t->in_quote = 1;
+            } else if (c == '\n' || c == '\r') {
+                first_at(&p->syntax.split_tag, t->line);
             }
+        } else if (t->in_tag) {
+            while (!STOP_TAG[c] && i + 1 < n)
+                c = (unsigned char)b[++i];
+            if (c == '"')
+                t->in_quote = 1;
+            else if (c == '\'')
+                first_at(&p->syntax.single_quote, t->line);
+            else if (c == '\n' || c == '\r')
+                first_at(&p->syntax.split_tag, t->line);
+            else if (c == '>')
+                t->in_tag = 0;
         } else if (c == '<') {
             t->in_tag = 1;
+            t->open = 0;
+            t->bang = 0;
         } else if (c != ' ' && c != '\n' && c != '\r') {
             first_at(&p->syntax.tab, t->line);
         }
         if (c == '\n')
             t->line++;
-        t->prev[0] = t->prev[1];
-        t->prev[1] = t->prev[2];
-        t->prev[2] = c;
     }
 }
 
