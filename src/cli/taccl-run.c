@@ -204,9 +204,7 @@ static void size_error(const cli *c, const prog *p, const char *what, char *out,
  * problem found, at the line of the step, tb or gpu it is about. */
 static void print_verdict(const cli *c, const prog *p, const run_report *r)
 {
-    const hazard *h = hazard_verdict(&r->hz);
-    if (!h && r->hz.n)
-        h = &r->hz.v[0];    /* --strict: a warning failed the run */
+    const hazard *h = run_report_verdict(r);
     int line = h && h->line > 0 ? (int)h->line : h ? prog_line_of(p, h->rank, h->tb, h->step)
                                                    : p->line;
     const char *msg = h ? h->msg : "the postcondition does not hold";

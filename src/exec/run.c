@@ -103,13 +103,17 @@ void run_report_free(run_report *r)
         race_stats_free(&r->race[m]);
 }
 
-/* The message a failed run is stated by (hazard_verdict); under --strict
- * a warning states it when there is no error. */
-static const char *verdict_msg(const run_report *r)
+const hazard *run_report_verdict(const run_report *r)
 {
     const hazard *h = hazard_verdict(&r->hz);
     if (!h && r->hz.n)
-        h = &r->hz.v[0];
+        h = &r->hz.v[0];    /* --strict: a warning failed the run */
+    return h;
+}
+
+static const char *verdict_msg(const run_report *r)
+{
+    const hazard *h = run_report_verdict(r);
     return h ? h->msg : "postcondition does not hold";
 }
 

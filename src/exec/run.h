@@ -57,6 +57,10 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
 
 void run_report_free(run_report *r);
 
+/* The hazard a failed run is stated by (hazard_verdict); under --strict a
+ * warning states it when there is no error.  NULL if there is none. */
+const hazard *run_report_verdict(const run_report *r);
+
 /* Warnings among the hazards: races and uninitialized reads confined to
  * dead traffic. */
 int run_report_warnings(const run_report *r);
