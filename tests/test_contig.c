@@ -22,6 +22,7 @@
 #include "sched/lower.h"
 #include "sched/algo.h"
 #include "synth/contig.h"
+#include "model/cost.h"
 
 #define TOL 1e-6
 #define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= TOL * (1 + fabs((double)(b))))
@@ -220,7 +221,7 @@ static algo *list_schedule(const topo *t, coll_kind k, int cpr, const hop *h, in
         }
         assert_true(best >= 0);
         topo_route r = topo_route_of(t, h[best].src, h[best].dst);
-        double end = bt + topo_route_cost_us(&r, cb);
+        double end = bt + cost_hop_us(&r, cb);
         rs_take(&s, h[best].src, h[best].dst, blane, end);
         double *av = &avail[(h[best].origin * cpr + h[best].index) * n + h[best].dst];
         if (end < *av)
@@ -371,7 +372,7 @@ static int check_schedule(const algo *a, const topo *t, double cb)
         topo_route r = topo_route_of(t, x[y].src, x[y].dst);
         assert_true(x[y].k <= 71);
         assert_true(x[y].t0 >= -TOL);
-        NEAR(x[y].t1 - x[y].t0, topo_route_cost_us(&r, x[y].k * cb));
+        NEAR(x[y].t1 - x[y].t0, cost_hop_us(&r, x[y].k * cb));
         if (a->sends[x[y].first].group >= 0)
             assert_true(x[y].k >= 2);
         mk = fmax(mk, x[y].t1);
@@ -941,7 +942,7 @@ static void test_replay_pre_post(void **state)
     topo *t = topo_default(3);
     double cb = 4096;
     topo_route r = topo_route_of(t, 0, 1);
-    double hop = topo_route_cost_us(&r, cb);
+    double hop = cost_hop_us(&r, cb);
     algo *in = algo_new(COLL_ALLGATHER, 3, 1);
     algo_send *a = algo_add_send(in, 0, 0, 0, 1, 0, hop);
     a->post_us = 0.5;

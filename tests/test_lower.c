@@ -20,6 +20,7 @@
 #include "exec/run.h"
 #include "sched/lower.h"
 #include "sched/xml.h"
+#include "model/cost.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -27,7 +28,7 @@
 static double hop(const topo *t, int a, int b, double bytes)
 {
     topo_route r = topo_route_of(t, a, b);
-    return topo_route_cost_us(&r, bytes);
+    return cost_hop_us(&r, bytes);
 }
 
 static algo_send *send_at(algo *a, int origin, int index, int src, int dst, double ts, double dur)
@@ -238,7 +239,7 @@ static double asap_hop(asap *s, algo *a, int origin, int src, int dst)
         if (s->nic_in[nd] > ts)
             ts = s->nic_in[nd];
     }
-    double c = topo_route_cost_us(&r, s->bytes);
+    double c = cost_hop_us(&r, s->bytes);
     send_at(a, origin, 0, src, dst, ts, c);
     *b = ts + c;
     if (r.kind == ROUTE_NIC)

@@ -19,6 +19,7 @@
 #include "exec/run.h"
 #include "sched/lower.h"
 #include "synth/order.h"
+#include "model/cost.h"
 
 #define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) < 1e-9 * (1 + fabs((double)(b))))
 
@@ -42,7 +43,7 @@ static topo *load(const char *name)
 static double hop_cost(const topo *t, int a, int b, double bytes)
 {
     topo_route r = topo_route_of(t, a, b);
-    return topo_route_cost_us(&r, bytes);
+    return cost_hop_us(&r, bytes);
 }
 
 /* Ring AllGather routing: chunk j of rank r travels r -> r+1 -> ... -> r-1. */
@@ -501,33 +502,6 @@ static void test_verify_catches_violations(void **state)
     topo_free(t);
 }
 
-static void test_resource_numbering(void **state)
-{
-    (void)state;
-    topo *t = load("dgx2-x2");
-    int nmem = 0;
-    for (int s = 0; s < t->nswitches; s++)
-        nmem += t->switches[s].nranks;
-    assert_int_equal(order_nresources(t), t->nlinks + 2 * nmem + 2 * t->nnics);
-    int res[2];
-    /* 0 -> 3 through node 0's switch: 0's out port, 3's in port */
-    assert_int_equal(order_hop_resources(t, 0, 3, res), 2);
-    assert_int_equal(order_res_kind_of(t, res[0]), ORES_PORT_OUT);
-    assert_int_equal(order_res_kind_of(t, res[1]), ORES_PORT_IN);
-    char b[96];
-    order_res_name(t, res[1], b, sizeof b);
-    assert_non_null(strstr(b, "rank 3"));
-    /* 1 -> 16 between nodes: NIC 0 egress, NIC 8 ingress */
-    assert_int_equal(order_hop_resources(t, 1, 16, res), 2);
-    assert_int_equal(order_res_kind_of(t, res[0]), ORES_NIC_OUT);
-    assert_int_equal(order_res_kind_of(t, res[1]), ORES_NIC_IN);
-    int r2[2];
-    order_hop_resources(t, 0, 17, r2);
-    assert_int_equal(r2[0], res[0]);        /* 0 and 1 share a NIC */
-    assert_int_equal(order_hop_resources(t, 5, 5, res), 0);
-    topo_free(t);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -540,7 +514,6 @@ int main(void)
         cmocka_unit_test(test_stage2_time_is_executed_time),
         cmocka_unit_test(test_refuses_bad_routings),
         cmocka_unit_test(test_verify_catches_violations),
-        cmocka_unit_test(test_resource_numbering),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

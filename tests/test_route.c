@@ -17,6 +17,7 @@
 
 #include "synth/order.h"
 #include "synth/route.h"
+#include "model/cost.h"
 
 static const char *root(void)
 {
@@ -70,7 +71,7 @@ static route_opts quiet_opts(void)
 static double hop_cost(const topo *t, int a, int b, double bytes)
 {
     topo_route r = topo_route_of(t, a, b);
-    return topo_route_cost_us(&r, bytes);
+    return cost_hop_us(&r, bytes);
 }
 
 /* Independent delivery check: for every chunk, each rank that needs it

@@ -3,7 +3,8 @@
  * the chip/cluster device rules, f32 replica identity and scale.
  *
  * Schedules and topologies are built by hand here.  Build with
- * -DSIM_ISOLATED to link without src/model/topo.c (simple stand-ins below). */
+ * -DSIM_ISOLATED to link without src/model/topo.c (simple stand-ins below;
+ * model/cost.c is still linked). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -75,10 +76,6 @@ topo_route topo_route_of(const topo *t, int a, int b)
         r.bw_gbps = t->nics[r.nic_src].bw_gbps;
     }
     return r;
-}
-double topo_route_cost_us(const topo_route *r, double bytes)
-{
-    return r->alpha_us + bytes / (r->bw_gbps * 1e3);
 }
 #endif
 

@@ -244,23 +244,6 @@ static void test_chip_and_cluster_indices(void **state)
     topo_free(t);
 }
 
-static void test_route_cost(void **state)
-{
-    (void)state;
-    topo *t = load_ok("topologies/ndv2-x2.json");
-    topo_route r = topo_route_of(t, 0, 1);
-    assert_near(topo_route_cost_us(&r, 1e6), 0.7 + 20.0, 1e-12);
-    assert_near(topo_route_cost_us(&r, 0), 0.7, 1e-15);
-    r = topo_route_of(t, 2, 9);                 /* NIC: 1 MiB at 12.5 GB/s */
-    assert_near(topo_route_cost_us(&r, 1048576), 1.3 + 83.88608, 1e-9);
-    r = topo_route_of(t, 4, 4);                 /* a copy at 450 GB/s */
-    assert_near(topo_route_cost_us(&r, 450000), 1.0, 1e-12);
-    r = topo_route_of(t, 0, 7);
-    assert_int_equal(r.kind, ROUTE_NONE);
-    assert_true(isinf(topo_route_cost_us(&r, 1)));
-    topo_free(t);
-}
-
 static void test_default(void **state)
 {
     (void)state;
@@ -781,7 +764,6 @@ int main(void)
         cmocka_unit_test(test_dgx2_switch_and_nics),
         cmocka_unit_test(test_dgx1_and_torus),
         cmocka_unit_test(test_chip_and_cluster_indices),
-        cmocka_unit_test(test_route_cost),
         cmocka_unit_test(test_default),
         cmocka_unit_test(test_hand_built),
         cmocka_unit_test(test_errors_fields),

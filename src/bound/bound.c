@@ -107,6 +107,7 @@
 #include "bound.h"
 
 #include "../lp/lp.h"
+#include "../model/cost.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -150,8 +151,6 @@ typedef struct {
     unsigned char **sw_pair;    /* [nswitches][m*m] member i -> j routes via s;
                                    NULL beyond SW_EXACT_MAX members (all assumed) */
     char *sw_hub;               /* [nswitches] all ordered member pairs route via s */
-    int *sw_base;               /* [nswitches] resource id of member 0's out port */
-    int nic_base;               /* resource id of NIC 0 egress */
     int nres;
     cap_parts *in1, *out1;      /* [n] single-rank cut capacities */
 } view;
@@ -164,7 +163,6 @@ static void view_free(view *v)
         free(v->sw_pair[s]);
     free(v->sw_pair);
     free(v->sw_hub);
-    free(v->sw_base);
     free(v->link_ok);
     free(v->in1);
     free(v->out1);
@@ -206,13 +204,9 @@ static void view_build(view *v, const topo *t)
     }
     v->sw_pair = xcalloc((size_t)t->nswitches, sizeof *v->sw_pair);
     v->sw_hub = xcalloc((size_t)t->nswitches, 1);
-    v->sw_base = xcalloc((size_t)t->nswitches, sizeof *v->sw_base);
-    int res = t->nlinks;
     for (int s = 0; s < t->nswitches; s++) {
         const topo_switch *S = &t->switches[s];
         int m = S->nranks;
-        v->sw_base[s] = res;
-        res += 2 * m;
         if (m > SW_EXACT_MAX) {
             v->sw_hub[s] = 1;
             continue;
@@ -230,8 +224,7 @@ static void view_build(view *v, const topo *t)
             }
         v->sw_hub[s] = (char)all;
     }
-    v->nic_base = res;
-    v->nres = res + 2 * t->nnics;
+    v->nres = cost_nres(t);
 
     /* Single-rank cuts in closed form. */
     v->in1 = xcalloc((size_t)n, sizeof *v->in1);
@@ -829,9 +822,9 @@ static void net_build(net *N, const view *v)
         double c = 1.0 / S->bw_gbps;
         if (v->sw_hub[s]) {
             for (int i = 0; i < m; i++) {
-                net_add(N, S->ranks[i], sw_hub_node(t, s), S->alpha_us, 1, v->sw_base[s] + 2 * i,
+                net_add(N, S->ranks[i], sw_hub_node(t, s), S->alpha_us, 1, cost_port_res(t, s, i, 0),
                         -1, c);
-                net_add(N, sw_hub_node(t, s), S->ranks[i], 0, 1, v->sw_base[s] + 2 * i + 1, -1,
+                net_add(N, sw_hub_node(t, s), S->ranks[i], 0, 1, cost_port_res(t, s, i, 1), -1,
                         c);
             }
         } else {
@@ -839,7 +832,7 @@ static void net_build(net *N, const view *v)
                 for (int j = 0; j < m; j++)
                     if (v->sw_pair[s][(size_t)i * m + j])
                         net_add(N, S->ranks[i], S->ranks[j], S->alpha_us, 2,
-                                v->sw_base[s] + 2 * i, v->sw_base[s] + 2 * j + 1, c);
+                                cost_port_res(t, s, i, 0), cost_port_res(t, s, j, 1), c);
         }
     }
     if (t->nic_of_rank) {
@@ -855,7 +848,7 @@ static void net_build(net *N, const view *v)
                 if (x != y && nic_usable(t, x) && nic_usable(t, y) &&
                     nic_node(t, x) != nic_node(t, y))
                     net_add(N, nic_eg_node(t, x), nic_in_node(t, y), nic_alpha(t, x, y), 2,
-                            v->nic_base + 2 * x, v->nic_base + 2 * y + 1,
+                            cost_nic_res(t, x, 0), cost_nic_res(t, y, 1),
                             1.0 / nic_rate(t, x, y));
     }
     csr(N->nnodes, N->narcs, N->a, 0, &N->out_start, &N->out_arc);
@@ -1012,33 +1005,6 @@ static int latency_bound(const view *v, const net *N, bound_model *out, tc_err *
 
 /* ------------------------------------------------------------ AllToAll flow LP */
 
-static void resource_name(const view *v, int res, char *b, size_t sz)
-{
-    const topo *t = v->t;
-    if (res < t->nlinks) {
-        snprintf(b, sz, "link %d->%d", t->links[res].src, t->links[res].dst);
-        return;
-    }
-    if (res < v->nic_base) {
-        for (int s = t->nswitches - 1; s >= 0; s--)
-            if (res >= v->sw_base[s]) {
-                int i = (res - v->sw_base[s]) / 2, in = (res - v->sw_base[s]) % 2;
-                snprintf(b, sz, "switch %d %s port of rank %d", s, in ? "in" : "out",
-                         t->switches[s].ranks[i]);
-                return;
-            }
-    }
-    int x = (res - v->nic_base) / 2, in = (res - v->nic_base) % 2;
-    snprintf(b, sz, "NIC %d %s (node %d)", x, in ? "ingress" : "egress", t->nics[x].node);
-}
-
-static double res_lanes(const view *v, int res)
-{
-    if (res < v->t->nlinks)
-        return v->t->links[res].mult;
-    return 1;
-}
-
 /* Returns 1 and the bound in us/byte, 0 if skipped (size) or unsolved. */
 static int alltoall_flow(const view *v, const net *N, double *upb, char *why, size_t wsz,
                          long long *ncols_out)
@@ -1125,7 +1091,7 @@ static int alltoall_flow(const view *v, const net *N, double *upb, char *why, si
             }
         }
         ci[c] = T;
-        cv[c++] = -res_lanes(v, r);
+        cv[c++] = -cost_res_lanes(v->t, r);
         rrow[r] = lp_add_row(p, NULL, -INFINITY, 0, c, ci, cv);
     }
     free(ci);
@@ -1144,9 +1110,9 @@ static int alltoall_flow(const view *v, const net *N, double *upb, char *why, si
         char rn[96] = "";
         for (int r = 0; r < v->nres && !rn[0]; r++)
             if (rrow[r] >= 0) {
-                double use = lp_row_value(p, rrow[r]) + res_lanes(v, r) * Tv;
-                if (use >= res_lanes(v, r) * Tv * (1 - 1e-6) && Tv > 0)
-                    resource_name(v, r, rn, sizeof rn);
+                double use = lp_row_value(p, rrow[r]) + cost_res_lanes(v->t, r) * Tv;
+                if (use >= cost_res_lanes(v->t, r) * Tv * (1 - 1e-6) && Tv > 0)
+                    cost_res_name(v->t, r, rn, sizeof rn);
             }
         snprintf(why, wsz,
                  "every rank sends 1/%d of its buffer to each other; best fractional routing "

@@ -9,7 +9,7 @@
  * starts when all its resources are free and holds them until it ends.
  *
  * Messages: the k-th send on a connection (chan, A->B) meets the k-th
- * receive; at most NCCL_STEPS are outstanding.  In data mode a message does
+ * receive; at most COST_FIFO_SLOTS are outstanding.  In data mode a message does
  * not copy its payload: it names the sender's slots, and from the moment the
  * transfer completes (the data is captured then) each named slot counts a
  * pending reader.  Any write into a slot with pending readers first
@@ -29,10 +29,10 @@
 
 #include "data.h"
 #include "layout.h"
+#include "../model/cost.h"
 #include "../util/heap.h"
 #include "../util/mem.h"
 
-#define NCCL_STEPS 8
 #define MAX_SETUP_HAZARDS 10
 #define MAX_STUCK_LISTED 4
 #define PBUF_CACHE 16
@@ -122,10 +122,6 @@ typedef struct {
 } message;
 
 typedef struct {
-    int lane0, nlanes;
-} resource;
-
-typedef struct {
     unsigned char *p;
     size_t cap;
 } pbuf;
@@ -146,9 +142,7 @@ typedef struct {
     conn *conns;
     message *msgs;
     int nmsg, msg_cap, msg_free;
-    int nres;
-    resource *res;
-    double *lane_free;
+    cost_lanes *lanes;      /* every resource's lanes (model/cost) */
     heap h;
     uint64_t seq;
     int data;
@@ -389,11 +383,6 @@ static void data_local(sim *S, tbstate *b, const prog_step *st)
 
 /* ------------------------------------------------------------ timing helpers */
 
-static double local_cost(double bytes, double gbps)
-{
-    return gbps > 0 ? bytes / (gbps * 1e3) : 0.0;
-}
-
 static double step_bytes(const sim *S, const prog_step *st)
 {
     return (double)st->cnt * (double)S->cb;
@@ -472,22 +461,11 @@ static void xfer_request(sim *S, int g, double now)
     tbstate *b = &S->tbs[g];
     conn *c = &S->conns[b->send_conn];
     message *x = &S->msgs[b->msg];
-    double start = now;
     int lane[2] = {-1, -1};
-    for (int i = 0; i < c->nres; i++) {
-        const resource *rs = &S->res[c->res[i]];
-        int best = rs->lane0;
-        for (int k = 1; k < rs->nlanes; k++)
-            if (S->lane_free[rs->lane0 + k] < S->lane_free[best])
-                best = rs->lane0 + k;
-        lane[i] = best;
-        if (S->lane_free[best] > start)
-            start = S->lane_free[best];
-    }
-    double cost = topo_route_cost_us(&c->route, (double)x->bytes);
+    double start = cost_lanes_start(S->lanes, c->res, c->nres, now, lane);
+    double cost = cost_hop_us(&c->route, (double)x->bytes);
     double end = start + cost;
-    for (int i = 0; i < c->nres; i++)
-        S->lane_free[lane[i]] = end;
+    cost_lanes_hold(S->lanes, c->res, lane, c->nres, end);
     S->r->transfers++;
     S->r->bytes_moved += (double)x->bytes;
     S->r->xfer_us += cost;
@@ -583,9 +561,11 @@ static void tb_run(sim *S, int g, double now)
                 continue;
             }
             if (st->type == ST_CPY || st->type == ST_RE) {
-                double gbps = st->type == ST_CPY ? S->t->copy_gbps : S->t->reduce_gbps;
+                double bytes = step_bytes(S, st);
                 b->phase = PH_BUSY;
-                push_event(S, now + local_cost(step_bytes(S, st), gbps), EV_LOCAL_END, g);
+                push_event(S, now + (st->type == ST_CPY ? cost_copy_us(S->t, bytes)
+                                                        : cost_reduce_us(S->t, bytes)),
+                           EV_LOCAL_END, g);
                 return;
             }
             b->phase = step_receives(st->type) ? PH_RECV : PH_SEND;
@@ -599,7 +579,7 @@ static void tb_run(sim *S, int g, double now)
             }
             if (step_reduces(st->type)) {
                 b->phase = PH_BUSY;
-                push_event(S, now + local_cost(step_bytes(S, st), S->t->reduce_gbps),
+                push_event(S, now + cost_reduce_us(S->t, step_bytes(S, st)),
                            EV_RECV_DONE, g);
                 return;
             }
@@ -608,7 +588,7 @@ static void tb_run(sim *S, int g, double now)
         }
         case PH_SEND: {
             conn *c = &S->conns[b->send_conn];
-            if (c->inflight >= NCCL_STEPS) {
+            if (c->inflight >= COST_FIFO_SLOTS) {
                 enlist(S, &c->send_waiters, g, W_FIFO);
                 return;
             }
@@ -849,40 +829,6 @@ static void build_connections(sim *S)
     free(k);
 }
 
-/* Resource ids: links first (one per direction, `mult` lanes), then two
- * ports (out, in) per switch member, then two directions per NIC. */
-static void build_resources(sim *S, int **sw_base_out)
-{
-    const topo *t = S->t;
-    int nmem = 0;
-    int *sw_base = xcalloc((size_t)t->nswitches + 1, sizeof *sw_base);
-    for (int s = 0; s < t->nswitches; s++) {
-        sw_base[s] = t->nlinks + 2 * nmem;
-        nmem += t->switches[s].nranks > 0 ? t->switches[s].nranks : 0;
-    }
-    S->nres = t->nlinks + 2 * nmem + 2 * t->nnics;
-    S->res = xcalloc((size_t)S->nres + 1, sizeof *S->res);
-    int lanes = 0;
-    for (int i = 0; i < S->nres; i++) {
-        int n = 1;
-        if (i < t->nlinks && t->links[i].mult > 1)
-            n = t->links[i].mult;
-        S->res[i].lane0 = lanes;
-        S->res[i].nlanes = n;
-        lanes += n;
-    }
-    S->lane_free = xcalloc((size_t)lanes + 1, sizeof *S->lane_free);
-    *sw_base_out = sw_base;
-}
-
-static int switch_member(const topo_switch *sw, int rank)
-{
-    for (int i = 0; i < sw->nranks; i++)
-        if (sw->ranks[i] == rank)
-            return i;
-    return -1;
-}
-
 static const char *topo_label(const topo *t)
 {
     return t->name && t->name[0] ? t->name : "(unnamed)";
@@ -892,38 +838,15 @@ static const char *topo_label(const topo *t)
 static int route_connections(sim *S)
 {
     const topo *t = S->t;
-    int *sw_base;
-    build_resources(S, &sw_base);
-    int nic_base = S->nres - 2 * t->nnics;
+    S->lanes = cost_lanes_new(t);
     setup_log L = {S, 0, 0};
     for (int i = 0; i < S->nconn; i++) {
         conn *c = &S->conns[i];
         if (c->nsenders == 0)
             continue;
         c->route = topo_route_of(t, c->src, c->dst);
-        const topo_route *rt = &c->route;
-        int ok = rt->kind != ROUTE_NONE && rt->bw_gbps > 0;
-        if (rt->kind == ROUTE_LINK) {
-            ok = ok && rt->link >= 0 && rt->link < t->nlinks;
-            if (ok)
-                c->res[c->nres++] = rt->link;
-        } else if (rt->kind == ROUTE_SWITCH) {
-            ok = ok && rt->sw >= 0 && rt->sw < t->nswitches;
-            int a = ok ? switch_member(&t->switches[rt->sw], c->src) : -1;
-            int b = ok ? switch_member(&t->switches[rt->sw], c->dst) : -1;
-            ok = ok && a >= 0 && b >= 0;
-            if (ok) {
-                c->res[c->nres++] = sw_base[rt->sw] + 2 * a;
-                c->res[c->nres++] = sw_base[rt->sw] + 2 * b + 1;
-            }
-        } else if (rt->kind == ROUTE_NIC) {
-            ok = ok && rt->nic_src >= 0 && rt->nic_src < t->nnics && rt->nic_dst >= 0 &&
-                 rt->nic_dst < t->nnics;
-            if (ok) {
-                c->res[c->nres++] = nic_base + 2 * rt->nic_src;
-                c->res[c->nres++] = nic_base + 2 * rt->nic_dst + 1;
-            }
-        }
+        c->nres = cost_route_res(t, &c->route, c->src, c->dst, c->res);
+        int ok = (c->nres > 0 || c->route.kind == ROUTE_SELF) && c->route.bw_gbps > 0;
         if (!ok) {
             int g = c->sender;
             char msg[256];
@@ -938,7 +861,6 @@ static int route_connections(sim *S)
             c->cluster_diff = topo_cluster_of(t, c->src) != topo_cluster_of(t, c->dst);
         }
     }
-    free(sw_base);
     if (L.total > L.added)
         hazard_add(S->hz, HZ_DEVICE, -1, -1, -1, "%d more connections have no route",
                    L.total - L.added);
@@ -966,7 +888,7 @@ static void describe_stuck(const tbstate *b, char *out, size_t n)
         break;
     case W_FIFO:
         snprintf(out, n, "(%s to rank %d chan %d) waits for a full FIFO (%d sends not received)",
-                 name, b->tb->send, b->tb->chan, NCCL_STEPS);
+                 name, b->tb->send, b->tb->chan, COST_FIFO_SLOTS);
         break;
     default:
         snprintf(out, n, "(%s) never ran", name);
@@ -1044,8 +966,7 @@ static void sim_free(sim *S)
     free(S->pend_head);
     data_free(&S->d);
     free(S->h.v);
-    free(S->lane_free);
-    free(S->res);
+    cost_lanes_free(S->lanes);
     free(S->msgs);
     free(S->conns);
     free(S->tbs);

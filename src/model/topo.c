@@ -1473,10 +1473,3 @@ topo_route topo_route_of(const topo *t, int a, int b)
     }
     return r;
 }
-
-double topo_route_cost_us(const topo_route *r, double bytes)
-{
-    if (!r || r->kind == ROUTE_NONE || !(r->bw_gbps > 0))
-        return INFINITY;
-    return r->alpha_us + bytes / (r->bw_gbps * 1e3);
-}

@@ -116,7 +116,6 @@ typedef struct {
  * several), else a switch both belong to, else NICs if on different nodes. */
 topo_route topo_route_of(const topo *t, int a, int b);
 
-/* Cost in microseconds of moving `bytes` over a route: alpha + bytes / B. */
-double topo_route_cost_us(const topo_route *r, double bytes);
+/* What a route costs and holds: model/cost.h. */
 
 #endif

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../model/cost.h"
 #include "../util/heap.h"
 #include "../util/mem.h"
 
@@ -38,7 +39,7 @@ enum {
     MAX_CHANNELS = 32,      /* MAXCHANNELS */
     PEERS_PER_BLOCK = 32,   /* MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL */
     MAX_INSTANCES = 32,
-    FIFO_DEPTH = 8          /* NCCL_STEPS: unreceived sends per connection */
+    FIFO_DEPTH = COST_FIFO_SLOTS    /* unreceived sends per connection */
 };
 
 #define GROW(arr, n, cap)                                                      \
@@ -988,21 +989,17 @@ static int stage_pays(const lctx *L, const xfer *X, const member *m, int n, int 
     double cb = (double)L->o->size_bytes / ((double)L->sh.C * L->k);
     topo_route r = topo_route_of(L->t, X->src, X->dst);
     double split = (nr - 1) * r.alpha_us;
-    double bw = L->t->copy_gbps > 0 ? L->t->copy_gbps * 1e3 : 0; /* bytes per us */
-    if (bw <= 0)
-        return 0;
-    double rbw = L->t->reduce_gbps > 0 ? L->t->reduce_gbps * 1e3 : 0;
+    if (!(L->t->copy_gbps > 0) || (X->reduce && !(L->t->reduce_gbps > 0)))
+        return 0;       /* local work the model does not price: never stage */
+    double copy = cost_copy_us(L->t, cb);
     int fixed = 0;
     for (int i = 0; i < n; i++)
         fixed += m[i].d.buf != BUF_NONE;
-    double stage = *gather ? n * cb / bw : 0;
-    if (X->reduce) {
-        if (rbw <= 0)
-            return 0;
-        stage += n * cb / rbw + fixed * cb / bw;
-    } else if (*scatter) {
-        stage += fixed * cb / bw;
-    }
+    double stage = *gather ? n * copy : 0;
+    if (X->reduce)
+        stage += n * cost_reduce_us(L->t, cb) + fixed * copy;
+    else if (*scatter)
+        stage += fixed * copy;
     return stage < split;
 }
 
@@ -1112,16 +1109,15 @@ static void note_staged(const lctx *L, const xfer *X, const member *m, int n, in
     if (!L->o->notes)
         return;
     double cb = (double)L->o->size_bytes / ((double)L->sh.C * L->k);
-    double bw = L->t->copy_gbps * 1e3;
-    double rbw = L->t->reduce_gbps > 0 ? L->t->reduce_gbps * 1e3 : 0;
+    double copy = cost_copy_us(L->t, cb);
     for (int i = 0; i < n; i++) {
         lower_note *nt = &L->o->notes[m[i].sid];
         int fixed = m[i].d.buf != BUF_NONE;
-        nt->pre_us = gather ? cb / bw : 0;
+        nt->pre_us = gather ? copy : 0;
         if (X->reduce)
-            nt->post_us = (rbw > 0 ? cb / rbw : 0) + (fixed ? cb / bw : 0);
+            nt->post_us = cost_reduce_us(L->t, cb) + (fixed ? copy : 0);
         else
-            nt->place_us = scatter && fixed ? cb / bw : 0;
+            nt->place_us = scatter && fixed ? copy : 0;
     }
 }
 

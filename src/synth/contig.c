@@ -33,6 +33,7 @@
 #include <time.h>
 #include "../util/heap.h"
 #include "../util/mem.h"
+#include "../model/cost.h"
 
 #define MAX_CNT 71              /* runtime: cnt < 72 */
 #define DEP_TOL 1e-7            /* relative slack when matching arrivals to sends */
@@ -234,7 +235,7 @@ static int ctx_init(ctx *c, const algo *a, const topo *t, double cb, tc_err *err
         if (rc != TC_OK)
             return rc;
         c->beta[i] = cb / (c->rt[i].bw_gbps * 1e3);
-        c->red[i] = s->reduce && t->reduce_gbps > 0 ? cb / (t->reduce_gbps * 1e3) : 0;
+        c->red[i] = s->reduce ? cost_reduce_us(t, cb) : 0;
         c->red[i] += s->post_us > 0 ? s->post_us : 0;
     }
     okey *k = xmalloc((size_t)n * sizeof *k);
@@ -400,19 +401,6 @@ static int cmp_u64(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-static uint64_t res_key(unsigned kind, unsigned idx, unsigned sub)
-{
-    return ((uint64_t)kind << 56) | ((uint64_t)idx << 24) | (uint64_t)sub;
-}
-
-static int switch_member(const topo_switch *sw, int rank)
-{
-    for (int i = 0; i < sw->nranks; i++)
-        if (sw->ranks[i] == rank)
-            return i;
-    return -1;
-}
-
 /* Lanes of multi-lane links per transfer, by the stage-2 times: walking a
  * link's transfers in order, each takes the lane freed first. */
 static int *assign_lanes(const ctx *c, const part *p)
@@ -457,9 +445,8 @@ static int *assign_lanes(const ctx *c, const part *p)
 }
 
 /* Resource-lane slots of every send (its transfer's lane), numbered
- * compactly: a link direction lane, a switch port (out of the sender, into
- * the receiver), a NIC direction (egress of the sender's, ingress of the
- * receiver's). */
+ * compactly: the resources model/cost.h says a hop holds, each with the
+ * lane the transfer takes. */
 static void assign_slots(ctx *c, const part *p)
 {
     int n = c->n;
@@ -471,17 +458,10 @@ static void assign_slots(ctx *c, const part *p)
         const algo_send *s = &c->a->sends[i];
         const topo_route *r = &c->rt[i];
         raw[2 * i] = raw[2 * i + 1] = UINT64_MAX;
-        if (r->kind == ROUTE_LINK) {
-            raw[2 * i] = res_key(0, (unsigned)r->link, (unsigned)lane[p->tr[i]]);
-        } else if (r->kind == ROUTE_SWITCH) {
-            const topo_switch *sw = &c->t->switches[r->sw];
-            int ma = switch_member(sw, s->src), mb = switch_member(sw, s->dst);
-            raw[2 * i] = res_key(1, (unsigned)r->sw, 2u * (unsigned)ma);
-            raw[2 * i + 1] = res_key(1, (unsigned)r->sw, 2u * (unsigned)mb + 1);
-        } else if (r->kind == ROUTE_NIC) {
-            raw[2 * i] = res_key(2, (unsigned)r->nic_src, 0);
-            raw[2 * i + 1] = res_key(2, (unsigned)r->nic_dst, 1);
-        }
+        int res[2], nres = cost_route_res(c->t, r, s->src, s->dst, res);
+        for (int k = 0; k < nres; k++)     /* a link's lane by the stage-2 times */
+            raw[2 * i + k] = ((uint64_t)res[k] << 24) |
+                             (uint64_t)(r->kind == ROUTE_LINK ? lane[p->tr[i]] : 0);
         for (int k = 0; k < 2; k++)
             if (raw[2 * i + k] != UINT64_MAX)
                 all[na++] = raw[2 * i + k];
@@ -630,7 +610,7 @@ static int asap(const ctx *c, const part *p, int keep, sched *S, tc_err *err)
     }
     while (head < tail) {
         int u = S->order[head++];
-        S->end[u] = S->start[u] + topo_route_cost_us(&c->rt[p->first[u]], p->k[u] * c->cb);
+        S->end[u] = S->start[u] + cost_hop_us(&c->rt[p->first[u]], p->k[u] * c->cb);
         S->ready[u] = S->end[u] + p->redc[u];
         for (int x = o0[u]; x < o0[u + 1]; x++) {
             const edge *ed = &e[oe[x]];
@@ -818,7 +798,7 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
                 st = slot_free[sl];
         }
         S->start[T] = st;
-        S->end[T] = st + topo_route_cost_us(&c->rt[f], p->k[T] * c->cb);
+        S->end[T] = st + cost_hop_us(&c->rt[f], p->k[T] * c->cb);
         got[T] = S->end[T];
         if (pprev[T] >= 0 && got[pprev[T]] + p->place[pprev[T]] > got[T])
             got[T] = got[pprev[T]] + p->place[pprev[T]];
@@ -1404,7 +1384,7 @@ static void milp_build(const ctx *c, const groups *g, const sched *S1, double T,
     m->alpha = xmalloc((size_t)n * sizeof *m->alpha);
     for (int q = 0; q < n; q++) {
         int i = c->ord[q];
-        m->dur[q] = topo_route_cost_us(&c->rt[i], c->cb);
+        m->dur[q] = cost_hop_us(&c->rt[i], c->cb);
         m->beta[q] = c->beta[i];
         m->alpha[q] = c->rt[i].alpha_us;
         m->red[q] = c->red[i];

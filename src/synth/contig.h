@@ -12,7 +12,7 @@
  * which alone (no grouping) is also offered as contig_schedule().
  *
  * ---- Timing model (the executor's, exec/sim.h) ------------------------------
- * A transfer of k chunks from a to b takes topo_route_cost_us(route(a, b),
+ * A transfer of k chunks from a to b takes cost_hop_us(route(a, b),
  * k * chunk_bytes) = alpha + k * chunk_bytes / B on topo_route_of(t, a, b).
  * While it runs it holds its resources: a direct link direction (`mult`
  * lanes), the out port of a and the in port of b on a switch, or the
@@ -120,6 +120,7 @@
 #include "../model/topo.h"
 #include "../util/err.h"
 #include "../sched/algo.h"
+#include "../model/cost.h"
 
 typedef struct {
     double time_limit_s;    /* wall-clock limit of the MILP solve; <= 0 = none.

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../lp/lp.h"
+#include "../model/cost.h"
 #include "../util/heap.h"
 #include "../util/mem.h"
 
@@ -35,112 +36,6 @@ void order_opts_init(order_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->policy = ORDER_BEST;
-}
-
-static int switch_members_before(const topo *t, int sw)
-{
-    int m = 0;
-    for (int s = 0; s < sw && s < t->nswitches; s++)
-        m += t->switches[s].nranks > 0 ? t->switches[s].nranks : 0;
-    return m;
-}
-
-int order_nresources(const topo *t)
-{
-    return t->nlinks + 2 * switch_members_before(t, t->nswitches) + 2 * t->nnics;
-}
-
-int order_res_lanes(const topo *t, int r)
-{
-    if (r < 0 || r >= order_nresources(t))
-        return 0;
-    if (r < t->nlinks)
-        return t->links[r].mult > 1 ? t->links[r].mult : 1;
-    return 1;
-}
-
-/* Decode a switch-port resource: switch index, member index, in (1) or out (0). */
-static int decode_port(const topo *t, int r, int *sw, int *member, int *in)
-{
-    int k = r - t->nlinks;
-    for (int s = 0; s < t->nswitches; s++) {
-        int m = t->switches[s].nranks > 0 ? t->switches[s].nranks : 0;
-        if (k < 2 * m) {
-            *sw = s;
-            *member = k / 2;
-            *in = k % 2;
-            return 1;
-        }
-        k -= 2 * m;
-    }
-    return 0;
-}
-
-order_res_kind order_res_kind_of(const topo *t, int r)
-{
-    if (r < t->nlinks)
-        return ORES_LINK;
-    int sw, m, in;
-    if (decode_port(t, r, &sw, &m, &in))
-        return in ? ORES_PORT_IN : ORES_PORT_OUT;
-    int k = r - t->nlinks - 2 * switch_members_before(t, t->nswitches);
-    return k % 2 ? ORES_NIC_IN : ORES_NIC_OUT;
-}
-
-void order_res_name(const topo *t, int r, char *buf, size_t n)
-{
-    if (r < 0 || r >= order_nresources(t)) {
-        snprintf(buf, n, "resource %d (none)", r);
-        return;
-    }
-    if (r < t->nlinks) {
-        snprintf(buf, n, "link %d->%d", t->links[r].src, t->links[r].dst);
-        return;
-    }
-    int sw, m, in;
-    if (decode_port(t, r, &sw, &m, &in)) {
-        snprintf(buf, n, "switch %d %s port of rank %d", sw, in ? "in" : "out",
-                 t->switches[sw].ranks[m]);
-        return;
-    }
-    int k = r - t->nlinks - 2 * switch_members_before(t, t->nswitches);
-    snprintf(buf, n, "NIC %d (node %d) %s", k / 2, t->nics[k / 2].node,
-             k % 2 ? "ingress" : "egress");
-}
-
-static int member_of(const topo_switch *sw, int rank)
-{
-    for (int i = 0; i < sw->nranks; i++)
-        if (sw->ranks[i] == rank)
-            return i;
-    return -1;
-}
-
-int order_hop_resources(const topo *t, int a, int b, int res[2])
-{
-    topo_route rt = topo_route_of(t, a, b);
-    switch (rt.kind) {
-    case ROUTE_LINK:
-        res[0] = rt.link;
-        return 1;
-    case ROUTE_SWITCH: {
-        int base = t->nlinks + 2 * switch_members_before(t, rt.sw);
-        int ma = member_of(&t->switches[rt.sw], a), mb = member_of(&t->switches[rt.sw], b);
-        if (ma < 0 || mb < 0)
-            return 0;
-        res[0] = base + 2 * ma;
-        res[1] = base + 2 * mb + 1;
-        return 2;
-    }
-    case ROUTE_NIC: {
-        int base = t->nlinks + 2 * switch_members_before(t, t->nswitches);
-        res[0] = base + 2 * rt.nic_src;
-        res[1] = base + 2 * rt.nic_dst + 1;
-        return 2;
-    }
-    default:
-        return 0;
-    }
 }
 
 /* ------------------------------------------------------------ the forest */
@@ -302,8 +197,8 @@ static int forest_build(const algo *a, const topo *t, double bytes, forest *f, t
         if ((rc = check_send_fields(a, t, i, err)))
             break;
         topo_route rt = topo_route_of(t, s->src, s->dst);
-        f->cost[i] = topo_route_cost_us(&rt, bytes);
-        f->nres[i] = order_hop_resources(t, s->src, s->dst, &f->res[2 * i]);
+        f->cost[i] = cost_hop_us(&rt, bytes);
+        f->nres[i] = cost_route_res(t, &rt, s->src, s->dst, &f->res[2 * i]);
         if (f->nres[i] == 0 || !isfinite(f->cost[i]))
             rc = tc_err_set(err, TC_INPUT, "send %d: no route from rank %d to rank %d in "
                             "topology %s", i, s->src, s->dst, t->name);
@@ -352,7 +247,6 @@ typedef struct {
     const forest *f;
     const topo *t;
     int nres;
-    int *lane0, *nlanes;
     double *remaining, *travelled;
     int *src;           /* [n] sender of each send */
     int *chain;         /* [n] NIC-egress chain (sender, NIC) of each send, -1 when its
@@ -368,26 +262,10 @@ typedef struct {
     int stopped;        /* left unfinished on a stop request (lp.h) */
 } sched_run;
 
-/* Earliest-free lane of resource r (lowest-numbered among equals). */
-static int best_lane(const sched_ctx *c, const double *lane_free, int r)
-{
-    int best = c->lane0[r];
-    for (int k = 1; k < c->nlanes[r]; k++)
-        if (lane_free[c->lane0[r] + k] < lane_free[best])
-            best = c->lane0[r] + k;
-    return best;
-}
-
 /* Its start: the request, then every resource's earliest-free lane. */
-static double start_time(const sched_ctx *c, const double *lane_free, double rq, int i)
+static double start_time(const sched_ctx *c, const cost_lanes *lanes, double rq, int i)
 {
-    double st = rq;
-    for (int q = 0; q < c->f->nres[i]; q++) {
-        double lf = lane_free[best_lane(c, lane_free, c->f->res[2 * i + q])];
-        if (lf > st)
-            st = lf;
-    }
-    return st;
+    return cost_lanes_start(lanes, &c->f->res[2 * i], c->f->nres[i], rq, NULL);
 }
 
 /* Is candidate a (possible start ta) preferred to b (tb)? */
@@ -422,7 +300,8 @@ typedef struct {
 
 typedef struct {
     const sched_ctx *c;
-    const double *lane_free, *chain_end, *ready;
+    const cost_lanes *lanes;
+    const double *chain_end, *ready;
     int ngroups;
     int *grp;               /* [n] out group of each send */
     int **gl, *glen, *gcap; /* candidates of each group */
@@ -464,7 +343,9 @@ static double group_free(const picker *P, int g)
     const sched_ctx *c = P->c;
     if (g >= c->nres)
         return P->chain_end[g - c->nres];
-    return P->lane_free[best_lane(c, P->lane_free, g)];
+    double f;
+    cost_lanes_pick(P->lanes, g, &f);
+    return f;
 }
 
 /* Re-key group g (after its candidates or its free time changed). */
@@ -505,13 +386,13 @@ static void drop_cand(picker *P, int i)
     P->gpos[glast] = gat;
 }
 
-static void picker_init(picker *P, const sched_ctx *c, const double *lane_free,
+static void picker_init(picker *P, const sched_ctx *c, const cost_lanes *lanes,
                         const double *chain_end, const double *ready)
 {
     int n = c->f->n;
     memset(P, 0, sizeof *P);
     P->c = c;
-    P->lane_free = lane_free;
+    P->lanes = lanes;
     P->chain_end = chain_end;
     P->ready = ready;
     P->ngroups = c->nres + c->nchains;
@@ -589,10 +470,10 @@ static int pick_next(picker *P, order_policy pol, tied *tie, double *t_start)
     if (ntied > 1)
         qsort(tie, (size_t)ntied, sizeof *tie, cmp_tied);
     int b = tie[0].i;
-    double bt = start_time(c, P->lane_free, top.rq, b);
+    double bt = start_time(c, P->lanes, top.rq, b);
     for (int j = 1; j < ntied; j++) {
         int a = tie[j].i;
-        double tj = start_time(c, P->lane_free, top.rq, a);
+        double tj = start_time(c, P->lanes, top.rq, a);
         if (better(c, pol, a, tj, b, bt)) {
             b = a;
             bt = tj;
@@ -612,13 +493,13 @@ static int pick_next(picker *P, order_policy pol, tied *tie, double *t_start)
 static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
 {
     const forest *f = c->f;
-    int n = f->n, nl = c->lane0[c->nres];
-    double *lane_free = xcalloc((size_t)nl + 1, sizeof *lane_free);
+    int n = f->n;
+    cost_lanes *lanes = cost_lanes_new(c->t);
     double *chain_end = xcalloc((size_t)c->nchains + 1, sizeof *chain_end);
     double *ready = xcalloc((size_t)n, sizeof *ready);
     tied *tie = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *tie);
     picker P;
-    picker_init(&P, c, lane_free, chain_end, ready);
+    picker_init(&P, c, lanes, chain_end, ready);
     for (int i = 0; i < n; i++)
         if (f->parent[i] < 0)
             add_cand(&P, i);
@@ -637,11 +518,8 @@ static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
         if (c->chain[i] >= 0)
             chain_end[c->chain[i]] = end;
         out->lane[2 * i] = out->lane[2 * i + 1] = -1;
-        for (int q = 0; q < f->nres[i]; q++) {
-            int r = f->res[2 * i + q], l = best_lane(c, lane_free, r);
-            lane_free[l] = end;
-            out->lane[2 * i + q] = l - c->lane0[r];
-        }
+        cost_lanes_start(lanes, &f->res[2 * i], f->nres[i], bt, &out->lane[2 * i]);
+        cost_lanes_hold(lanes, &f->res[2 * i], &out->lane[2 * i], f->nres[i], end);
         out->t_send[i] = bt;
         out->t_arrive[i] = end;
         out->seq[step] = i;
@@ -655,7 +533,7 @@ static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
         }
     }
     picker_free(&P);
-    free(lane_free);
+    cost_lanes_free(lanes);
     free(chain_end);
     free(ready);
     free(tie);
@@ -683,27 +561,18 @@ static void ctx_init(sched_ctx *c, const forest *f, const algo *a, const topo *t
 {
     c->f = f;
     c->t = t;
-    c->nres = order_nresources(t);
-    c->lane0 = xmalloc(((size_t)c->nres + 1) * sizeof *c->lane0);
-    c->nlanes = xmalloc(((size_t)c->nres + 1) * sizeof *c->nlanes);
-    int lanes = 0;
-    for (int r = 0; r < c->nres; r++) {
-        c->lane0[r] = lanes;
-        c->nlanes[r] = order_res_lanes(t, r);
-        lanes += c->nlanes[r];
-    }
-    c->lane0[c->nres] = lanes;
+    c->nres = cost_nres(t);
     int n = f->n;
     /* a NIC's egress may be shared by several senders: each sender keeps its
      * own order on it (a chain per sender and NIC) */
     c->src = xmalloc(((size_t)n + 1) * sizeof *c->src);
     c->chain = xmalloc(((size_t)n + 1) * sizeof *c->chain);
-    int nic_base = t->nlinks + 2 * switch_members_before(t, t->nswitches);
+    int nic_base = cost_nres(t) - 2 * t->nnics;     /* NICs are numbered last */
     c->nchains = t->nranks * (t->nnics > 0 ? t->nnics : 1);
     for (int i = 0; i < n; i++) {
         c->src[i] = a->sends[i].src;
         int r0 = f->res[2 * i];
-        c->chain[i] = order_res_kind_of(t, r0) == ORES_NIC_OUT
+        c->chain[i] = cost_res_kind_of(t, r0) == COST_NIC_OUT
                           ? c->src[i] * t->nnics + (r0 - nic_base) / 2
                           : -1;
     }
@@ -727,8 +596,6 @@ static void ctx_free(sched_ctx *c)
 {
     free(c->src);
     free(c->chain);
-    free(c->lane0);
-    free(c->nlanes);
     free(c->remaining);
     free(c->travelled);
 }
@@ -861,7 +728,7 @@ static int cmp_interval(const void *a, const void *b)
 static int verify_capacity(const algo *a, const topo *t, const forest *f, double tol,
                            tc_err *err)
 {
-    int nres = order_nresources(t), n = f->n;
+    int nres = cost_nres(t), n = f->n;
     int *start = xcalloc((size_t)nres + 1, sizeof *start);
     for (int i = 0; i < n; i++)
         for (int q = 0; q < f->nres[i]; q++)
@@ -882,7 +749,7 @@ static int verify_capacity(const algo *a, const topo *t, const forest *f, double
     int rc = TC_OK;
     double *active = xmalloc(((size_t)n + 1) * sizeof *active);
     for (int r = 0; r < nres && rc == TC_OK; r++) {
-        int k0 = start[r], k1 = start[r + 1], lanes = order_res_lanes(t, r), na = 0;
+        int k0 = start[r], k1 = start[r + 1], lanes = cost_res_lanes(t, r), na = 0;
         qsort(iv + k0, (size_t)(k1 - k0), sizeof *iv, cmp_interval);
         for (int k = k0; k < k1 && rc == TC_OK; k++) {
             int w = 0;
@@ -892,7 +759,7 @@ static int verify_capacity(const algo *a, const topo *t, const forest *f, double
             na = w;
             if (na >= lanes) {
                 char name[96];
-                order_res_name(t, r, name, sizeof name);
+                cost_res_name(t, r, name, sizeof name);
                 rc = tc_err_set(err, TC_WRONG, "send %d starts at %.6g us on %s while %d "
                                 "transfer%s already hold%s its %d lane%s", iv[k].idx,
                                 iv[k].start, name, na, na == 1 ? "" : "s", na == 1 ? "s" : "",

@@ -41,10 +41,7 @@
  * on 1024 ranks) are ordered in about a minute instead of hours, with the
  * same result as the scan.
  *
- * Resources are numbered as the executor numbers them: links 0..nlinks-1
- * (t->links order), then for each switch in order and each of its member
- * ranks in order an out port and an in port, then for each NIC an egress and
- * an ingress.
+ * Resources, lanes and hop costs are model/cost.h's, the executor's own.
  *
  * What the executor does not see here: a tb performs its steps one at a time
  * and a connection holds at most 8 unreceived sends; local copies (the
@@ -59,6 +56,7 @@
 #include "../model/topo.h"
 #include "../util/err.h"
 #include "../sched/algo.h"
+#include "../model/cost.h"
 
 typedef enum { ORDER_BEST = 0, ORDER_PRIORITY, ORDER_EARLIEST } order_policy;
 
@@ -72,7 +70,7 @@ typedef struct {
     double makespan_priority;   /* of ORDER_PRIORITY (NAN if not run) */
     double makespan_earliest;   /* of ORDER_EARLIEST (NAN if not run) */
     order_policy used;          /* ORDER_PRIORITY or ORDER_EARLIEST */
-    int nres;                   /* order_nresources(t) */
+    int nres;                   /* cost_nres(t) */
     /* Resource r carried sends res_seq[res_start[r] .. res_start[r+1]), in
      * the order they took it (indices into the output algo's sends, which
      * are the input's sends in the input's order). */
@@ -83,31 +81,7 @@ typedef struct {
                                    -1 where the route has fewer */
 } order_result;
 
-typedef enum {
-    ORES_LINK,          /* one direction of a point-to-point link */
-    ORES_PORT_OUT,      /* a rank's out port on a switch */
-    ORES_PORT_IN,       /* a rank's in port on a switch */
-    ORES_NIC_OUT,       /* a NIC's egress */
-    ORES_NIC_IN         /* a NIC's ingress */
-} order_res_kind;
-
 void order_opts_init(order_opts *o);
-
-/* Number of resources of t (numbering above). */
-int order_nresources(const topo *t);
-
-/* Lanes of resource r: a link's multiplicity, else 1 (0 if r is out of range). */
-int order_res_lanes(const topo *t, int r);
-
-order_res_kind order_res_kind_of(const topo *t, int r);
-
-/* "link 3->4", "switch 0 out port of rank 3", "NIC 1 (node 0) egress". */
-void order_res_name(const topo *t, int r, char *buf, size_t n);
-
-/* The resources a send a -> b holds: fills res[0..] (room for 2) and returns
- * how many: 1 for a link, 2 for a switch (out port of a, in port of b) or NICs
- * (egress of a's NIC, ingress of b's); 0 when a == b or there is no route. */
-int order_hop_resources(const topo *t, int a, int b, int res[2]);
 
 /* Stage 2.  `routing` gives the hops (its times are ignored): per chunk
  * (origin, index) a tree — no rank receives a chunk twice, nothing is sent

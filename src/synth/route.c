@@ -250,8 +250,8 @@ static void build_hops(rmodel *M)
             memset(&h, 0, sizeof h);
             h.u = u;
             h.v = v;
-            h.nres = order_hop_resources(t, u, v, h.res);
-            h.cost = topo_route_cost_us(&rt, M->bytes);
+            h.nres = cost_route_res(t, &rt, u, v, h.res);
+            h.cost = cost_hop_us(&rt, M->bytes);
             if (h.nres == 0 || !isfinite(h.cost))
                 continue;
             h.inter = node_of(M, u) != node_of(M, v);
@@ -273,10 +273,10 @@ static void build_hops(rmodel *M)
     for (int o = 0; o < rpn; o++)
         for (int x = 0; x < rpn; x++)
             M->via[o * rpn + x] = (unsigned char)sketch_leaves_via(M->s, rpn, o, x);
-    M->nres = order_nresources(t);
+    M->nres = cost_nres(t);
     M->lanes = xmalloc(((size_t)M->nres + 1) * sizeof *M->lanes);
     for (int r = 0; r < M->nres; r++)
-        M->lanes[r] = order_res_lanes(t, r);
+        M->lanes[r] = cost_res_lanes(t, r);
 }
 
 /* Scratch for the per-chunk graph searches. */

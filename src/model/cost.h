@@ -1,0 +1,104 @@
+/* cost.h — the device's cost model: what a transfer holds while it moves,
+ * what a hop and a local copy or reduction cost, and how a resource with
+ * several lanes is shared.
+ *
+ * Every part that reasons about time takes its figures and rules from
+ * here: the executor (exec/sim, the judge, with its own event loop), the
+ * routing and ordering stages, stage 3's timing, the lowering's re-timing
+ * and the bounds.  A change to the model is one edit in cost.c.
+ *
+ * The rules, as the executor applies them:
+ * - A hop a -> b takes the route topo_route_of(t, a, b) gives and holds, for
+ *   its whole duration, one lane of every resource of that route: a link
+ *   direction (it has `multiplicity` lanes), or the sender's switch out port
+ *   and the receiver's in port, or the sender's NIC egress and the
+ *   receiver's NIC ingress (one lane each).
+ * - It costs alpha + bytes / bandwidth of the route (GB/s = 1e3 bytes/us).
+ * - A local copy costs bytes / copy_gbps; a reduction (of received data
+ *   into a buffer, or a local reduce step) bytes / reduce_gbps.  Local work
+ *   holds no shared resource.
+ * - A resource is served first come first served; a transfer starts when
+ *   every resource it holds has a lane free, taking the lane freed first
+ *   (the lowest-numbered among equals).
+ * - At most COST_FIFO_SLOTS sends on one connection are outstanding
+ *   (sent, not yet received). */
+#ifndef TACCL_COST_H
+#define TACCL_COST_H
+
+#include <stddef.h>
+
+#include "topo.h"
+
+/* NCCL_STEPS: a connection's FIFO holds this many unreceived sends. */
+#define COST_FIFO_SLOTS 8
+
+/* ------------------------------------------------------------ resources */
+
+/* Resource ids: the links first (one id per listed direction), then two
+ * per switch member (its out port, then its in port), switch by switch,
+ * then two per NIC (egress, then ingress). */
+typedef enum {
+    COST_LINK,
+    COST_PORT_OUT,
+    COST_PORT_IN,
+    COST_NIC_OUT,
+    COST_NIC_IN
+} cost_res_kind;
+
+int cost_nres(const topo *t);
+
+/* Lanes of resource r: a link's multiplicity, else 1; 0 if r is not one. */
+int cost_res_lanes(const topo *t, int r);
+
+cost_res_kind cost_res_kind_of(const topo *t, int r);
+
+/* "link 0->1", "switch 0 out port of rank 3", "NIC 2 (node 1) ingress". */
+void cost_res_name(const topo *t, int r, char *buf, size_t n);
+
+/* The id of switch sw's member m's out (in = 0) or in (in = 1) port, and
+ * of NIC x's egress (in = 0) or ingress (in = 1). */
+int cost_port_res(const topo *t, int sw, int member, int in);
+int cost_nic_res(const topo *t, int x, int in);
+
+/* The resources a hop a -> b over route rt holds, into res[0..1]; returns
+ * how many (1 for a link, 2 for a switch or NICs), 0 if the route is none
+ * or names a switch or NIC a or b is not on. */
+int cost_route_res(const topo *t, const topo_route *rt, int a, int b, int res[2]);
+
+/* Same over the route topo_route_of(t, a, b). */
+int cost_hop_res(const topo *t, int a, int b, int res[2]);
+
+/* ------------------------------------------------------------ costs */
+
+/* Microseconds to move `bytes` over rt: alpha + bytes / B (INFINITY when
+ * the route is none or has no bandwidth). */
+double cost_hop_us(const topo_route *rt, double bytes);
+
+/* Microseconds of local work on `bytes`: a copy, or a reduction. */
+double cost_copy_us(const topo *t, double bytes);
+double cost_reduce_us(const topo *t, double bytes);
+
+/* ------------------------------------------------------------ lanes */
+
+/* The time each lane of each resource becomes free. */
+typedef struct cost_lanes cost_lanes;
+
+cost_lanes *cost_lanes_new(const topo *t);
+void cost_lanes_free(cost_lanes *L);
+
+/* Every lane free at time 0 again. */
+void cost_lanes_reset(cost_lanes *L);
+
+/* The lane of resource r freed first (lowest on ties), as an index of the
+ * resource's lanes, and the time it is free. */
+int cost_lanes_pick(const cost_lanes *L, int r, double *free_at);
+
+/* When a transfer holding res[0..n-1] and ready at `ready` starts: the
+ * latest of `ready` and each resource's first-free lane; lane[k] gets the
+ * lane of res[k] it takes (may be NULL). */
+double cost_lanes_start(const cost_lanes *L, const int *res, int n, double ready, int *lane);
+
+/* Hold lane[k] of res[k] until `end`. */
+void cost_lanes_hold(cost_lanes *L, const int *res, const int *lane, int n, double end);
+
+#endif
