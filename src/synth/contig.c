@@ -64,6 +64,8 @@ typedef struct {
     int *dep0, *dep;    /* CSR: sends bringing send i's chunk to its sender */
     int nslots;         /* compact (resource, lane) slots */
     int *slot;          /* [2n] slots of each send, -1 = unused */
+    int nrslots;        /* chunks reduced into at a rank: (dst, chunk) */
+    int *rslot;         /* [n] the one send i reduces into, -1 = a copy */
 } ctx;
 
 static void ctx_free(ctx *c)
@@ -76,6 +78,7 @@ static void ctx_free(ctx *c)
     free(c->dep0);
     free(c->dep);
     free(c->slot);
+    free(c->rslot);
     memset(c, 0, sizeof *c);
 }
 
@@ -206,6 +209,47 @@ static int build_deps(ctx *c, tc_err *err)
     return TC_OK;
 }
 
+typedef struct {
+    long long key;
+    int i;
+} rkey;
+
+static int cmp_rkey(const void *x, const void *y)
+{
+    const rkey *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* Reductions into one chunk at one rank read and write the same buffer
+ * slot, so the lowering orders them (a dependency chain) and the executor
+ * performs them one after another: number those (dst, chunk) places. */
+static void reduce_slots(ctx *c)
+{
+    const algo *a = c->a;
+    int n = c->n, nk = 0;
+    c->rslot = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *c->rslot);
+    rkey *k = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *k);
+    long long C = (long long)a->chunks_per_rank + 1, N = (long long)a->nranks + 1;
+    for (int i = 0; i < n; i++) {
+        const algo_send *s = &a->sends[i];
+        c->rslot[i] = -1;
+        if (s->reduce)
+            k[nk++] = (rkey){((long long)s->dst * N + s->origin + 1) * C + s->index, i};
+    }
+    qsort(k, (size_t)nk, sizeof *k, cmp_rkey);
+    c->nrslots = 0;
+    for (int q = 0; q < nk; q++) {
+        if (q > 0 && k[q].key != k[q - 1].key)
+            c->nrslots++;
+        c->rslot[k[q].i] = c->nrslots;
+    }
+    if (nk > 0)
+        c->nrslots++;
+    free(k);
+}
+
 static int ctx_init(ctx *c, const algo *a, const topo *t, double cb, tc_err *err)
 {
     memset(c, 0, sizeof *c);
@@ -247,6 +291,7 @@ static int ctx_init(ctx *c, const algo *a, const topo *t, double cb, tc_err *err
         c->pos[k[q].idx] = q;
     }
     free(k);
+    reduce_slots(c);
     return build_deps(c, err);
 }
 
@@ -747,6 +792,23 @@ static int *pair_prev(const ctx *c, const part *p)
     return pp;
 }
 
+/* The sends of each transfer (CSR: m0[T] .. m0[T+1] of the result), in
+ * send order.  m0 has room for ntr + 1. */
+static int *members_of(const ctx *c, const part *p, int *m0)
+{
+    int *mem = xmalloc((size_t)(c->n > 0 ? c->n : 1) * sizeof *mem);
+    for (int i = 0; i < c->n; i++)
+        m0[p->tr[i] + 1]++;
+    for (int T = 0; T < p->ntr; T++)
+        m0[T + 1] += m0[T];
+    int *fill = xmalloc(((size_t)p->ntr + 1) * sizeof *fill);
+    memcpy(fill, m0, ((size_t)p->ntr + 1) * sizeof *fill);
+    for (int i = 0; i < c->n; i++)
+        mem[fill[p->tr[i]]++] = i;
+    free(fill);
+    return mem;
+}
+
 /* Times of partition p as the executor will produce them (above); fills
  * what asap() fills except the edges.  TC_INPUT on a cycle. */
 static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
@@ -777,6 +839,9 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
      * in place (place[]) before it takes the next */
     int *pprev = pair_prev(c, p);
     double *got = xcalloc((size_t)sz, sizeof *got);
+    /* reductions into one (rank, chunk) run one after another */
+    double *rfree = xcalloc((size_t)(c->nrslots > 0 ? c->nrslots : 1), sizeof *rfree);
+    int *m0 = xcalloc((size_t)sz + 1, sizeof *m0), *mem = members_of(c, p, m0);
     request *h = xmalloc((size_t)sz * sizeof *h);
     S->start = xcalloc((size_t)sz, sizeof *S->start);
     S->end = xmalloc((size_t)sz * sizeof *S->end);
@@ -788,29 +853,53 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
         if (need[T] == 0)
             req_push(h, &hn, (request){rq[T], c->a->sends[p->first[T]].src, T}, NULL);
     }
-    while (hn > 0) {
-        request q = req_pop(h, &hn, NULL);
+    /* Two kinds of events in time order: a transfer's request (it takes its
+     * slots, and the transfers chained after it on its sender's out slot
+     * may ask once it ends), and its arrival (its reductions into a chunk
+     * run in arrival order, and the sends waiting on its data may ask once
+     * they are done).  At one instant arrivals come first, as the executor
+     * serves requests after every completion at that instant. */
+    request *arr = xmalloc((size_t)sz * sizeof *arr);
+    int an = 0;
+    while (hn > 0 || an > 0) {
+        int is_req = an == 0 || (hn > 0 && h[0].r < arr[0].r);
+        request q = is_req ? req_pop(h, &hn, NULL) : req_pop(arr, &an, NULL);
         int T = q.T, f = p->first[T];
-        double st = q.r;
-        for (int k = 0; k < 2; k++) {
-            int sl = c->slot[2 * f + k];
-            if (sl >= 0 && slot_free[sl] > st)
-                st = slot_free[sl];
+        if (is_req) {
+            double st = q.r;
+            for (int k = 0; k < 2; k++) {
+                int sl = c->slot[2 * f + k];
+                if (sl >= 0 && slot_free[sl] > st)
+                    st = slot_free[sl];
+            }
+            S->start[T] = st;
+            S->end[T] = st + cost_hop_us(&c->rt[f], p->k[T] * c->cb);
+            for (int k = 0; k < 2; k++) {
+                int sl = c->slot[2 * f + k];
+                if (sl >= 0)
+                    slot_free[sl] = S->end[T];
+            }
+            req_push(arr, &an, (request){S->end[T], c->a->sends[f].dst, T}, NULL);
+        } else {
+            /* the pair's receiving tb takes it once it has reduced and put
+             * in place the previous one (a pair's transfers end in order) */
+            got[T] = S->end[T];
+            if (pprev[T] >= 0 && S->ready[pprev[T]] + p->place[pprev[T]] > got[T])
+                got[T] = S->ready[pprev[T]] + p->place[pprev[T]];
+            double rs = got[T];
+            for (int x = m0[T]; x < m0[T + 1]; x++)
+                if (c->rslot[mem[x]] >= 0 && rfree[c->rslot[mem[x]]] > rs)
+                    rs = rfree[c->rslot[mem[x]]];
+            S->ready[T] = rs + p->redc[T];
+            for (int x = m0[T]; x < m0[T + 1]; x++)
+                if (c->rslot[mem[x]] >= 0)
+                    rfree[c->rslot[mem[x]]] = S->ready[T];
+            S->order[done++] = T;
         }
-        S->start[T] = st;
-        S->end[T] = st + cost_hop_us(&c->rt[f], p->k[T] * c->cb);
-        got[T] = S->end[T];
-        if (pprev[T] >= 0 && got[pprev[T]] + p->place[pprev[T]] > got[T])
-            got[T] = got[pprev[T]] + p->place[pprev[T]];
-        S->ready[T] = got[T] + p->redc[T];
-        for (int k = 0; k < 2; k++) {
-            int sl = c->slot[2 * f + k];
-            if (sl >= 0)
-                slot_free[sl] = S->end[T];
-        }
-        S->order[done++] = T;
         for (int x = o0[T]; x < o0[T + 1]; x++) {
             const edge *ed = &e[oe[x]];
+            if ((ed->kind == E_RES) != is_req)
+                continue;
             double t = ed->kind == E_RES ? S->end[T] : S->ready[T] + p->pre[ed->to];
             if (t > rq[ed->to])
                 rq[ed->to] = t;
@@ -824,11 +913,15 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
             }
         }
     }
+    free(arr);
     free(h);
     free(slot_free);
     free(rq);
     free(pprev);
     free(got);
+    free(rfree);
+    free(m0);
+    free(mem);
     free(need);
     free(o0);
     free(oe);
