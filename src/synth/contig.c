@@ -861,6 +861,11 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
      * serves requests after every completion at that instant. */
     request *arr = xmalloc((size_t)sz * sizeof *arr);
     int an = 0;
+    unsigned char *arrived = xcalloc((size_t)sz, 1), *asked = xcalloc((size_t)sz, 1);
+    int *waiter = xmalloc((size_t)sz * sizeof *waiter);
+    int *sender_waiter = xmalloc((size_t)sz * sizeof *sender_waiter);
+    for (int T = 0; T < ntr; T++)
+        waiter[T] = sender_waiter[T] = -1;
     while (hn > 0 || an > 0) {
         int is_req = an == 0 || (hn > 0 && h[0].r < arr[0].r);
         request q = is_req ? req_pop(h, &hn, NULL) : req_pop(arr, &an, NULL);
@@ -880,12 +885,26 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
                     slot_free[sl] = S->end[T];
             }
             req_push(arr, &an, (request){S->end[T], c->a->sends[f].dst, T}, NULL);
+            asked[T] = 1;
+            if (sender_waiter[T] >= 0) {
+                int v = sender_waiter[T];
+                if (S->end[T] + p->presum[v] > rq[v])
+                    rq[v] = S->end[T] + p->presum[v];
+                req_push(h, &hn, (request){rq[v], c->a->sends[p->first[v]].src, v}, NULL);
+            }
         } else {
-            /* the pair's receiving tb takes it once it has reduced and put
-             * in place the previous one (a pair's transfers end in order) */
+            /* the pair's receiving tb takes its transfers in order, each once
+             * it has reduced and put in place the one before (a transfer on
+             * another lane may end first: it waits for its predecessor) */
+            int u = pprev[T];
+            if (u >= 0 && !arrived[u]) {
+                waiter[u] = T;
+                continue;
+            }
             got[T] = S->end[T];
-            if (pprev[T] >= 0 && S->ready[pprev[T]] + p->place[pprev[T]] > got[T])
-                got[T] = S->ready[pprev[T]] + p->place[pprev[T]];
+            if (u >= 0 && S->ready[u] + p->place[u] > got[T])
+                got[T] = S->ready[u] + p->place[u];
+            arrived[T] = 1;
             double rs = got[T];
             for (int x = m0[T]; x < m0[T + 1]; x++)
                 if (c->rslot[mem[x]] >= 0 && rfree[c->rslot[mem[x]]] > rs)
@@ -895,6 +914,13 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
                 if (c->rslot[mem[x]] >= 0)
                     rfree[c->rslot[mem[x]]] = S->ready[T];
             S->order[done++] = T;
+            if (waiter[T] >= 0) {
+                int w = waiter[T];
+                double at = S->end[w];
+                if (S->ready[T] + p->place[T] > at)
+                    at = S->ready[T] + p->place[T];
+                req_push(arr, &an, (request){at, c->a->sends[p->first[w]].dst, w}, NULL);
+            }
         }
         for (int x = o0[T]; x < o0[T + 1]; x++) {
             const edge *ed = &e[oe[x]];
@@ -907,6 +933,10 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
                 /* the sending tb copies for it only after its previous
                  * transfer on the pair has ended */
                 int v = ed->to, u = pprev[v];
+                if (u >= 0 && !asked[u]) {
+                    sender_waiter[u] = v;   /* asks once u has asked */
+                    continue;
+                }
                 if (u >= 0 && S->end[u] + p->presum[v] > rq[v])
                     rq[v] = S->end[u] + p->presum[v];
                 req_push(h, &hn, (request){rq[v], c->a->sends[p->first[v]].src, v}, NULL);
@@ -914,6 +944,10 @@ static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
         }
     }
     free(arr);
+    free(arrived);
+    free(asked);
+    free(waiter);
+    free(sender_waiter);
     free(h);
     free(slot_free);
     free(rq);
