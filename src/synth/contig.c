@@ -211,15 +211,15 @@ static int build_deps(ctx *c, tc_err *err)
 
 typedef struct {
     long long key;
-    int i;
-} rkey;
+    int T;              /* a transfer, or a send */
+} chain_key;
 
-static int cmp_rkey(const void *x, const void *y)
+static int cmp_chain_key(const void *x, const void *y)
 {
-    const rkey *a = x, *b = y;
+    const chain_key *a = x, *b = y;
     if (a->key != b->key)
         return a->key < b->key ? -1 : 1;
-    return (a->i > b->i) - (a->i < b->i);
+    return (a->T > b->T) - (a->T < b->T);
 }
 
 /* Reductions into one chunk at one rank read and write the same buffer
@@ -230,20 +230,20 @@ static void reduce_slots(ctx *c)
     const algo *a = c->a;
     int n = c->n, nk = 0;
     c->rslot = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *c->rslot);
-    rkey *k = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *k);
+    chain_key *k = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *k);
     long long C = (long long)a->chunks_per_rank + 1, N = (long long)a->nranks + 1;
     for (int i = 0; i < n; i++) {
         const algo_send *s = &a->sends[i];
         c->rslot[i] = -1;
         if (s->reduce)
-            k[nk++] = (rkey){((long long)s->dst * N + s->origin + 1) * C + s->index, i};
+            k[nk++] = (chain_key){((long long)s->dst * N + s->origin + 1) * C + s->index, i};
     }
-    qsort(k, (size_t)nk, sizeof *k, cmp_rkey);
+    qsort(k, (size_t)nk, sizeof *k, cmp_chain_key);
     c->nrslots = 0;
     for (int q = 0; q < nk; q++) {
         if (q > 0 && k[q].key != k[q - 1].key)
             c->nrslots++;
-        c->rslot[k[q].i] = c->nrslots;
+        c->rslot[k[q].T] = c->nrslots;
     }
     if (nk > 0)
         c->nrslots++;
@@ -727,18 +727,6 @@ static int req_before(const void *ctx, const request *a, const request *b)
 
 TC_HEAP_DEFINE(req, request, const void *, req_before)
 
-typedef struct {
-    long long key;
-    int T;
-} chain_key;
-
-static int cmp_chain_key(const void *x, const void *y)
-{
-    const chain_key *a = x, *b = y;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return (a->T > b->T) - (a->T < b->T);
-}
 
 /* Edges "v asks after u": kind E_RES after u's end (the chain), E_DATA
  * after u's ready (its data).  Chain: transfers of one sender through one
