@@ -6,11 +6,15 @@ For every bundled sketch x collective x size, and for random small
 topologies with random sketches, collectives and sizes (seeded: the same
 seeds give the same cases), synthesize, run the schedule (timing only) and
 print one markdown table row: predicted us, executed us, error
-(executed - predicted) / predicted.  Ends with how many cases are within
-0.5 % and the largest error.
+(executed - predicted) / predicted, and beside it stage 3's own makespan
+and its error (the algorithm it scheduled, before the lowering's runs,
+staging and scratch reuse: how far the stage's model is from the program).
+Ends with how many cases are within 0.5 % and the largest error; with
+--max-error E, exits 1 if some prediction is further than E % off.
 
   scripts/predict_table.py [--bin build/bin] [--sizes 1M,64M] [--random N]
                            [--seed S] [--no-bundled] [--time-limit 5]
+                           [--max-error E]
 
 Cases whose sketch cannot be synthesized at a size (chunk counts that do
 not divide it) are listed as such, not counted.  Synthesis is time-limited,
@@ -82,13 +86,14 @@ def measure(bindir, sk, tp, coll, size, tmp, limit):
                        capture_output=True, text=True)
     if s.returncode != 0:
         return None, s.stderr.strip().splitlines()[-1][:90] if s.stderr.strip() else "failed"
-    pred = json.loads(s.stdout)["predicted_us"]
+    j = json.loads(s.stdout)
+    pred, stage3 = j["predicted_us"], j["stage3_us"]
     r = subprocess.run([f"{bindir}/taccl-run", out, "--no-data", "--json"],
                        capture_output=True, text=True)
     run = json.loads(r.stdout)["time_us"] if r.stdout.strip() else None
     if run is None:
         return None, "taccl-run: " + (r.stderr.strip().splitlines() or ["no result"])[-1][:80]
-    return (pred, run), None
+    return (pred, run, stage3), None
 
 
 def main():
@@ -99,6 +104,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-bundled", action="store_true")
     ap.add_argument("--time-limit", type=float, default=5)
+    ap.add_argument("--max-error", type=float, default=None)
     a = ap.parse_args()
     cases = []
     if not a.no_bundled:
@@ -113,23 +119,30 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for s in range(a.seed, a.seed + a.random):
             cases.append(random_case(s, tmp))
-        print("| case | collective | bytes | predicted us | executed us | error |")
-        print("|---|---|---|---|---|---|")
-        errs = []
+        print("| case | collective | bytes | predicted us | executed us | error "
+              "| stage 3 us | stage 3 error |")
+        print("|---|---|---|---|---|---|---|---|")
+        errs, errs3 = [], []
         for name, sk, tp, coll, size in cases:
             res, why = measure(a.bin, sk, tp, coll, size, tmp, a.time_limit)
             if res is None:
-                print(f"| {name} | {coll} | {size} | - | - | not synthesized: {why} |")
+                print(f"| {name} | {coll} | {size} | - | - | not synthesized: {why} | - | - |")
                 continue
-            pred, run = res
+            pred, run, stage3 = res
             e = (run - pred) / pred * 100 if pred > 0 else float("inf")
+            e3 = (run - stage3) / stage3 * 100 if stage3 > 0 else float("inf")
             errs.append((abs(e), name, coll, size))
-            print(f"| {name} | {coll} | {size} | {pred:.3f} | {run:.3f} | {e:+.2f} % |",
-                  flush=True)
+            errs3.append(abs(e3))
+            print(f"| {name} | {coll} | {size} | {pred:.3f} | {run:.3f} | {e:+.2f} % "
+                  f"| {stage3:.3f} | {e3:+.2f} % |", flush=True)
         within = sum(1 for e in errs if e[0] <= 0.5)
         worst = max(errs) if errs else (0, "-", "-", 0)
         print(f"\n{within} of {len(errs)} cases within 0.5 %; largest error "
-              f"{worst[0]:.2f} % ({worst[1]} {worst[2]} {worst[3]} B)")
+              f"{worst[0]:.2f} % ({worst[1]} {worst[2]} {worst[3]} B); stage 3 within "
+              f"0.5 % in {sum(1 for e in errs3 if e <= 0.5)}, largest "
+              f"{max(errs3) if errs3 else 0:.2f} %")
+        if a.max_error is not None and worst[0] > a.max_error:
+            return 1
         return 0
 
 

@@ -460,6 +460,7 @@ static void print_synth_json(const cli *c, const prog *p, const synth_stats *st)
     cJSON_AddNumberToObject(j, "synthesis_seconds",
                             st->route_s + st->order_s + st->contig_s + st->lower_s);
     cJSON_AddNumberToObject(j, "stage2_us", st->order_us);
+    cJSON_AddNumberToObject(j, "stage3_us", st->contig_us);
     add_number_or_null(j, "route_gap", st->route_gap);
     cJSON_AddStringToObject(j, "route_status", lp_status_name(st->route_status));
     cJSON_AddBoolToObject(j, "route_fallback", st->route_fallback);

@@ -32,6 +32,7 @@
 #include "../model/cost.h"
 #include "../util/heap.h"
 #include "../util/mem.h"
+#include "ptime.h"
 
 enum {
     MAX_CNT = 71,           /* MSCCL_MAX_COUNT 72: cnt <= 71 */
@@ -2184,6 +2185,18 @@ static prog *emit(const lctx *L, tc_err *err)
 
 /* ------------------------------------------------------------ entry */
 
+/* The prediction a program carries is the time of the program as written
+ * (sched/ptime): the algorithm's own time knows nothing of the runs,
+ * staging copies and dependencies added here.  Kept when the program
+ * cannot be timed (no topology or size; a program that cannot finish is
+ * the executor's to report). */
+static void predict(prog *p, const topo *t)
+{
+    double us;
+    if (t && p->size_bytes > 0 && ptime_run(p, t, p->size_bytes, &us, NULL) == TC_OK)
+        p->predicted_us = us;
+}
+
 static int check_opts(lctx *L, tc_err *err)
 {
     const lower_opts *o = L->o;
@@ -2264,6 +2277,8 @@ prog *lower_algo(const algo *a, const topo *t, const lower_opts *o, tc_err *err)
     }
     if (rc == TC_OK)
         p = emit(&L, err);
+    if (p)
+        predict(p, t);
     free(rk);
     free(order);
     free(fifo_prev);

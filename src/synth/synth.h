@@ -48,7 +48,9 @@ typedef struct {
     double route_s, order_s, contig_s, lower_s;   /* wall seconds per stage */
     double route_us;        /* stage 1's relaxed makespan */
     double order_us;        /* stage 2's makespan */
-    double contig_us;       /* stage 3's makespan = the prediction */
+    double contig_us;       /* stage 3's makespan, re-timed with what the
+                               lowering made of each send; the prediction is
+                               the written program's time (sched/ptime) */
     double route_gap;       /* stage 1's MIP gap (NAN if unknown) */
     int route_fallback;     /* 1: stage 1 returned the heuristic routing */
     lp_status route_status; /* stage 1's MILP outcome (LP_UNSOLVED: none ran) */

@@ -4,7 +4,7 @@
 # test_synth_predict.sh — the synthesizer's predicted time is the time the
 # executor measures (the acceptance test): for bundled sketches,
 # taccl-synth writes predicted_us and taccl-run of that file, which
-# performs the collective, reports a time within 2% of it.
+# performs the collective, reports a time within 0.5 % of it.
 #
 # The DGX-2 x2 sketch is the one this guards most: its ranks share NICs
 # and every rank sends through one switch port to 15 peers, so the
@@ -62,10 +62,10 @@ PY
     verified=$(json_field "$TMP/$1.run.json" verified)
     if [ "$verified" = "True" ]; then echo "ok - $name: taccl-run verifies it"
     else echo "not ok - $name: taccl-run does not verify it"; fi
-    if python3 -c 'import sys; p, r = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if p > 0 and abs(r - p) / p <= 0.02 else 1)' "$pred" "$run" 2>/dev/null; then
-        echo "ok - $name: executed $run us within 2% of predicted $pred us"
+    if python3 -c 'import sys; p, r = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if p > 0 and abs(r - p) / p <= 0.005 else 1)' "$pred" "$run" 2>/dev/null; then
+        echo "ok - $name: executed $run us within 0.5% of predicted $pred us"
     else
-        echo "not ok - $name: executed ${run:-?} us, predicted ${pred:-?} us (more than 2% apart)"
+        echo "not ok - $name: executed ${run:-?} us, predicted ${pred:-?} us (more than 0.5% apart)"
     fi
 }
 

@@ -1,0 +1,330 @@
+/* ptime.c — the time a program takes on a topology (contract in ptime.h).
+ *
+ * A discrete-event run without data.  Threadblocks are numbered in (rank,
+ * tb) order; each is at one step and in one state: about to start it,
+ * waiting to receive, waiting to send, or busy until an event of its own.
+ * Anything that may unblock a threadblock (a step ending, a message
+ * arriving, a FIFO slot freed) simply runs the threadblocks that wait on
+ * it again at that instant; they check their condition afresh.  Events
+ * are ordered by time; at one time, every completion and wake-up (in the
+ * order they were made) before any transfer request, and requests in
+ * threadblock order, which is the order in which they get their lanes. */
+#include "ptime.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../model/cost.h"
+#include "../util/heap.h"
+#include "../util/mem.h"
+
+enum { T_RUN, T_REQUEST, T_ARRIVE, T_DONE };
+enum { S_START, S_RECV, S_SEND, S_BUSY };
+
+typedef struct {
+    double t;
+    uint64_t order;     /* wake-ups and completions: a sequence number;
+                           requests: 1 << 62 plus the threadblock */
+    int kind, g;
+} pev;
+
+static int pev_less(const void *ctx, const pev *a, const pev *b)
+{
+    (void)ctx;
+    return a->t != b->t ? a->t < b->t : a->order < b->order;
+}
+
+TC_HEAP_DEFINE(pq, pev, const void *, pev_less)
+
+typedef struct {
+    int src, dst, chan;
+    int nres, res[2];
+    topo_route route;
+    int routed;
+    int queued;                 /* messages sent and not yet received */
+    int head;                   /* ring index of the oldest */
+    double arrive[COST_FIFO_SLOTS]; /* its messages' arrival, INFINITY = on the way */
+} pconn;
+
+typedef struct {
+    const prog_tb *tb;
+    int rank, pc, state;
+    int out, in;                /* its send and receive connections, -1 */
+    int slot;                   /* ring slot of the message it is sending */
+} ptb;
+
+typedef struct {
+    const prog *p;
+    const topo *t;
+    double chunk;
+    int ntb;
+    ptb *tbs;
+    int *first;                 /* [ngpu + 1]: the first threadblock of each rank */
+    int nconn;
+    pconn *conns;
+    cost_lanes *lanes;
+    pev *q;
+    int nq, cq;
+    uint64_t seq;
+    long long steps_left;
+    double end;
+} ptimer;
+
+static void post(ptimer *P, double t, int kind, int g)
+{
+    P->q = xgrow(P->q, &P->cq, P->nq + 1, sizeof *P->q);
+    uint64_t order = kind == T_REQUEST ? (1ULL << 62) | (uint64_t)g : P->seq++;
+    pq_push(P->q, &P->nq, (pev){t, order, kind, g}, NULL);
+}
+
+/* Wake every threadblock of the program that may be waiting on connection
+ * c (its sender and receiver ends) or on threadblock g's progress: they
+ * run again now.  Threadblocks not waiting ignore the wake-up. */
+static void wake_conn(ptimer *P, const pconn *c, double now)
+{
+    for (int g = P->first[c->dst]; g < P->first[c->dst + 1]; g++)
+        if (P->tbs[g].in >= 0 && &P->conns[P->tbs[g].in] == c && P->tbs[g].state == S_RECV)
+            post(P, now, T_RUN, g);
+    for (int g = P->first[c->src]; g < P->first[c->src + 1]; g++)
+        if (P->tbs[g].out >= 0 && &P->conns[P->tbs[g].out] == c && P->tbs[g].state == S_SEND)
+            post(P, now, T_RUN, g);
+}
+
+static void wake_rank(ptimer *P, int rank, double now)
+{
+    for (int g = P->first[rank]; g < P->first[rank + 1]; g++)
+        if (P->tbs[g].state == S_START && P->tbs[g].pc < P->tbs[g].tb->nsteps)
+            post(P, now, T_RUN, g);
+}
+
+static void step_over(ptimer *P, ptb *b, double now)
+{
+    b->pc++;
+    b->state = S_START;
+    P->steps_left--;
+    if (now > P->end)
+        P->end = now;
+    wake_rank(P, b->rank, now);
+}
+
+static int dep_met(const ptimer *P, const ptb *b, const prog_step *st)
+{
+    return st->depid < 0 || P->tbs[P->first[b->rank] + st->depid].pc > st->deps;
+}
+
+/* The receive half of the current step is over: the slot is free again. */
+static void received(ptimer *P, ptb *b, double now)
+{
+    pconn *c = &P->conns[b->in];
+    c->head = (c->head + 1) % COST_FIFO_SLOTS;
+    c->queued--;
+    wake_conn(P, c, now);
+    if (step_sends(b->tb->steps[b->pc].type))
+        b->state = S_SEND;
+    else
+        step_over(P, b, now);
+}
+
+/* Advance threadblock g as far as it can go at `now`. */
+static void advance(ptimer *P, int g, double now)
+{
+    ptb *b = &P->tbs[g];
+    while (b->pc < b->tb->nsteps && b->state != S_BUSY) {
+        const prog_step *st = &b->tb->steps[b->pc];
+        double bytes = st->cnt * P->chunk;
+        if (b->state == S_START) {
+            if (!dep_met(P, b, st))
+                return;
+            if (st->type == ST_NOP) {
+                step_over(P, b, now);
+            } else if (st->type == ST_CPY || st->type == ST_RE) {
+                b->state = S_BUSY;
+                double d = st->type == ST_CPY ? cost_copy_us(P->t, bytes)
+                                              : cost_reduce_us(P->t, bytes);
+                post(P, now + d, T_DONE, g);
+            } else {
+                b->state = step_receives(st->type) ? S_RECV : S_SEND;
+            }
+        } else if (b->state == S_RECV) {
+            pconn *c = &P->conns[b->in];
+            if (c->queued == 0 || !(c->arrive[c->head] <= now))
+                return;
+            if (step_reduces(st->type)) {
+                b->state = S_BUSY;
+                post(P, now + cost_reduce_us(P->t, bytes), T_DONE, g);
+            } else {
+                received(P, b, now);
+            }
+        } else {
+            pconn *c = &P->conns[b->out];
+            if (c->queued >= COST_FIFO_SLOTS)
+                return;
+            b->slot = (c->head + c->queued++) % COST_FIFO_SLOTS;
+            c->arrive[b->slot] = INFINITY;
+            b->state = S_BUSY;
+            post(P, now, T_REQUEST, g);
+        }
+    }
+}
+
+/* A send asks for its hop's resources: it starts when every one has a
+ * free lane and holds them to its end. */
+static void request(ptimer *P, int g, double now)
+{
+    ptb *b = &P->tbs[g];
+    pconn *c = &P->conns[b->out];
+    int lane[2] = {-1, -1};
+    double start = cost_lanes_start(P->lanes, c->res, c->nres, now, lane);
+    double end = start + cost_hop_us(&c->route, b->tb->steps[b->pc].cnt * P->chunk);
+    cost_lanes_hold(P->lanes, c->res, lane, c->nres, end);
+    post(P, end, T_ARRIVE, g);
+}
+
+static void arrive(ptimer *P, int g, double now)
+{
+    ptb *b = &P->tbs[g];
+    pconn *c = &P->conns[b->out];
+    c->arrive[b->slot] = now;
+    wake_conn(P, c, now);
+    step_over(P, b, now);
+    advance(P, g, now);
+}
+
+/* A local copy or reduction, or the reduction of a receive, is over. */
+static void done(ptimer *P, int g, double now)
+{
+    ptb *b = &P->tbs[g];
+    const prog_step *st = &b->tb->steps[b->pc];
+    if (st->type == ST_CPY || st->type == ST_RE)
+        step_over(P, b, now);
+    else
+        received(P, b, now);
+    advance(P, g, now);
+}
+
+static int conn_cmp(const void *pa, const void *pb)
+{
+    const pconn *a = pa, *b = pb;
+    if (a->src != b->src)
+        return a->src < b->src ? -1 : 1;
+    if (a->dst != b->dst)
+        return a->dst < b->dst ? -1 : 1;
+    return (a->chan > b->chan) - (a->chan < b->chan);
+}
+
+/* Every connection (chan, src -> dst) some threadblock uses, sorted and
+ * without repeats. */
+static void list_conns(ptimer *P)
+{
+    const prog *p = P->p;
+    for (int r = 0; r < p->ngpu; r++)
+        for (int i = 0; i < p->gpus[r].ntbs; i++) {
+            const prog_tb *tb = &p->gpus[r].tbs[i];
+            if (tb->send >= 0)
+                P->conns[P->nconn++] = (pconn){.src = r, .dst = tb->send, .chan = tb->chan};
+            if (tb->recv >= 0)
+                P->conns[P->nconn++] = (pconn){.src = tb->recv, .dst = r, .chan = tb->chan};
+        }
+    qsort(P->conns, (size_t)P->nconn, sizeof *P->conns, conn_cmp);
+    int n = 0;
+    for (int i = 0; i < P->nconn; i++)
+        if (n == 0 || conn_cmp(&P->conns[n - 1], &P->conns[i]) != 0)
+            P->conns[n++] = P->conns[i];
+    P->nconn = n;
+}
+
+static int conn_of(const ptimer *P, int src, int dst, int chan)
+{
+    pconn key = {.src = src, .dst = dst, .chan = chan};
+    const pconn *c = bsearch(&key, P->conns, (size_t)P->nconn, sizeof *P->conns, conn_cmp);
+    return (int)(c - P->conns);
+}
+
+static int setup(ptimer *P, tc_err *err)
+{
+    const prog *p = P->p;
+    P->first = xcalloc((size_t)p->ngpu + 1, sizeof *P->first);
+    for (int r = 0; r < p->ngpu; r++)
+        P->first[r + 1] = P->first[r] + p->gpus[r].ntbs;
+    P->ntb = P->first[p->ngpu];
+    P->tbs = xcalloc((size_t)P->ntb + 1, sizeof *P->tbs);
+    for (int r = 0; r < p->ngpu; r++)
+        for (int i = 0; i < p->gpus[r].ntbs; i++)
+            if (p->gpus[r].tbs[i].send >= p->ngpu || p->gpus[r].tbs[i].recv >= p->ngpu)
+                return tc_err_set(err, TC_INPUT, "rank %d tb %d: peer outside the program", r,
+                                  p->gpus[r].tbs[i].id);
+    P->conns = xcalloc((size_t)2 * P->ntb + 1, sizeof *P->conns);
+    list_conns(P);
+    for (int r = 0; r < p->ngpu; r++)
+        for (int i = 0; i < p->gpus[r].ntbs; i++) {
+            const prog_tb *tb = &p->gpus[r].tbs[i];
+            ptb *b = &P->tbs[P->first[r] + i];
+            b->tb = tb;
+            b->rank = r;
+            b->out = b->in = -1;
+            if (tb->send >= 0)
+                b->out = conn_of(P, r, tb->send, tb->chan);
+            if (tb->recv >= 0)
+                b->in = conn_of(P, tb->recv, r, tb->chan);
+            for (int s = 0; s < tb->nsteps; s++) {
+                const prog_step *st = &tb->steps[s];
+                if (st->depid >= p->gpus[r].ntbs ||
+                    (st->depid >= 0 && st->deps >= p->gpus[r].tbs[st->depid].nsteps))
+                    return tc_err_set(err, TC_INPUT,
+                                      "rank %d tb %d step %d: depends on a step that does "
+                                      "not exist", r, tb->id, s);
+                if ((step_sends(st->type) && b->out < 0) ||
+                    (step_receives(st->type) && b->in < 0))
+                    return tc_err_set(err, TC_INPUT, "rank %d tb %d step %d: %s without a peer",
+                                      r, tb->id, s, step_type_name(st->type));
+                P->steps_left++;
+            }
+        }
+    P->lanes = cost_lanes_new(P->t);
+    for (int i = 0; i < P->nconn; i++) {
+        pconn *c = &P->conns[i];
+        c->route = topo_route_of(P->t, c->src, c->dst);
+        c->nres = cost_route_res(P->t, &c->route, c->src, c->dst, c->res);
+        if ((c->nres == 0 && c->route.kind != ROUTE_SELF) || !(c->route.bw_gbps > 0))
+            return tc_err_set(err, TC_INPUT, "no route from rank %d to rank %d in the topology",
+                              c->src, c->dst);
+    }
+    return TC_OK;
+}
+
+int ptime_run(const prog *p, const topo *t, long long size_bytes, double *us, tc_err *err)
+{
+    if (!p || !t || p->nchunksperloop <= 0 || size_bytes <= 0 || p->ngpu > t->nranks)
+        return tc_err_set(err, TC_INPUT, "cannot time this program: no topology, no size, "
+                          "or more ranks than the topology has");
+    ptimer P = {0};
+    P.p = p;
+    P.t = t;
+    P.chunk = (double)(size_bytes / p->nchunksperloop);
+    int rc = setup(&P, err);
+    if (rc == TC_OK) {
+        for (int g = 0; g < P.ntb; g++)
+            post(&P, 0.0, T_RUN, g);
+        while (P.nq > 0) {
+            pev e = pq_pop(P.q, &P.nq, NULL);
+            switch (e.kind) {
+            case T_RUN: advance(&P, e.g, e.t); break;
+            case T_REQUEST: request(&P, e.g, e.t); break;
+            case T_ARRIVE: arrive(&P, e.g, e.t); break;
+            default: done(&P, e.g, e.t); break;
+            }
+        }
+        if (P.steps_left > 0)
+            rc = tc_err_set(err, TC_INPUT, "the program cannot finish: %lld steps never run",
+                            P.steps_left);
+        else
+            *us = P.end;
+    }
+    cost_lanes_free(P.lanes);
+    free(P.q);
+    free(P.conns);
+    free(P.tbs);
+    free(P.first);
+    return rc;
+}
