@@ -4,969 +4,46 @@
  * The work is done on a precedence graph whose nodes are transfers (one send,
  * or a group of sends of one pair) and whose edges are "v starts after u
  * ends" (u before v on a resource lane) and "v starts after u's data is
- * ready" (u brought a chunk v sends on).  One pass, asap(), computes the
- * earliest times on that graph for a given partition of the sends into
+ * ready" (u brought a chunk v sends on).  One pass, contig_asap(), computes
+ * the earliest times on that graph for a given partition of the sends into
  * transfers: the fixed order kept on every resource, the MILP's model.
  * contig_schedule() is that pass on the input's groups.
  *
  * The executor cannot be made to keep an order on a resource that several
  * ranks share (a switch in port, a NIC of two GPUs): it serves those by
  * when transfers ask, and the lowering can only order each rank's own
- * sends.  So contig_solve() judges and times every grouping with replay(),
- * the executor's arbitration (each sender's out-port order fixed, shared
- * slots first come first served, ties to the lower rank): it builds the
- * singleton graph, finds the groupable neighbours, improves the no-group
- * schedule by a small deterministic local search, hands the best to GLPK
- * as the incumbent of the MILP (in asap()'s model), reads back the
- * grouping, polishes it and times it with replay().  The output is
- * therefore exactly what the executor will do with it, whatever the solver
- * returned; on an input whose order already is the executor's (stage 2's
- * is), replay() and asap() agree until grouping moves a request past
- * another sender's. */
-#include "contig.h"
+ * sends.  So contig_solve() judges and times every grouping with
+ * contig_replay_part(), the executor's arbitration (each sender's out-port
+ * order fixed, shared slots first come first served, ties to the lower
+ * rank): it builds the singleton graph, finds the groupable neighbours,
+ * improves the no-group schedule by a small deterministic local search,
+ * hands the best to GLPK as the incumbent of the MILP (in contig_asap()'s
+ * model), reads back the grouping, polishes it and times it with
+ * contig_replay_part().  The output is therefore exactly what the executor
+ * will do with it, whatever the solver returned; on an input whose order
+ * already is the executor's (stage 2's is), contig_replay_part() and
+ * contig_asap() agree until grouping moves a request past another sender's.
+ *
+ * This file holds the public calls, the MILP and the order of a solve; the
+ * context, partitions and contig_asap() are in contig_graph.c,
+ * contig_replay_part() in contig_replay.c, the candidates and the local
+ * search in contig_search.c, the types they share in contig_int.h. */
+#include "contig_int.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "../util/heap.h"
 #include "../util/mem.h"
-#include "../model/cost.h"
 
 #define MAX_CNT 71              /* runtime: cnt < 72 */
-#define DEP_TOL 1e-7            /* relative slack when matching arrivals to sends */
-#define LS_MAX_PASSES 4
-#define LS_WORK_BUDGET 5e7      /* graph elements visited by one local search */
-
-enum { E_RES = 0, E_DATA = 1 };
 
 static double wall_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* ------------------------------------------------------------ context: sends, order, data */
-
-typedef struct {
-    const algo *a;
-    const topo *t;
-    double cb;
-    int n;
-    topo_route *rt;     /* [n] route of each send */
-    double *beta;       /* [n] one chunk over the route, without alpha (us) */
-    double *red;        /* [n] one chunk's reduce cost at the receiver, 0 if none */
-    int *ord;           /* [n] sends in the fixed order */
-    int *pos;           /* [n] position of each send in ord */
-    int *dep0, *dep;    /* CSR: sends bringing send i's chunk to its sender */
-    int nslots;         /* compact (resource, lane) slots */
-    int *slot;          /* [2n] slots of each send, -1 = unused */
-    int nrslots;        /* chunks reduced into at a rank: (dst, chunk) */
-    int *rslot;         /* [n] the one send i reduces into, -1 = a copy */
-} ctx;
-
-static void ctx_free(ctx *c)
-{
-    free(c->rt);
-    free(c->beta);
-    free(c->red);
-    free(c->ord);
-    free(c->pos);
-    free(c->dep0);
-    free(c->dep);
-    free(c->slot);
-    free(c->rslot);
-    memset(c, 0, sizeof *c);
-}
-
-typedef struct {
-    double t;
-    int src, dst, idx;
-} okey;
-
-static int cmp_okey(const void *x, const void *y)
-{
-    const okey *a = x, *b = y;
-    if (a->t != b->t)
-        return a->t < b->t ? -1 : 1;
-    if (a->src != b->src)
-        return a->src < b->src ? -1 : 1;
-    if (a->dst != b->dst)
-        return a->dst < b->dst ? -1 : 1;
-    return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-/* A chunk as the data dependencies see it, with the rank it reaches. */
-typedef struct {
-    int co, ci;         /* chunk: (origin, index), or (-1, index) for reductions */
-    int at;             /* rank */
-    double t;           /* stage-2 arrival */
-    int idx;            /* send */
-} arrival;
-
-static int cmp_arrival(const void *x, const void *y)
-{
-    const arrival *a = x, *b = y;
-    if (a->co != b->co)
-        return a->co < b->co ? -1 : 1;
-    if (a->ci != b->ci)
-        return a->ci < b->ci ? -1 : 1;
-    if (a->at != b->at)
-        return a->at < b->at ? -1 : 1;
-    if (a->t != b->t)
-        return a->t < b->t ? -1 : 1;
-    return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-static int cmp_chunk_at(const arrival *a, int co, int ci, int at)
-{
-    if (a->co != co)
-        return a->co < co ? -1 : 1;
-    if (a->ci != ci)
-        return a->ci < ci ? -1 : 1;
-    return (a->at > at) - (a->at < at);
-}
-
-static int check_send(const ctx *c, int i, tc_err *err)
-{
-    const algo_send *s = &c->a->sends[i];
-    const topo *t = c->t;
-    if (s->src < 0 || s->dst < 0 || s->src >= t->nranks || s->dst >= t->nranks ||
-        s->src >= c->a->nranks || s->dst >= c->a->nranks)
-        return tc_err_set(err, TC_INPUT,
-                          "contig: send %d: rank %d -> %d out of range (algorithm %d ranks, "
-                          "topology %d)", i, s->src, s->dst, c->a->nranks, t->nranks);
-    if (s->src == s->dst)
-        return tc_err_set(err, TC_INPUT, "contig: send %d: from rank %d to itself", i, s->src);
-    if (!isfinite(s->t_send) || !isfinite(s->t_arrive))
-        return tc_err_set(err, TC_INPUT,
-                          "contig: send %d (%d -> %d): stage-2 times must be finite", i, s->src,
-                          s->dst);
-    const topo_route *r = &c->rt[i];
-    if ((r->kind != ROUTE_LINK && r->kind != ROUTE_SWITCH && r->kind != ROUTE_NIC) ||
-        !(r->bw_gbps > 0) || !isfinite(r->alpha_us))
-        return tc_err_set(err, TC_INPUT,
-                          "contig: send %d: no route from rank %d to rank %d in topology %s", i,
-                          s->src, s->dst, t->name ? t->name : "(unnamed)");
-    return TC_OK;
-}
-
-/* Data dependencies: for each send, the sends that brought its chunk to its
- * sender no later (stage-2 times) than it leaves. */
-static int build_deps(ctx *c, tc_err *err)
-{
-    int n = c->n, red = coll_is_reduction(c->a->coll);
-    arrival *ar = xmalloc((size_t)n * sizeof *ar);
-    for (int i = 0; i < n; i++) {
-        const algo_send *s = &c->a->sends[i];
-        ar[i] = (arrival){red ? -1 : s->origin, s->index, s->dst, s->t_arrive, i};
-    }
-    qsort(ar, (size_t)n, sizeof *ar, cmp_arrival);
-    c->dep0 = xcalloc((size_t)n + 1, sizeof *c->dep0);
-    int cap = n > 0 ? n : 1, nd = 0;
-    c->dep = xmalloc((size_t)cap * sizeof *c->dep);
-    for (int i = 0; i < n; i++) {
-        const algo_send *s = &c->a->sends[i];
-        int co = red ? -1 : s->origin;
-        int lo = 0, hi = n;                     /* first arrival of (chunk, at src) */
-        while (lo < hi) {
-            int mid = lo + (hi - lo) / 2;
-            if (cmp_chunk_at(&ar[mid], co, s->index, s->src) < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        double lim = s->t_send + DEP_TOL * (1 + fabs(s->t_send));
-        int found = 0;
-        for (int k = lo; k < n && cmp_chunk_at(&ar[k], co, s->index, s->src) == 0; k++) {
-            if (ar[k].t > lim)
-                break;
-            if (ar[k].idx == i)
-                continue;
-            if (nd == cap) {
-                cap *= 2;
-                int *nw = realloc(c->dep, (size_t)cap * sizeof *nw);
-                if (!nw)
-                    tc_oom();
-                c->dep = nw;
-            }
-            c->dep[nd++] = ar[k].idx;
-            found++;
-        }
-        c->dep0[i + 1] = nd;
-        if (!red && !found && s->src != s->origin) {
-            free(ar);
-            return tc_err_set(err, TC_INPUT,
-                              "contig: send %d: rank %d sends chunk %d:%d at %g us but it has "
-                              "not arrived there by then", i, s->src, s->origin, s->index,
-                              s->t_send);
-        }
-    }
-    free(ar);
-    return TC_OK;
-}
-
-typedef struct {
-    long long key;
-    int T;              /* a transfer, or a send */
-} chain_key;
-
-static int cmp_chain_key(const void *x, const void *y)
-{
-    const chain_key *a = x, *b = y;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return (a->T > b->T) - (a->T < b->T);
-}
-
-/* Reductions into one chunk at one rank read and write the same buffer
- * slot, so the lowering orders them (a dependency chain) and the executor
- * performs them one after another: number those (dst, chunk) places. */
-static void reduce_slots(ctx *c)
-{
-    const algo *a = c->a;
-    int n = c->n, nk = 0;
-    c->rslot = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *c->rslot);
-    chain_key *k = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *k);
-    long long C = (long long)a->chunks_per_rank + 1, N = (long long)a->nranks + 1;
-    for (int i = 0; i < n; i++) {
-        const algo_send *s = &a->sends[i];
-        c->rslot[i] = -1;
-        if (s->reduce)
-            k[nk++] = (chain_key){((long long)s->dst * N + s->origin + 1) * C + s->index, i};
-    }
-    qsort(k, (size_t)nk, sizeof *k, cmp_chain_key);
-    c->nrslots = 0;
-    for (int q = 0; q < nk; q++) {
-        if (q > 0 && k[q].key != k[q - 1].key)
-            c->nrslots++;
-        c->rslot[k[q].T] = c->nrslots;
-    }
-    if (nk > 0)
-        c->nrslots++;
-    free(k);
-}
-
-static int ctx_init(ctx *c, const algo *a, const topo *t, double cb, tc_err *err)
-{
-    memset(c, 0, sizeof *c);
-    if (!a || !t)
-        return tc_err_set(err, TC_INPUT, "contig: no algorithm or no topology");
-    if (!(cb > 0) || !isfinite(cb))
-        return tc_err_set(err, TC_INPUT, "contig: chunk_bytes must be > 0, got %g", cb);
-    if (a->nsends < 0 || (a->nsends > 0 && !a->sends))
-        return tc_err_set(err, TC_INPUT, "contig: malformed algorithm (%d sends)", a->nsends);
-    c->a = a;
-    c->t = t;
-    c->cb = cb;
-    c->n = a->nsends;
-    int n = c->n;
-    c->rt = xcalloc((size_t)n, sizeof *c->rt);
-    c->beta = xcalloc((size_t)n, sizeof *c->beta);
-    c->red = xcalloc((size_t)n, sizeof *c->red);
-    c->ord = xmalloc((size_t)n * sizeof *c->ord);
-    c->pos = xmalloc((size_t)n * sizeof *c->pos);
-    c->slot = xmalloc((size_t)2 * n * sizeof *c->slot);
-    for (int i = 0; i < n; i++) {
-        const algo_send *s = &a->sends[i];
-        int ok = s->src >= 0 && s->dst >= 0 && s->src < t->nranks && s->dst < t->nranks;
-        c->rt[i] = ok ? topo_route_of(t, s->src, s->dst) : (topo_route){ROUTE_NONE, -1, -1, -1,
-                                                                        -1, 0, 0};
-        int rc = check_send(c, i, err);
-        if (rc != TC_OK)
-            return rc;
-        c->beta[i] = cb / (c->rt[i].bw_gbps * 1e3);
-        c->red[i] = s->reduce ? cost_reduce_us(t, cb) : 0;
-        c->red[i] += s->post_us > 0 ? s->post_us : 0;
-    }
-    okey *k = xmalloc((size_t)n * sizeof *k);
-    for (int i = 0; i < n; i++)
-        k[i] = (okey){a->sends[i].t_send, a->sends[i].src, a->sends[i].dst, i};
-    qsort(k, (size_t)n, sizeof *k, cmp_okey);
-    for (int q = 0; q < n; q++) {
-        c->ord[q] = k[q].idx;
-        c->pos[k[q].idx] = q;
-    }
-    free(k);
-    reduce_slots(c);
-    return build_deps(c, err);
-}
-
-/* ------------------------------------------------------------ partitions into transfers */
-
-/* Transfers are numbered in the fixed order of their first member. */
-typedef struct {
-    int ntr;
-    int *tr;            /* [n] transfer of each send */
-    int *first;         /* [ntr] first member */
-    int *k;             /* [ntr] members */
-    double *redc;       /* [ntr] reduce cost of the whole transfer */
-    double *pre;        /* [ntr] local work at the sender before it (staging):
-                           the largest of its sends' */
-    double *presum;     /* [ntr] all of it (the sends' sum) */
-    double *place;      /* [ntr] local work putting its chunks in place after it */
-} part;
-
-static void part_alloc(part *p, int n)
-{
-    p->ntr = 0;
-    p->tr = xmalloc((size_t)n * sizeof *p->tr);
-    p->first = xmalloc((size_t)n * sizeof *p->first);
-    p->k = xmalloc((size_t)n * sizeof *p->k);
-    p->redc = xmalloc((size_t)n * sizeof *p->redc);
-    p->pre = xmalloc((size_t)n * sizeof *p->pre);
-    p->presum = xmalloc((size_t)n * sizeof *p->presum);
-    p->place = xmalloc((size_t)n * sizeof *p->place);
-}
-
-static void part_free(part *p)
-{
-    free(p->tr);
-    free(p->first);
-    free(p->k);
-    free(p->redc);
-    free(p->pre);
-    free(p->presum);
-    free(p->place);
-    memset(p, 0, sizeof *p);
-}
-
-static void part_counts(const ctx *c, part *p)
-{
-    for (int T = 0; T < p->ntr; T++) {
-        p->k[T] = 0;
-        p->redc[T] = 0;
-        p->pre[T] = 0;
-        p->presum[T] = 0;
-        p->place[T] = 0;
-    }
-    for (int i = 0; i < c->n; i++) {
-        p->k[p->tr[i]]++;
-        p->redc[p->tr[i]] += c->red[i];
-        /* the sender copies each chunk as it arrives, so mostly only the
-         * last one's copy is left when the data is complete */
-        if (c->a->sends[i].pre_us > p->pre[p->tr[i]])
-            p->pre[p->tr[i]] = c->a->sends[i].pre_us;
-        if (c->a->sends[i].pre_us > 0)
-            p->presum[p->tr[i]] += c->a->sends[i].pre_us;
-        if (c->a->sends[i].place_us > 0)
-            p->place[p->tr[i]] += c->a->sends[i].place_us;
-    }
-}
-
-/* join[q] = 1: the send at position q joins the transfer of the send at
- * position pred[q] (an earlier position).  join == NULL: all alone. */
-static void part_from_joins(const ctx *c, const int *pred, const unsigned char *join, part *p)
-{
-    p->ntr = 0;
-    for (int q = 0; q < c->n; q++) {
-        int i = c->ord[q];
-        if (join && join[q] && pred[q] >= 0) {
-            p->tr[i] = p->tr[c->ord[pred[q]]];
-        } else {
-            p->first[p->ntr] = i;
-            p->tr[i] = p->ntr++;
-        }
-    }
-    part_counts(c, p);
-}
-
-typedef struct {
-    int src, dst, group, q;
-} gkey;
-
-static int cmp_gkey(const void *x, const void *y)
-{
-    const gkey *a = x, *b = y;
-    if (a->src != b->src)
-        return a->src < b->src ? -1 : 1;
-    if (a->dst != b->dst)
-        return a->dst < b->dst ? -1 : 1;
-    if (a->group != b->group)
-        return a->group < b->group ? -1 : 1;
-    return (a->q > b->q) - (a->q < b->q);
-}
-
-/* The input's own groups: sends of one pair sharing a group id >= 0. */
-static void part_from_groups(const ctx *c, part *p)
-{
-    int n = c->n, ng = 0;
-    gkey *g = xmalloc((size_t)n * sizeof *g);
-    int *leader = xmalloc((size_t)n * sizeof *leader);    /* by send: first member's position */
-    for (int i = 0; i < n; i++) {
-        const algo_send *s = &c->a->sends[i];
-        leader[i] = -1;
-        if (s->group >= 0)
-            g[ng++] = (gkey){s->src, s->dst, s->group, c->pos[i]};
-    }
-    qsort(g, (size_t)ng, sizeof *g, cmp_gkey);
-    for (int b = 0; b < ng;) {
-        int e = b;
-        while (e < ng && g[e].src == g[b].src && g[e].dst == g[b].dst && g[e].group == g[b].group)
-            e++;
-        for (int x = b; x < e; x++)
-            leader[c->ord[g[x].q]] = g[b].q;
-        b = e;
-    }
-    free(g);
-    p->ntr = 0;
-    for (int q = 0; q < n; q++) {
-        int i = c->ord[q];
-        if (leader[i] >= 0 && leader[i] < q) {
-            p->tr[i] = p->tr[c->ord[leader[i]]];
-        } else {
-            p->first[p->ntr] = i;
-            p->tr[i] = p->ntr++;
-        }
-    }
-    free(leader);
-    part_counts(c, p);
-}
-
-/* ------------------------------------------------------------ resources and lanes */
-
-typedef struct {
-    int link, T;
-} lane_req;
-
-static int cmp_lane_req(const void *x, const void *y)
-{
-    const lane_req *a = x, *b = y;
-    if (a->link != b->link)
-        return a->link < b->link ? -1 : 1;
-    return (a->T > b->T) - (a->T < b->T);
-}
-
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return (a > b) - (a < b);
-}
-
-/* Lanes of multi-lane links per transfer, by the stage-2 times: walking a
- * link's transfers in order, each takes the lane freed first. */
-static int *assign_lanes(const ctx *c, const part *p)
-{
-    int *lane = xcalloc((size_t)p->ntr, sizeof *lane);
-    double *t1 = xmalloc((size_t)p->ntr * sizeof *t1);
-    for (int T = 0; T < p->ntr; T++)
-        t1[T] = -INFINITY;
-    for (int i = 0; i < c->n; i++)
-        if (c->a->sends[i].t_arrive > t1[p->tr[i]])
-            t1[p->tr[i]] = c->a->sends[i].t_arrive;
-    lane_req *rq = xmalloc((size_t)p->ntr * sizeof *rq);
-    int nr = 0, maxm = 1;
-    for (int T = 0; T < p->ntr; T++) {
-        const topo_route *r = &c->rt[p->first[T]];
-        if (r->kind == ROUTE_LINK && c->t->links[r->link].mult > 1) {
-            rq[nr++] = (lane_req){r->link, T};
-            if (c->t->links[r->link].mult > maxm)
-                maxm = c->t->links[r->link].mult;
-        }
-    }
-    qsort(rq, (size_t)nr, sizeof *rq, cmp_lane_req);
-    double *freet = xmalloc((size_t)maxm * sizeof *freet);
-    for (int b = 0; b < nr;) {
-        int e = b, m = c->t->links[rq[b].link].mult;
-        for (int l = 0; l < m; l++)
-            freet[l] = -INFINITY;
-        for (; e < nr && rq[e].link == rq[b].link; e++) {
-            int best = 0;
-            for (int l = 1; l < m; l++)
-                if (freet[l] < freet[best])
-                    best = l;
-            lane[rq[e].T] = best;
-            freet[best] = t1[rq[e].T];
-        }
-        b = e;
-    }
-    free(freet);
-    free(rq);
-    free(t1);
-    return lane;
-}
-
-/* Resource-lane slots of every send (its transfer's lane), numbered
- * compactly: the resources model/cost.h says a hop holds, each with the
- * lane the transfer takes. */
-static void assign_slots(ctx *c, const part *p)
-{
-    int n = c->n;
-    int *lane = assign_lanes(c, p);
-    uint64_t *raw = xmalloc((size_t)2 * n * sizeof *raw);
-    uint64_t *all = xmalloc((size_t)2 * n * sizeof *all);
-    int na = 0;
-    for (int i = 0; i < n; i++) {
-        const algo_send *s = &c->a->sends[i];
-        const topo_route *r = &c->rt[i];
-        raw[2 * i] = raw[2 * i + 1] = UINT64_MAX;
-        int res[2], nres = cost_route_res(c->t, r, s->src, s->dst, res);
-        for (int k = 0; k < nres; k++)     /* a link's lane by the stage-2 times */
-            raw[2 * i + k] = ((uint64_t)res[k] << 24) |
-                             (uint64_t)(r->kind == ROUTE_LINK ? lane[p->tr[i]] : 0);
-        for (int k = 0; k < 2; k++)
-            if (raw[2 * i + k] != UINT64_MAX)
-                all[na++] = raw[2 * i + k];
-    }
-    qsort(all, (size_t)na, sizeof *all, cmp_u64);
-    int nu = 0;
-    for (int x = 0; x < na; x++)
-        if (nu == 0 || all[x] != all[nu - 1])
-            all[nu++] = all[x];
-    for (int x = 0; x < 2 * n; x++) {
-        c->slot[x] = -1;
-        if (raw[x] == UINT64_MAX)
-            continue;
-        int lo = 0, hi = nu - 1;
-        while (lo < hi) {
-            int mid = lo + (hi - lo) / 2;
-            if (all[mid] < raw[x])
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        c->slot[x] = lo;
-    }
-    c->nslots = nu;
-    free(all);
-    free(raw);
-    free(lane);
-}
-
-/* ------------------------------------------------------------ earliest times */
-
-typedef struct {
-    int from, to, kind;
-} edge;
-
-static int cmp_edge(const void *x, const void *y)
-{
-    const edge *a = x, *b = y;
-    if (a->from != b->from)
-        return a->from < b->from ? -1 : 1;
-    if (a->to != b->to)
-        return a->to < b->to ? -1 : 1;
-    return (a->kind > b->kind) - (a->kind < b->kind);
-}
-
-typedef struct {
-    double *start, *end, *ready;    /* [ntr] */
-    int *order;                     /* [ntr] a topological order */
-    double makespan;
-    double sum;                     /* sum over sends of their transfer's end */
-    int ne;
-    edge *e;                        /* kept only when asked */
-    int *spred;                     /* [2n] transfer before send i on slot k, kept when asked */
-    long long work;                 /* graph elements visited */
-} sched;
-
-static void sched_free(sched *S)
-{
-    free(S->start);
-    free(S->end);
-    free(S->ready);
-    free(S->order);
-    free(S->e);
-    free(S->spred);
-    memset(S, 0, sizeof *S);
-}
-
-static int cycle_error(const ctx *c, int i, tc_err *err)
-{
-    const algo_send *s = &c->a->sends[i];
-    return tc_err_set(err, TC_INPUT,
-                      "contig: the order has a cycle: send %d (chunk %d:%d, %d -> %d, t_send %g) "
-                      "waits for itself through resource orders and chunk arrivals", i,
-                      s->origin, s->index, s->src, s->dst, s->t_send);
-}
-
-/* Longest path over the transfers of p.  keep: also return the edges (and
- * every send's slot predecessors).  TC_INPUT on a cycle. */
-static int asap(const ctx *c, const part *p, int keep, sched *S, tc_err *err)
-{
-    int n = c->n, ntr = p->ntr;
-    memset(S, 0, sizeof *S);
-    int cap = 2 * ntr + c->dep0[n];
-    edge *e = xmalloc((size_t)(cap > 0 ? cap : 1) * sizeof *e);
-    int ne = 0;
-    int *last = xmalloc((size_t)(c->nslots > 0 ? c->nslots : 1) * sizeof *last);
-    for (int s = 0; s < c->nslots; s++)
-        last[s] = -1;
-    int *spred = keep ? xmalloc((size_t)2 * n * sizeof *spred) : NULL;
-    if (spred)
-        for (int x = 0; x < 2 * n; x++)
-            spred[x] = -1;
-    for (int T = 0; T < ntr; T++) {
-        int f = p->first[T];
-        for (int k = 0; k < 2; k++) {
-            int s = c->slot[2 * f + k];
-            if (s < 0)
-                continue;
-            if (last[s] >= 0)
-                e[ne++] = (edge){last[s], T, E_RES};
-            if (spred)
-                spred[2 * f + k] = last[s];
-            last[s] = T;
-        }
-    }
-    free(last);
-    int rc = TC_OK;
-    for (int i = 0; i < n && rc == TC_OK; i++)
-        for (int d = c->dep0[i]; d < c->dep0[i + 1]; d++) {
-            int u = p->tr[c->dep[d]], v = p->tr[i];
-            if (u == v) {
-                rc = cycle_error(c, i, err);
-                break;
-            }
-            e[ne++] = (edge){u, v, E_DATA};
-        }
-    if (rc != TC_OK) {
-        free(e);
-        free(spred);
-        return rc;
-    }
-    /* out-edge lists (CSR, in edge order) and Kahn's algorithm */
-    int *o0 = xcalloc((size_t)ntr + 1, sizeof *o0);
-    int *oe = xmalloc((size_t)(ne > 0 ? ne : 1) * sizeof *oe);
-    int *indeg = xcalloc((size_t)(ntr > 0 ? ntr : 1), sizeof *indeg);
-    for (int x = 0; x < ne; x++) {
-        o0[e[x].from + 1]++;
-        indeg[e[x].to]++;
-    }
-    for (int T = 0; T < ntr; T++)
-        o0[T + 1] += o0[T];
-    int *fill = xmalloc((size_t)(ntr > 0 ? ntr : 1) * sizeof *fill);
-    memcpy(fill, o0, (size_t)ntr * sizeof *fill);
-    for (int x = 0; x < ne; x++)
-        oe[fill[e[x].from]++] = x;
-    free(fill);
-    S->start = xcalloc((size_t)(ntr > 0 ? ntr : 1), sizeof *S->start);
-    S->end = xmalloc((size_t)(ntr > 0 ? ntr : 1) * sizeof *S->end);
-    S->ready = xmalloc((size_t)(ntr > 0 ? ntr : 1) * sizeof *S->ready);
-    S->order = xmalloc((size_t)(ntr > 0 ? ntr : 1) * sizeof *S->order);
-    int head = 0, tail = 0;
-    for (int T = 0; T < ntr; T++) {
-        S->start[T] = p->pre[T];
-        if (indeg[T] == 0)
-            S->order[tail++] = T;
-    }
-    while (head < tail) {
-        int u = S->order[head++];
-        S->end[u] = S->start[u] + cost_hop_us(&c->rt[p->first[u]], p->k[u] * c->cb);
-        S->ready[u] = S->end[u] + p->redc[u];
-        for (int x = o0[u]; x < o0[u + 1]; x++) {
-            const edge *ed = &e[oe[x]];
-            double t = ed->kind == E_RES ? S->end[u] : S->ready[u] + p->pre[ed->to];
-            if (t > S->start[ed->to])
-                S->start[ed->to] = t;
-            if (--indeg[ed->to] == 0)
-                S->order[tail++] = ed->to;
-        }
-    }
-    free(o0);
-    free(oe);
-    if (tail < ntr) {
-        int bad = -1;
-        for (int T = 0; T < ntr && bad < 0; T++)
-            if (indeg[T] > 0)
-                bad = T;
-        free(indeg);
-        free(e);
-        free(spred);
-        sched_free(S);
-        return cycle_error(c, p->first[bad], err);
-    }
-    free(indeg);
-    for (int T = 0; T < ntr; T++)
-        if (S->ready[T] + p->place[T] > S->makespan)
-            S->makespan = S->ready[T] + p->place[T];
-    for (int i = 0; i < n; i++)
-        S->sum += S->end[p->tr[i]];
-    S->work = (long long)ntr + ne + n;
-    S->ne = ne;
-    if (keep) {
-        S->e = e;
-        S->spred = spred;
-    } else {
-        free(e);
-    }
-    return TC_OK;
-}
-
-/* ------------------------------------------------------------ the executor's arbitration */
-
-/* A switch in port, a NIC shared by several ranks: the executor serves
- * such a resource by when a transfer asks for it, not in an order the
- * schedule could impose (dependencies only reach within one rank).  What the lowering does fix is each rank's order on its own out
- * port or NIC (a chain of dependencies) and on each connection.  So a
- * transfer asks once its data is ready and the previous transfer of its
- * sender through the same out slot has ended; requests are served in time
- * order, ties by the lower sender rank (the executor's rule), each taking
- * its slots when they are free.  With the fixed order kept everywhere this
- * gives asap()'s times; when grouping moves times so that two senders'
- * requests to a shared slot swap, it gives the order the executor will
- * actually see.  replay() computes that. */
-
-typedef struct {
-    double r;
-    int src, T;
-} request;
-
-static int req_before(const void *ctx, const request *a, const request *b)
-{
-    (void)ctx;
-    if (a->r != b->r)
-        return a->r < b->r;
-    if (a->src != b->src)
-        return a->src < b->src;
-    return a->T < b->T;
-}
-
-TC_HEAP_DEFINE(req, request, const void *, req_before)
-
-
-/* Edges "v asks after u": kind E_RES after u's end (the chain), E_DATA
- * after u's ready (its data).  Chain: transfers of one sender through one
- * out slot, in the fixed order (= transfer numbering). */
-static int replay_edges(const ctx *c, const part *p, edge **out, int *nout, tc_err *err)
-{
-    int n = c->n, ntr = p->ntr, sz = ntr > 0 ? ntr : 1;
-    int cap = 2 * ntr + c->dep0[n] + 1, ne = 0;
-    edge *e = xmalloc((size_t)cap * sizeof *e);
-    chain_key *ck = xmalloc((size_t)sz * sizeof *ck);
-    for (int T = 0; T < ntr; T++) {
-        int f = p->first[T];
-        ck[T] = (chain_key){(long long)c->a->sends[f].src * (c->nslots + 1) + c->slot[2 * f], T};
-    }
-    qsort(ck, (size_t)ntr, sizeof *ck, cmp_chain_key);
-    for (int k = 1; k < ntr; k++)
-        if (ck[k].key == ck[k - 1].key)
-            e[ne++] = (edge){ck[k - 1].T, ck[k].T, E_RES};
-    free(ck);
-    for (int i = 0; i < n; i++)
-        for (int d = c->dep0[i]; d < c->dep0[i + 1]; d++) {
-            int u = p->tr[c->dep[d]], v = p->tr[i];
-            if (u == v) {
-                free(e);
-                return cycle_error(c, i, err);
-            }
-            e[ne++] = (edge){u, v, E_DATA};
-        }
-    *out = e;
-    *nout = ne;
-    return TC_OK;
-}
-
-/* For each transfer the previous one on its (src, dst) pair in the fixed
- * order (= transfer numbering), -1 for the first. */
-static int *pair_prev(const ctx *c, const part *p)
-{
-    int ntr = p->ntr, sz = ntr > 0 ? ntr : 1;
-    int *pp = xmalloc((size_t)sz * sizeof *pp);
-    chain_key *k = xmalloc((size_t)sz * sizeof *k);
-    for (int T = 0; T < ntr; T++) {
-        const algo_send *s = &c->a->sends[p->first[T]];
-        k[T] = (chain_key){(long long)s->src * c->a->nranks + s->dst, T};
-        pp[T] = -1;
-    }
-    qsort(k, (size_t)ntr, sizeof *k, cmp_chain_key);
-    for (int q = 1; q < ntr; q++)
-        if (k[q].key == k[q - 1].key)
-            pp[k[q].T] = k[q - 1].T;
-    free(k);
-    return pp;
-}
-
-/* The sends of each transfer (CSR: m0[T] .. m0[T+1] of the result), in
- * send order.  m0 has room for ntr + 1. */
-static int *members_of(const ctx *c, const part *p, int *m0)
-{
-    int *mem = xmalloc((size_t)(c->n > 0 ? c->n : 1) * sizeof *mem);
-    for (int i = 0; i < c->n; i++)
-        m0[p->tr[i] + 1]++;
-    for (int T = 0; T < p->ntr; T++)
-        m0[T + 1] += m0[T];
-    int *fill = xmalloc(((size_t)p->ntr + 1) * sizeof *fill);
-    memcpy(fill, m0, ((size_t)p->ntr + 1) * sizeof *fill);
-    for (int i = 0; i < c->n; i++)
-        mem[fill[p->tr[i]]++] = i;
-    free(fill);
-    return mem;
-}
-
-/* Times of partition p as the executor will produce them (above); fills
- * what asap() fills except the edges.  TC_INPUT on a cycle. */
-static int replay(const ctx *c, const part *p, sched *S, tc_err *err)
-{
-    int ntr = p->ntr, sz = ntr > 0 ? ntr : 1;
-    memset(S, 0, sizeof *S);
-    edge *e = NULL;
-    int ne = 0, rc = replay_edges(c, p, &e, &ne, err);
-    if (rc != TC_OK)
-        return rc;
-    int *o0 = xcalloc((size_t)sz + 1, sizeof *o0);
-    int *oe = xmalloc((size_t)(ne > 0 ? ne : 1) * sizeof *oe);
-    int *need = xcalloc((size_t)sz, sizeof *need);
-    for (int x = 0; x < ne; x++) {
-        o0[e[x].from + 1]++;
-        need[e[x].to]++;
-    }
-    for (int T = 0; T < ntr; T++)
-        o0[T + 1] += o0[T];
-    int *fill = xmalloc((size_t)sz * sizeof *fill);
-    memcpy(fill, o0, (size_t)ntr * sizeof *fill);
-    for (int x = 0; x < ne; x++)
-        oe[fill[e[x].from]++] = x;
-    free(fill);
-    double *rq = xcalloc((size_t)sz, sizeof *rq);
-    double *slot_free = xcalloc((size_t)(c->nslots > 0 ? c->nslots : 1), sizeof *slot_free);
-    /* one receiving tb per pair takes its transfers in order, and puts each
-     * in place (place[]) before it takes the next */
-    int *pprev = pair_prev(c, p);
-    double *got = xcalloc((size_t)sz, sizeof *got);
-    /* reductions into one (rank, chunk) run one after another */
-    double *rfree = xcalloc((size_t)(c->nrslots > 0 ? c->nrslots : 1), sizeof *rfree);
-    int *m0 = xcalloc((size_t)sz + 1, sizeof *m0), *mem = members_of(c, p, m0);
-    request *h = xmalloc((size_t)sz * sizeof *h);
-    S->start = xcalloc((size_t)sz, sizeof *S->start);
-    S->end = xmalloc((size_t)sz * sizeof *S->end);
-    S->ready = xmalloc((size_t)sz * sizeof *S->ready);
-    S->order = xmalloc((size_t)sz * sizeof *S->order);
-    int hn = 0, done = 0;
-    for (int T = 0; T < ntr; T++) {
-        rq[T] = p->pre[T];
-        if (need[T] == 0)
-            req_push(h, &hn, (request){rq[T], c->a->sends[p->first[T]].src, T}, NULL);
-    }
-    /* Two kinds of events in time order: a transfer's request (it takes its
-     * slots, and the transfers chained after it on its sender's out slot
-     * may ask once it ends), and its arrival (its reductions into a chunk
-     * run in arrival order, and the sends waiting on its data may ask once
-     * they are done).  At one instant arrivals come first, as the executor
-     * serves requests after every completion at that instant. */
-    request *arr = xmalloc((size_t)sz * sizeof *arr);
-    int an = 0;
-    unsigned char *arrived = xcalloc((size_t)sz, 1), *asked = xcalloc((size_t)sz, 1);
-    int *waiter = xmalloc((size_t)sz * sizeof *waiter);
-    int *sender_waiter = xmalloc((size_t)sz * sizeof *sender_waiter);
-    for (int T = 0; T < ntr; T++)
-        waiter[T] = sender_waiter[T] = -1;
-    while (hn > 0 || an > 0) {
-        int is_req = an == 0 || (hn > 0 && h[0].r < arr[0].r);
-        request q = is_req ? req_pop(h, &hn, NULL) : req_pop(arr, &an, NULL);
-        int T = q.T, f = p->first[T];
-        if (is_req) {
-            double st = q.r;
-            for (int k = 0; k < 2; k++) {
-                int sl = c->slot[2 * f + k];
-                if (sl >= 0 && slot_free[sl] > st)
-                    st = slot_free[sl];
-            }
-            S->start[T] = st;
-            S->end[T] = st + cost_hop_us(&c->rt[f], p->k[T] * c->cb);
-            for (int k = 0; k < 2; k++) {
-                int sl = c->slot[2 * f + k];
-                if (sl >= 0)
-                    slot_free[sl] = S->end[T];
-            }
-            req_push(arr, &an, (request){S->end[T], c->a->sends[f].dst, T}, NULL);
-            asked[T] = 1;
-            if (sender_waiter[T] >= 0) {
-                int v = sender_waiter[T];
-                if (S->end[T] + p->presum[v] > rq[v])
-                    rq[v] = S->end[T] + p->presum[v];
-                req_push(h, &hn, (request){rq[v], c->a->sends[p->first[v]].src, v}, NULL);
-            }
-        } else {
-            /* the pair's receiving tb takes its transfers in order, each once
-             * it has reduced and put in place the one before (a transfer on
-             * another lane may end first: it waits for its predecessor) */
-            int u = pprev[T];
-            if (u >= 0 && !arrived[u]) {
-                waiter[u] = T;
-                continue;
-            }
-            got[T] = S->end[T];
-            if (u >= 0 && S->ready[u] + p->place[u] > got[T])
-                got[T] = S->ready[u] + p->place[u];
-            arrived[T] = 1;
-            double rs = got[T];
-            for (int x = m0[T]; x < m0[T + 1]; x++)
-                if (c->rslot[mem[x]] >= 0 && rfree[c->rslot[mem[x]]] > rs)
-                    rs = rfree[c->rslot[mem[x]]];
-            S->ready[T] = rs + p->redc[T];
-            for (int x = m0[T]; x < m0[T + 1]; x++)
-                if (c->rslot[mem[x]] >= 0)
-                    rfree[c->rslot[mem[x]]] = S->ready[T];
-            S->order[done++] = T;
-            if (waiter[T] >= 0) {
-                int w = waiter[T];
-                double at = S->end[w];
-                if (S->ready[T] + p->place[T] > at)
-                    at = S->ready[T] + p->place[T];
-                req_push(arr, &an, (request){at, c->a->sends[p->first[w]].dst, w}, NULL);
-            }
-        }
-        for (int x = o0[T]; x < o0[T + 1]; x++) {
-            const edge *ed = &e[oe[x]];
-            if ((ed->kind == E_RES) != is_req)
-                continue;
-            double t = ed->kind == E_RES ? S->end[T] : S->ready[T] + p->pre[ed->to];
-            if (t > rq[ed->to])
-                rq[ed->to] = t;
-            if (--need[ed->to] == 0) {
-                /* the sending tb copies for it only after its previous
-                 * transfer on the pair has ended */
-                int v = ed->to, u = pprev[v];
-                if (u >= 0 && !asked[u]) {
-                    sender_waiter[u] = v;   /* asks once u has asked */
-                    continue;
-                }
-                if (u >= 0 && S->end[u] + p->presum[v] > rq[v])
-                    rq[v] = S->end[u] + p->presum[v];
-                req_push(h, &hn, (request){rq[v], c->a->sends[p->first[v]].src, v}, NULL);
-            }
-        }
-    }
-    free(arr);
-    free(arrived);
-    free(asked);
-    free(waiter);
-    free(sender_waiter);
-    free(h);
-    free(slot_free);
-    free(rq);
-    free(pprev);
-    free(got);
-    free(rfree);
-    free(m0);
-    free(mem);
-    free(need);
-    free(o0);
-    free(oe);
-    free(e);
-    if (done < ntr) {
-        unsigned char *seen = xcalloc((size_t)sz, 1);
-        for (int z = 0; z < done; z++)
-            seen[S->order[z]] = 1;
-        int bad = 0;
-        while (seen[bad])
-            bad++;
-        free(seen);
-        int f = p->first[bad];
-        sched_free(S);
-        return cycle_error(c, f, err);
-    }
-    for (int T = 0; T < ntr; T++)
-        if (S->ready[T] + p->place[T] > S->makespan)
-            S->makespan = S->ready[T] + p->place[T];
-    for (int i = 0; i < c->n; i++)
-        S->sum += S->end[p->tr[i]];
-    S->work = (long long)ntr + ne + c->n;
-    return TC_OK;
 }
 
 /* ------------------------------------------------------------ output */
@@ -1017,10 +94,8 @@ static double input_makespan(const ctx *c)
     return m;
 }
 
-static int replay(const ctx *c, const part *p, sched *S, tc_err *err);
-
 /* contig_schedule() and contig_replay(): the input's groups timed by one
- * pass, asap() or the executor's arbitration. */
+ * pass, contig_asap() or the executor's arbitration. */
 static int schedule_groups(const algo *in, const topo *t, double chunk_bytes, int arbitrate,
                            algo **out, tc_err *err)
 {
@@ -1029,23 +104,23 @@ static int schedule_groups(const algo *in, const topo *t, double chunk_bytes, in
     if (!out)
         return tc_err_set(err, TC_INPUT, "contig: no output pointer");
     ctx c;
-    int rc = ctx_init(&c, in, t, chunk_bytes, err);
+    int rc = contig_ctx_init(&c, in, t, chunk_bytes, err);
     if (rc != TC_OK) {
-        ctx_free(&c);
+        contig_ctx_free(&c);
         return rc;
     }
     part p;
-    part_alloc(&p, c.n);
-    part_from_groups(&c, &p);
-    assign_slots(&c, &p);
+    contig_part_alloc(&p, c.n);
+    contig_part_from_groups(&c, &p);
+    contig_assign_slots(&c, &p);
     sched S;
-    rc = arbitrate ? replay(&c, &p, &S, err) : asap(&c, &p, 0, &S, err);
+    rc = arbitrate ? contig_replay_part(&c, &p, &S, err) : contig_asap(&c, &p, 0, &S, err);
     if (rc == TC_OK) {
         *out = make_output(&c, &p, &S, NULL);
-        sched_free(&S);
+        contig_sched_free(&S);
     }
-    part_free(&p);
-    ctx_free(&c);
+    contig_part_free(&p);
+    contig_ctx_free(&c);
     return rc;
 }
 
@@ -1060,233 +135,17 @@ int contig_replay(const algo *in, const topo *t, double chunk_bytes, algo **out,
     return schedule_groups(in, t, chunk_bytes, 1, out, err);
 }
 
-/* ------------------------------------------------------------ the grouping problem */
-
-/* Everything about the singleton graph that grouping needs, by position q
- * in the fixed order (= transfer id of the singleton partition). */
-typedef struct {
-    int n;
-    int *cpred;         /* [n] the send q may join (its predecessor), -1 = not a candidate */
-    int *csucc;         /* [n] the candidate that may join q, -1 none */
-    int ncand;
-    int *cand;          /* [ncand] candidate positions, in order */
-    int G;              /* max group size */
-} groups;
-
-static void groups_free(groups *g)
-{
-    free(g->cpred);
-    free(g->csucc);
-    free(g->cand);
-    memset(g, 0, sizeof *g);
-}
-
-static int cmp_ll(const void *x, const void *y)
-{
-    long long a = *(const long long *)x, b = *(const long long *)y;
-    return (a > b) - (a < b);
-}
-
-static int pair_eligible(const ctx *c, int i, const contig_opts *o)
-{
-    const topo_route *r = &c->rt[i];
-    if (r->kind == ROUTE_NIC && o->nic_always)
-        return 1;
-    return r->alpha_us >= o->alpha_frac * (r->alpha_us + c->beta[i]);
-}
-
-/* Send at position q may join the one before it when it is that send's
- * direct successor on every slot it uses, same pair, same reduce flag. */
-static void find_candidates(const ctx *c, const sched *S1, const contig_opts *o, groups *g,
-                            int *npairs)
-{
-    int n = c->n;
-    g->n = n;
-    g->G = o->max_group;
-    g->cpred = xmalloc((size_t)n * sizeof *g->cpred);
-    g->csucc = xmalloc((size_t)n * sizeof *g->csucc);
-    g->cand = xmalloc((size_t)n * sizeof *g->cand);
-    g->ncand = 0;
-    for (int q = 0; q < n; q++)
-        g->cpred[q] = g->csucc[q] = -1;
-    for (int q = 0; q < n; q++) {
-        int i = c->ord[q], u = -2;
-        if (!pair_eligible(c, i, o))
-            continue;
-        for (int k = 0; k < 2; k++) {
-            if (c->slot[2 * i + k] < 0)
-                continue;
-            int pu = S1->spred[2 * i + k];
-            u = (u == -2 || u == pu) ? pu : -1;
-        }
-        if (u < 0)
-            continue;
-        const algo_send *a = &c->a->sends[i], *b = &c->a->sends[c->ord[u]];
-        if (a->src != b->src || a->dst != b->dst || !a->reduce != !b->reduce)
-            continue;
-        g->cpred[q] = u;
-        g->csucc[u] = q;
-        g->cand[g->ncand++] = q;
-    }
-    /* distinct pairs holding candidates */
-    int np = 0;
-    long long *pk = xmalloc((size_t)(g->ncand > 0 ? g->ncand : 1) * sizeof *pk);
-    for (int x = 0; x < g->ncand; x++) {
-        const algo_send *a = &c->a->sends[c->ord[g->cand[x]]];
-        pk[x] = (long long)a->src * c->t->nranks + a->dst;
-    }
-    qsort(pk, (size_t)g->ncand, sizeof *pk, cmp_ll);
-    for (int x = 0; x < g->ncand; x++)
-        np += x == 0 || pk[x] != pk[x - 1];
-    free(pk);
-    *npairs = np;
-}
-
-/* Sends joined with y = 1 on both sides of candidate q, plus q itself. */
-static int run_length(const groups *g, const unsigned char *y, int q)
-{
-    int len = 1;
-    for (int r = g->cpred[q]; r >= 0 && g->cpred[r] >= 0 && y[r]; r = g->cpred[r])
-        len++;
-    for (int r = g->csucc[q]; r >= 0 && y[r]; r = g->csucc[r])
-        len++;
-    return len;
-}
-
-/* The MILP's own model of joins y: the fixed order on every slot. */
-static int eval_joins(const ctx *c, const groups *g, const unsigned char *y, part *p, sched *S,
-                      tc_err *err)
-{
-    part_from_joins(c, g->cpred, y, p);
-    return asap(c, p, 0, S, err);
-}
-
-/* What the executor will make of joins y (replay()): the times every
- * decision is judged by and the output carries. */
-static int eval_exec(const ctx *c, const groups *g, const unsigned char *y, part *p, sched *S,
-                     tc_err *err)
-{
-    part_from_joins(c, g->cpred, y, p);
-    return replay(c, p, S, err);
-}
-
-static int cmp_desc(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a < b) - (a > b);
-}
-
-/* Every rank's completion (its last data ready), sorted, latest first. */
-static void rank_profile(const ctx *c, const part *p, const sched *S, double *v)
-{
-    int nr = c->t->nranks;
-    for (int r = 0; r < nr; r++)
-        v[r] = 0;
-    for (int T = 0; T < p->ntr; T++) {
-        int d = c->a->sends[p->first[T]].dst;
-        if (S->ready[T] > v[d])
-            v[d] = S->ready[T];
-    }
-    qsort(v, (size_t)nr, sizeof *v, cmp_desc);
-}
-
-/* Is the new schedule better: makespan not larger, and the completion
- * profile smaller in leximax order (the latest rank earlier, or as late and
- * the next one earlier, ...), or equal and the sum of arrivals smaller. */
-static int profile_better(const double *nw, const double *old, int nr, double nsum,
-                          double osum)
-{
-    if (nr > 0 && nw[0] > old[0])
-        return 0;
-    double tol = 1e-9 * (1 + (nr > 0 ? old[0] : 0));
-    for (int r = 0; r < nr; r++) {
-        if (nw[r] < old[r] - tol)
-            return 1;
-        if (nw[r] > old[r] + tol)
-            return 0;
-    }
-    return nsum < osum - 1e-9 * (1 + fabs(osum));
-}
-
-/* Toggle one binary at a time; keep a change when profile_better() says so
- * (a merge that helps one direction is kept even while the other direction
- * still sets the makespan).  Deterministic: fixed visit order and a work
- * budget counted in graph elements, not seconds. */
-static int local_search(const ctx *c, const groups *g, unsigned char *y, double *mk,
-                        tc_err *err)
-{
-    int nr = c->t->nranks;
-    double *cur = xmalloc((size_t)(nr > 0 ? nr : 1) * sizeof *cur);
-    double *nw = xmalloc((size_t)(nr > 0 ? nr : 1) * sizeof *nw);
-    part p;
-    part_alloc(&p, c->n);
-    sched S;
-    int rc = eval_exec(c, g, y, &p, &S, err);
-    if (rc != TC_OK)
-        goto done;
-    rank_profile(c, &p, &S, cur);
-    double cur_mk = S.makespan, cur_sum = S.sum, work = (double)S.work;
-    sched_free(&S);
-    for (int pass = 0; pass < LS_MAX_PASSES && work < LS_WORK_BUDGET; pass++) {
-        int changed = 0;
-        /* move 0: toggle one binary; move 1: shift a group boundary by one
-         * send (toggle a binary and its successor's when they differ) */
-        for (int mv = 0; mv < 2; mv++)
-            for (int x = 0; x < g->ncand && work < LS_WORK_BUDGET; x++) {
-                if (lp_stop_requested()) {
-                    rc = tc_err_set(err, TC_STOP, "interrupted");
-                    goto done;
-                }
-                int q = g->cand[x], q2 = mv ? g->csucc[q] : -1;
-                if (mv && (q2 < 0 || y[q] == y[q2]))
-                    continue;
-                if (!mv && !y[q] && run_length(g, y, q) + 1 > g->G)
-                    continue;
-                y[q] ^= 1;
-                if (q2 >= 0)
-                    y[q2] ^= 1;
-                if (mv && run_length(g, y, y[q] ? q : q2) + 1 > g->G) {
-                    y[q] ^= 1;          /* the grown group would be too long */
-                    y[q2] ^= 1;
-                    continue;
-                }
-                tc_err ignored;
-                if (eval_exec(c, g, y, &p, &S, &ignored) != TC_OK) {
-                    /* the grown group waits for its own data: not a schedule */
-                    y[q] ^= 1;
-                    if (q2 >= 0)
-                        y[q2] ^= 1;
-                    work += (double)p.ntr;
-                    continue;
-                }
-                work += (double)S.work;
-                rank_profile(c, &p, &S, nw);
-                if (S.makespan <= cur_mk && profile_better(nw, cur, nr, S.sum, cur_sum)) {
-                    double *t = cur;
-                    cur = nw;
-                    nw = t;
-                    cur_mk = S.makespan;
-                    cur_sum = S.sum;
-                    changed = 1;
-                } else {
-                    y[q] ^= 1;
-                    if (q2 >= 0)
-                        y[q2] ^= 1;
-                }
-                sched_free(&S);
-            }
-        if (!changed)
-            break;
-    }
-    *mk = cur_mk;
-done:
-    part_free(&p);
-    free(cur);
-    free(nw);
-    return rc;
-}
-
 /* ------------------------------------------------------------ the MILP */
+
+static int cmp_edge(const void *x, const void *y)
+{
+    const edge *a = x, *b = y;
+    if (a->from != b->from)
+        return a->from < b->from ? -1 : 1;
+    if (a->to != b->to)
+        return a->to < b->to ? -1 : 1;
+    return (a->kind > b->kind) - (a->kind < b->kind);
+}
 
 typedef struct {
     lp *p;
@@ -1688,19 +547,19 @@ static int run_milp(const ctx *c, const groups *g, const sched *S1, unsigned cha
                 c->n, g->ncand, st->candidate_pairs, st->ncols, g->ncand, st->nrows, st->nnz,
                 T, st->ungrouped_us);
     part p;
-    part_alloc(&p, c->n);
+    contig_part_alloc(&p, c->n);
     sched S;
     tc_err e;
     *used = 0;
-    if (eval_joins(c, g, y, &p, &S, &e) != TC_OK) {     /* cannot happen: checked before */
+    if (contig_eval_joins(c, g, y, &p, &S, &e) != TC_OK) {     /* cannot happen: checked before */
         snprintf(st->msg, sizeof st->msg, "incumbent not schedulable: %.200s", e.msg);
-        part_free(&p);
+        contig_part_free(&p);
         milp_free(&m);
         return TC_OK;
     }
     double *x = milp_incumbent(c, g, &m, y, &p, &S);
-    sched_free(&S);
-    part_free(&p);
+    contig_sched_free(&S);
+    contig_part_free(&p);
     lp_opts lo;
     lp_opts_init(&lo);
     lo.time_limit_s = o->time_limit_s;
@@ -1749,14 +608,15 @@ static int makespan_of(const ctx *c, const groups *g, const unsigned char *y, in
                        double *mk, tc_err *err)
 {
     part p;
-    part_alloc(&p, c->n);
+    contig_part_alloc(&p, c->n);
     sched S;
-    int rc = exec ? eval_exec(c, g, y, &p, &S, err) : eval_joins(c, g, y, &p, &S, err);
+    int rc = exec ? contig_eval_exec(c, g, y, &p, &S, err)
+                  : contig_eval_joins(c, g, y, &p, &S, err);
     if (rc == TC_OK) {
         *mk = S.makespan;
-        sched_free(&S);
+        contig_sched_free(&S);
     }
-    part_free(&p);
+    contig_part_free(&p);
     return rc;
 }
 
@@ -1766,7 +626,7 @@ static int solve_groups(const ctx *c, const groups *g, const sched *S1, const co
     double mk;
     int rc = makespan_of(c, g, y, 1, &mk, err);
     if (rc == TC_OK && o->local_search && g->ncand > 0)
-        rc = local_search(c, g, y, &mk, err);
+        rc = contig_local_search(c, g, y, &mk, err);
     if (rc != TC_OK)
         return rc;
     st->incumbent_us = mk;
@@ -1798,7 +658,7 @@ static int solve_groups(const ctx *c, const groups *g, const sched *S1, const co
         if (rc == TC_OK) {
             st->milp_exact_us = mk2;
             if (o->local_search)
-                rc = local_search(c, g, ym, &mk2, err);
+                rc = contig_local_search(c, g, ym, &mk2, err);
             if (rc != TC_OK) {
                 free(ym);
                 return rc;
@@ -1832,44 +692,44 @@ int contig_solve(const algo *in, const topo *t, double chunk_bytes, const contig
     if (rc != TC_OK)
         return rc;
     ctx c;
-    rc = ctx_init(&c, in, t, chunk_bytes, err);
+    rc = contig_ctx_init(&c, in, t, chunk_bytes, err);
     if (rc != TC_OK) {
-        ctx_free(&c);
+        contig_ctx_free(&c);
         return rc;
     }
     st->input_us = input_makespan(&c);
     part p1;
-    part_alloc(&p1, c.n);
-    part_from_joins(&c, NULL, NULL, &p1);
-    assign_slots(&c, &p1);
+    contig_part_alloc(&p1, c.n);
+    contig_part_from_joins(&c, NULL, NULL, &p1);
+    contig_assign_slots(&c, &p1);
     sched S1;
-    rc = asap(&c, &p1, 1, &S1, err);
-    part_free(&p1);
+    rc = contig_asap(&c, &p1, 1, &S1, err);
+    contig_part_free(&p1);
     if (rc != TC_OK) {
-        ctx_free(&c);
+        contig_ctx_free(&c);
         return rc;
     }
     st->ungrouped_us = S1.makespan;
     groups g;
-    find_candidates(&c, &S1, o, &g, &st->candidate_pairs);
+    contig_find_candidates(&c, &S1, o, &g, &st->candidate_pairs);
     st->candidates = g.ncand;
     unsigned char *y = xcalloc((size_t)(c.n > 0 ? c.n : 1), 1);
     rc = solve_groups(&c, &g, &S1, o, y, st, err);
     if (rc == TC_OK) {
         part p;
-        part_alloc(&p, c.n);
+        contig_part_alloc(&p, c.n);
         sched S;
-        rc = eval_exec(&c, &g, y, &p, &S, err);
+        rc = contig_eval_exec(&c, &g, y, &p, &S, err);
         if (rc == TC_OK) {
             *out = make_output(&c, &p, &S, st);
-            sched_free(&S);
+            contig_sched_free(&S);
         }
-        part_free(&p);
+        contig_part_free(&p);
     }
     free(y);
-    groups_free(&g);
-    sched_free(&S1);
-    ctx_free(&c);
+    contig_groups_free(&g);
+    contig_sched_free(&S1);
+    contig_ctx_free(&c);
     st->total_seconds = wall_s() - t0;
     int failed = st->status == LP_UNSOLVED && st->ncols > 0;
     if (rc == TC_OK && !o->quiet)
