@@ -1,0 +1,970 @@
+/* xml_read.c — reading MSCCL XML schedules into a prog (see xml.h).
+ *
+ * Reading goes through libxml2's push parser with SAX callbacks of our own:
+ * its error callback keeps the first error instead of printing it,
+ * DOCTYPEs are refused before any entity is declared, the network is off
+ * and the size limits stay on (no XML_PARSE_HUGE), so deep nesting or a
+ * 100 MB attribute fail as TC_INPUT instead of eating memory (the push
+ * parser does not limit nesting: the reader stops at libxml2's 256 levels
+ * itself).  Those two limits are said with the element and attribute they
+ * hit, found by reading the text again.  No tree is built: each element is
+ * read as the parser meets it, the way the MSCCL runtimes read their
+ * files: <algo> children named gpu, <gpu> children named tb, <tb> children
+ * named step; everything else (<copy>, <op>, comments, text, extra
+ * attributes such as redop) is skipped.  Our two extensions, <topology>
+ * (the machine as JSON cut into short <part>s) and <taccl> (size and
+ * predicted time), are children of <algo> as well: the runtimes skip
+ * unknown elements there without counting them.  A file is read and parsed
+ * 64 KiB at a time (a lone CR, an old Mac line end, read as LF so lines
+ * count as editors count them), so memory stays near the size of the
+ * program read (a DOM of a 2-million-step schedule took 6 GB; libxml2's
+ * tree spends about 3 KB per <step>).
+ *
+ * What libxml2 reports on the way is kept and restated by xml_diag.c; the
+ * text helpers (UTF-8, strict numbers) are xml.c's. */
+#include "xml_int.h"
+
+#include <libxml/SAX2.h>
+#include <libxml/parser.h>
+#include <libxml/parserInternals.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "../util/jsonin.h"
+#include "../util/mem.h"
+
+/* Our own guards against absurd allocations: ranks, and chunks per buffer
+ * and per loop (2^24, so a rank's three buffers still count in an int;
+ * a 4096-rank AllToAll needs 2^24). */
+enum { MAX_NGPUS = 65536, MAX_CHUNKS = 1 << 24 };
+/* Bytes of text handed to the push parser at a time. */
+enum { PUSH_PIECE = 1 << 20 };
+/* maxBytes the legacy runtime assumes when the attribute is absent. */
+#define LEGACY_DEFAULT_MAX_BYTES (1LL << 27)
+
+/* ------------------------------------------------------------------ */
+/* Reader: attributes                                                  */
+
+/* An element as SAX2 hands it over: its name, the line where its start tag
+ * ends (as libxml2 counts lines) and its attributes, five pointers each
+ * (localname, prefix, URI, value, end of value; values are not
+ * NUL-terminated). */
+typedef struct {
+    const char *name;
+    long line;
+    int nattrs;
+    const xmlChar **attrs;
+} elem;
+
+typedef struct {
+    const char *label;
+    tc_err *err;
+} reader;
+
+/* "LABEL:LINE: " + message, TC_INPUT. */
+static int fail_at(const reader *r, const elem *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail_at(const reader *r, const elem *n, const char *fmt, ...)
+{
+    char what[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return tc_err_set(r->err, TC_INPUT, "%s:%ld: %s", r->label, n->line, what);
+}
+
+/* Find attribute `name` (no prefix) of element n.  Returns its value
+ * (xmlFree it) or NULL if absent.  An attribute beyond the 16th is as good
+ * as absent for the runtimes, so it is refused. */
+static int get_attr(const reader *r, const elem *n, const char *name, xmlChar **out)
+{
+    *out = NULL;
+    for (int idx = 0; idx < n->nattrs; idx++) {
+        const xmlChar *const *a = &n->attrs[5 * idx];
+        if (a[1] || strcmp((const char *)a[0], name) != 0)
+            continue;
+        if (idx >= RT_MAX_ATTRS)
+            return fail_at(r, n,
+                           "<%s> attribute %s: is attribute number %d; the MSCCL runtimes read "
+                           "only the first %d",
+                           n->name, name, idx + 1, RT_MAX_ATTRS);
+        *out = xmlStrndup(a[3], (int)(a[4] - a[3]));
+        if (!*out)
+            tc_oom();
+        return TC_OK;
+    }
+    return TC_OK;
+}
+
+static int missing(const reader *r, const elem *n, const char *name)
+{
+    return fail_at(r, n, "<%s> attribute %s: missing", n->name, name);
+}
+
+/* Required (present == NULL) or optional integer attribute in [lo, hi]. */
+static int attr_ll(const reader *r, const elem *n, const char *name, long long lo, long long hi,
+                   long long *out, int *present)
+{
+    xmlChar *v;
+    if (get_attr(r, n, name, &v) != TC_OK)
+        return TC_INPUT;
+    if (!v) {
+        if (present) {
+            *present = 0;
+            return TC_OK;
+        }
+        return missing(r, n, name);
+    }
+    long long x = 0;
+    int rc = xml_parse_decimal((const char *)v, lo, hi, &x);
+    char ex[64] = "";
+    if (rc != NUM_OK)
+        xml_excerpt((const char *)v, ex, sizeof ex);
+    xmlFree(v);
+    if (rc == NUM_SYNTAX)
+        return fail_at(r, n, "<%s> attribute %s: expected an integer, got \"%s\"",
+                       n->name, name, ex);
+    if (rc == NUM_RANGE)
+        return fail_at(r, n, "<%s> attribute %s: %s is out of range (%lld..%lld)",
+                       n->name, name, ex, lo, hi);
+    *out = x;
+    if (present)
+        *present = 1;
+    return TC_OK;
+}
+
+/* Required integer attribute in lo..hi (within int). */
+static int attr_int(const reader *r, const elem *n, const char *name, int lo, int hi, int *out)
+{
+    long long x;
+    if (attr_ll(r, n, name, lo, hi, &x, NULL) != TC_OK)
+        return TC_INPUT;
+    *out = (int)x;
+    return TC_OK;
+}
+
+/* Required string attribute (xmlFree the result). */
+static int attr_str(const reader *r, const elem *n, const char *name, xmlChar **out)
+{
+    if (get_attr(r, n, name, out) != TC_OK)
+        return TC_INPUT;
+    if (!*out)
+        return missing(r, n, name);
+    return TC_OK;
+}
+
+static int attr_buf(const reader *r, const elem *n, const char *name, buf_kind *out)
+{
+    xmlChar *v;
+    if (attr_str(r, n, name, &v) != TC_OK)
+        return TC_INPUT;
+    int rc = TC_OK;
+    if (buf_parse((const char *)v, out) != 0) {
+        char ex[64];
+        xml_excerpt((const char *)v, ex, sizeof ex);
+        rc = fail_at(r, n, "<%s> attribute %s: unknown buffer \"%s\" (expected i, o or s)",
+                     n->name, name, ex);
+    }
+    xmlFree(v);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reader: elements                                                    */
+
+static int read_step(const reader *r, const elem *n, prog_tb *tb)
+{
+    int s, srcoff, dstoff, cnt, depid, deps, hasdep;
+    buf_kind srcbuf, dstbuf;
+    step_type type;
+    xmlChar *tv;
+    if (attr_int(r, n, "s", 0, INT_MAX, &s) != TC_OK || attr_str(r, n, "type", &tv) != TC_OK)
+        return TC_INPUT;
+    if (step_type_parse((const char *)tv, &type) != 0) {
+        char ex[64];
+        xml_excerpt((const char *)tv, ex, sizeof ex);
+        int legacy_ra = strcmp((const char *)tv, "ra") == 0;
+        xmlFree(tv);
+        return fail_at(r, n,
+                       "<step> attribute type: unknown step type \"%s\"%s (expected s, r, rcs, "
+                       "rrs, rrc, rrcs, cpy, re or nop)",
+                       ex, legacy_ra ? " (the legacy runtime's residual add is not supported)" : "");
+    }
+    xmlFree(tv);
+    /* Offsets may be -1: msccl-tools writes nops with srcoff="-1". */
+    if (attr_buf(r, n, "srcbuf", &srcbuf) != TC_OK ||
+        attr_int(r, n, "srcoff", -1, INT_MAX, &srcoff) != TC_OK ||
+        attr_buf(r, n, "dstbuf", &dstbuf) != TC_OK ||
+        attr_int(r, n, "dstoff", -1, INT_MAX, &dstoff) != TC_OK ||
+        attr_int(r, n, "cnt", 0, INT_MAX, &cnt) != TC_OK ||
+        attr_int(r, n, "depid", -1, INT_MAX, &depid) != TC_OK ||
+        attr_int(r, n, "deps", -1, INT_MAX, &deps) != TC_OK ||
+        attr_int(r, n, "hasdep", 0, 1, &hasdep) != TC_OK)
+        return TC_INPUT;
+    prog_step *st = prog_add_step(tb, type, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps);
+    st->s = s;
+    st->hasdep = hasdep;
+    st->line = (int)n->line;
+    return TC_OK;
+}
+
+/* A <tb>: *out receives it (its <step>s come as the elements inside it). */
+static int read_tb(const reader *r, const elem *n, prog_gpu *g, prog_tb **out)
+{
+    int id, send, recv, chan;
+    if (attr_int(r, n, "id", 0, INT_MAX, &id) != TC_OK ||
+        attr_int(r, n, "send", -1, INT_MAX, &send) != TC_OK ||
+        attr_int(r, n, "recv", -1, INT_MAX, &recv) != TC_OK ||
+        attr_int(r, n, "chan", 0, INT_MAX, &chan) != TC_OK)
+        return TC_INPUT;
+    prog_tb *tb = prog_add_tb(g, send, recv, chan);
+    tb->id = id;
+    tb->line = (int)n->line;
+    *out = tb;
+    return TC_OK;
+}
+
+/* One <gpu>: its id must be a free slot 0..ngpus-1 of p->gpus; *out
+ * receives it (its <tb>s come as the elements inside it). */
+static int read_gpu(const reader *r, const elem *n, prog *p, prog_gpu **out)
+{
+    int id, ic, oc, sc;
+    if (attr_int(r, n, "id", INT_MIN, INT_MAX, &id) != TC_OK)
+        return TC_INPUT;
+    if (id < 0 || id >= p->ngpus)
+        return fail_at(r, n, "<gpu> attribute id: %d is out of range 0..%d (ngpus=\"%d\")", id,
+                       p->ngpus - 1, p->ngpus);
+    prog_gpu *g = &p->gpus[id];
+    if (g->line > 0)
+        return fail_at(r, n, "<gpu> attribute id: gpu %d appears twice (first at line %d)", id,
+                       g->line);
+    if (attr_int(r, n, "i_chunks", 0, MAX_CHUNKS, &ic) != TC_OK ||
+        attr_int(r, n, "o_chunks", 0, MAX_CHUNKS, &oc) != TC_OK ||
+        attr_int(r, n, "s_chunks", 0, MAX_CHUNKS, &sc) != TC_OK)
+        return TC_INPUT;
+    g->id = id;
+    g->i_chunks = ic;
+    g->o_chunks = oc;
+    g->s_chunks = sc;
+    g->line = n->line > 0 ? (int)n->line : 1;
+    *out = g;
+    return TC_OK;
+}
+
+/* <taccl size_bytes="..." predicted_us="..." generator="..."/> */
+static int read_taccl(const reader *r, const elem *n, prog *p)
+{
+    long long size = 0;
+    int present;
+    if (attr_ll(r, n, "size_bytes", 0, LLONG_MAX, &size, &present) != TC_OK)
+        return TC_INPUT;
+    p->size_bytes = present ? size : 0;
+    p->size_line = present ? (int)n->line : 0;
+    xmlChar *v;
+    if (get_attr(r, n, "target", &v) != TC_OK)
+        return TC_INPUT;
+    if (v) {
+        const char *t = (const char *)v;
+        p->target = !strcmp(t, "msccl") ? 1 : !strcmp(t, "msccl-executor") ? 2 : -1;
+        char ex[64];
+        xml_excerpt(t, ex, sizeof ex);
+        xmlFree(v);
+        if (p->target < 0)
+            return fail_at(r, n, "<taccl> attribute target: expected msccl or msccl-executor, got "
+                           "\"%s\"", ex);
+    }
+    if (get_attr(r, n, "predicted_us", &v) != TC_OK)
+        return TC_INPUT;
+    if (v) {
+        double us;
+        int rc = xml_parse_real((const char *)v, &us);
+        char ex[64];
+        xml_excerpt((const char *)v, ex, sizeof ex);
+        xmlFree(v);
+        if (rc != NUM_OK)
+            return fail_at(r, n, "<taccl> attribute predicted_us: expected a finite number, got \"%s\"",
+                           ex);
+        p->predicted_us = us;
+    }
+    return TC_OK;
+}
+
+static int read_proto(const reader *r, const elem *n, prog *p)
+{
+    xmlChar *v;
+    if (attr_str(r, n, "proto", &v) != TC_OK)
+        return TC_INPUT;
+    const char *s = (const char *)v;
+    int ok = strcmp(s, "Simple") == 0 || strcmp(s, "LL") == 0 || strcmp(s, "LL128") == 0;
+    char ex[64];
+    xml_excerpt(s, ex, sizeof ex);
+    if (ok)
+        snprintf(p->proto, sizeof p->proto, "%s", s);
+    xmlFree(v);
+    if (!ok)
+        return fail_at(r, n, "<algo> attribute proto: unknown protocol \"%s\" (expected Simple, LL or "
+                       "LL128)", ex);
+    return TC_OK;
+}
+
+static int read_coll(const reader *r, const elem *n, prog *p)
+{
+    xmlChar *v;
+    if (attr_str(r, n, "coll", &v) != TC_OK)
+        return TC_INPUT;
+    int ok = coll_parse((const char *)v, &p->coll) == 0;
+    char ex[64];
+    xml_excerpt((const char *)v, ex, sizeof ex);
+    snprintf(p->coll_attr, sizeof p->coll_attr, "%s", ex);
+    xmlFree(v);
+    if (!ok)
+        return fail_at(r, n, "<algo> attribute coll: unsupported collective \"%s\" (expected "
+                       "allgather, alltoall, reduce_scatter/reducescatter or allreduce)", ex);
+    return TC_OK;
+}
+
+static int read_name(const reader *r, const elem *n, prog *p)
+{
+    xmlChar *v;
+    if (get_attr(r, n, "name", &v) != TC_OK)
+        return TC_INPUT;
+    if (!v)
+        return TC_OK; /* the newer executor does not need a name */
+    p->attrs |= PROG_HAS_NAME;
+    size_t len = strlen((const char *)v);
+    if (len >= sizeof p->name) {
+        xmlFree(v);
+        return fail_at(r, n, "<algo> attribute name: %zu characters, at most %d", len, RT_MAX_VALUE);
+    }
+    memcpy(p->name, v, len + 1);
+    xmlFree(v);
+    return TC_OK;
+}
+
+/* The <algo> attributes, in schema order so the first bad one is named. */
+static int read_algo_attrs(const reader *r, const elem *n, prog *p)
+{
+    long long x;
+    int present;
+    if (read_name(r, n, p) != TC_OK || read_proto(r, n, p) != TC_OK ||
+        attr_int(r, n, "nchannels", 1, INT_MAX, &p->nchannels) != TC_OK ||
+        attr_int(r, n, "nchunksperloop", 1, MAX_CHUNKS, &p->nchunksperloop) != TC_OK ||
+        attr_int(r, n, "ngpus", INT_MIN, INT_MAX, &p->ngpus) != TC_OK)
+        return TC_INPUT;
+    if (p->ngpus < 1)
+        return fail_at(r, n, "<algo> attribute ngpus: must be at least 1, got %d", p->ngpus);
+    if (p->ngpus > MAX_NGPUS)
+        return fail_at(r, n, "<algo> attribute ngpus: %d is more than this reader supports (%d)",
+                       p->ngpus, MAX_NGPUS);
+    if (read_coll(r, n, p) != TC_OK || attr_int(r, n, "inplace", 0, 1, &p->inplace) != TC_OK)
+        return TC_INPUT;
+    /* Optional for the legacy runtime, which runs an algorithm only for
+     * calls whose in-placeness equals `inplace` and assumes minBytes 0,
+     * maxBytes 128 MB. */
+    if (attr_ll(r, n, "outofplace", 0, 1, &x, &present) != TC_OK)
+        return TC_INPUT;
+    p->outofplace = present ? (int)x : !p->inplace;
+    p->attrs |= present ? PROG_HAS_OUTOFPLACE : 0;
+    if (attr_ll(r, n, "minBytes", 0, LLONG_MAX, &x, &present) != TC_OK)
+        return TC_INPUT;
+    p->min_bytes = present ? x : 0;
+    p->attrs |= present ? PROG_HAS_MINBYTES : 0;
+    if (attr_ll(r, n, "maxBytes", 0, LLONG_MAX, &x, &present) != TC_OK)
+        return TC_INPUT;
+    p->max_bytes = present ? x : LEGACY_DEFAULT_MAX_BYTES;
+    p->attrs |= present ? PROG_HAS_MAXBYTES : 0;
+    return TC_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reader: the document as a stream of elements                        */
+
+/* Where each <part> of an embedded topology starts in the joined JSON. */
+typedef struct {
+    size_t *at;         /* offset of part k's text */
+    long *line;         /* line of part k's element */
+    int n, cap;
+} part_map;
+
+static void part_map_add(part_map *m, size_t at, long line)
+{
+    if (m->n == m->cap) {
+        m->cap = m->cap ? 2 * m->cap : 16;
+        m->at = xrealloc(m->at, (size_t)m->cap * sizeof *m->at);
+        m->line = xrealloc(m->line, (size_t)m->cap * sizeof *m->line);
+    }
+    m->at[m->n] = at;
+    m->line[m->n++] = line;
+}
+
+/* A topology message "<topology>:JL[:JC]: what" or "<topology>: what" from
+ * topo_parse() of the joined JSON, restated at the line of the <part> that
+ * holds JSON line JL (column JC), or of <topology> itself (n). */
+static int topology_error(const reader *r, const elem *n, const char *json,
+                          const part_map *m, const char *msg)
+{
+    static const char tag[] = "<topology>";
+    const char *rest = msg + strlen(tag);
+    long line = n->line, jline = 0, jcol = 1;
+    if (rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9') {
+        char *end;
+        jline = strtol(rest + 1, &end, 10);
+        rest = end;
+        if (rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9') {
+            jcol = strtol(rest + 1, &end, 10);
+            rest = end;
+        }
+        size_t off = 0;
+        for (long l = 1; l < jline && json[off]; off++)
+            if (json[off] == '\n')
+                l++;
+        off += (size_t)(jcol > 1 ? jcol - 1 : 0);
+        for (int k = 0; k < m->n && m->at[k] <= off; k++)
+            line = m->line[k];
+    }
+    if (rest[0] == ':')
+        rest++;
+    while (*rest == ' ')
+        rest++;
+    if (jline > 0)
+        return tc_err_set(r->err, TC_INPUT, "%s:%ld: <topology> (its JSON line %ld): %s", r->label,
+                          line, jline, rest);
+    return tc_err_set(r->err, TC_INPUT, "%s:%ld: <topology>: %s", r->label, line, rest);
+}
+
+/* What an element is to the reader, by its name and its parent's role, as
+ * the runtimes read files: <algo> children named gpu, <gpu> children named
+ * tb, <tb> children named step, and our <topology> (with its <part>s) and
+ * <taccl> under <algo>; everything else, and everything inside it, is
+ * skipped. */
+typedef enum { R_SKIP, R_ALGO, R_GPU, R_TB, R_STEP, R_TOPOLOGY, R_PART, R_TACCL } role;
+
+/* The reading state.  xml_diag comes first: libxml2's callbacks reach it
+ * through the parser context's _private pointer. */
+typedef struct {
+    xml_diag diag;
+    reader r;               /* r.err is `first` below */
+    tc_err first;           /* the first error in what the file says */
+    int failed;             /* ... was found: read nothing more, but parse to
+                               the end (a malformed file is reported as such) */
+    prog *p;
+    role *stack;            /* role of each open element */
+    int depth, cap;
+    prog_gpu *gpu;          /* open <gpu> and <tb> */
+    prog_tb *tb;
+    long algo_line;         /* line of <algo>, 0 before it */
+    long topo_line;         /* of the first <topology>, 0 if none yet */
+    long taccl_line;        /* of the first <taccl>, 0 if none yet */
+    sbuf json;              /* the <topology>'s parts, joined */
+    part_map parts_at;      /* where each of them starts, and its line */
+    long long parts;        /* how many its parts attribute says */
+} sax_state;
+
+static int is_named(const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri,
+                    const char *name)
+{
+    return !prefix && !uri && strcmp((const char *)localname, name) == 0;
+}
+
+/* <topology format="taccl-json-1" parts="N">: its <part v="..."/>s follow. */
+static int topology_start(sax_state *s, const elem *n)
+{
+    const reader *r = &s->r;
+    xmlChar *fmt;
+    if (attr_str(r, n, "format", &fmt) != TC_OK)
+        return TC_INPUT;
+    int ok = strcmp((const char *)fmt, TOPO_FORMAT) == 0;
+    char ex[64];
+    xml_excerpt((const char *)fmt, ex, sizeof ex);
+    xmlFree(fmt);
+    if (!ok)
+        return fail_at(r, n, "<topology> attribute format: unsupported \"%s\" (expected \"%s\")",
+                       ex, TOPO_FORMAT);
+    if (attr_ll(r, n, "parts", 0, INT_MAX, &s->parts, NULL) != TC_OK)
+        return TC_INPUT;
+    s->parts_at.n = 0;
+    s->json.len = 0;
+    xml_sb_reserve(&s->json, 0);
+    s->json.s[0] = '\0';
+    return TC_OK;
+}
+
+static int topology_part(sax_state *s, const elem *n)
+{
+    xmlChar *v;
+    if (attr_str(&s->r, n, "v", &v) != TC_OK)
+        return TC_INPUT;
+    part_map_add(&s->parts_at, s->json.len, n->line);
+    xml_sb_puts(&s->json, (const char *)v);
+    xmlFree(v);
+    return TC_OK;
+}
+
+/* </topology>: the parts make the topology JSON. */
+static int topology_end(sax_state *s)
+{
+    const reader *r = &s->r;
+    elem n = {"topology", s->topo_line, 0, NULL};
+    if (s->parts_at.n != s->parts)
+        return fail_at(r, &n, "<topology> attribute parts: says %lld but %d <part> "
+                       "elements follow", s->parts, s->parts_at.n);
+    tc_err te;
+    tc_err_clear(&te);
+    topo *t = topo_parse(s->json.s, "<topology>", &te);
+    if (!t)
+        return topology_error(r, &n, s->json.s, &s->parts_at,
+                              te.msg[0] ? te.msg : "<topology>: invalid");
+    prog_set_topo(s->p, t);
+    return TC_OK;
+}
+
+/* <algo>: its attributes, and room for its gpus. */
+static int algo_start(sax_state *s, const elem *n)
+{
+    s->p->line = (int)n->line;
+    if (read_algo_attrs(&s->r, n, s->p) != TC_OK)
+        return TC_INPUT;
+    prog *p = s->p;
+    p->gpus = calloc((size_t)p->ngpus, sizeof *p->gpus);
+    if (!p->gpus)
+        tc_oom();
+    p->gpu_cap = p->ngpus;
+    p->ngpu = p->ngpus;
+    return TC_OK;
+}
+
+/* </algo>: every gpu id was there. */
+static int algo_end(sax_state *s)
+{
+    const prog *p = s->p;
+    elem n = {"algo", s->algo_line, 0, NULL};
+    for (int g = 0; g < p->ngpus; g++)
+        if (p->gpus[g].line == 0)
+            return fail_at(&s->r, &n, "<algo>: no <gpu> with id %d (ngpus=\"%d\" needs ids "
+                           "0..%d)", g, p->ngpus, p->ngpus - 1);
+    return TC_OK;
+}
+
+/* An element opens under an element of role `parent` (-1: the root):
+ * read what it says, return its role. */
+static role open_elem(sax_state *s, int parent, const xmlChar *localname,
+                      const xmlChar *prefix, const xmlChar *uri, const elem *n)
+{
+#define IS(x) is_named(localname, prefix, uri, x)
+    const reader *r = &s->r;
+    int rc = TC_OK;
+    role k = R_SKIP;
+    if (parent < 0) {
+        if (!IS("algo") && uri)
+            rc = fail_at(r, n, "root element is <%s> in namespace \"%s\", expected <algo> in "
+                         "none", n->name, (const char *)uri);
+        else if (!IS("algo"))
+            rc = fail_at(r, n, "root element is <%s>, expected <algo>", n->name);
+        else if ((rc = algo_start(s, n)) == TC_OK)
+            k = R_ALGO;
+        s->algo_line = n->line > 0 ? n->line : 1;
+    } else if (parent == R_ALGO && IS("gpu")) {
+        if ((rc = read_gpu(r, n, s->p, &s->gpu)) == TC_OK)
+            k = R_GPU;
+    } else if (parent == R_ALGO && IS("topology")) {
+        if (s->topo_line)
+            rc = fail_at(r, n, "<topology>: a second one (first at line %ld)", s->topo_line);
+        else if ((rc = topology_start(s, n)) == TC_OK)
+            k = R_TOPOLOGY;
+        s->topo_line = n->line;
+    } else if (parent == R_ALGO && IS("taccl")) {
+        if (s->taccl_line)
+            rc = fail_at(r, n, "<taccl>: a second one (first at line %ld)", s->taccl_line);
+        else if ((rc = read_taccl(r, n, s->p)) == TC_OK)
+            k = R_TACCL;
+        s->taccl_line = n->line;
+    } else if (parent == R_GPU && IS("tb")) {
+        if ((rc = read_tb(r, n, s->gpu, &s->tb)) == TC_OK)
+            k = R_TB;
+    } else if (parent == R_TB && IS("step")) {
+        if ((rc = read_step(r, n, s->tb)) == TC_OK)
+            k = R_STEP;
+    } else if (parent == R_TOPOLOGY && IS("part")) {
+        if ((rc = topology_part(s, n)) == TC_OK)
+            k = R_PART;
+    }
+#undef IS
+    if (rc != TC_OK)
+        s->failed = 1;
+    return k;
+}
+
+static void on_start(void *data, const xmlChar *localname, const xmlChar *prefix,
+                     const xmlChar *uri, int nb_namespaces, const xmlChar **namespaces,
+                     int nb_attributes, int nb_defaulted, const xmlChar **attributes)
+{
+    (void)nb_namespaces;
+    (void)namespaces;
+    (void)nb_defaulted;
+    xmlParserCtxtPtr ctxt = data;
+    sax_state *s = ctxt->_private;
+    if (s->depth > MAX_DEPTH) {
+        xml_too_deep(ctxt, &s->diag);
+        return;
+    }
+    if (nb_attributes > 16 && !s->p->syntax.many_attrs)   /* the tokenizer keeps 16 */
+        s->p->syntax.many_attrs = ctxt->input ? ctxt->input->line : 1;
+    if (s->depth == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 16;
+        s->stack = xrealloc(s->stack, (size_t)s->cap * sizeof *s->stack);
+    }
+    role parent = s->depth ? s->stack[s->depth - 1] : R_SKIP;
+    role k = R_SKIP;
+    if (!s->failed && (s->depth == 0 || parent != R_SKIP)) {
+        /* the name as libxml2 would show it: prefix:localname */
+        char qname[256];
+        snprintf(qname, sizeof qname, "%s%s%s", prefix ? (const char *)prefix : "",
+                 prefix ? ":" : "", (const char *)localname);
+        elem n = {qname, ctxt->input ? ctxt->input->line : 0, nb_attributes, attributes};
+        k = open_elem(s, s->depth ? (int)parent : -1, localname, prefix, uri, &n);
+    }
+    s->stack[s->depth++] = k;
+}
+
+static void on_end(void *data, const xmlChar *localname, const xmlChar *prefix,
+                   const xmlChar *uri)
+{
+    (void)localname;
+    (void)prefix;
+    (void)uri;
+    xmlParserCtxtPtr ctxt = data;
+    sax_state *s = ctxt->_private;
+    if (s->depth == 0)
+        return;
+    role k = s->stack[--s->depth];
+    int rc = TC_OK;
+    if (s->failed)
+        return;
+    if (k == R_TOPOLOGY)
+        rc = topology_end(s);
+    else if (k == R_ALGO)
+        rc = algo_end(s);
+    else if (k == R_TB)
+        s->tb = NULL;
+    else if (k == R_GPU)
+        s->gpu = NULL;
+    if (rc != TC_OK)
+        s->failed = 1;
+}
+
+/* A parse in progress: text goes in piece by piece (libxml2's push parser,
+ * so it never holds the whole text) and the schedule is read as it streams
+ * by (no tree is built): memory stays near the size of the program.  The
+ * caller checks each piece first (UTF-8, no NUL). */
+/* The raw text as the runtimes' tokenizer sees it (see prog.syntax). */
+typedef struct {
+    long line;
+    int in_tag, in_quote, in_comment;
+    int open;               /* bytes seen since the tag's '<' (counts to 4) */
+    int bang;               /* 1 after "<!", 2 after "<!-" */
+    int dashes;             /* in a comment: '-' just before */
+} tok_scan;
+
+typedef struct {
+    sax_state st;
+    tok_scan tk;
+    xmlParserCtxtPtr ctxt;
+    const char *label;
+    xmlStructuredErrorFunc old_serror;
+    void *old_sctx;
+    xmlGenericErrorFunc old_gerror;
+    void *old_gctx;
+} stream;
+
+static void stream_begin(stream *S, const char *label)
+{
+    xmlInitParser();
+    memset(S, 0, sizeof *S);
+    S->label = label;
+    sax_state *st = &S->st;
+    st->r.label = label;
+    st->r.err = &st->first;
+    tc_err_clear(&st->first);
+    st->p = prog_new("", COLL_ALLGATHER, 0, 0);
+    /* SAX2's handlers (document, entities...), with ours for elements and
+     * none for text, comments and instructions: nothing is kept */
+    xmlSAXHandler h;
+    memset(&h, 0, sizeof h);
+    xmlSAXVersion(&h, 2);
+    h.serror = xml_on_ctxt_error;
+    h.internalSubset = xml_refuse_doctype;
+    h.startElementNs = on_start;
+    h.endElementNs = on_end;
+    h.characters = NULL;
+    h.ignorableWhitespace = NULL;
+    h.cdataBlock = NULL;
+    h.comment = NULL;
+    h.processingInstruction = NULL;
+    h.reference = NULL;
+    S->ctxt = xmlCreatePushParserCtxt(&h, NULL, NULL, 0, label);
+    if (!S->ctxt || !st->p)
+        tc_oom();
+    S->ctxt->_private = st;
+    /* libxml2's handlers are per-thread; borrow them for this parse only. */
+    S->old_serror = xmlStructuredError;
+    S->old_sctx = xmlStructuredErrorContext;
+    S->old_gerror = xmlGenericError;
+    S->old_gctx = xmlGenericErrorContext;
+    xmlSetStructuredErrorFunc(&st->diag, xml_on_global_error);
+    xmlSetGenericErrorFunc(NULL, xml_on_generic_error);
+    /* NOENT: attribute values arrive with '&' decoded (no entity can be
+     * declared: a DOCTYPE stops the parse) */
+    xmlCtxtUseOptions(S->ctxt, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                      XML_PARSE_BIG_LINES | XML_PARSE_IGNORE_ENC | XML_PARSE_NOENT);
+}
+
+static void first_at(long *slot, long line)
+{
+    if (!*slot)
+        *slot = line;
+}
+
+/* Bytes that end a run the scan can skip, in a tag, in a quoted value and
+ * between elements. */
+static const unsigned char STOP_TAG[256] = {
+    ['"'] = 1, ['\''] = 1, ['\n'] = 1, ['\r'] = 1, ['>'] = 1,
+};
+static const unsigned char STOP_QUOTE[256] = {['"'] = 1, ['\n'] = 1};
+
+/* Note, in p->syntax, what the runtimes' tokenizer would refuse in these
+ * bytes: it takes only ' ', '\n' and '\r' between elements, no <?...?>,
+ * each tag on one line, values in double quotes; comments are skipped.
+ * Most bytes are names and values inside tags: those runs are skipped by
+ * table, so the scan costs little beside libxml2's own parse. */
+static void tok_scan_bytes(tok_scan *t, prog *p, const char *b, size_t n)
+{
+    if (t->line == 0)
+        t->line = 1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)b[i];
+        if (t->in_comment) {
+            if (c == '>' && t->dashes >= 2)
+                t->in_comment = 0;
+            t->dashes = c == '-' ? t->dashes + 1 : 0;
+        } else if (t->in_quote) {
+            while (!STOP_QUOTE[c] && i + 1 < n)
+                c = (unsigned char)b[++i];
+            if (c == '"')
+                t->in_quote = 0;
+        } else if (t->in_tag && t->open < 4) {
+            /* the first bytes after '<': "<?" and "<!--" */
+            t->open++;
+            if (t->open == 1 && c == '?')
+                first_at(&p->syntax.decl, t->line);
+            t->bang = t->open == 1 && c == '!' ? 1 : t->bang == t->open - 1 && c == '-' ? t->bang + 1 : 0;
+            if (t->bang == 3) {
+                t->in_tag = 0;
+                t->in_comment = 1;
+                t->dashes = 0;
+            } else if (c == '>') {
+                t->in_tag = 0;
+            } else if (c == '"') {
+                t->in_quote = 1;
+            } else if (c == '\n' || c == '\r') {
+                first_at(&p->syntax.split_tag, t->line);
+            }
+        } else if (t->in_tag) {
+            while (!STOP_TAG[c] && i + 1 < n)
+                c = (unsigned char)b[++i];
+            if (c == '"')
+                t->in_quote = 1;
+            else if (c == '\'')
+                first_at(&p->syntax.single_quote, t->line);
+            else if (c == '\n' || c == '\r')
+                first_at(&p->syntax.split_tag, t->line);
+            else if (c == '>')
+                t->in_tag = 0;
+        } else if (c == '<') {
+            t->in_tag = 1;
+            t->open = 0;
+            t->bang = 0;
+        } else if (c != ' ' && c != '\n' && c != '\r') {
+            first_at(&p->syntax.tab, t->line);
+        }
+        if (c == '\n')
+            t->line++;
+    }
+}
+
+/* Hand n more bytes to the parser (nothing once it has stopped). */
+static void stream_feed(stream *S, const char *bytes, size_t n)
+{
+    tok_scan_bytes(&S->tk, S->st.p, bytes, n);
+    while (n > 0 && !S->ctxt->disableSAX && S->ctxt->instate != XML_PARSER_EOF) {
+        size_t piece = n < PUSH_PIECE ? n : PUSH_PIECE;
+        xmlParseChunk(S->ctxt, bytes, (int)piece, 0);
+        bytes += piece;
+        n -= piece;
+    }
+}
+
+/* End the parse: the program, or NULL with err set — a DOCTYPE, malformed
+ * XML (reported first, wherever it is), then the first thing the file gets
+ * wrong.  `complete` 0 abandons it (an error found outside the parser).
+ * src is where the text can be read again for a message. */
+static prog *stream_end(stream *S, const source *src, int complete, tc_err *err)
+{
+    sax_state *st = &S->st;
+    const char *label = S->label;
+    xmlParseChunk(S->ctxt, NULL, 0, 1);
+    xmlDocPtr doc = S->ctxt->myDoc;
+    int well_formed = S->ctxt->wellFormed;
+    long end_line = S->ctxt->input ? S->ctxt->input->line : 0;
+    xmlSetStructuredErrorFunc(S->old_sctx, S->old_serror);
+    xmlSetGenericErrorFunc(S->old_gctx, S->old_gerror);
+    xmlFreeParserCtxt(S->ctxt);
+    xmlFreeDoc(doc);
+    free(st->stack);
+    free(st->json.s);
+    free(st->parts_at.at);
+    free(st->parts_at.line);
+    const xml_diag *diag = &st->diag;
+    if (!complete) {
+    } else if (diag->doctype) {
+        tc_err_set(err, TC_INPUT, "%s:%ld: <!DOCTYPE> is not allowed in a schedule", label,
+                   diag->doctype_line);
+    } else if (!doc || !well_formed) {
+        if (diag->level)
+            xml_malformed(src, label, diag, err);
+        else
+            tc_err_set(err, TC_INPUT, "%s:%ld: malformed XML", label, end_line);
+    } else if (st->failed) {
+        if (err)
+            *err = st->first;
+    } else if (!st->algo_line) {
+        tc_err_set(err, TC_INPUT, "%s:1: no root element, expected <algo>", label);
+    } else {
+        return st->p;
+    }
+    prog_free(st->p);
+    return NULL;
+}
+
+static int only_space(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r')
+            return 0;
+    return 1;
+}
+
+static int empty_file(const char *label, tc_err *err)
+{
+    return tc_err_set(err, TC_INPUT, "%s:1: empty file, expected an <algo> element", label);
+}
+
+prog *prog_parse_xml(const char *text, size_t len, const char *label, tc_err *err)
+{
+    if (!label)
+        label = "(input)";
+    if (!text)
+        len = 0;
+    if (len == 0 || only_space(text, len)) {
+        empty_file(label, err);
+        return NULL;
+    }
+    if (len > (size_t)INT_MAX) {
+        tc_err_set(err, TC_INPUT, "%s: too large for the XML reader (%zu bytes)", label, len);
+        return NULL;
+    }
+    if (jsonin_utf16_error(text, len, label, err))
+        return NULL;
+    utf8_scan u = {1, 0, 0};
+    xml_utf8_scan_piece(&u, (const unsigned char *)text, len, 1);
+    if (u.bad) {
+        xml_utf8_fail(&u, label, err);
+        return NULL;
+    }
+    stream S;
+    stream_begin(&S, label);
+    stream_feed(&S, text, len);
+    source src = {text, len, NULL};
+    return stream_end(&S, &src, 1, err);
+}
+
+/* The file read a piece at a time, each piece checked and handed on, so
+ * neither the whole text nor a tree is ever held.  Messages and their
+ * order are prog_parse_xml's (an invalid byte anywhere wins over what the
+ * parser found before it; the rest of the file is still read for one).
+ * A CR not followed by LF (old Mac line ends) is read as LF, so lines count
+ * as the user's editor counts them; a CR that ends a piece waits for the
+ * next one. */
+prog *prog_read_xml(const char *path, tc_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(EISDIR));
+        return NULL;
+    }
+    enum { CHUNK = 1 << 16 };
+    char *buf = xmalloc(CHUNK + 4);
+    size_t carry = 0, total = 0, n;
+    int text_seen = 0, fail = 0;
+    utf8_scan u = {1, 0, 0};
+    stream S;
+    stream_begin(&S, path);
+    while (!fail && (n = fread(buf + carry, 1, CHUNK, f)) > 0) {
+        if (total + n > (size_t)INT_MAX) {
+            fail = tc_err_set(err, TC_INPUT, "%s: too large for the XML reader (over 2 GB)", path);
+            break;
+        }
+        if (total == 0 && jsonin_utf16_error(buf, n, path, err)) {
+            fail = TC_INPUT;
+            break;
+        }
+        total += n;
+        n += carry;
+        if (!text_seen && !only_space(buf, n))
+            text_seen = 1;
+        size_t whole = buf[n - 1] == '\r' ? n - 1 : n;
+        jsonin_lone_cr_to_lf(buf, whole);
+        size_t ok = xml_utf8_scan_piece(&u, (const unsigned char *)buf, whole, 0);
+        if (u.bad) {
+            fail = xml_utf8_fail(&u, path, err);
+            break;
+        }
+        stream_feed(&S, buf, ok);
+        carry = n - ok;
+        memmove(buf, buf + ok, carry);
+    }
+    if (!fail && ferror(f))
+        fail = tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(errno));
+    if (!fail && !text_seen)
+        fail = empty_file(path, err);
+    if (!fail && carry == 1 && buf[0] == '\r') {
+        buf[0] = '\n';
+        stream_feed(&S, buf, 1);
+    } else if (!fail && carry > 0) {
+        xml_utf8_scan_piece(&u, (const unsigned char *)buf, carry, 1);
+        fail = xml_utf8_fail(&u, path, err);
+    }
+    free(buf);
+    source src = {NULL, 0, f};
+    prog *p = stream_end(&S, &src, !fail, err);
+    fclose(f);
+    if (p) {
+        p->path = strdup(path);
+        if (!p->path)
+            tc_oom();
+    }
+    return p;
+}
