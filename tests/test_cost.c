@@ -48,6 +48,42 @@ static void test_hop_cost(void **state)
     topo_free(t);
 }
 
+/* LL and LL128 scale a hop by NCCL's ring figures (NVLink for links and
+ * switches, the network for NICs); Simple, a route to self and a chip
+ * device keep the topology's. */
+static void test_protocols(void **state)
+{
+    (void)state;
+    cost_proto p;
+    assert_true(cost_proto_parse("LL128", &p) && p == COST_LL128);
+    assert_true(cost_proto_parse("Simple", &p) && p == COST_SIMPLE);
+    assert_false(cost_proto_parse("ll", &p));
+    assert_false(cost_proto_parse(NULL, &p));
+    assert_string_equal(cost_proto_name(COST_LL), "LL");
+    topo *t = load("topologies/ndv2-x2.json");
+    topo_route link = topo_route_of(t, 0, 1), nic = topo_route_of(t, 2, 9);
+    topo_route r = cost_proto_route(t, link, COST_LL);
+    assert_near(r.alpha_us, 0.7 * 0.6 / 3.4, 1e-12);
+    assert_near(r.bw_gbps, 25, 1e-12);
+    r = cost_proto_route(t, link, COST_LL128);
+    assert_near(r.alpha_us, 0.7 * 1.9 / 3.4, 1e-12);
+    assert_near(r.bw_gbps, 46, 1e-12);
+    r = cost_proto_route(t, nic, COST_LL);
+    assert_near(r.alpha_us, 1.3 * 2.7 / 14, 1e-12);
+    assert_near(r.bw_gbps, 6.25, 1e-12);
+    r = cost_proto_route(t, link, COST_SIMPLE);
+    assert_near(r.alpha_us, 0.7, 0);
+    r = cost_proto_route(t, topo_route_of(t, 4, 4), COST_LL);
+    assert_near(r.bw_gbps, topo_route_of(t, 4, 4).bw_gbps, 0);
+    topo_free(t);
+    t = load("topologies/cs-chip4.json");
+    link = topo_route_of(t, 0, 1);
+    r = cost_proto_route(t, link, COST_LL);
+    assert_near(r.alpha_us, link.alpha_us, 0);
+    assert_near(r.bw_gbps, link.bw_gbps, 0);
+    topo_free(t);
+}
+
 static void test_local_cost(void **state)
 {
     (void)state;
@@ -173,6 +209,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hop_cost),
         cmocka_unit_test(test_local_cost),
+        cmocka_unit_test(test_protocols),
         cmocka_unit_test(test_resource_numbering),
         cmocka_unit_test(test_link_resource),
         cmocka_unit_test(test_lanes),

@@ -71,6 +71,18 @@ static void test_one_hop(void **state)
     topo_free(t);
 }
 
+/* The program's protocol scales the hop as the executor does (model/cost). */
+static void test_protocol(void **state)
+{
+    (void)state;
+    topo *t = ndv2();
+    prog *p = one_send(2, 4);
+    snprintf(p->proto, sizeof p->proto, "LL");
+    assert_near(timed(p, t, 4 * MB), 0.7 * 0.6 / 3.4 + 2e6 / 25e3);
+    prog_free(p);
+    topo_free(t);
+}
+
 /* A send that depends on a local copy in another tb starts after it; a
  * receive that reduces ends a reduction later. */
 static void test_dependency_and_reduce(void **state)
@@ -184,6 +196,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_hop),
+        cmocka_unit_test(test_protocol),
         cmocka_unit_test(test_dependency_and_reduce),
         cmocka_unit_test(test_shared_nic),
         cmocka_unit_test(test_fifo_depth),

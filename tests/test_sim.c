@@ -872,6 +872,44 @@ static void test_time_one_transfer(void **state)
     tp_free(t);
 }
 
+/* The program's protocol times every hop (hand-computed from NCCL's
+ * figures: an NVLink hop's alpha x 0.6/3.4 and bandwidth x 0.5 under LL,
+ * x 1.9/3.4 and x 0.92 under LL128; a NIC's alpha x 2.7/14 under LL, x 4/14
+ * under LL128). */
+static void test_time_protocols(void **state)
+{
+    (void)state;
+    topo *t = tp_new("pair", 2, 2);
+    tp_link(t, 0, 1, 0.7, 50, 1);
+    tp_link(t, 2, 3, 0.7, 50, 1);
+    const int nic0[] = {0, 1}, nic1[] = {2, 3};
+    tp_nic(t, 0, nic0, 2, 1.4, 10);
+    tp_nic(t, 1, nic1, 2, 1.4, 10);
+    const int link[][2] = {{0, 1}}, net[][2] = {{0, 2}};
+    const double mb = 1048576;
+    const struct {
+        const char *proto;
+        const int (*pairs)[2];
+        double want;
+    } c[] = {
+        {"Simple", link, 0.7 + mb / 50e3},
+        {"LL", link, 0.7 * 0.6 / 3.4 + mb / 25e3},
+        {"LL128", link, 0.7 * 1.9 / 3.4 + mb / 46e3},
+        {"LL", net, 1.4 * 2.7 / 14 + mb / 5e3},
+        {"LL128", net, 1.4 * 4.0 / 14 + mb / 9.2e3},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        prog *p = transfers(4, c[k].pairs, 1, 1);
+        snprintf(p->proto, sizeof p->proto, "%s", c[k].proto);
+        outcome o = run_timing(p, t, 4 << 20);
+        assert_int_equal(o.r.completed, 1);
+        assert_time(o.r.time_us, c[k].want);
+        hazard_list_free(&o.hz);
+        prog_free(p);
+    }
+    tp_free(t);
+}
+
 static void test_time_link_multiplicity(void **state)
 {
     (void)state;
@@ -1243,6 +1281,7 @@ int main(void)
         cmocka_unit_test(test_bad_program_no_crash),
         cmocka_unit_test(test_pairing_mismatch),
         cmocka_unit_test(test_scale_timing_only),
+        cmocka_unit_test(test_time_protocols),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,7 +27,9 @@
 #include <string.h>
 
 #include "model/collective.h"
+#include "model/cost.h"
 #include "model/topo.h"
+#include "sched/ptime.h"
 #include "sched/xml.h"
 #include "model/sketch.h"
 #include "synth/baseline.h"
@@ -38,10 +40,12 @@
 static const char usage[] =
     "usage: taccl-synth --algo NAME TOPO.json --collective C -o OUT.xml [--channels K]\n"
     "                   [--chunks M] [--via direct|ring|butterfly] [--size BYTES]\n"
-    "                   [--target msccl|msccl-executor|unlimited] [--bytes LO:HI] [-q] [--json]\n"
+    "                   [--target msccl|msccl-executor|unlimited] [--bytes LO:HI]\n"
+    "                   [--proto P] [-q] [--json]\n"
     "       taccl-synth SKETCH.json TOPO.json -o OUT.xml [--collective C] [--size BYTES]\n"
     "                   [--time-limit S] [--gap G] [--solver glpk|cbc] [--instances K]\n"
-    "                   [--mem-limit MB] [--target T] [--bytes LO:HI] [-q|-v] [--json]\n"
+    "                   [--mem-limit MB] [--target T] [--bytes LO:HI] [--proto P]\n"
+    "                   [-q|-v] [--json]\n"
     "       taccl-synth --list\n";
 
 static const char help[] =
@@ -84,6 +88,10 @@ static const char help[] =
     "                    what GLPK allocates; CBC: its solver process's memory on\n"
     "                    top of this one's); exceeding it is exit 2, nothing\n"
     "                    written.  Default: no limit\n"
+    "  --proto P         the protocol the runtime moves data with: Simple (default),\n"
+    "                    LL, LL128, or auto: whichever the cost model times fastest\n"
+    "                    at --size (LL: half the bandwidth at a fraction of the\n"
+    "                    latency; docs/design.md section 4)\n"
     "  -v                sketch mode: the solver's own log on stderr too\n"
     "  --json            one JSON object on stdout describing what was written\n"
     "  -q                no progress lines on stderr\n"
@@ -108,6 +116,7 @@ typedef struct {
     int instances;
     int mem_limit_mb;           /* sketch mode; 0 = none */
     long long min_bytes, max_bytes; /* --bytes; default 0 and INT64_MAX */
+    const char *proto;          /* --proto: Simple, LL, LL128, auto; NULL = Simple */
 } cli;
 
 /* One line on stderr (and the error as JSON with --json); `hint` adds a
@@ -261,7 +270,14 @@ static int parse_args(int argc, char **argv, cli *c)
             if (parse_count(v, 32, &c->instances))
                 return report(c, 1, "--instances: expected an integer 1..32, got '%s'%s", v, "");
         }
-        else if (!strcmp(a, "--algo")) {
+        else if (!strcmp(a, "--proto")) {
+            NEED_VALUE();
+            cost_proto pr;
+            if (strcmp(v, "auto") != 0 && !cost_proto_parse(v, &pr))
+                return report(c, 1, "--proto: expected Simple, LL, LL128 or auto, got '%s'%s", v,
+                              "");
+            c->proto = v;
+        } else if (!strcmp(a, "--algo")) {
             NEED_VALUE();
             c->algo = v;
         } else if (!strcmp(a, "--collective")) {
@@ -349,6 +365,7 @@ static void print_json(const cli *c, const prog *p, const baseline_stats *st, co
     cJSON_AddNumberToObject(j, "nchunksperloop", p->nchunksperloop);
     cJSON_AddNumberToObject(j, "channels", st->channels);
     cJSON_AddNumberToObject(j, "nchannels", p->nchannels);
+    cJSON_AddStringToObject(j, "proto", p->proto);
     cJSON_AddNumberToObject(j, "chunks", st->chunks);
     cJSON_AddNumberToObject(j, "tbs", (double)st->tbs);
     cJSON_AddNumberToObject(j, "steps", (double)st->steps);
@@ -453,6 +470,7 @@ static void print_synth_json(const cli *c, const prog *p, const synth_stats *st)
     cJSON_AddNumberToObject(j, "size_bytes", (double)p->size_bytes);
     cJSON_AddNumberToObject(j, "chunk_bytes", (double)st->chunk_bytes);
     cJSON_AddNumberToObject(j, "predicted_us", p->predicted_us);
+    cJSON_AddStringToObject(j, "proto", p->proto);
     cJSON_AddNumberToObject(j, "route_seconds", st->route_s);
     cJSON_AddNumberToObject(j, "order_seconds", st->order_s);
     cJSON_AddNumberToObject(j, "contig_seconds", st->contig_s);
@@ -526,6 +544,43 @@ static int write_uninterrupted(const prog *p, const char *path, const xml_write_
     return rc;
 }
 
+/* Set p's protocol from --proto: the one named, or with "auto" the one the
+ * cost model (sched/ptime) times fastest at the recorded size, ties to the
+ * simpler (Simple, then LL, then LL128).  A recorded prediction is re-timed
+ * under the protocol kept; with "auto" a note on stderr names each time. */
+static int set_proto(const cli *c, prog *p, const topo *t, tc_err *err)
+{
+    if (!c->proto)
+        return TC_OK;
+    double best = INFINITY;
+    cost_proto keep = COST_SIMPLE;
+    char note[256] = "";
+    size_t used = 0;
+    for (int k = 0; k < COST_NPROTO; k++) {
+        cost_proto pr = (cost_proto)k;
+        if (strcmp(c->proto, "auto") != 0 && strcmp(c->proto, cost_proto_name(pr)) != 0)
+            continue;
+        snprintf(p->proto, sizeof p->proto, "%s", cost_proto_name(pr));
+        double us;
+        int rc = ptime_run(p, t, p->size_bytes, &us, err);
+        if (rc != TC_OK)
+            return rc;
+        used += (size_t)snprintf(note + used, used < sizeof note ? sizeof note - used : 0,
+                                 "%s%s %.3f us", used ? ", " : "", cost_proto_name(pr), us);
+        if (us < best) {
+            best = us;
+            keep = pr;
+        }
+    }
+    snprintf(p->proto, sizeof p->proto, "%s", cost_proto_name(keep));
+    if (p->predicted_us >= 0)
+        p->predicted_us = best;
+    if (!c->quiet && !strcmp(c->proto, "auto"))
+        fprintf(stderr, "taccl-synth: protocol %s at %lld bytes (%s)\n", p->proto, p->size_bytes,
+                note);
+    return TC_OK;
+}
+
 /* Sketch mode: SKETCH.json TOPO.json through the three stages. */
 static int synth_main(const cli *c)
 {
@@ -571,6 +626,8 @@ static int synth_main(const cli *c)
     if (rc == TC_OK && lp_stop_requested())
         rc = tc_err_set(&err, TC_STOP, "interrupted");
     char range_note[400] = "";
+    if (rc == TC_OK)
+        rc = set_proto(c, p, t, &err);
     if (rc == TC_OK) {
         set_bytes_range(c, p, range_note, sizeof range_note);
         xml_write_opts wo = {.newer_executor = o.newer_executor, .embed_topology = 1};
@@ -657,6 +714,11 @@ int main(int argc, char **argv)
     }
     long long want = c.size ? c.size : 1 << 20;
     p->size_bytes = baseline_size_bytes(p, t, want);
+    if ((rc = set_proto(&c, p, t, &err)) != TC_OK) {
+        prog_free(p);
+        topo_free(t);
+        return report(&c, 0, "%s%s", err.msg, "");
+    }
     char range_note[400];
     set_bytes_range(&c, p, range_note, sizeof range_note);
     if (!c.quiet && range_note[0])

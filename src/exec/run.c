@@ -166,9 +166,10 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
             steps += p->gpus[g].tbs[b].nsteps;
     }
     char sz[64];
-    fprintf(f, "schedule  %s: %s, %d ranks, %d chunk%s per loop, %d channel%s, %lld tbs, %lld steps\n",
-            file, coll_name(p->coll), p->ngpus, p->nchunksperloop,
-            p->nchunksperloop == 1 ? "" : "s", p->nchannels, p->nchannels == 1 ? "" : "s", tbs, steps);
+    fprintf(f, "schedule  %s: %s, %d ranks, %d chunk%s per loop, %d channel%s, %lld tbs, %lld steps, "
+            "protocol %s\n", file, coll_name(p->coll), p->ngpus, p->nchunksperloop,
+            p->nchunksperloop == 1 ? "" : "s", p->nchannels, p->nchannels == 1 ? "" : "s", tbs, steps,
+            p->proto);
     print_topology(f, t);
     if (o->unlimited)
         fprintf(f, "loader    none (--target unlimited: simulated beyond the runtimes' limits)\n");
@@ -296,6 +297,7 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
         cJSON_AddStringToObject(j, "collective", coll_name(p->coll));
         cJSON_AddNumberToObject(j, "ngpus", p->ngpus);
         cJSON_AddNumberToObject(j, "nchunksperloop", p->nchunksperloop);
+        cJSON_AddStringToObject(j, "proto", p->proto);
     } else {
         cJSON_AddNullToObject(j, "collective");
         cJSON_AddNullToObject(j, "ngpus");

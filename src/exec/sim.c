@@ -840,11 +840,13 @@ static int route_connections(sim *S)
     const topo *t = S->t;
     S->lanes = cost_lanes_new(t);
     setup_log L = {S, 0, 0};
+    cost_proto proto = COST_SIMPLE;         /* the reader accepts no other name */
+    cost_proto_parse(S->p->proto, &proto);
     for (int i = 0; i < S->nconn; i++) {
         conn *c = &S->conns[i];
         if (c->nsenders == 0)
             continue;
-        c->route = topo_route_of(t, c->src, c->dst);
+        c->route = cost_proto_route(t, topo_route_of(t, c->src, c->dst), proto);
         c->nres = cost_route_res(t, &c->route, c->src, c->dst, c->res);
         int ok = (c->nres > 0 || c->route.kind == ROUTE_SELF) && c->route.bw_gbps > 0;
         if (!ok) {

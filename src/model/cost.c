@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../util/mem.h"
 
@@ -160,6 +161,48 @@ double cost_hop_us(const topo_route *rt, double bytes)
     if (!rt || rt->kind == ROUTE_NONE || !(rt->bw_gbps > 0))
         return INFINITY;
     return rt->alpha_us + bytes / (rt->bw_gbps * 1e3);
+}
+
+/* ------------------------------------------------------------ protocols */
+
+/* NCCL's per-step ring latency in µs, by hardware (NVLink, network) and
+ * protocol (LL, LL128, Simple), and its ring bandwidth efficiency per
+ * protocol: src/graph/tuning.cc (hwLatencies, Ring column; ring LL busBw
+ * x 0.5, ring LL128 x 0.92). */
+enum { HW_NVLINK, HW_NET, HW_COUNT };
+static const double nccl_ring_lat[HW_COUNT][COST_NPROTO] = {
+    [HW_NVLINK] = {[COST_SIMPLE] = 3.4, [COST_LL] = 0.6, [COST_LL128] = 1.9},
+    [HW_NET] = {[COST_SIMPLE] = 14.0, [COST_LL] = 2.7, [COST_LL128] = 4.0},
+};
+static const double nccl_ring_bw[COST_NPROTO] = {
+    [COST_SIMPLE] = 1.0, [COST_LL] = 0.5, [COST_LL128] = 0.92,
+};
+static const char *const proto_names[COST_NPROTO] = {"Simple", "LL", "LL128"};
+
+int cost_proto_parse(const char *s, cost_proto *out)
+{
+    for (int p = 0; s && p < COST_NPROTO; p++)
+        if (strcmp(s, proto_names[p]) == 0) {
+            *out = (cost_proto)p;
+            return 1;
+        }
+    return 0;
+}
+
+const char *cost_proto_name(cost_proto p)
+{
+    return p >= 0 && p < COST_NPROTO ? proto_names[p] : "?";
+}
+
+topo_route cost_proto_route(const topo *t, topo_route rt, cost_proto p)
+{
+    if (p == COST_SIMPLE || p < 0 || p >= COST_NPROTO || t->kind == TOPO_CHIP ||
+        rt.kind == ROUTE_NONE || rt.kind == ROUTE_SELF)
+        return rt;
+    int hw = rt.kind == ROUTE_NIC ? HW_NET : HW_NVLINK;
+    rt.alpha_us *= nccl_ring_lat[hw][p] / nccl_ring_lat[hw][COST_SIMPLE];
+    rt.bw_gbps *= nccl_ring_bw[p];
+    return rt;
 }
 
 static double local_us(double bytes, double gbps)

@@ -74,6 +74,36 @@ int cost_hop_res(const topo *t, int a, int b, int res[2]);
  * the route is none or has no bandwidth). */
 double cost_hop_us(const topo_route *rt, double bytes);
 
+/* ------------------------------------------------------------ protocols
+ *
+ * The MSCCL runtimes move data with one of NCCL's three protocols, named
+ * by the program's `proto` attribute (none = Simple):
+ *   Simple  bulk copies behind a flag per slice: the topology's figures;
+ *   LL      8-byte stores of 4 data bytes and a 4-byte flag: half the
+ *           bandwidth, the lowest latency;
+ *   LL128   128-byte lines carrying 120 data bytes and a flag: nearly all
+ *           the bandwidth at a latency between the two.
+ * A topology's alpha and bandwidth describe Simple.  Under LL or LL128 a
+ * hop's alpha is scaled by NCCL's ratio of that protocol's per-step ring
+ * latency to Simple's on the same kind of hardware (links and switches:
+ * NVLink; NICs: the network), and its bandwidth by NCCL's ring efficiency
+ * for the protocol.  Every figure is NCCL's own (src/graph/tuning.cc:
+ * hwLatencies and the ring refinements of ncclTopoTuneModel; docs/design.md
+ * §4 lists them).  A chip/cluster device has no protocols: its hops cost
+ * the same under every one.  Local copies and reductions do not depend on
+ * the protocol, and neither do the lower bounds (a bound on every
+ * schedule). */
+typedef enum { COST_SIMPLE, COST_LL, COST_LL128, COST_NPROTO } cost_proto;
+
+/* "Simple", "LL" or "LL128" (exact) into *out; 0 if it is none of them. */
+int cost_proto_parse(const char *s, cost_proto *out);
+const char *cost_proto_name(cost_proto p);
+
+/* rt as protocol p moves data over it in topology t: alpha and bandwidth
+ * scaled as above (rt unchanged for Simple, a chip device, a route to self
+ * or none). */
+topo_route cost_proto_route(const topo *t, topo_route rt, cost_proto p);
+
 /* Microseconds of local work on `bytes`: a copy, or a reduction. */
 double cost_copy_us(const topo *t, double bytes);
 double cost_reduce_us(const topo *t, double bytes);

@@ -282,9 +282,11 @@ static int setup(ptimer *P, tc_err *err)
             }
         }
     P->lanes = cost_lanes_new(P->t);
+    cost_proto proto = COST_SIMPLE;
+    cost_proto_parse(p->proto, &proto);
     for (int i = 0; i < P->nconn; i++) {
         pconn *c = &P->conns[i];
-        c->route = topo_route_of(P->t, c->src, c->dst);
+        c->route = cost_proto_route(P->t, topo_route_of(P->t, c->src, c->dst), proto);
         c->nres = cost_route_res(P->t, &c->route, c->src, c->dst, c->res);
         if ((c->nres == 0 && c->route.kind != ROUTE_SELF) || !(c->route.bw_gbps > 0))
             return tc_err_set(err, TC_INPUT, "no route from rank %d to rank %d in the topology",

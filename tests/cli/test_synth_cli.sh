@@ -204,3 +204,26 @@ assert j["channels"] == 4 and j["nchunksperloop"] == 32 and j["rings_found"] == 
 expect "json on failure carries the error" 0 "" -- python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1])); assert j["output"] is None and "AllToAll" in j["error"], j' "$TMP/err.json"
+
+# --proto: the protocol the runtime moves data with, named or chosen by the
+# cost model at the size; the file says it, taccl-run times it by it
+refuse "--proto unknown" "--proto: expected Simple, LL, LL128 or auto, got 'll'" -- \
+    --algo ring "$T/ndv2-x1.json" --collective allgather --proto ll
+"$S" --algo ring "$T/ndv2-x1.json" --collective allgather --proto LL128 -o "$TMP/p.xml" -q
+expect "--proto LL128 is written" 0 'proto="LL128"' -- head -1 "$TMP/p.xml"
+expect "taccl-run times it as LL128" 0 "protocol LL128" -- "$BIN/taccl-run" "$TMP/p.xml"
+"$S" --algo ring "$T/ndv2-x1.json" --collective allgather -o "$TMP/p0.xml" -q
+expect "no --proto writes Simple" 0 'proto="Simple"' -- head -1 "$TMP/p0.xml"
+for sz in 1K 64M; do
+    "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --size $sz --proto auto --time-limit 10 \
+        -o "$TMP/pa$sz.xml" --json >"$TMP/pa$sz.json" 2>"$TMP/pa$sz.err"
+    "$BIN/taccl-run" "$TMP/pa$sz.xml" --json >"$TMP/pa$sz.run.json" 2>/dev/null
+    expect "--proto auto at $sz: the fastest of the three, and its prediction is the run" 0 "" -- python3 -c '
+import json, re, sys
+s, r, err = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), open(sys.argv[3]).read()
+times = dict((k, float(v)) for k, v in re.findall(r"(Simple|LL128|LL) ([0-9.]+) us", err))
+assert len(times) == 3, err
+assert s["proto"] == min(times, key=times.get) == r["proto"] == sys.argv[4], (s["proto"], times)
+assert r["verified"] and abs(r["time_us"] - s["predicted_us"]) <= 1e-6 * r["time_us"], (r, s)
+' "$TMP/pa$sz.json" "$TMP/pa$sz.run.json" "$TMP/pa$sz.err" "$([ $sz = 1K ] && echo LL || echo Simple)"
+done
