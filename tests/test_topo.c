@@ -321,6 +321,27 @@ static void test_hand_built(void **state)
     topo_free(t);
 }
 
+/* Figures written with units convert exactly to the model's µs and GB/s:
+ * the same topology written both ways gives the same numbers. */
+static void test_units(void **state)
+{
+    (void)state;
+    tc_err e;
+    const char *text =
+        "{\"name\": \"u\", \"nodes\": 2, \"ranks_per_node\": 2, \"local\": {\"copy\": "
+        "\"450 GB/s\", \"reduce\": \"2.4 Tb/s\", \"source\": \"s\"}, \"links\": [{\"pairs\": "
+        "[[0, 1]], \"alpha\": \"700 ns\", \"bandwidth\": \"400Gb/s\", \"source\": \"s\"}], "
+        "\"nics\": [{\"ranks\": [0, 1], \"alpha\": \"2.6 us\", \"bandwidth\": \"200 Gbps\", "
+        "\"source\": \"s\"}]}";
+    topo *t = topo_parse(text, "u.json", &e);
+    if (!t)
+        fail_msg("%s", e.msg);
+    assert_true(t->copy_gbps == 450 && t->reduce_gbps == 300);
+    assert_true(fabs(t->links[0].alpha_us - 0.7) < 1e-15 && t->links[0].bw_gbps == 50);
+    assert_true(t->nics[0].alpha_us == 2.6 && t->nics[0].bw_gbps == 25);
+    topo_free(t);
+}
+
 /* ------------------------------------------------------------ errors */
 
 static void expect_error(const char *text, const char *want)
@@ -364,7 +385,31 @@ static void test_errors_fields(void **state)
          "links[0].alpha_us: expected a number >= 0, got null"},
         {HEAD(2) ", \"links\": [{\"pairs\": [[0, 1]], \"bandwidth_gbps\": 5, "
                  "\"source\": \"s\"}]}",
-         "links[0].alpha_us: missing"},
+         "links[0].alpha_us: missing: expected \"alpha_us\" (a number, microseconds) or \"alpha\""},
+        /* figures with units */
+        {HEAD(2) ", \"links\": [{\"pairs\": [[0, 1]], \"alpha\": 0.7, "
+                 "\"bandwidth_gbps\": 5, \"source\": \"s\"}]}",
+         "links[0].alpha: a bare number has no unit: write a string such as \"2.6 us\""},
+        {HEAD(2) ", \"links\": [{\"pairs\": [[0, 1]], \"alpha_us\": 0.7, "
+                 "\"bandwidth\": 200, \"source\": \"s\"}]}",
+         "links[0].bandwidth: a bare number has no unit: write a string such as \"25 GB/s\" or "
+         "\"200 Gb/s\", or use \"bandwidth_gbps\" (GB/s), got 200"},
+        {HEAD(2) ", \"links\": [{\"pairs\": [[0, 1]], \"alpha_us\": 0.7, \"alpha\": \"1 us\", "
+                 "\"bandwidth_gbps\": 5, \"source\": \"s\"}]}",
+         "links[0].alpha: give alpha or alpha_us, not both"},
+        {HEAD(2) ", \"links\": [{\"pairs\": [[0, 1]], \"alpha\": \"2.6 usec\", "
+                 "\"bandwidth_gbps\": 5, \"source\": \"s\"}]}",
+         "links[0].alpha: expected a latency with its unit, such as \"2.6 us\" or \"700 ns\", got "
+         "\"2.6 usec\""},
+        {HEAD(2) ", \"links\": [{\"pairs\": [[0, 1]], \"alpha\": \"1 us\", "
+                 "\"bandwidth\": \"25 GB\", \"source\": \"s\"}]}",
+         "links[0].bandwidth: expected a bandwidth with its unit"},
+        {HEAD(2) ", \"links\": [{\"pairs\": [[0, 1]], \"alpha\": \"1 us\", "
+                 "\"bandwidth\": \"0 GB/s\", \"source\": \"s\"}]}",
+         "links[0].bandwidth: expected a bandwidth > 0, got \"0 GB/s\""},
+        {"{\"name\": \"t\", \"nodes\": 1, \"ranks_per_node\": 2, \"local\": "
+         "{\"copy\": 450, \"reduce_gbps\": 1, \"source\": \"s\"}}",
+         "local.copy: a bare number has no unit"},
         {HEAD(2) ", \"links\": [{\"pairs\": [[0, 1]], \"alpha_us\": 1, "
                  "\"bandwidth_gbps\": 5, \"multiplicity\": 0, \"source\": \"s\"}]}",
          "links[0].multiplicity: expected an integer in 1..65536, got 0"},
@@ -766,6 +811,7 @@ int main(void)
         cmocka_unit_test(test_chip_and_cluster_indices),
         cmocka_unit_test(test_default),
         cmocka_unit_test(test_hand_built),
+        cmocka_unit_test(test_units),
         cmocka_unit_test(test_errors_fields),
         cmocka_unit_test(test_errors_text),
         cmocka_unit_test(test_error_files),

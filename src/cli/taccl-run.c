@@ -105,8 +105,12 @@ static int parse_args(int argc, char **argv, cli *c)
             c->embed_to = v;
         } else if (!strcmp(a, "--size")) {
             NEED_VALUE();
-            if (size_parse(v, &c->run.size_bytes))
-                return bad_flag("--size: not a size in bytes: '%s' (e.g. 1048576, 64K, 1MB)", v);
+            if (size_parse(v, &c->run.size_bytes)) {
+                char hint[128], msg[512];
+                snprintf(msg, sizeof msg, "--size: not a size in bytes: '%s' (e.g. 1048576, 64K, "
+                         "1MB)%s", v, size_hint(v, hint, sizeof hint));
+                return bad_flag("%s", msg);
+            }
         } else if (!strcmp(a, "--dtype")) {
             NEED_VALUE();
             if (!strcmp(v, "i32"))

@@ -299,9 +299,10 @@ static int parse_args(int argc, char **argv, cli *c)
                 return report(c, 1, "--chunks: expected a positive integer, got '%s'%s", v, "");
         } else if (!strcmp(a, "--size")) {
             NEED_VALUE();
+            char hint[128];
             if (size_parse(v, &c->size))
                 return report(c, 1, "--size: not a size in bytes: '%s' (e.g. 1048576, 64K, 1MB)%s", v,
-                            "");
+                              size_hint(v, hint, sizeof hint));
         } else if (!strcmp(a, "--bytes")) {
             NEED_VALUE();
             if (parse_bytes_range(v, &c->min_bytes, &c->max_bytes))

@@ -728,9 +728,12 @@ static int parse_size(jsonin_ctx *c, const cJSON *root, sketch *s)
         (cJSON_IsString(it) && size_parse(it->valuestring, &v) == 0 && v <= SK_MAX_SIZE);
     if (!ok) {
         jsonin_push_key(c, "input_size", 0);
+        char hint[128] = "";
+        if (cJSON_IsString(it))
+            size_hint(it->valuestring, hint, sizeof hint);
         int rc = jsonin_fail(c, "expected a size in bytes (a positive integer, or a string like "
-                                "\"1MB\" or \"64K\"; K, M, G are powers of 1024), got %s",
-                             jsonin_got(c, it, g, sizeof g));
+                                "\"1MB\" or \"64K\"; K, M, G are powers of 1024), got %s%s",
+                             jsonin_got(c, it, g, sizeof g), hint);
         jsonin_pop(c);
         return rc;
     }

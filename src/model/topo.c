@@ -29,7 +29,10 @@
  *
  * Units: alpha_us in microseconds (0 .. 1e6), bandwidth_gbps (and the local
  * copy_gbps, reduce_gbps) in GB/s = 1e9 bytes/s (1e-6 .. 1e6); a hop moving
- * s bytes costs alpha + s / B.
+ * s bytes costs alpha + s / B.  Instead of each, the key without its unit
+ * ("alpha", "bandwidth", "copy", "reduce") takes a string with the unit:
+ * "2.6 us", "700 ns", "25 GB/s", "200 Gb/s" (util/units.h); a bare number
+ * there is an error, and so is giving both spellings.
  * multiplicity (integer >= 1, default 1) is how many transfers a link carries
  * at once per direction.  bidirectional (default true) lists both directions
  * of every pair.  Every object that holds figures (device of kind chip, local,
@@ -72,6 +75,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../util/mem.h"
+#include "../util/units.h"
 
 #define TOPO_MAX_RANKS 65536
 #define TOPO_MAX_LINKS (1 << 22)
@@ -376,6 +380,51 @@ static int read_number(jsonin_ctx *c, const cJSON *obj, const char *key,
     return rc;
 }
 
+/* A latency or bandwidth under either of two keys: `key` (the unit in its
+ * name, "alpha_us": a number) or `plain` ("alpha": a string with its unit,
+ * "2.6 us"; units.h).  Exactly one must be there; a bare number under
+ * `plain` is refused, since it has no unit. */
+static int read_figure(jsonin_ctx *c, const cJSON *obj, const char *key, const char *plain,
+                       int positive, double *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, plain);
+    if (!it && !cJSON_GetObjectItemCaseSensitive(obj, key)) {
+        jsonin_push_key(c, key, 0);
+        int rc = jsonin_fail(c, "missing: expected \"%s\" (a number, %s) or \"%s\" (with its unit, "
+                             "such as %s)", key, positive ? "GB/s" : "microseconds", plain,
+                             positive ? "\"25 GB/s\"" : "\"2.6 us\"");
+        jsonin_pop(c);
+        return rc;
+    }
+    if (!it)
+        return read_number(c, obj, key, positive, out);
+    const char *eg = positive ? "\"25 GB/s\" or \"200 Gb/s\"" : "\"2.6 us\" or \"700 ns\"";
+    double v = 0, lo = positive ? TOPO_MIN_GBPS : 0, hi = positive ? TOPO_MAX_GBPS : TOPO_MAX_ALPHA_US;
+    char g[64];
+    int rc = TC_OK;
+    jsonin_push_key(c, plain, 0);
+    if (cJSON_GetObjectItemCaseSensitive(obj, key))
+        rc = jsonin_fail(c, "give %s or %s, not both", plain, key);
+    else if (cJSON_IsNumber(it))
+        rc = jsonin_fail(c, "a bare number has no unit: write a string such as %s, or use \"%s\" "
+                         "(%s), got %s", eg, key, positive ? "GB/s" : "microseconds",
+                         jsonin_got(c, it, g, sizeof g));
+    else if (!cJSON_IsString(it) ||
+             (positive ? units_bw_gbps(it->valuestring, &v) : units_time_us(it->valuestring, &v)))
+        rc = jsonin_fail(c, "expected a %s with its unit, such as %s, got %s",
+                         positive ? "bandwidth" : "latency", eg, jsonin_got(c, it, g, sizeof g));
+    else if (positive ? !(v > 0) : !(v >= 0))
+        rc = jsonin_fail(c, "expected a %s %s 0, got %s", positive ? "bandwidth" : "latency",
+                         positive ? ">" : ">=", jsonin_got(c, it, g, sizeof g));
+    else if (v < lo || v > hi)
+        rc = jsonin_fail(c, "expected a %s in %g..%g %s, got %s", positive ? "bandwidth" : "latency",
+                         lo, hi, positive ? "GB/s" : "us", jsonin_got(c, it, g, sizeof g));
+    else
+        *out = v;
+    jsonin_pop(c);
+    return rc;
+}
+
 /* An integer in lo..hi; when absent, `dflt` if not required. */
 static int read_int(jsonin_ctx *c, const cJSON *obj, const char *key, int required,
                     int lo, int hi, int dflt, int *out)
@@ -502,12 +551,12 @@ static const char *const chip_keys[] = {
     "kind", "chips_per_node", "clusters_per_chip", "dma_bytes", "source",
     "notes"};
 static const char *const local_keys[] = {
-    "copy_gbps", "reduce_gbps", "source", "notes"};
+    "copy_gbps", "reduce_gbps", "copy", "reduce", "source", "notes"};
 static const char *const link_keys[] = {
-    "pairs", "alpha_us", "bandwidth_gbps", "multiplicity", "bidirectional",
-    "source", "notes"};
+    "pairs", "alpha_us", "bandwidth_gbps", "alpha", "bandwidth", "multiplicity",
+    "bidirectional", "source", "notes"};
 static const char *const group_keys[] = {
-    "ranks", "alpha_us", "bandwidth_gbps", "source", "notes"};
+    "ranks", "alpha_us", "bandwidth_gbps", "alpha", "bandwidth", "source", "notes"};
 #define NKEYS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static int parse_device(pstate *ps, const cJSON *root)
@@ -598,8 +647,8 @@ static int parse_local(pstate *ps, const cJSON *root)
                             "\"reduce_gbps\": ..., \"source\": ...}");
     else if ((rc = jsonin_want_object(c, loc)) ||
              (rc = jsonin_check_keys(c, loc, local_keys, NKEYS(local_keys))) ||
-             (rc = read_number(c, loc, "copy_gbps", 1, &ps->t->copy_gbps)) ||
-             (rc = read_number(c, loc, "reduce_gbps", 1, &ps->t->reduce_gbps)) ||
+             (rc = read_figure(c, loc, "copy_gbps", "copy", 1, &ps->t->copy_gbps)) ||
+             (rc = read_figure(c, loc, "reduce_gbps", "reduce", 1, &ps->t->reduce_gbps)) ||
              (rc = read_source(c, loc, ps->pv, &ps->pv->local_source)))
         ;
     else
@@ -748,8 +797,8 @@ static int parse_links(pstate *ps, const cJSON *root)
             rc = jsonin_fail(c, "expected a link object, got %s",
                              jsonin_got(c, it, g, sizeof g));
         else if ((rc = jsonin_check_keys(c, it, link_keys, NKEYS(link_keys))) ||
-                 (rc = read_number(c, it, "alpha_us", 0, &proto.alpha)) ||
-                 (rc = read_number(c, it, "bandwidth_gbps", 1, &proto.bw)) ||
+                 (rc = read_figure(c, it, "alpha_us", "alpha", 0, &proto.alpha)) ||
+                 (rc = read_figure(c, it, "bandwidth_gbps", "bandwidth", 1, &proto.bw)) ||
                  (rc = read_int(c, it, "multiplicity", 0, 1, TOPO_MAX_MULT, 1,
                                        &proto.mult)) ||
                  (rc = jsonin_read_bool(c, it, "bidirectional", 1, &bidir)) ||
@@ -799,8 +848,8 @@ static int parse_groups(pstate *ps, const cJSON *root, const char *key,
             rc = jsonin_fail(c, "expected a %s object, got %s", what,
                              jsonin_got(c, it, g, sizeof g));
         else if ((rc = jsonin_check_keys(c, it, group_keys, NKEYS(group_keys))) ||
-                 (rc = read_number(c, it, "alpha_us", 0, &gr->alpha)) ||
-                 (rc = read_number(c, it, "bandwidth_gbps", 1, &gr->bw)) ||
+                 (rc = read_figure(c, it, "alpha_us", "alpha", 0, &gr->alpha)) ||
+                 (rc = read_figure(c, it, "bandwidth_gbps", "bandwidth", 1, &gr->bw)) ||
                  (rc = read_source(c, it, ps->pv, &gr->source)) ||
                  (rc = read_notes(c, it, ps->pv, &gr->notes)))
             ;

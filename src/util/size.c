@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <strings.h>
+#include <string.h>
 
 int size_parse(const char *s, long long *out)
 {
@@ -24,17 +24,32 @@ int size_parse(const char *s, long long *out)
     case 'T': shift = 40; end++; break;
     default: break;
     }
-    if (shift && (strcasecmp(end, "") == 0 || strcasecmp(end, "B") == 0 ||
-                  strcasecmp(end, "iB") == 0))
-        end += 0;
-    else if (!shift && (strcasecmp(end, "") == 0 || strcasecmp(end, "B") == 0))
-        end += 0;
-    else
+    if (!(strcmp(end, "") == 0 || strcmp(end, "B") == 0 || (shift && strcmp(end, "iB") == 0)))
         return -1;
     if (v == 0 || v > (1ULL << (62 - shift)))
         return -1;
     *out = (long long)(v << shift);
     return 0;
+}
+
+const char *size_hint(const char *s, char *buf, int len)
+{
+    buf[0] = '\0';
+    size_t n = s ? strlen(s) : 0;
+    if (n < 2 || s[n - 1] != 'b' || !isdigit((unsigned char)s[0]))
+        return buf;
+    size_t d = 0;
+    while (d < n && isdigit((unsigned char)s[d]))
+        d++;
+    char prefix = d < n - 1 ? (char)toupper((unsigned char)s[d]) : '\0';
+    if (prefix && !strchr("KMGT", prefix))
+        return buf;
+    if (prefix)
+        snprintf(buf, (size_t)len, "; 'b' is bits: write %.*s%cB or %.*s%ciB for bytes", (int)d, s,
+                 prefix, (int)d, s, prefix);
+    else
+        snprintf(buf, (size_t)len, "; 'b' is bits: write %.*sB for bytes", (int)d, s);
+    return buf;
 }
 
 const char *size_format(long long n, char *buf, int len)

@@ -1,13 +1,19 @@
 /* size.h — byte sizes as people write them: "1048576", "64K", "1MB", "1GiB".
  *
- * K, M, G, T (with optional B, iB) are powers of 1024, as nccl-tests'
- * sizes are; a plain number is bytes.  Used by the CLIs and the sketch
- * loader so every place accepts the same spellings. */
+ * K, M, G, T (either case, with optional B or iB) are powers of 1024, as
+ * nccl-tests' sizes are; a plain number is bytes.  A lower-case b is bits
+ * ("16Mb"), never bytes: refused, and size_hint() says what to write.
+ * Used by the CLIs and the sketch loader so every place accepts the same
+ * spellings. */
 #ifndef TC_SIZE_H
 #define TC_SIZE_H
 
 /* Parse s into *out (> 0).  Returns 0, or -1 if s is not a size. */
 int size_parse(const char *s, long long *out);
+
+/* For a string size_parse() refused: "" or a hint to append to the
+ * message, e.g. "; 'b' is bits: write 16MB or 16MiB for bytes". */
+const char *size_hint(const char *s, char *buf, int len);
 
 /* Format n bytes compactly ("1 KiB", "256 MiB", "1000 B") into buf. */
 const char *size_format(long long n, char *buf, int len);

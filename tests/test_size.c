@@ -1,0 +1,63 @@
+/* test_size.c — byte sizes as users write them (util/size): powers of
+ * 1024 in either case with B or iB, and a lower-case b refused as bits with
+ * a hint that names the byte spelling. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "util/size.h"
+
+static void test_accepted(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        long long v;
+    } ok[] = {{"1048576", 1048576}, {"64K", 65536}, {"64k", 65536}, {"16M", 16 << 20},
+              {"16MB", 16 << 20}, {"16MiB", 16 << 20}, {"1G", 1LL << 30}, {"2TiB", 2LL << 40},
+              {"100B", 100}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        long long v = 0;
+        assert_int_equal(size_parse(ok[i].s, &v), 0);
+        assert_true(v == ok[i].v);
+    }
+}
+
+static void test_refused(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"16Mb", "16Mib", "1gb", "100b", "1GIB", "1e6", "0", "",
+                                      "-1", "16 MB", "1Q", "99999999999T"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        long long v = -7;
+        assert_int_equal(size_parse(bad[i], &v), -1);
+        assert_true(v == -7);
+    }
+}
+
+static void test_hint(void **state)
+{
+    (void)state;
+    char b[128];
+    assert_string_equal(size_hint("16Mb", b, sizeof b),
+                        "; 'b' is bits: write 16MB or 16MiB for bytes");
+    assert_string_equal(size_hint("1gb", b, sizeof b), "; 'b' is bits: write 1GB or 1GiB for bytes");
+    assert_string_equal(size_hint("100b", b, sizeof b), "; 'b' is bits: write 100B for bytes");
+    assert_string_equal(size_hint("1e6", b, sizeof b), "");
+    assert_string_equal(size_hint("1Qb", b, sizeof b), "");
+    assert_string_equal(size_hint(NULL, b, sizeof b), "");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_accepted),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_hint),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
