@@ -49,7 +49,8 @@ static const char help[] =
     "                    embedded, so OUT runs with no other argument (only a\n"
     "                    schedule that verifies is written)\n"
     "  --strict          fail (exit 1) on warnings too: races and uninitialized\n"
-    "                    reads among steps whose data never reaches the result\n"
+    "                    reads among steps whose data never reaches the result;\n"
+    "                    a topology whose figures lack a source is exit 2\n"
     "  --json            one JSON object on stdout\n"
     "  -q                print nothing but errors (exit code only)\n"
     "\n"
@@ -254,11 +255,19 @@ int main(int argc, char **argv)
     }
     int owned;
     topo *t = pick_topology(&c, p, &owned, &err);
+    if (t && topo_warnings(t) > 0 && c.run.strict) {
+        tc_err_set(&err, TC_INPUT, "%s (--strict)", topo_warning(t, 0));
+        if (owned)
+            topo_free(t);
+        t = NULL;
+    }
     if (!t) {
         rc = fail_input(&c, p, NULL, err.msg);
         prog_free(p);
         return rc;
     }
+    for (int i = 0; i < topo_warnings(t) && !c.quiet; i++)
+        fprintf(stderr, "taccl-run: warning: %s\n", topo_warning(t, i));
     if (t->nranks != p->ngpus) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s:%d: <algo> attribute ngpus: topology %s has %d ranks but "

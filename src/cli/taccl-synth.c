@@ -41,11 +41,11 @@ static const char usage[] =
     "usage: taccl-synth --algo NAME TOPO.json --collective C -o OUT.xml [--channels K]\n"
     "                   [--chunks M] [--via direct|ring|butterfly] [--size BYTES]\n"
     "                   [--target msccl|msccl-executor|unlimited] [--bytes LO:HI]\n"
-    "                   [--proto P] [-q] [--json]\n"
+    "                   [--proto P] [--strict] [-q] [--json]\n"
     "       taccl-synth SKETCH.json TOPO.json -o OUT.xml [--collective C] [--size BYTES]\n"
     "                   [--time-limit S] [--gap G] [--solver glpk|cbc] [--instances K]\n"
     "                   [--mem-limit MB] [--target T] [--bytes LO:HI] [--proto P]\n"
-    "                   [-q|-v] [--json]\n"
+    "                   [--strict] [-q|-v] [--json]\n"
     "       taccl-synth --list\n";
 
 static const char help[] =
@@ -92,6 +92,8 @@ static const char help[] =
     "                    LL, LL128, or auto: whichever the cost model times fastest\n"
     "                    at --size (LL: half the bandwidth at a fraction of the\n"
     "                    latency; docs/design.md section 4)\n"
+    "  --strict          a topology whose figures lack a \"source\" is an error\n"
+    "                    (exit 2), not a warning\n"
     "  -v                sketch mode: the solver's own log on stderr too\n"
     "  --json            one JSON object on stdout describing what was written\n"
     "  -q                no progress lines on stderr\n"
@@ -117,6 +119,7 @@ typedef struct {
     int mem_limit_mb;           /* sketch mode; 0 = none */
     long long min_bytes, max_bytes; /* --bytes; default 0 and INT64_MAX */
     const char *proto;          /* --proto: Simple, LL, LL128, auto; NULL = Simple */
+    int strict;                 /* --strict: topology warnings are errors */
 } cli;
 
 /* One line on stderr (and the error as JSON with --json); `hint` adds a
@@ -270,7 +273,9 @@ static int parse_args(int argc, char **argv, cli *c)
             if (parse_count(v, 32, &c->instances))
                 return report(c, 1, "--instances: expected an integer 1..32, got '%s'%s", v, "");
         }
-        else if (!strcmp(a, "--proto")) {
+        else if (!strcmp(a, "--strict")) {
+            c->strict = 1;
+        } else if (!strcmp(a, "--proto")) {
             NEED_VALUE();
             cost_proto pr;
             if (strcmp(v, "auto") != 0 && !cost_proto_parse(v, &pr))
@@ -545,6 +550,21 @@ static int write_uninterrupted(const prog *p, const char *path, const xml_write_
     return rc;
 }
 
+/* The topology at path, its warnings (figures without a source) printed
+ * unless -q; with --strict the first of them is the error. */
+static topo *load_topology(const cli *c, const char *path, tc_err *err)
+{
+    topo *t = topo_load(path, err);
+    if (t && c->strict && topo_warnings(t) > 0) {
+        tc_err_set(err, TC_INPUT, "%s (--strict)", topo_warning(t, 0));
+        topo_free(t);
+        return NULL;
+    }
+    for (int i = 0; t && i < topo_warnings(t) && !c->quiet; i++)
+        fprintf(stderr, "taccl-synth: warning: %s\n", topo_warning(t, i));
+    return t;
+}
+
 /* Set p's protocol from --proto: the one named, or with "auto" the one the
  * cost model (sched/ptime) times fastest at the recorded size, ties to the
  * simpler (Simple, then LL, then LL128).  A recorded prediction is re-timed
@@ -592,7 +612,7 @@ static int synth_main(const cli *c)
     sketch *s = sketch_load(c->pos[0], &err);
     if (!s)
         return report(c, 0, "%s%s", err.msg, "");
-    topo *t = topo_load(c->pos[1], &err);
+    topo *t = load_topology(c, c->pos[1], &err);
     if (!t) {
         sketch_free(s);
         return report(c, 0, "%s%s", err.msg, "");
@@ -698,7 +718,7 @@ int main(int argc, char **argv)
 
     tc_err err;
     tc_err_clear(&err);
-    topo *t = topo_load(c.pos[0], &err);
+    topo *t = load_topology(&c, c.pos[0], &err);
     if (!t)
         return report(&c, 0, "%s%s", err.msg, "");
     baseline_opts o;

@@ -36,8 +36,10 @@
  * multiplicity (integer >= 1, default 1) is how many transfers a link carries
  * at once per direction.  bidirectional (default true) lists both directions
  * of every pair.  Every object that holds figures (device of kind chip, local,
- * each link, switch and NIC entry) MUST carry "source": where the figures come
- * from, or a text starting with "assumed".  Unknown or repeated keys are
+ * each link, switch and NIC entry) should carry "source": where the figures come
+ * from, or a text starting with "assumed"; one that does not loads with a
+ * warning (topo_warning), which the CLIs print and --strict makes an
+ * error.  Unknown or repeated keys are
  * errors, so typos are never silently ignored.  Also rejected: a directed link
  * pair given twice, a link from a rank to itself, a rank listed twice in one
  * switch or NIC, a rank in two NICs, a switch of fewer than two ranks, and
@@ -109,6 +111,9 @@ struct topo_priv {
     int *link_source, *link_notes;      /* [nlinks0] */
     int *switch_source, *switch_notes;  /* [nswitches0] */
     int *nic_source, *nic_notes;        /* [nnics0] */
+    /* What the loader let pass but the user should hear: indices into strs. */
+    int *warn;
+    int nwarn, capwarn;
 };
 
 /* ---------------------------------------------------------------- memory */
@@ -165,6 +170,7 @@ static void priv_free(struct topo_priv *pv)
     free(pv->switch_source);
     free(pv->switch_notes);
     free(pv->nic_source);
+    free(pv->warn);
     free(pv->nic_notes);
     free(pv);
 }
@@ -309,19 +315,24 @@ static int read_string(jsonin_ctx *c, const cJSON *obj, const char *key,
     return rc;
 }
 
-/* The required "source" of an object with figures, kept in the pool. */
+/* The "source" of an object with figures, kept in the pool.  Missing is
+ * not an error (a user's first topology may not have them yet) but a
+ * warning naming the field, kept in pv (topo_warning). */
 static int read_source(jsonin_ctx *c, const cJSON *obj, struct topo_priv *pv,
                        int *out)
 {
     const char *s;
     *out = -1;
     if (!cJSON_GetObjectItemCaseSensitive(obj, "source")) {
-        jsonin_push_key(c, "source", 0);
-        int rc = jsonin_fail(c, "missing: every object with figures needs a "
-                                "\"source\" naming where they come from, or "
-                                "starting with \"assumed\"");
-        jsonin_pop(c);
-        return rc;
+        tc_err w;
+        jsonin_ctx wc = *c;
+        wc.err = &w;
+        jsonin_push_key(&wc, "source", 0);
+        jsonin_fail(&wc, "missing: these figures do not say where they come from (give a "
+                         "\"source\", or one starting with \"assumed\")");
+        pv->warn = xgrow(pv->warn, &pv->capwarn, pv->nwarn + 1, sizeof *pv->warn);
+        pv->warn[pv->nwarn++] = pool_add(pv, w.msg);
+        return TC_OK;
     }
     int rc = read_string(c, obj, "source", 1, 0, &s);
     if (rc == TC_OK)
@@ -1326,6 +1337,16 @@ static void put_nics(sbuf *b, const topo *t)
         first = 0;
     }
     sb_puts(b, first ? "]" : "\n  ]");
+}
+
+int topo_warnings(const topo *t)
+{
+    return t && t->priv ? t->priv->nwarn : 0;
+}
+
+const char *topo_warning(const topo *t, int i)
+{
+    return i >= 0 && i < topo_warnings(t) ? pool_get(t->priv, t->priv->warn[i]) : NULL;
 }
 
 char *topo_to_json(const topo *t)

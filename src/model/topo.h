@@ -92,6 +92,12 @@ void topo_free(topo *t);
  * Caller frees the string with free(). */
 char *topo_to_json(const topo *t);
 
+/* What loading let pass but a user should hear ("LABEL:LINE: FIELD:
+ * what"), such as figures without a source: how many, and the i-th (NULL
+ * out of range). */
+int topo_warnings(const topo *t);
+const char *topo_warning(const topo *t, int i);
+
 int topo_node_of(const topo *t, int rank);
 int topo_chip_of(const topo *t, int rank);     /* global chip index */
 int topo_cluster_of(const topo *t, int rank);  /* cluster index within its chip */

@@ -227,3 +227,26 @@ assert s["proto"] == min(times, key=times.get) == r["proto"] == sys.argv[4], (s[
 assert r["verified"] and abs(r["time_us"] - s["predicted_us"]) <= 1e-6 * r["time_us"], (r, s)
 ' "$TMP/pa$sz.json" "$TMP/pa$sz.run.json" "$TMP/pa$sz.err" "$([ $sz = 1K ] && echo LL || echo Simple)"
 done
+
+# figures without a source: a warning naming file, line and field, and the
+# schedule still written; --strict refuses (exit 2, one line, nothing written)
+cat >"$TMP/u.json" <<'JSON'
+{
+  "name": "unsourced", "nodes": 2, "ranks_per_node": 1,
+  "local": {"copy": "100 GB/s", "reduce": "100 GB/s", "source": "assumed: test"},
+  "nics": [
+    {"ranks": [0], "alpha": "1.3 us", "bandwidth": "100 Gb/s"}
+  ]
+}
+JSON
+"$S" --algo direct "$TMP/u.json" --collective allgather -o "$TMP/ns.xml" >/dev/null 2>"$TMP/ns.err"
+expect "unsourced figures: a warning with file, line and field" 0 \
+    "warning: .*u.json:5: nics\[0\].source: missing" -- cat "$TMP/ns.err"
+expect "unsourced figures: the schedule is written and runs" 0 "result +verified" -- \
+    "$BIN/taccl-run" "$TMP/ns.xml"
+refuse "unsourced figures with --strict" "u.json:5: nics\[0\].source: missing.*\(--strict\)" -- \
+    --algo direct "$TMP/u.json" --collective allgather --strict
+expect "taccl-run --strict refuses an unsourced --topo" 2 "nics\[0\].source: missing.*\(--strict\)" -- \
+    "$BIN/taccl-run" "$TMP/ns.xml" --topo "$TMP/u.json" --strict
+expect "taccl-run warns on an unsourced --topo" 0 "warning: .*nics\[0\].source: missing" -- \
+    "$BIN/taccl-run" "$TMP/ns.xml" --topo "$TMP/u.json"
