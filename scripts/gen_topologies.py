@@ -11,9 +11,9 @@ is documented at the top of src/model/topo.c and in topologies/README.md.
 Output is deterministic: running it again rewrites identical files.
 Python 3 standard library only.
 """
+import argparse
 import json
 import os
-import sys
 
 # ---------------------------------------------------------------- sources
 
@@ -329,7 +329,10 @@ def dump(v, indent=0):
 
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "topologies")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("outdir", nargs="?", default=os.path.join(root, "topologies"),
+                    help="directory to write the files into (default: topologies/)")
+    out = ap.parse_args().outdir
     os.makedirs(out, exist_ok=True)
     topos = [ndv2(1), ndv2(2), ndv2(4), dgx2(1), dgx2(2), dgx1(),
              torus_2d(4, 4), cs_chip4x2(), cs_chip4(), cs_cluster2(),

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/data.h"
 #include "model/collective.h"
 #include "model/cost.h"
 #include "model/topo.h"
@@ -213,6 +214,20 @@ static void set_bytes_range(const cli *c, prog *p, char *note, size_t n)
              size_format(cap, a, sizeof a),
              size_format((long long)((double)cap * s_max / p->nchunksperloop), b, sizeof b),
              size_format(cap, a, sizeof a));
+}
+
+/* The flags `taccl-run OUT` needs for what was written: the runtime's
+ * limits it was made for, and --no-data where its buffers are more than
+ * the executor will allocate to check the data (exec/data.h). */
+static const char *run_flags(const cli *c, const prog *p, char *buf, size_t n)
+{
+    long long chunk = p->nchunksperloop > 0 ? p->size_bytes / p->nchunksperloop : 0;
+    int big = chunk > 0 && data_bytes_needed(p, 0, chunk) > (double)DATA_MAX_BYTES;
+    snprintf(buf, n, "%s%s",
+             c->target == BL_TARGET_UNLIMITED ? " --target unlimited"
+             : c->target == BL_TARGET_EXECUTOR ? " --target msccl-executor" : "",
+             big ? " --no-data (its buffers are too large to check the data)" : "");
+    return buf;
 }
 
 /* Fill c from argv: TC_OK, TC_INPUT (message printed), or -1 for --help. */
@@ -418,10 +433,9 @@ static void print_info(const cli *c, const prog *p, const topo *t, const baselin
     if (c->size && want != p->size_bytes)
         fprintf(stderr, "taccl-synth: --size %lld rounded up to %lld bytes (whole elements%s per "
                 "chunk)\n", want, p->size_bytes, t->dma_bytes ? " and DMA segments" : "");
+    char how[128];
     fprintf(stderr, "taccl-synth: wrote %s (%s per rank); run it with: taccl-run %s%s\n", c->out,
-            size_format(p->size_bytes, sz, sizeof sz), c->out,
-            c->target == BL_TARGET_UNLIMITED ? " --target unlimited"
-            : c->target == BL_TARGET_EXECUTOR ? " --target msccl-executor" : "");
+            size_format(p->size_bytes, sz, sizeof sz), c->out, run_flags(c, p, how, sizeof how));
 }
 
 static void add_number_or_null(cJSON *j, const char *key, double v)
@@ -659,15 +673,16 @@ static int synth_main(const cli *c)
     } else if (rc != TC_OK) {
         rc = report(c, 0, "%s%s", err.msg, "");
     } else {
-        char note[256];
+        char note[256], how[128];
         limit_note(&st, note, sizeof note);
         if (!c->quiet && range_note[0])
             fprintf(stderr, "taccl-synth: %s\n", range_note);
         if (!c->quiet)
             fprintf(stderr, "taccl-synth: wrote %s: %s on %s, predicted %.3f us "
-                    "(synthesis %.2f s%s); run it with: taccl-run %s\n", c->out,
+                    "(synthesis %.2f s%s); run it with: taccl-run %s%s\n", c->out,
                     coll_name(p->coll), t->name, p->predicted_us,
-                    st.route_s + st.order_s + st.contig_s + st.lower_s, note, c->out);
+                    st.route_s + st.order_s + st.contig_s + st.lower_s, note, c->out,
+                    run_flags(c, p, how, sizeof how));
         if (c->json)
             print_synth_json(c, p, &st);
     }

@@ -250,3 +250,12 @@ expect "taccl-run --strict refuses an unsourced --topo" 2 "nics\[0\].source: mis
     "$BIN/taccl-run" "$TMP/ns.xml" --topo "$TMP/u.json" --strict
 expect "taccl-run warns on an unsourced --topo" 0 "warning: .*nics\[0\].source: missing" -- \
     "$BIN/taccl-run" "$TMP/ns.xml" --topo "$TMP/u.json"
+
+# the "run it with" line gives the flags the file needs: --no-data where the
+# buffers are more than taccl-run allocates, and the command it gives works
+"$S" --algo ring "$T/dgx2-x2.json" --collective allgather --size 1G -o "$TMP/big.xml" 2>"$TMP/big.err"
+expect "1 GiB on 32 ranks: run it with --no-data" 0 "run it with: taccl-run .*big.xml --no-data" -- \
+    cat "$TMP/big.err"
+expect "the suggested command runs" 0 "timing only" -- "$BIN/taccl-run" "$TMP/big.xml" --no-data
+"$S" --algo ring "$T/ndv2-x1.json" --collective allgather --size 1M -o "$TMP/small.xml" 2>"$TMP/small.err"
+expect "1 MiB: no --no-data suggested" 1 "" -- grep -q -- --no-data "$TMP/small.err"
