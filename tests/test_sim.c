@@ -188,6 +188,7 @@ static outcome run_opts(const prog *p, const topo *t, long long size, int data, 
     memset(&o, 0, sizeof o);
     sim_opts so = {.size_bytes = size, .dtype = dt, .data = data, .inplace = inplace, .seed = seed};
     o.rc = sim_run(p, t, &so, &o.r, &o.hz, &o.err);
+    sim_result_free(&o.r);  /* the per-resource tallies: test_time_resource_tally */
     return o;
 }
 
@@ -910,6 +911,66 @@ static void test_time_protocols(void **state)
     tp_free(t);
 }
 
+/* The run tallies, per resource, the time its transfers held it and the
+ * bytes through it; an observer sees every step and transfer. */
+typedef struct {
+    int steps, xfers, recvs;
+    double last_end;
+} seen;
+
+static void see_step(void *ctx, int rank, int tb, int step, step_type type, double t0, double t1)
+{
+    (void)rank, (void)tb, (void)step, (void)type;
+    seen *s = ctx;
+    s->steps++;
+    assert_true(t0 <= t1);
+}
+
+static void see_xfer(void *ctx, const sim_xfer_event *x)
+{
+    seen *s = ctx;
+    assert_int_equal(x->id, s->xfers);
+    s->xfers++;
+    assert_true(x->t_req <= x->t_start && x->t_start < x->t_end);
+    s->last_end = x->t_end;
+}
+
+static void see_recv(void *ctx, long long id, int rank, int tb, int step, double t)
+{
+    (void)rank, (void)tb, (void)step, (void)t;
+    seen *s = ctx;
+    assert_true(id < s->xfers);
+    s->recvs++;
+}
+
+static void test_time_resource_tally(void **state)
+{
+    (void)state;
+    const int pairs[][2] = {{0, 1}, {0, 1}};
+    prog *p = transfers(2, pairs, 2, 1);
+    topo *t = tp_new("pair", 1, 2);
+    tp_link(t, 0, 1, 0.7, 50, 1);
+    seen sn = {0};
+    sim_observer ob = {&sn, see_step, see_xfer, see_recv};
+    sim_opts so = {.size_bytes = 2 * 65536, .obs = &ob};
+    sim_result r;
+    hazard_list hz = {0};
+    tc_err e;
+    assert_int_equal(sim_run(p, t, &so, &r, &hz, &e), 0);
+    double one = 0.7 + 65536 / 50e3;
+    assert_int_equal(r.nres, 1);
+    assert_time(r.res_busy_us[0], 2 * one);
+    assert_true(r.res_bytes[0] == 2 * 65536.0);
+    assert_int_equal(sn.xfers, 2);
+    assert_int_equal(sn.recvs, 2);
+    assert_int_equal(sn.steps, 4);
+    assert_time(sn.last_end, r.time_us);
+    sim_result_free(&r);
+    hazard_list_free(&hz);
+    prog_free(p);
+    tp_free(t);
+}
+
 static void test_time_link_multiplicity(void **state)
 {
     (void)state;
@@ -1282,6 +1343,7 @@ int main(void)
         cmocka_unit_test(test_pairing_mismatch),
         cmocka_unit_test(test_scale_timing_only),
         cmocka_unit_test(test_time_protocols),
+        cmocka_unit_test(test_time_resource_tally),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

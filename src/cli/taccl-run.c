@@ -11,6 +11,7 @@
 
 #include "exec/run.h"
 #include "model/topo.h"
+#include "exec/trace.h"
 #include "sched/xml.h"
 #include "util/size.h"
 
@@ -18,7 +19,7 @@ static const char usage[] =
     "usage: taccl-run FILE.xml [--topo T.json] [--size BYTES] [--dtype i32|f32]\n"
     "                 [--no-data] [--seed N] [--inplace|--outofplace]\n"
     "                 [--target msccl|msccl-executor|unlimited] [--sweep LO:HI]\n"
-    "                 [--embed-to OUT.xml] [--strict] [--json] [-q]\n";
+    "                 [--embed-to OUT.xml] [--trace OUT.json] [--strict] [--json] [-q]\n";
 
 static const char help[] =
     "Run an MSCCL XML schedule on a device model: real data moved and checked,\n"
@@ -48,6 +49,11 @@ static const char help[] =
     "  --embed-to OUT    also write the schedule with its topology and size\n"
     "                    embedded, so OUT runs with no other argument (only a\n"
     "                    schedule that verifies is written)\n"
+    "  --trace OUT.json  also write what the run did as a Chrome/Perfetto trace\n"
+    "                    (open it in ui.perfetto.dev or chrome://tracing): a track\n"
+    "                    per rank's threadblock and per link, switch port and NIC\n"
+    "                    direction, an event per step and per transfer, arrows\n"
+    "                    from each send to its receive (the first mode run)\n"
     "  --strict          fail (exit 1) on warnings too: races and uninitialized\n"
     "                    reads among steps whose data never reaches the result;\n"
     "                    a topology whose figures lack a source is exit 2\n"
@@ -61,6 +67,7 @@ typedef struct {
     const char *file;
     const char *topo_path;
     const char *embed_to;
+    const char *trace_to;
     long long sweep_lo, sweep_hi;
     int json;
     int quiet;
@@ -104,6 +111,9 @@ static int parse_args(int argc, char **argv, cli *c)
         } else if (!strcmp(a, "--embed-to")) {
             NEED_VALUE();
             c->embed_to = v;
+        } else if (!strcmp(a, "--trace")) {
+            NEED_VALUE();
+            c->trace_to = v;
         } else if (!strcmp(a, "--size")) {
             NEED_VALUE();
             if (size_parse(v, &c->run.size_bytes)) {
@@ -287,6 +297,13 @@ int main(int argc, char **argv)
     if (bound_compute(t, p->coll, &bound, &berr) == TC_OK)
         c.run.bound = &bound;
 
+    if (c.sweep_lo > 0 && c.trace_to) {
+        rc = fail_input(&c, p, t, "--trace: one run at one size; it does not go with --sweep");
+        if (owned)
+            topo_free(t);
+        prog_free(p);
+        return rc;
+    }
     if (c.sweep_lo > 0) {
         rc = run_sweep(stdout, p, t, &c.run, c.sweep_lo, c.sweep_hi, c.json, c.file, &err);
         if (rc == TC_INPUT)
@@ -300,7 +317,20 @@ int main(int argc, char **argv)
     }
 
     run_report r;
+    trace *tr = c.trace_to ? trace_new(p, t) : NULL;
+    if (tr)
+        c.run.obs = trace_observer(tr);
     rc = run_schedule(p, t, &c.run, &r, &err);
+    if (tr && rc == TC_OK && trace_write(tr, c.trace_to, &err) != TC_OK) {
+        fprintf(stderr, "taccl-run: --trace: %s\n", err.msg);
+        run_report_free(&r);
+        trace_free(tr);
+        if (owned)
+            topo_free(t);
+        prog_free(p);
+        return TC_INPUT;
+    }
+    trace_free(tr);
     if (rc != TC_OK) {
         char msg[1200];
         size_error(&c, p, err.msg, msg, sizeof msg);

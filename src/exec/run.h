@@ -26,6 +26,7 @@ typedef struct {
     int unlimited;          /* no step/tb limits (simulating beyond the runtimes) */
     int strict;             /* warnings (hazards among dead traffic) fail the run */
     const bound_model *bound; /* lower bound to report against, or NULL */
+    const sim_observer *obs;  /* told of the first mode's steps and transfers, or NULL */
 } run_opts;
 
 typedef struct {

@@ -95,6 +95,8 @@ typedef struct {
     unsigned char *payload; /* rrs: computed payload waiting to be sent */
     size_t payload_cap;
     long long step0;        /* schedule-wide index of its step 0 (race.h order) */
+    double t_step;          /* when its current step began (dependency met) */
+    int tb_index;           /* its index in its <gpu> */
 } tbstate;
 
 typedef struct {
@@ -119,6 +121,7 @@ typedef struct {
     unsigned char *payload; /* owned snapshot, or NULL: read the source slots */
     size_t payload_cap;
     int send_rank, send_tb, send_step;
+    long long id;           /* transfer number (sim_xfer_event.id) */
 } message;
 
 typedef struct {
@@ -143,6 +146,7 @@ typedef struct {
     message *msgs;
     int nmsg, msg_cap, msg_free;
     cost_lanes *lanes;      /* every resource's lanes (model/cost) */
+    long long nxfer;        /* transfers asked so far */
     heap h;
     uint64_t seq;
     int data;
@@ -395,6 +399,9 @@ static void tb_run(sim *S, int g, double now);
 static void step_end(sim *S, int g, double now)
 {
     tbstate *b = &S->tbs[g];
+    const sim_observer *ob = S->o->obs;
+    if (ob && ob->step)
+        ob->step(ob->ctx, b->rank, b->tb_index, b->pc, b->tb->steps[b->pc].type, b->t_step, now);
     b->pc++;
     b->phase = PH_START;
     b->wait = W_NONE;
@@ -445,6 +452,7 @@ static void start_send(sim *S, int g, double now)
     x->send_rank = b->rank;
     x->send_tb = b->tb->id;
     x->send_step = b->pc;
+    x->id = S->nxfer++;
     if (c->tail >= 0)
         S->msgs[c->tail].next = m;
     else
@@ -466,6 +474,17 @@ static void xfer_request(sim *S, int g, double now)
     double cost = cost_hop_us(&c->route, (double)x->bytes);
     double end = start + cost;
     cost_lanes_hold(S->lanes, c->res, lane, c->nres, end);
+    for (int k = 0; k < c->nres; k++) {
+        S->r->res_busy_us[c->res[k]] += cost;
+        S->r->res_bytes[c->res[k]] += (double)x->bytes;
+    }
+    const sim_observer *ob = S->o->obs;
+    if (ob && ob->xfer) {
+        sim_xfer_event e = {x->id, c->src, c->dst, c->chan, b->tb_index, x->send_step, x->cnt,
+                            (double)x->bytes, now, start, end, c->nres,
+                            {c->res[0], c->res[1]}, {lane[0], lane[1]}};
+        ob->xfer(ob->ctx, &e);
+    }
     S->r->transfers++;
     S->r->bytes_moved += (double)x->bytes;
     S->r->xfer_us += cost;
@@ -516,6 +535,9 @@ static void recv_finish(sim *S, int g, double now)
     message *x = &S->msgs[m];
     if (x->cnt != st->cnt)
         report_pairing(S, b, st, c, x);
+    const sim_observer *ob = S->o->obs;
+    if (ob && ob->recv)
+        ob->recv(ob->ctx, x->id, b->rank, b->tb_index, b->pc, now);
     if (S->data)
         data_recv(S, b, st, x);
     if (step_reduces(st->type))
@@ -556,6 +578,7 @@ static void tb_run(sim *S, int g, double now)
                 enlist(S, &S->tbs[dep].dep_waiters, g, W_DEP);
                 return;
             }
+            b->t_step = now;
             if (st->type == ST_NOP) {
                 step_end(S, g, now);
                 continue;
@@ -839,6 +862,9 @@ static int route_connections(sim *S)
 {
     const topo *t = S->t;
     S->lanes = cost_lanes_new(t);
+    S->r->nres = cost_nres(t);
+    S->r->res_busy_us = xcalloc((size_t)S->r->nres + 1, sizeof *S->r->res_busy_us);
+    S->r->res_bytes = xcalloc((size_t)S->r->nres + 1, sizeof *S->r->res_bytes);
     setup_log L = {S, 0, 0};
     cost_proto proto = COST_SIMPLE;         /* the reader accepts no other name */
     cost_proto_parse(S->p->proto, &proto);
@@ -1013,6 +1039,7 @@ static void init_tbs(sim *S)
             tbstate *b = &S->tbs[S->tb_base[r] + t];
             b->tb = &p->gpus[r].tbs[t];
             b->rank = r;
+            b->tb_index = t;
             b->wait_next = b->dep_waiters = -1;
             b->send_conn = b->recv_conn = -1;
             b->msg = -1;
@@ -1047,6 +1074,14 @@ static void run_events(sim *S)
         default: break;
         }
     }
+}
+
+void sim_result_free(sim_result *r)
+{
+    free(r->res_busy_us);
+    free(r->res_bytes);
+    r->res_busy_us = r->res_bytes = NULL;
+    r->nres = 0;
 }
 
 int sim_run(const prog *p, const topo *t, const sim_opts *o, sim_result *r, hazard_list *hz,

@@ -33,6 +33,29 @@
 
 typedef enum { DT_I32, DT_F32 } sim_dtype;
 
+/* One transfer as the executor ran it, for an observer (a trace). */
+typedef struct {
+    long long id;           /* transfers numbered in the order asked, from 0 */
+    int src, dst, chan;     /* ranks and channel */
+    int tb, step;           /* the sending tb (index in src's <gpu>) and step */
+    int cnt;                /* chunks */
+    double bytes;
+    double t_req, t_start, t_end;   /* asked, started (every lane free), ended */
+    int nres;               /* the resources it held (model/cost numbering) */
+    int res[2], lane[2];
+} sim_xfer_event;
+
+/* Called as the run goes (all optional; NULL = not wanted).  Times in µs.
+ * step: a step of rank's tb (index in its <gpu>) began (its dependency met)
+ * at t0 and ended at t1; xfer: a transfer ended; recv: the receive of
+ * transfer `id` was taken by that tb's step at t. */
+typedef struct {
+    void *ctx;
+    void (*step)(void *ctx, int rank, int tb, int step, step_type type, double t0, double t1);
+    void (*xfer)(void *ctx, const sim_xfer_event *x);
+    void (*recv)(void *ctx, long long id, int rank, int tb, int step, double t);
+} sim_observer;
+
 typedef struct {
     long long size_bytes;   /* larger per-rank buffer; must be > 0 */
     sim_dtype dtype;
@@ -41,6 +64,7 @@ typedef struct {
     unsigned seed;          /* input data seed */
     const char *dead;       /* optional: 1 per dead step (race_stats.dead),
                                to tally dead traffic; NULL = none */
+    const sim_observer *obs;    /* optional: told of every step and transfer */
 } sim_opts;
 
 typedef struct {
@@ -63,7 +87,13 @@ typedef struct {
     long long dead_transfers; /* transfers sent by dead steps (sim_opts.dead) */
     double dead_bytes;      /* bytes they carried */
     double dead_xfer_us;    /* their summed duration */
+    int nres;               /* resources of the topology (model/cost numbering) */
+    double *res_busy_us;    /* [nres]: summed duration of the transfers each held */
+    double *res_bytes;      /* [nres]: bytes through each */
 } sim_result;
+
+/* Release what a result owns (its per-resource arrays). */
+void sim_result_free(sim_result *r);
 
 /* Run p on t.  Runtime problems (deadlock, device rule, no route, wrong
  * data) are appended to hz and make verified 0; the return value is

@@ -108,3 +108,41 @@ print("</algo>")' >"$TMP/big.xml"
 expect "too many ranks for the default topology is exit 2, said" 2 \
     "big.xml:1: <algo> attribute ngpus: 2100 ranks are too many for the fully connected default topology.*pass --topo" -- \
     "$R" "$TMP/big.xml"
+
+# --trace: a Chrome/Perfetto trace of the run.  Checked against the run's own
+# --json: an event per step and per resource a transfer held, a flow arrow
+# from each send to its receive, named tracks; and what the executor must
+# keep: a threadblock's steps never overlap, nor do two transfers on one
+# resource lane.  Then a NIC-bound run's utilisation names the NIC.
+"$BIN/taccl-synth" --algo ring "$ROOT/topologies/ndv2-x2.json" --collective allreduce \
+    --size 1M -o "$TMP/tr.xml" -q
+"$R" "$TMP/tr.xml" --outofplace --trace "$TMP/tr.json" --json >"$TMP/tr.run.json"
+expect "--trace: the trace matches the run" 0 "" -- python3 -c '
+import json, sys, collections
+tr, run = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ev = tr["traceEvents"]
+steps = [e for e in ev if e.get("cat") == "step"]
+xfers = [e for e in ev if e.get("cat") == "transfer"]
+flows = collections.Counter(e["ph"] for e in ev if e.get("cat") == "flow")
+assert len(steps) == run["steps_run"], (len(steps), run["steps_run"])
+assert flows["s"] == flows["f"] == run["transfers"], (flows, run["transfers"])
+assert abs(sum(r["busy_us"] for r in run["resources"]) - sum(e["dur"] for e in xfers)) < 1e-6
+assert max(e["ts"] + e["dur"] for e in steps) == run["time_us"]
+names = {(e["pid"], e.get("tid")) for e in ev if e["ph"] == "M"}
+assert all((e["pid"], e["tid"]) in names for e in steps + xfers)
+for group in (steps, xfers):
+    track = collections.defaultdict(list)
+    for e in group:
+        track[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
+    for k, v in track.items():
+        v.sort()
+        assert all(a[1] <= b[0] + 1e-9 for a, b in zip(v, v[1:])), k
+' "$TMP/tr.json" "$TMP/tr.run.json"
+expect "--trace with --sweep is exit 2" 2 "--trace: one run at one size" -- \
+    "$R" "$TMP/tr.xml" --sweep 1K:4K --trace "$TMP/x.json"
+expect "--trace to a directory is exit 2" 2 "cannot write: is a directory" -- \
+    "$R" "$TMP/tr.xml" --trace "$TMP"
+"$BIN/taccl-synth" --algo ring "$ROOT/topologies/dgx2-x2.json" --collective allgather \
+    --size 64M -o "$TMP/nic.xml" -q
+expect "the busiest resource of a one-ring DGX-2 x2 run is a NIC" 0 "^busiest   NIC [0-9]+ \(node [01]\) (egress|ingress): 100.0 % busy" -- \
+    "$R" "$TMP/nic.xml" --no-data
