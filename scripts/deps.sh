@@ -21,6 +21,7 @@ have_pc cmocka || need libcmocka-dev
 [ -f /usr/include/glpk.h ] || need libglpk-dev
 have_pc cbc || need coinor-libcbc-dev
 command -v gnuplot >/dev/null 2>&1 || need gnuplot-nox
+command -v dot >/dev/null 2>&1 || need graphviz
 command -v clang >/dev/null 2>&1 || need clang
 # AddressSanitizer/libFuzzer runtimes for clang
 [ -n "$(ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a 2>/dev/null | head -1)" ] \

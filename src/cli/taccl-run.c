@@ -19,7 +19,8 @@ static const char usage[] =
     "usage: taccl-run FILE.xml [--topo T.json] [--size BYTES] [--dtype i32|f32]\n"
     "                 [--no-data] [--seed N] [--inplace|--outofplace]\n"
     "                 [--target msccl|msccl-executor|unlimited] [--sweep LO:HI]\n"
-    "                 [--embed-to OUT.xml] [--trace OUT.json] [--strict] [--json] [-q]\n";
+    "                 [--embed-to OUT.xml] [--trace OUT.json] [--routes OUT.dot]\n"
+    "                 [--strict] [--json] [-q]\n";
 
 static const char help[] =
     "Run an MSCCL XML schedule on a device model: real data moved and checked,\n"
@@ -54,6 +55,10 @@ static const char help[] =
     "                    per rank's threadblock and per link, switch port and NIC\n"
     "                    direction, an event per step and per transfer, arrows\n"
     "                    from each send to its receive (the first mode run)\n"
+    "  --routes OUT.dot  also write the routes the run used as a Graphviz graph\n"
+    "                    (render: dot -Tsvg OUT.dot -o OUT.svg): an edge per pair\n"
+    "                    of ranks with its transfers and bytes, coloured by link,\n"
+    "                    switch or NIC\n"
     "  --strict          fail (exit 1) on warnings too: races and uninitialized\n"
     "                    reads among steps whose data never reaches the result;\n"
     "                    a topology whose figures lack a source is exit 2\n"
@@ -68,6 +73,7 @@ typedef struct {
     const char *topo_path;
     const char *embed_to;
     const char *trace_to;
+    const char *routes_to;
     long long sweep_lo, sweep_hi;
     int json;
     int quiet;
@@ -114,6 +120,9 @@ static int parse_args(int argc, char **argv, cli *c)
         } else if (!strcmp(a, "--trace")) {
             NEED_VALUE();
             c->trace_to = v;
+        } else if (!strcmp(a, "--routes")) {
+            NEED_VALUE();
+            c->routes_to = v;
         } else if (!strcmp(a, "--size")) {
             NEED_VALUE();
             if (size_parse(v, &c->run.size_bytes)) {
@@ -297,8 +306,9 @@ int main(int argc, char **argv)
     if (bound_compute(t, p->coll, &bound, &berr) == TC_OK)
         c.run.bound = &bound;
 
-    if (c.sweep_lo > 0 && c.trace_to) {
-        rc = fail_input(&c, p, t, "--trace: one run at one size; it does not go with --sweep");
+    if (c.sweep_lo > 0 && (c.trace_to || c.routes_to)) {
+        rc = fail_input(&c, p, t, c.trace_to ? "--trace: one run at one size; it does not go with --sweep"
+                                             : "--routes: one run at one size; it does not go with --sweep");
         if (owned)
             topo_free(t);
         prog_free(p);
@@ -317,12 +327,14 @@ int main(int argc, char **argv)
     }
 
     run_report r;
-    trace *tr = c.trace_to ? trace_new(p, t) : NULL;
+    trace *tr = c.trace_to || c.routes_to ? trace_new(p, t) : NULL;
     if (tr)
         c.run.obs = trace_observer(tr);
     rc = run_schedule(p, t, &c.run, &r, &err);
-    if (tr && rc == TC_OK && trace_write(tr, c.trace_to, &err) != TC_OK) {
-        fprintf(stderr, "taccl-run: --trace: %s\n", err.msg);
+    if (tr && rc == TC_OK &&
+        ((c.trace_to && trace_write(tr, c.trace_to, &err) != TC_OK) ||
+         (c.routes_to && trace_write_dot(tr, c.routes_to, &err) != TC_OK))) {
+        fprintf(stderr, "taccl-run: %s\n", err.msg);
         run_report_free(&r);
         trace_free(tr);
         if (owned)

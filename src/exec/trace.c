@@ -9,6 +9,7 @@
 #include "trace.h"
 
 #include <cJSON.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +244,115 @@ int trace_write(const trace *tr, const char *path, tc_err *err)
     o.s = xrealloc(o.s, o.n + strlen(tail) + 1);
     memcpy(o.s + o.n, tail, strlen(tail) + 1);
     o.n += strlen(tail);
+    int rc = file_write_atomic(path, o.s, o.n, err);
+    free(o.s);
+    return rc;
+}
+
+/* ------------------------------------------------------------ routes */
+
+typedef struct {
+    int src, dst;
+    long long n;
+    double bytes;
+} pairsum;
+
+static int cmp_pair(const void *pa, const void *pb)
+{
+    const pairsum *a = pa, *b = pb;
+    if (a->src != b->src)
+        return a->src < b->src ? -1 : 1;
+    return (a->dst > b->dst) - (a->dst < b->dst);
+}
+
+static void appendf(text *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void appendf(text *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    while (o->n + (size_t)k + 1 > o->cap) {
+        o->cap = o->cap ? 2 * o->cap : 1 << 14;
+        o->s = xrealloc(o->s, o->cap);
+    }
+    va_start(ap, fmt);
+    vsnprintf(o->s + o->n, (size_t)k + 1, fmt, ap);
+    va_end(ap);
+    o->n += (size_t)k;
+}
+
+/* Transfers summed per (src, dst), sorted; returns how many pairs. */
+static int sum_pairs(const trace *tr, pairsum **out)
+{
+    pairsum *v = xmalloc(((size_t)tr->nxfers + 1) * sizeof *v);
+    for (int i = 0; i < tr->nxfers; i++)
+        v[i] = (pairsum){tr->xfers[i].src, tr->xfers[i].dst, 1, tr->xfers[i].bytes};
+    qsort(v, (size_t)tr->nxfers, sizeof *v, cmp_pair);
+    int n = 0;
+    for (int i = 0; i < tr->nxfers; i++) {
+        if (n > 0 && v[n - 1].src == v[i].src && v[n - 1].dst == v[i].dst) {
+            v[n - 1].n++;
+            v[n - 1].bytes += v[i].bytes;
+        } else {
+            v[n++] = v[i];
+        }
+    }
+    *out = v;
+    return n;
+}
+
+/* s inside a DOT double-quoted string: quotes and backslashes escaped,
+ * control characters dropped. */
+static void append_quoted(text *o, const char *s)
+{
+    for (; s && *s; s++) {
+        if ((unsigned char)*s < 0x20)
+            continue;
+        if (*s == '"' || *s == '\\')
+            appendf(o, "\\");
+        appendf(o, "%c", *s);
+    }
+}
+
+int trace_write_dot(const trace *tr, const char *path, tc_err *err)
+{
+    static const char *const colour[] = {
+        [ROUTE_LINK] = "steelblue", [ROUTE_SWITCH] = "darkgreen", [ROUTE_NIC] = "firebrick",
+        [ROUTE_SELF] = "gray", [ROUTE_NONE] = "black"};
+    static const char *const how[] = {
+        [ROUTE_LINK] = "link", [ROUTE_SWITCH] = "switch", [ROUTE_NIC] = "NIC",
+        [ROUTE_SELF] = "local", [ROUTE_NONE] = "none"};
+    const topo *t = tr->t;
+    text o = {NULL, 0, 0, 1};
+    appendf(&o, "digraph routes {\n  label=\"");
+    append_quoted(&o, tr->p->name);
+    appendf(&o, ": %s on ", coll_name(tr->p->coll));
+    append_quoted(&o, t->name);
+    appendf(&o, " (edges: transfers, bytes; blue link, green switch, red NIC)\";\n"
+                "  labelloc=t;\n  node [shape=circle];\n");
+    for (int nd = 0; nd < t->nnodes; nd++) {
+        appendf(&o, "  subgraph cluster_node%d {\n    label=\"node %d\";\n", nd, nd);
+        for (int l = 0; l < t->ranks_per_node; l++) {
+            int r = nd * t->ranks_per_node + l;
+            if (r < tr->p->ngpu)
+                appendf(&o, "    r%d [label=\"%d\"];\n", r, r);
+        }
+        appendf(&o, "  }\n");
+    }
+    pairsum *v;
+    int n = sum_pairs(tr, &v);
+    double most = 0;
+    for (int i = 0; i < n; i++)
+        most = v[i].bytes > most ? v[i].bytes : most;
+    for (int i = 0; i < n; i++) {
+        topo_route rt = topo_route_of(t, v[i].src, v[i].dst);
+        appendf(&o, "  r%d -> r%d [label=\"%lld x, %.3g MB (%s)\", color=%s, penwidth=%.2f];\n",
+                v[i].src, v[i].dst, v[i].n, v[i].bytes / 1e6, how[rt.kind], colour[rt.kind],
+                1 + 4 * (most > 0 ? v[i].bytes / most : 0));
+    }
+    appendf(&o, "}\n");
+    free(v);
     int rc = file_write_atomic(path, o.s, o.n, err);
     free(o.s);
     return rc;

@@ -7,7 +7,8 @@
  * process with a track per link direction, switch port and NIC direction
  * (one per lane where a link has several; an event per transfer it
  * carried, with chunks, bytes, peer and protocol), and a flow arrow from
- * each send to the receive that took it.  Times are µs, as the executor's. */
+ * each send to the receive that took it.  Times are µs, as the executor's.
+ * The same record also gives the routes the run used, as a Graphviz graph. */
 #ifndef TC_TRACE_H
 #define TC_TRACE_H
 
@@ -27,5 +28,11 @@ const sim_observer *trace_observer(trace *tr);
 
 /* Write the trace to path atomically (util/file).  TC_INPUT on error. */
 int trace_write(const trace *tr, const char *path, tc_err *err);
+
+/* Write the routes the run used as a Graphviz digraph to path (atomically):
+ * ranks grouped by node, an edge per pair of ranks that exchanged data,
+ * labelled with its transfers and bytes, coloured by how it travels (link,
+ * switch, NIC) and as thick as its share of the bytes.  TC_INPUT on error. */
+int trace_write_dot(const trace *tr, const char *path, tc_err *err);
 
 #endif

@@ -146,3 +146,29 @@ expect "--trace to a directory is exit 2" 2 "cannot write: is a directory" -- \
     --size 64M -o "$TMP/nic.xml" -q
 expect "the busiest resource of a one-ring DGX-2 x2 run is a NIC" 0 "^busiest   NIC [0-9]+ \(node [01]\) (egress|ingress): 100.0 % busy" -- \
     "$R" "$TMP/nic.xml" --no-data
+
+# --routes: the routes the run used as a Graphviz graph.  A one-ring AllGather
+# on NDv2 x2 has one edge per ring hop, the two that cross nodes through a
+# NIC; every edge carries the same bytes; Graphviz renders it.
+"$R" "$TMP/tr.xml" --routes "$TMP/tr.dot" -q
+"$BIN/taccl-synth" --algo ring "$ROOT/topologies/ndv2-x2.json" --collective allgather --channels 1 \
+    --size 1M -o "$TMP/ring1.xml" -q
+"$R" "$TMP/ring1.xml" --routes "$TMP/ring1.dot" -q
+expect "--routes: a ring's 16 hops, 2 through NICs, 14 over links" 0 "" -- python3 -c '
+import re, sys
+d = open(sys.argv[1]).read()
+edges = re.findall(r"r(\d+) -> r(\d+) \[label=\"(\d+) x, ([0-9.e+]+) MB \((\w+)\)\"", d)
+assert len(edges) == 16, len(edges)
+assert sorted(e[4] for e in edges).count("NIC") == 2 and [e[4] for e in edges].count("link") == 14, edges
+assert len({e[3] for e in edges}) == 1, edges
+assert d.count("subgraph cluster_node") == 2 and d.rstrip().endswith("}")
+outs = sorted(int(e[0]) for e in edges); ins = sorted(int(e[1]) for e in edges)
+assert outs == ins == list(range(16)), (outs, ins)
+' "$TMP/ring1.dot"
+if command -v dot >/dev/null 2>&1; then
+    expect "--routes: graphviz renders it" 0 "" -- dot -Tsvg "$TMP/tr.dot" -o "$TMP/tr.svg"
+else
+    echo "# skip - --routes: graphviz renders it (no dot; make deps installs graphviz)"
+fi
+expect "--routes with --sweep is exit 2" 2 "--routes: one run at one size" -- \
+    "$R" "$TMP/tr.xml" --sweep 1K:4K --routes "$TMP/x.dot"
