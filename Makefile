@@ -16,8 +16,11 @@
 #   make check-valgrind the CLI tests with build/bin (and the fuzz replay
 #                programs) under valgrind memcheck
 #   make all     build the tools into build/bin
-#   make bench   baselines and bounds over size sweeps: bench/results.md and
-#                plots (QUICK=1 for a short run)
+#   make bench   baselines and bounds over size sweeps: results.md and
+#                plots in build/bench/ (QUICK=1 for a short run; UPDATE=1
+#                regenerates the tracked bench/ instead; TOPO=T.json
+#                [SKETCHES="a.json ..."] [COLLECTIVES="allgather ..."]: the
+#                same for your topology, in build/bench/<its name>/)
 #   make speed   executor speed next to memcpy
 #   make fuzz    libFuzzer on the sketch, topology and XML loaders, each for
 #                SECONDS seconds (default 60), in build-fuzz/ (clang)
@@ -153,7 +156,8 @@ scale: deps
 
 bench: deps
 	@$(MAKE) --no-print-directory all
-	@QUICK=$(QUICK) scripts/bench.sh $(BUILD)/bin
+	@QUICK=$(QUICK) UPDATE=$(UPDATE) TOPO=$(TOPO) SKETCHES="$(SKETCHES)" \
+	    COLLECTIVES="$(COLLECTIVES)" scripts/bench.sh $(BUILD)/bin
 
 # libFuzzer: the library and the targets built with clang and the fuzzer,
 # address and undefined-behaviour sanitizers into their own directory, then

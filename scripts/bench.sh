@@ -2,10 +2,16 @@
 # bench.sh — the benchmark: every baseline schedule and every bundled
 # sketch's synthesized schedules on the configurations of docs/references.md, swept over
 # sizes, each row beside its lower bound and the published TACCL / TE-CCL /
-# TACOS figures.  Writes bench/results.md and one PNG plot per configuration
-# (bench/<topology>-<collective>.png, bench/tacos.png), each atomically.
+# TACOS figures.  Writes results.md and one PNG plot per configuration
+# (<topology>-<collective>.png, tacos.png), each atomically, into
+# BUILD/bench/ (BUILD: the folder holding BIN_DIR), outside the tracked
+# tree; UPDATE=1 writes the tracked bench/ instead, on purpose.
 #
 #   scripts/bench.sh [BIN_DIR]          (make bench; BIN_DIR default build/bin)
+#   TOPO=T.json [SKETCHES="a.json b.json"] [COLLECTIVES="allgather allreduce"]
+#                  the same report and plots for a user's topology instead,
+#                  into BUILD/bench/<topology file's stem>/ (every baseline
+#                  and each sketch given, every collective unless said)
 #   QUICK=1 scripts/bench.sh [BIN_DIR]  (make bench QUICK=1: sizes 1K, 64K, 1M,
 #                                        1G only, no 64 MiB-per-NPU 32x32 torus,
 #                                        sketches at their own and reference sizes)
@@ -27,6 +33,20 @@ case "${QUICK:-}" in
     *) quick=(--quick) ; what="QUICK=1 " ;;
 esac
 [ -n "${BENCH_ONLY:-}" ] && what="${what}BENCH_ONLY='$BENCH_ONLY' "
+user=()
+if [ -n "${TOPO:-}" ]; then
+    user=(--topo "$TOPO")
+    what="${what}TOPO=$TOPO "
+    for sk in ${SKETCHES:-}; do user+=(--sketch "$sk"); done
+    [ -n "${SKETCHES:-}" ] && what="${what}SKETCHES='$SKETCHES' "
+    [ -n "${COLLECTIVES:-}" ] && { user+=(--collectives "$COLLECTIVES"); what="${what}COLLECTIVES='$COLLECTIVES' "; }
+    stem=$(basename "$TOPO" .json)
+    out="$(cd "$(dirname "$bin")" && pwd)/bench/$stem"
+elif [ -n "${UPDATE:-}" ] && [ "${UPDATE}" != 0 ]; then
+    what="${what}UPDATE=1 "
+else
+    out="$(cd "$(dirname "$bin")" && pwd)/bench"
+fi
 cmd="${what}scripts/bench.sh $bin"
 via=()
 [ -n "${MAKELEVEL:-}" ] && via=(--via-make)
@@ -46,6 +66,6 @@ start=$(date +%s)
 rc=0
 python3 "$root/scripts/bench_run.py" --bin "$bin" --out "$out" \
     --jobs "${BENCH_JOBS:-$(nproc)}" ${BENCH_ONLY:+--only "$BENCH_ONLY"} \
-    --command "$cmd" "${via[@]}" "${quick[@]}" || rc=$?
+    --command "$cmd" "${via[@]}" "${quick[@]}" "${user[@]}" || rc=$?
 echo "bench: $(( $(date +%s) - start )) s wall, exit $rc" >&2
 exit "$rc"

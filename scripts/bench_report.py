@@ -270,7 +270,9 @@ def header(meta, results, failures):
     nok = sum(1 for r in results if r["status"] == "ok")
     lines = [
         "# Benchmark: baselines, the synthesizer and bounds beside the "
-        "published figures",
+        "published figures" if not meta.get("user_topo") else
+        "# Benchmark of %s: baselines, the synthesizer and bounds"
+        % meta["user_topo"],
         "",
         "- **date**: %s" % meta["date"],
         "- **machine**: %d cores (nproc), %s, %s, %s" % (
@@ -635,13 +637,17 @@ def synth_part(data, results, meta):
     sk = [r for r in results if r["kind"] == "sketch"]
     lines = []
     if not sk:
-        lines.append("**synthesizer: no sketches** — none bundled in "
-                     "`sketches/`.")
+        lines.append("**synthesizer: no sketches** — " + (
+            "none given (SKETCHES=...)." if meta.get("user_topo")
+            else "none bundled in `sketches/`."))
         return "\n".join(lines)
     lim = meta.get("synth_limit_s")
     anchors = meta.get("anchors") or []
     lines.append(
-        "Every bundled sketch (`sketches/*.json`, paired with its topology) "
+        "Every " + ("sketch given (SKETCHES=..., on this topology) "
+                    if meta.get("user_topo") else
+                    "bundled sketch (`sketches/*.json`, paired with its "
+                    "topology) ") +
         "is synthesized with `taccl-synth SKETCH TOPO --size S -o X.xml -q "
         "--json --time-limit %g` (**%g s per MILP stage**: routing and "
         "contiguity; a stage may overrun a little) at its anchor sizes S: "
@@ -660,13 +666,17 @@ def synth_part(data, results, meta):
             lim, lim, (" and %s" % ", ".join(fmt_size(a) for a in anchors)
                        + " inside it (TACOS networks: every point)")
             if anchors else " (QUICK: no more)"))
-    lines += ["", "### Synthesizer against the issue-4 targets", "",
-              targets_md(data, results, meta), "",
-              "### Synthesizer against the issue-5 targets (AllReduce)", "",
-              "× ring: our ring's time / taccl (best)'s at the same size "
-              "(TACCL's gains are over NCCL on real hardware).", "",
-              allreduce_targets_md(data), ""]
-    lines += ["### Every bundled sketch at every anchor", "",
+    if not meta.get("user_topo"):
+        lines += ["", "### Synthesizer against the issue-4 targets", "",
+                  targets_md(data, results, meta), "",
+                  "### Synthesizer against the issue-5 targets (AllReduce)", "",
+                  "× ring: our ring's time / taccl (best)'s at the same size "
+                  "(TACCL's gains are over NCCL on real hardware).", "",
+                  allreduce_targets_md(data), ""]
+    else:
+        lines.append("")
+    lines += ["### Every %s sketch at every anchor" % (
+        "given" if meta.get("user_topo") else "bundled"), "",
               "The row at the anchor size itself (each schedule's whole "
               "sweep is in its configuration's full table). × ring: the "
               "ring's time / this schedule's at that size.", "",
@@ -674,6 +684,8 @@ def synth_part(data, results, meta):
     for note in meta.get("sketch_notes", []):
         lines.append("- " + note)
     lines.append("")
+    if meta.get("user_topo"):
+        return "\n".join(lines)
     lines.append("TACCL's published synthesis times (paper Table 2, Gurobi "
                  "with 12 threads):")
     lines.append("")
@@ -1177,9 +1189,10 @@ def write_all(out, work, secs, results, meta):
     parts += ["## Synthesizer", "", synth_part(data, results, meta), ""]
     parts += ["## Conventions", ""] + ["- " + c for c in CONVENTIONS] + [""]
     parts += ["## The executor's model", "", MODEL, ""]
-    parts += ["## Ours beside the published figures", "",
-              "### TACCL and TE-CCL (NDv2, DGX-2)", "",
-              published_summary(data), ""]
+    if not meta.get("user_topo"):
+        parts += ["## Ours beside the published figures", "",
+                  "### TACCL and TE-CCL (NDv2, DGX-2)", "",
+                  published_summary(data), ""]
     if has_tacos:
         parts += ["### TACOS (direct-connect networks, AllGather)", "",
                   tacos_summary(data), ""]

@@ -24,6 +24,11 @@ the report is still written (naming the failures) and the exit code is 1.
 
     bench_run.py --bin DIR [--out DIR] [--quick] [--jobs N] [--only REGEX]
                  [--command TEXT] [--via-make]
+                 [--topo T.json [--sketch S.json ...] [--collectives C,...]]
+
+With --topo, the same report and plots for a user's machine instead: each
+collective swept 1 KiB-1 GiB with every baseline, and each --sketch
+synthesized at its anchors, beside the topology's lower bound.
 
 Python 3 standard library only.  Called by scripts/bench.sh.
 """
@@ -87,9 +92,10 @@ class Section:
     """One table and one plot: a topology, a collective, sizes, algorithms."""
 
     def __init__(self, group, topo, coll, ranges, nodata=False, target=None,
-                 extras=(), title=None, note=None, run_flags=()):
+                 extras=(), title=None, note=None, run_flags=(), path=None):
         self.group = group
         self.topo = topo                      # stem of topologies/<topo>.json
+        self.path = path                      # a user's topology file, or None
         self.coll = coll
         self.key = "%s-%s" % (topo, coll)
         self.ranges = ranges                  # [(lo, hi)] power-of-two sweeps
@@ -99,16 +105,16 @@ class Section:
         self.title = title or "%s on %s" % (COLL_TITLE[coll], topo)
         self.note = note
         self.run_flags = list(run_flags)      # more taccl-run flags
-        self.ranks, self.dma_bytes = topo_facts(topo)
+        self.ranks, self.dma_bytes = topo_facts(self.topo_path)
 
     @property
     def topo_path(self):
-        return os.path.join(ROOT, "topologies", self.topo + ".json")
+        return self.path or os.path.join(ROOT, "topologies", self.topo + ".json")
 
 
-def topo_facts(stem):
-    """(rank count, DMA segment bytes or 0) of topologies/<stem>.json."""
-    with open(os.path.join(ROOT, "topologies", stem + ".json")) as f:
+def topo_facts(path):
+    """(rank count, DMA segment bytes or 0) of the topology file at path."""
+    with open(path) as f:
         t = json.load(f)
     dev = t.get("device") or {}
     dma = dev.get("dma_bytes", 0) if dev.get("kind") == "chip" else 0
@@ -116,7 +122,15 @@ def topo_facts(stem):
 
 
 def topo_ranks(stem):
-    return topo_facts(stem)[0]
+    return topo_facts(os.path.join(ROOT, "topologies", stem + ".json"))[0]
+
+
+def user_sections(path, colls, quick):
+    """make bench TOPO=PATH: one configuration per collective of the user's
+    topology, swept like the bundled GPU machines."""
+    gpu = points(KIB, 64 * KIB, MIB, GIB) if quick else [(KIB, GIB)]
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return [Section("user", stem, c, gpu, path=os.path.abspath(path)) for c in colls]
 
 
 def points(*sizes):
@@ -251,7 +265,7 @@ def anchor_sizes(sec, own, quick):
     return [None] + sorted(want)
 
 
-def sketch_tasks(secs, quick):
+def sketch_tasks(secs, quick, paths=None, user_topo=None, user_path=None):
     """(section, label, spec) for every bundled sketch at every anchor size
     of its configuration (spec: dict for Runner.one), the CBC timing tasks,
     notes on the sketches left out, and the new sections for configurations
@@ -272,14 +286,17 @@ def sketch_tasks(secs, quick):
                 gpu = points(KIB, MIB, GIB) if quick else [(KIB, GIB)]
             else:               # a Table 2 pair only: its own size
                 gpu = points(own or MIB)
-            sec = Section("synth", topo, coll, gpu)
+            sec = Section("user" if user_path else "synth", topo, coll, gpu,
+                          path=user_path)
             extra.append(sec)
         return sec
 
     table2 = {}
     for coll, name, _ in bench_ref.SYNTH_TIME:
         table2.setdefault(name, []).append(coll)
-    for path in sorted(glob.glob(os.path.join(ROOT, "sketches", "*.json"))):
+    if paths is None:
+        paths = sorted(glob.glob(os.path.join(ROOT, "sketches", "*.json")))
+    for path in paths:
         base = os.path.splitext(os.path.basename(path))[0]
         try:
             with open(path) as f:
@@ -287,7 +304,7 @@ def sketch_tasks(secs, quick):
         except (OSError, ValueError) as e:
             notes.append("%s: unreadable (%s)" % (os.path.basename(path), e))
             continue
-        topo = sketch_topology(path, sk)
+        topo = user_topo or sketch_topology(path, sk)
         if topo is None:
             notes.append("%s: no topology paired with it (see "
                          "sketch_topology in scripts/bench_run.py)"
@@ -641,13 +658,37 @@ def main():
     ap.add_argument("--command", default="scripts/bench.sh")
     ap.add_argument("--via-make", action="store_true",
                     help="the command was run by make bench")
+    ap.add_argument("--topo", help="a user's topology: benchmark it instead "
+                    "of the bundled configurations")
+    ap.add_argument("--sketch", action="append", default=[],
+                    help="with --topo: a sketch to synthesize (repeatable)")
+    ap.add_argument("--collectives", default="allgather,reducescatter,"
+                    "allreduce,alltoall",
+                    help="with --topo: which collectives (comma or space "
+                    "separated)")
     a = ap.parse_args()
     t0 = time.monotonic()
     for tool in ("taccl-run", "taccl-synth"):
         if not os.access(os.path.join(a.bin, tool), os.X_OK):
             sys.exit("bench: %s/%s is missing (make all)" % (a.bin, tool))
-    secs = sections(a.quick)
-    sk_tasks, sk_notes, extra = sketch_tasks(secs, a.quick)
+    if a.topo:
+        colls = [c for c in re.split(r"[,\s]+", a.collectives) if c]
+        bad = [c for c in colls if c not in COLL_TITLE]
+        if bad or not colls:
+            sys.exit("bench: COLLECTIVES: expected some of %s, got %r"
+                     % (", ".join(COLL_TITLE), a.collectives))
+        if not os.path.isfile(a.topo):
+            sys.exit("bench: TOPO: no such file: %s" % a.topo)
+        for sk in a.sketch:
+            if not os.path.isfile(sk):
+                sys.exit("bench: SKETCHES: no such file: %s" % sk)
+        secs = user_sections(a.topo, colls, a.quick)
+        sk_tasks, sk_notes, extra = sketch_tasks(
+            secs, a.quick, paths=[os.path.abspath(x) for x in a.sketch],
+            user_topo=secs[0].topo, user_path=secs[0].path)
+    else:
+        secs = sections(a.quick)
+        sk_tasks, sk_notes, extra = sketch_tasks(secs, a.quick)
     if a.only:
         secs = [s for s in secs if re.search(a.only, s.key)]
         extra = [s for s in extra if re.search(a.only, s.key)]
@@ -685,7 +726,9 @@ def main():
             else SYNTH_LIMIT_S,
             "anchors": [] if a.quick else list(ANCHORS),
             "partial": bool(a.only),
-            "groups": GROUPS,
+            "groups": GROUPS if not a.topo else [
+                ("user", "%s (%d ranks)" % (secs[0].topo, secs[0].ranks))],
+            "user_topo": a.topo,
         }
         failed = bench_report.write_all(a.out, work, secs, results, meta)
     print("bench: wrote %s and its plots" % os.path.join(a.out, "results.md"),

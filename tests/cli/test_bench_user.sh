@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# test_bench_user.sh — make bench TOPO=...: the benchmark's report and plots
+# for a user's own topology, written under the build folder, never over the
+# tracked bench/ report.  Runs scripts/bench.sh as make bench does, QUICK,
+# on a copy of a bundled node under another name, with one sketch.
+source "$(dirname "$0")/lib.sh"
+
+cp "$ROOT/topologies/ndv2-x1.json" "$TMP/my-node.json"
+before=$(cat "$ROOT/bench/results.md" 2>/dev/null | cksum)
+out="$(cd "$BIN/.." && pwd)/bench/my-node"
+rm -rf "$out"
+QUICK=1 TOPO="$TMP/my-node.json" SKETCHES="$ROOT/sketches/ndv2-x1-sk-1.json" \
+    COLLECTIVES="allgather allreduce" BENCH_JOBS=1 \
+    "$ROOT/scripts/bench.sh" "$BIN" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+expect "bench TOPO=...: exit 0" 0 "" -- test "$rc" -eq 0
+expect "its report is titled for the topology and verified everything" 0 \
+    "verdict\*\*: every schedule that ran verified" -- cat "$out/results.md"
+expect "its report names the file" 0 "^# Benchmark of .*my-node.json" -- cat "$out/results.md"
+expect "the sketch was synthesized on it" 0 "^\| ndv2-x1-sk-1 \| my-node \| AllGather \| .* \| ok \|" -- \
+    cat "$out/results.md"
+expect "a plot per collective" 0 "" -- test -s "$out/my-node-allgather.png" -a -s "$out/my-node-allreduce.png"
+expect "no published-figure sections for a user's machine" 1 "" -- grep -q "issue-4 targets" "$out/results.md"
+after=$(cat "$ROOT/bench/results.md" 2>/dev/null | cksum)
+expect "the tracked bench/results.md is untouched" 0 "" -- test "$before" = "$after"
+rm -rf "$out"
+QUICK=1 TOPO="$TMP/nope.json" "$ROOT/scripts/bench.sh" "$BIN" >/dev/null 2>"$TMP/err2"
+rc=$?
+expect "a missing TOPO is exit 1, said" 0 "bench: TOPO: no such file: .*nope.json" -- \
+    bash -c "test $rc -eq 1 && cat '$TMP/err2'"
