@@ -79,6 +79,8 @@ GROUPS = [
     ("ndv2-x2", "NDv2 ×2 (16 GPUs)"),
     ("dgx2-x2", "DGX-2 ×2 (32 GPUs)"),
     ("ndv2-x4", "NDv2 ×4 (32 GPUs)"),
+    ("modern", "Modern machines: DGX A100, DGX H100, Azure NDv4, NDv5 "
+               "(×1, ×2, ×4; 8 GPUs and 8 NICs per node)"),
     ("tacos", "TACOS direct-connect networks (AllGather)"),
     ("chip", "Chip/cluster device (case study)"),
     ("synth", "Synthesized schedules on other configurations"),
@@ -147,6 +149,11 @@ def sections(quick):
     for coll in ("allgather", "allreduce"):
         out.append(Section("dgx2-x2", "dgx2-x2", coll, gpu))
     out.append(Section("ndv2-x4", "ndv2-x4", "allgather", gpu))
+    for machine in ("dgx-a100", "dgx-h100", "ndv4", "ndv5"):
+        for nodes in (1, 2, 4):
+            for coll in ("allgather", "allreduce"):
+                out.append(Section("modern", "%s-x%d" % (machine, nodes),
+                                   coll, gpu))
     for topo in ("torus-2d-4x4", "torus-2d-8x8", "torus-2d-32x32",
                  "mesh-2d-8x8", "torus-3d-4x4x4"):
         n = topo_ranks(topo)

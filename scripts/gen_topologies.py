@@ -96,6 +96,96 @@ def dgx2(nodes):
     }
 
 
+# Modern 8-GPU nodes: NVSwitch inside, one InfiniBand NIC per GPU.  Link
+# and NIC bandwidths are the vendors' specifications; no per-hop latency is
+# published for them, so alpha is TE-CCL's measured figure for the same kind
+# of hop on the previous generation, said as assumed.
+NVSWITCH_ALPHA = ("assumed: alpha 0.7 us, TE-CCL's NVLink figure for NDv2 "
+                  "(teccl/topologies/ndv2.py); no per-hop NVSwitch latency is "
+                  "published for this generation")
+IB_ALPHA = ("assumed: alpha 2.6 us, TE-CCL's InfiniBand figure for DGX-2 "
+            "(teccl/topologies/dgx2.py); no per-hop latency is published for "
+            "this NIC")
+
+
+def hbm_local(gpu, hbm_gbps, source):
+    return {
+        "copy_gbps": round(hbm_gbps / 2, 3),
+        "reduce_gbps": round(hbm_gbps / 3, 3),
+        "source": "assumed from %s: HBM peaks near %g GB/s (%s); a copy reads "
+                  "and writes every byte (half of it), a reduce reads two "
+                  "operands and writes one (a third)" % (gpu, hbm_gbps, source),
+    }
+
+
+def nvswitch_node(name, nodes, what, port_gbps, port_source, nic_gbps,
+                  nic_source, local):
+    """8 GPUs on one NVSwitch fabric (one port per GPU) and a NIC per GPU."""
+    return {
+        "name": "%s-x%d" % (name, nodes),
+        "description": "%s x%d: 8 GPUs on NVSwitch, one InfiniBand NIC per "
+                       "GPU" % (what, nodes),
+        "nodes": nodes,
+        "ranks_per_node": 8,
+        "device": {"kind": "gpu"},
+        "local": local,
+        "switches": [
+            {"ranks": list(range(8)), "alpha_us": 0.7,
+             "bandwidth_gbps": port_gbps,
+             "source": "%s; %s" % (port_source, NVSWITCH_ALPHA)},
+        ],
+        "nics": [
+            {"ranks": [g], "alpha_us": 2.6, "bandwidth_gbps": nic_gbps,
+             "source": "%s; %s" % (nic_source, IB_ALPHA)}
+            for g in range(8)
+        ],
+    }
+
+
+A100_PORT = ("NVIDIA DGX A100 datasheet / A100 whitepaper: third-generation "
+             "NVLink, 12 links, 600 GB/s bidirectional per GPU through six "
+             "NVSwitches, so 300 GB/s each way")
+H100_PORT = ("NVIDIA DGX H100 datasheet / H100 whitepaper: fourth-generation "
+             "NVLink, 18 links, 900 GB/s bidirectional per GPU through four "
+             "NVSwitches, so 450 GB/s each way")
+A100_LOCAL = hbm_local("A100 40GB", 1555, "NVIDIA A100 datasheet: 1,555 GB/s")
+H100_LOCAL = hbm_local("H100 SXM5 80GB", 3350,
+                       "NVIDIA H100 datasheet: 3.35 TB/s")
+
+
+def dgx_a100(nodes):
+    return nvswitch_node(
+        "dgx-a100", nodes, "NVIDIA DGX A100", 300, A100_PORT, 25,
+        "NVIDIA DGX A100 datasheet: 8 single-port ConnectX-6 VPI 200 Gb/s "
+        "HDR InfiniBand for compute, one per GPU (25 GB/s each way)",
+        A100_LOCAL)
+
+
+def dgx_h100(nodes):
+    return nvswitch_node(
+        "dgx-h100", nodes, "NVIDIA DGX H100", 450, H100_PORT, 50,
+        "NVIDIA DGX H100 datasheet: 8 single-port ConnectX-7 up to 400 Gb/s "
+        "InfiniBand, one per GPU (50 GB/s each way)", H100_LOCAL)
+
+
+def ndv4(nodes):
+    return nvswitch_node(
+        "ndv4", nodes, "Azure ND A100 v4 (Standard_ND96asr_v4)", 300,
+        "Azure docs, ND A100 v4-series: 8 A100 40GB with NVLink 3.0; " +
+        A100_PORT, 25,
+        "Azure docs, ND A100 v4-series: 200 Gb/s HDR InfiniBand per GPU, "
+        "1.6 Tb/s per VM (25 GB/s each way)", A100_LOCAL)
+
+
+def ndv5(nodes):
+    return nvswitch_node(
+        "ndv5", nodes, "Azure ND H100 v5 (Standard_ND96isr_H100_v5)", 450,
+        "Azure docs, ND H100 v5-series: 8 H100 80GB with NVLink 4.0; " +
+        H100_PORT, 50,
+        "Azure docs, ND H100 v5-series: 400 Gb/s Quantum-2 CX7 InfiniBand per "
+        "GPU, 3.2 Tb/s per VM (50 GB/s each way)", H100_LOCAL)
+
+
 def dgx1():
     single = round(1e6 / 46e3, 7)       # 1 MB / 46 us = 21.7391304 GB/s
     double = round(2e6 / 46e3, 7)
@@ -338,6 +428,8 @@ def main():
              torus_2d(4, 4), cs_chip4x2(), cs_chip4(), cs_cluster2(),
              torus_2d(8, 8), torus_2d(32, 32), mesh_2d(8, 8),
              torus_3d(4, 4, 4)]
+    for make in (dgx_a100, dgx_h100, ndv4, ndv5):
+        topos += [make(n) for n in (1, 2, 4)]
     for t in topos:
         path = os.path.join(out, t["name"] + ".json")
         with open(path, "w", encoding="utf-8") as f:

@@ -20,6 +20,7 @@ static const char *const BUNDLED[] = {
     "topologies/dgx2-x2.json",      "topologies/dgx1.json",
     "topologies/torus-2d-4x4.json", "topologies/cs-chip4x2.json",
     "topologies/cs-chip4.json",     "topologies/cs-cluster2.json",
+    "topologies/dgx-a100-x4.json",  "topologies/ndv5-x2.json",
 };
 #define NBUNDLED ((int)(sizeof BUNDLED / sizeof BUNDLED[0]))
 
@@ -69,6 +70,8 @@ static void test_bundled_shapes(void **state)
         {"topologies/ndv2-x1.json", 8, 1, 32, 0, 1, TOPO_GPU},
         {"topologies/ndv2-x2.json", 16, 2, 64, 0, 2, TOPO_GPU},
         {"topologies/ndv2-x4.json", 32, 4, 128, 0, 4, TOPO_GPU},
+        {"topologies/dgx-a100-x4.json", 32, 4, 0, 4, 32, TOPO_GPU},
+        {"topologies/ndv5-x2.json", 16, 2, 0, 2, 16, TOPO_GPU},
         {"topologies/dgx2-x1.json", 16, 1, 0, 1, 8, TOPO_GPU},
         {"topologies/dgx2-x2.json", 32, 2, 0, 2, 16, TOPO_GPU},
         {"topologies/dgx1.json", 8, 1, 32, 0, 0, TOPO_GPU},
@@ -657,7 +660,9 @@ static void test_warnings(void **state)
     static const char *const bundled[] = {
         "cs-chip4", "cs-chip4x2", "cs-cluster2", "dgx1", "dgx2-x1", "dgx2-x2", "mesh-2d-8x8",
         "ndv2-x1", "ndv2-x2", "ndv2-x4", "torus-2d-32x32", "torus-2d-4x4", "torus-2d-8x8",
-        "torus-3d-4x4x4"};
+        "torus-3d-4x4x4", "dgx-a100-x1", "dgx-a100-x2", "dgx-a100-x4", "dgx-h100-x1",
+        "dgx-h100-x2", "dgx-h100-x4", "ndv4-x1", "ndv4-x2", "ndv4-x4", "ndv5-x1", "ndv5-x2",
+        "ndv5-x4"};
     for (size_t i = 0; i < sizeof bundled / sizeof bundled[0]; i++) {
         char path[128];
         snprintf(path, sizeof path, "topologies/%s.json", bundled[i]);
