@@ -23,6 +23,7 @@
 # named on stderr and in results.md) otherwise.  The work is done by
 # scripts/bench_run.py and scripts/bench_report.py (Python 3 standard
 # library); gnuplot draws.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 bin=${1:-build/bin}
 root=$(cd "$(dirname "$0")/.." && pwd)

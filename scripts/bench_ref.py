@@ -105,3 +105,8 @@ TARGET_QUALITY = [
 TARGET_TACOS_RATIO = 1.05
 TARGET_TACOS_TOPOS = ["torus-2d-4x4", "torus-2d-8x8", "mesh-2d-8x8",
                       "torus-3d-4x4x4"]
+
+
+if __name__ == "__main__":
+    # A module of scripts/bench_run.py, not a program: say so.
+    print(__doc__)

@@ -1217,3 +1217,8 @@ def remove_stale_plots(out, keep):
     for name in sorted(os.listdir(out)):
         if name.endswith(".png") and name[:-4] not in keep:
             os.remove(os.path.join(out, name))
+
+
+if __name__ == "__main__":
+    # A module of scripts/bench_run.py, not a program: say so.
+    print(__doc__)

@@ -6,6 +6,7 @@
 # Debian ships without a .pc file) and only calls apt-get when something is
 # missing, so a machine that has everything pays nothing.  Uses sudo when not
 # root.  Debian/Ubuntu package names.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 
 missing=()

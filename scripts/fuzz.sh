@@ -12,6 +12,7 @@
 # -max_len; crashes, leaks, hangs and out-of-memory inputs go to
 # BUILD/artifacts/<x>-*.  One summary line per target, then
 # "fuzz: N targets, M failed"; exit 1 if any target failed.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -u
 build=${1:?usage: fuzz.sh BUILD SECONDS}
 fuzz_secs=${2:-60}

@@ -34,6 +34,9 @@ def ring_allgather(n):
 
 
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     n = int(sys.argv[1])

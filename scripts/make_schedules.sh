@@ -3,6 +3,7 @@
 # embed in each the topology and size it is meant for, so that
 # `taccl-run schedules/X.xml` needs no other argument.
 # usage: scripts/make_schedules.sh [BIN_DIR]   (run `make all` first)
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 bin=${1:-build/bin}
 cd "$(dirname "$0")/.."

@@ -4,6 +4,7 @@
 # NCCL-style ring on the same topology, then the executor on the case
 # study's chip AllReduce (ReduceScatter then AllGather, i32 and f32) and the
 # direct AllReduce in f32 for contrast (its replicas differ).
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 bin=${1:-build/bin}
 cd "$(dirname "$0")/.."

@@ -41,6 +41,7 @@
 #
 # With TACCL_TALLY=FILE set, the run appends "PASSED FAILED" to FILE
 # (make check adds the normal and the sanitized runs this way).
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 mode=plain

@@ -23,6 +23,7 @@
 #   --mem-cap MB a run may map at most MB MiB (ulimit -v; default none), so a
 #                blow-up ends in the table instead of on the machine
 #   --no-1024    skip the 1024-rank synthesizer runs (minutes each)
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/build/bin

@@ -8,6 +8,7 @@
 #     same piece size, on the same machine, in the same run.
 # Figures come from taccl-run --json (exec_seconds covers the event loop,
 # not buffer set-up or the final check).  Usage: scripts/speed.sh [BIN_DIR]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 bin=${1:-build/bin}
 root=$(cd "$(dirname "$0")/.." && pwd)
