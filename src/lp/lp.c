@@ -155,6 +155,23 @@ void lp_opts_init(lp_opts *o)
     o->verbose = 0;
     o->backend = LP_GLPK;
     o->incumbent = NULL;
+    o->progress_every_s = 2;
+}
+
+void lp_progress_stderr(void *ctx, const lp_progress *at)
+{
+    char b[200];
+    int n = snprintf(b, sizeof b, "%s: %.1f s", ctx ? (const char *)ctx : "lp", at->seconds);
+    if (isfinite(at->incumbent))
+        n += snprintf(b + n, sizeof b - (size_t)n, ", incumbent %.6g", at->incumbent);
+    if (isfinite(at->bound))
+        n += snprintf(b + n, sizeof b - (size_t)n, ", bound %.6g", at->bound);
+    if (isfinite(at->incumbent) && isfinite(at->bound))
+        n += snprintf(b + n, sizeof b - (size_t)n, ", gap %.3g%%",
+                      100 * fabs(at->incumbent - at->bound) / (fabs(at->incumbent) + 1e-9));
+    if (at->nodes > 0)
+        snprintf(b + n, sizeof b - (size_t)n, ", %d nodes", at->nodes);
+    fprintf(stderr, "%s\n", b);
 }
 
 lp *lp_new(const char *name)

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,6 +286,27 @@ static int read_all_fd(int fd, void *buf, size_t n)
     return 1;
 }
 
+/* Wait until the child's answer can be read, telling o->progress the
+ * time every progress_every_s meanwhile (CBC's search runs in the child,
+ * so only the clock is known here). */
+static void await_answer(int fd, const lp_opts *o, double t0)
+{
+    if (!o->progress)
+        return;
+    double every = o->progress_every_s > 0 ? o->progress_every_s : 2;
+    for (;;) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        int k = poll(&pf, 1, (int)(every * 1000));
+        if (k != 0 || lp_stop_flag) {
+            if (k < 0 && errno == EINTR && !lp_stop_flag)
+                continue;
+            return;
+        }
+        lp_progress at = {lp_now_s() - t0, NAN, NAN, 0};
+        o->progress(o->progress_ctx, &at);
+    }
+}
+
 /* Bytes mapped by this process now (/proc/self/statm), 0 if unknown. */
 static unsigned long long mapped_bytes(void)
 {
@@ -383,6 +405,7 @@ int lp_cbc_solve(lp *p, const lp_opts *o, double t0, const double *x1, int mip,
     cbc_out c;
     memset(&c, 0, sizeof c);
     double *x = NULL;
+    await_answer(fds[0], o, t0);
     int got = read_all_fd(fds[0], &c, sizeof c);
     if (got == 1 && c.has_x) {
         x = xmalloc((size_t)(p->ncols ? p->ncols : 1) * sizeof *x);

@@ -144,7 +144,28 @@ typedef struct {
     double bound;
     int nodes;
     int stopped;            /* terminated on a stop request */
+    const lp_opts *o;       /* for the progress hook */
+    double t0, last;        /* the solve's start, the last progress report */
 } ios_info;
+
+/* Tell o->progress where the search is, at most every progress_every_s. */
+static void ios_progress(glp_tree *T, ios_info *I)
+{
+    const lp_opts *o = I->o;
+    if (!o || !o->progress)
+        return;
+    double now = lp_now_s();
+    double every = o->progress_every_s > 0 ? o->progress_every_s : 2;
+    if (now - I->last < every)
+        return;
+    I->last = now;
+    glp_prob *P = glp_ios_get_prob(T);
+    int st = glp_mip_status(P);
+    lp_progress at = {now - I->t0,
+                      st == GLP_FEAS || st == GLP_OPT ? glp_mip_obj_val(P) : NAN,
+                      I->have_bound ? I->bound : NAN, I->nodes};
+    o->progress(o->progress_ctx, &at);
+}
 
 static void ios_callback(glp_tree *T, void *info)
 {
@@ -171,6 +192,7 @@ static void ios_callback(glp_tree *T, void *info)
         glp_ios_tree_size(T, &a, &n, &t);
         I->nodes = t;
     }
+    ios_progress(T, I);
 }
 
 static const char *glpk_code_name(int ret)
@@ -329,7 +351,7 @@ static int solve_mip(lp *p, glp_prob *P, const lp_opts *o, double t0, const doub
         }
         r->best_bound = glp_get_obj_val(P);
     }
-    ios_info I = {x1, 0, 0, 0, 0, 0, 0};
+    ios_info I = {x1, 0, 0, 0, 0, 0, 0, o, t0, lp_now_s()};
     glp_iocp c;
     glp_init_iocp(&c);
     c.msg_lev = o->verbose ? GLP_MSG_ON : GLP_MSG_OFF;

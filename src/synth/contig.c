@@ -571,6 +571,10 @@ static int run_milp(const ctx *c, const groups *g, const sched *S1, unsigned cha
     lo.cuts = o->cuts;
     lo.heuristics = o->heuristics;
     lo.mem_limit_mb = o->mem_limit_mb;
+    if (!o->quiet) {
+        lo.progress = lp_progress_stderr;
+        lo.progress_ctx = (void *)(o->backend == LP_CBC ? "contig: CBC" : "contig: GLPK");
+    }
     lp_result r;
     int rc = lp_solve(m.p, &lo, &r, &e);
     st->seconds = r.seconds;

@@ -343,6 +343,10 @@ static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err 
             lo.incumbent = P.inc;
             lo.presolve = 0;
         }
+        if (!o->quiet) {
+            lo.progress = lp_progress_stderr;
+            lo.progress_ctx = (void *)(o->backend == LP_CBC ? "route: CBC" : "route: GLPK");
+        }
         lp_result r;
         tc_err e2;
         tc_err_clear(&e2);

@@ -217,3 +217,11 @@ expect "a sufficient --mem-limit changes nothing" 0 "" -- bash -c "
     '$S' '$SK/ndv2-x2-sk-1.json' '$T/ndv2-x2.json' -q -o '$TMP/m0.xml' &&
     '$S' '$SK/ndv2-x2-sk-1.json' '$T/ndv2-x2.json' -q -o '$TMP/m1.xml' --mem-limit 256 &&
     cmp '$TMP/m0.xml' '$TMP/m1.xml'"
+
+# a long solve says where it is at least every 2 s (and -q silences it)
+"$BIN/taccl-synth" "$ROOT/sketches/ndv2-x2-sk-1.json" "$ROOT/topologies/ndv2-x2.json" \
+    --collective alltoall --solver cbc --time-limit 3 -o "$TMP/prog.xml" 2>"$TMP/prog.err"
+expect "a 3 s solve prints progress while it runs" 0 "^contig: CBC: [0-9.]+ s" -- cat "$TMP/prog.err"
+"$BIN/taccl-synth" "$ROOT/sketches/ndv2-x2-sk-1.json" "$ROOT/topologies/ndv2-x2.json" \
+    --collective alltoall --solver cbc --time-limit 3 -o "$TMP/prog-q.xml" -q 2>"$TMP/prog-q.err"
+expect "-q: no progress lines" 0 "" -- test ! -s "$TMP/prog-q.err"
