@@ -41,6 +41,11 @@
 #
 # With TACCL_TALLY=FILE set, the run appends "PASSED FAILED" to FILE
 # (make check adds the normal and the sanitized runs this way).
+#
+# TACCL_ONLY=REGEX runs only the CLI scripts whose file name matches (no
+# unit binaries); TACCL_EXCEPT=REGEX leaves those scripts out, each said on
+# a "# elsewhere - " line (not counted as skipped: make check runs them in
+# its other lane, with TACCL_ONLY, so both cores stay busy).
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -152,7 +157,7 @@ tally() {
     passed=$((passed + $2)); failed=$((failed + f))
 }
 
-if [ "$mode" != valgrind ]; then
+if [ "$mode" != valgrind ] && [ -z "${TACCL_ONLY:-}" ]; then
     for t in "$build"/tests/test_*; do
         [ -x "$t" ] || continue
         case "$t" in *.d|*.o) continue ;; esac
@@ -174,6 +179,13 @@ for s in "$root"/tests/cli/*.sh; do
     [ "$mode" != units ] || break
     [ -f "$s" ] || continue
     case "$s" in */lib.sh) continue ;; esac
+    if [ -n "${TACCL_ONLY:-}" ] && ! [[ $(basename "$s") =~ $TACCL_ONLY ]]; then
+        continue
+    fi
+    if [ -n "${TACCL_EXCEPT:-}" ] && [[ $(basename "$s") =~ $TACCL_EXCEPT ]]; then
+        echo "# elsewhere - $(basename "$s"): the other lane runs it"
+        continue
+    fi
     if [ "${TACCL_TIER:-}" = quick ] && grep -q '^# tier: full' "$s"; then
         echo "# skip - $(basename "$s"): tier full (make check-full runs it here)"
         skipped=$((skipped + 1))
