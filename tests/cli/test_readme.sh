@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# test_readme.sh — the README's walkthrough works as written: every ```sh
+# block of README.md runs, in order, in a scratch directory that holds the
+# repository's files (build/ being the build under test), and must exit 0;
+# then what it promises is checked: the schedules verify, the trace and the
+# routes are written, the benchmark report exists.  `make bench ...` runs as
+# make does it after building: scripts/bench.sh with the same variables
+# (the scratch directory must not rebuild the tree under test).
+source "$(dirname "$0")/lib.sh"
+
+W=$TMP/w
+mkdir -p "$W"
+for f in "$ROOT"/*; do
+    case $(basename "$f") in build | build-asan | build-fuzz) ;; *) ln -s "$f" "$W/" ;; esac
+done
+ln -s "$(cd "$BIN/.." && pwd)" "$W/build"
+python3 - "$ROOT/README.md" "$TMP/walk.sh" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+blocks = re.findall(r"^```sh\n(.*?)^```", text, re.S | re.M)
+with open(sys.argv[2], "w") as f:
+    f.write("set -e\n")
+    f.write("make() { [ \"$1\" = bench ] || return 2; shift; env \"$@\" scripts/bench.sh build/bin; }\n")
+    for b in blocks:
+        f.write(b)
+PY
+nblocks=$(grep -c '^```sh' "$ROOT/README.md")
+expect "the README has its walkthrough ($nblocks sh blocks)" 0 "" -- test "$nblocks" -ge 4
+(cd "$W" && bash "$TMP/walk.sh") >"$TMP/out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ]; then echo "ok - every README command ran (exit 0)"
+else echo "not ok - a README command failed (exit $rc)"; tail -15 "$TMP/out" | sed 's/^/  | /'; fi
+expect "the ring AllReduce verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/ring.xml"
+expect "the synthesized AllGather verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/ag.xml"
+expect "the synthesized AllReduce verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/ar.xml"
+expect "the trace is written" 0 "" -- python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["traceEvents"]' "$W/my-cluster/ag.trace.json"
+expect "the routes are rendered" 0 "" -- test -s "$W/my-cluster/ag.svg"
+expect "the benchmark report is written, everything verified" 0 "every schedule that ran verified" -- \
+    cat "$(cd "$BIN/.." && pwd)/bench/topo/results.md"
+rm -rf "$(cd "$BIN/.." && pwd)/bench/topo"
