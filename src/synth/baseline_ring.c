@@ -55,6 +55,18 @@ static int ring_allgather(bld *b, const ringinfo *ri, tc_err *err)
     return TC_OK;
 }
 
+/* The reduction pass of chunk j at ring position x, shared by ReduceScatter
+ * and AllReduce: send the partial of block x-1, then receive, reduce and
+ * send on blocks x-2 .. x-(n-1).  The caller ends the pass at block x. */
+static void emit_rs_pass(bld *b, int r, int tb, const int *ring, int x, int j)
+{
+    int n = b->n, KM = b->KM;
+    for (int k = 0; k < n - 1; k++) {
+        int off = ring[(x - 1 - k + 2 * n) % n] * KM + j;
+        bl_emit(b, r, tb, k == 0 ? ST_S : ST_RRS, BUF_I, off, BUF_I, off, 1, NODEP);
+    }
+}
+
 /* Ring ReduceScatter: the partial of the block owned by ring position x-1-k
  * is sent at step k; it has visited every rank when it reaches its owner. */
 static int ring_reducescatter(bld *b, const ringinfo *ri, tc_err *err)
@@ -69,12 +81,7 @@ static int ring_reducescatter(bld *b, const ringinfo *ri, tc_err *err)
             int tb = bl_tb_new(b, r, ring[(x + 1) % n], ring[(x + n - 1) % n], c);
             for (int m = 0; m < M; m++) {
                 int j = m * K + c;
-                int off = ring[(x + n - 1) % n] * KM + j;
-                bl_emit(b, r, tb, ST_S, BUF_I, off, BUF_I, off, 1, NODEP);
-                for (int k = 1; k < n - 1; k++) {
-                    off = ring[(x - 1 - k + 2 * n) % n] * KM + j;
-                    bl_emit(b, r, tb, ST_RRS, BUF_I, off, BUF_I, off, 1, NODEP);
-                }
+                emit_rs_pass(b, r, tb, ring, x, j);
                 bl_emit(b, r, tb, ST_RRC, BUF_I, r * KM + j, BUF_O, j, 1, NODEP);
             }
         }
@@ -97,9 +104,7 @@ static int ring_allreduce(bld *b, const ringinfo *ri, tc_err *err)
 #define BLK(p) (ring[((p) % n + n) % n] * KM + j)
             for (int m = 0; m < M; m++) {
                 int j = m * K + c;
-                bl_emit(b, r, tb, ST_S, BUF_I, BLK(x - 1), BUF_I, BLK(x - 1), 1, NODEP);
-                for (int k = 1; k < n - 1; k++)
-                    bl_emit(b, r, tb, ST_RRS, BUF_I, BLK(x - 1 - k), BUF_I, BLK(x - 1 - k), 1, NODEP);
+                emit_rs_pass(b, r, tb, ring, x, j);
                 bl_emit(b, r, tb, ST_RRCS, BUF_I, BLK(x), BUF_O, BLK(x), 1, NODEP);
                 for (int k = 0; k < n - 2; k++)
                     bl_emit(b, r, tb, ST_RCS, BUF_O, BLK(x - 1 - k), BUF_O, BLK(x - 1 - k), 1, NODEP);
