@@ -25,6 +25,10 @@ V100_LOCAL = {
               "writes one (~300 GB/s)",
 }
 
+# The GPU generation (device.arch): NCCL's tuning model (taccl-synth --algo
+# nccl) keys its constants on it; no hop cost depends on it.
+V100_DEVICE = {"kind": "gpu", "arch": "volta"}      # V100: Volta, sm_70
+
 # DGX-1 / NDv2 hybrid cube-mesh: GPUs 0-3 and 4-7 are fully connected quads
 # joined by 0-4, 1-5, 2-6, 3-7; each V100 has six NVLinks, so four pairs per
 # GPU, two of them doubled.  Adjacency and which pairs are doubled: TACCL's
@@ -46,7 +50,7 @@ def ndv2(nodes):
                        "per node; TE-CCL's figures" % nodes,
         "nodes": nodes,
         "ranks_per_node": 8,
-        "device": {"kind": "gpu"},
+        "device": V100_DEVICE,
         "local": V100_LOCAL,
         "links": [
             {"pairs": CUBE_MESH_DOUBLE, "alpha_us": 0.7,
@@ -75,7 +79,7 @@ def dgx2(nodes):
                        "TE-CCL's figures" % nodes,
         "nodes": nodes,
         "ranks_per_node": 16,
-        "device": {"kind": "gpu"},
+        "device": V100_DEVICE,
         "local": V100_LOCAL,
         "switches": [
             {"ranks": list(range(16)), "alpha_us": 0.35,
@@ -118,16 +122,17 @@ def hbm_local(gpu, hbm_gbps, source):
     }
 
 
-def nvswitch_node(name, nodes, what, port_gbps, port_source, nic_gbps,
+def nvswitch_node(name, nodes, what, arch, port_gbps, port_source, nic_gbps,
                   nic_source, local):
-    """8 GPUs on one NVSwitch fabric (one port per GPU) and a NIC per GPU."""
+    """8 GPUs of generation `arch` on one NVSwitch fabric (one port per GPU)
+    and a NIC per GPU."""
     return {
         "name": "%s-x%d" % (name, nodes),
         "description": "%s x%d: 8 GPUs on NVSwitch, one InfiniBand NIC per "
                        "GPU" % (what, nodes),
         "nodes": nodes,
         "ranks_per_node": 8,
-        "device": {"kind": "gpu"},
+        "device": {"kind": "gpu", "arch": arch},
         "local": local,
         "switches": [
             {"ranks": list(range(8)), "alpha_us": 0.7,
@@ -155,7 +160,7 @@ H100_LOCAL = hbm_local("H100 SXM5 80GB", 3350,
 
 def dgx_a100(nodes):
     return nvswitch_node(
-        "dgx-a100", nodes, "NVIDIA DGX A100", 300, A100_PORT, 25,
+        "dgx-a100", nodes, "NVIDIA DGX A100", "ampere", 300, A100_PORT, 25,
         "NVIDIA DGX A100 datasheet: 8 single-port ConnectX-6 VPI 200 Gb/s "
         "HDR InfiniBand for compute, one per GPU (25 GB/s each way)",
         A100_LOCAL)
@@ -163,14 +168,14 @@ def dgx_a100(nodes):
 
 def dgx_h100(nodes):
     return nvswitch_node(
-        "dgx-h100", nodes, "NVIDIA DGX H100", 450, H100_PORT, 50,
+        "dgx-h100", nodes, "NVIDIA DGX H100", "hopper", 450, H100_PORT, 50,
         "NVIDIA DGX H100 datasheet: 8 single-port ConnectX-7 up to 400 Gb/s "
         "InfiniBand, one per GPU (50 GB/s each way)", H100_LOCAL)
 
 
 def ndv4(nodes):
     return nvswitch_node(
-        "ndv4", nodes, "Azure ND A100 v4 (Standard_ND96asr_v4)", 300,
+        "ndv4", nodes, "Azure ND A100 v4 (Standard_ND96asr_v4)", "ampere", 300,
         "Azure docs, ND A100 v4-series: 8 A100 40GB with NVLink 3.0; " +
         A100_PORT, 25,
         "Azure docs, ND A100 v4-series: 200 Gb/s HDR InfiniBand per GPU, "
@@ -179,7 +184,8 @@ def ndv4(nodes):
 
 def ndv5(nodes):
     return nvswitch_node(
-        "ndv5", nodes, "Azure ND H100 v5 (Standard_ND96isr_H100_v5)", 450,
+        "ndv5", nodes, "Azure ND H100 v5 (Standard_ND96isr_H100_v5)", "hopper",
+        450,
         "Azure docs, ND H100 v5-series: 8 H100 80GB with NVLink 4.0; " +
         H100_PORT, 50,
         "Azure docs, ND H100 v5-series: 400 Gb/s Quantum-2 CX7 InfiniBand per "
@@ -197,7 +203,7 @@ def dgx1():
                        "node; NVLink figures from TACCL's Table 1",
         "nodes": 1,
         "ranks_per_node": 8,
-        "device": {"kind": "gpu"},
+        "device": V100_DEVICE,
         "local": V100_LOCAL,
         "links": [
             {"pairs": CUBE_MESH_DOUBLE, "alpha_us": 0.7,

@@ -66,19 +66,20 @@ static void test_bundled_shapes(void **state)
         const char *path;
         int nranks, nnodes, nlinks, nswitches, nnics;
         topo_kind kind;
+        topo_arch arch;
     } want[] = {
-        {"topologies/ndv2-x1.json", 8, 1, 32, 0, 1, TOPO_GPU},
-        {"topologies/ndv2-x2.json", 16, 2, 64, 0, 2, TOPO_GPU},
-        {"topologies/ndv2-x4.json", 32, 4, 128, 0, 4, TOPO_GPU},
-        {"topologies/dgx-a100-x4.json", 32, 4, 0, 4, 32, TOPO_GPU},
-        {"topologies/ndv5-x2.json", 16, 2, 0, 2, 16, TOPO_GPU},
-        {"topologies/dgx2-x1.json", 16, 1, 0, 1, 8, TOPO_GPU},
-        {"topologies/dgx2-x2.json", 32, 2, 0, 2, 16, TOPO_GPU},
-        {"topologies/dgx1.json", 8, 1, 32, 0, 0, TOPO_GPU},
-        {"topologies/torus-2d-4x4.json", 16, 1, 64, 0, 0, TOPO_GPU},
-        {"topologies/cs-chip4x2.json", 8, 1, 56, 0, 0, TOPO_CHIP},
-        {"topologies/cs-chip4.json", 4, 1, 12, 0, 0, TOPO_CHIP},
-        {"topologies/cs-cluster2.json", 2, 1, 2, 0, 0, TOPO_CHIP},
+        {"topologies/ndv2-x1.json", 8, 1, 32, 0, 1, TOPO_GPU, TOPO_ARCH_VOLTA},
+        {"topologies/ndv2-x2.json", 16, 2, 64, 0, 2, TOPO_GPU, TOPO_ARCH_VOLTA},
+        {"topologies/ndv2-x4.json", 32, 4, 128, 0, 4, TOPO_GPU, TOPO_ARCH_VOLTA},
+        {"topologies/dgx-a100-x4.json", 32, 4, 0, 4, 32, TOPO_GPU, TOPO_ARCH_AMPERE},
+        {"topologies/ndv5-x2.json", 16, 2, 0, 2, 16, TOPO_GPU, TOPO_ARCH_HOPPER},
+        {"topologies/dgx2-x1.json", 16, 1, 0, 1, 8, TOPO_GPU, TOPO_ARCH_VOLTA},
+        {"topologies/dgx2-x2.json", 32, 2, 0, 2, 16, TOPO_GPU, TOPO_ARCH_VOLTA},
+        {"topologies/dgx1.json", 8, 1, 32, 0, 0, TOPO_GPU, TOPO_ARCH_VOLTA},
+        {"topologies/torus-2d-4x4.json", 16, 1, 64, 0, 0, TOPO_GPU, TOPO_ARCH_UNKNOWN},
+        {"topologies/cs-chip4x2.json", 8, 1, 56, 0, 0, TOPO_CHIP, TOPO_ARCH_UNKNOWN},
+        {"topologies/cs-chip4.json", 4, 1, 12, 0, 0, TOPO_CHIP, TOPO_ARCH_UNKNOWN},
+        {"topologies/cs-cluster2.json", 2, 1, 2, 0, 0, TOPO_CHIP, TOPO_ARCH_UNKNOWN},
     };
     assert_int_equal((int)(sizeof want / sizeof want[0]), NBUNDLED);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -90,6 +91,7 @@ static void test_bundled_shapes(void **state)
         assert_int_equal(t->nswitches, want[i].nswitches);
         assert_int_equal(t->nnics, want[i].nnics);
         assert_int_equal(t->kind, want[i].kind);
+        assert_int_equal(t->arch, want[i].arch);
         assert_int_equal(t->is_default, 0);
         assert_string_equal(t->path, want[i].path);
         assert_true(t->copy_gbps > 0 && t->reduce_gbps > 0);
@@ -312,6 +314,7 @@ static void test_hand_built(void **state)
     char *js = topo_to_json(t);
     assert_non_null(js);
     assert_non_null(strstr(js, "\"source\": \"assumed: not recorded"));
+    assert_null(strstr(js, "\"arch\""));     /* calloc: TOPO_ARCH_UNKNOWN */
     tc_err e;
     topo *u = topo_parse(js, "hand.json", &e);
     if (!u)
@@ -363,6 +366,7 @@ static void expect_error(const char *text, const char *want)
 #define LOCAL "\"local\": {\"copy_gbps\": 1, \"reduce_gbps\": 1, \"source\": \"assumed: t\"}"
 #define HEAD(rpn) "{\"name\": \"t\", \"nodes\": 1, \"ranks_per_node\": " #rpn ", " LOCAL
 #define LINK01 "{\"pairs\": [[0, 1]], \"alpha_us\": 0.7, \"bandwidth_gbps\": 50, \"source\": \"s\"}"
+#define GPU_ARCH(a) HEAD(2) ", \"device\": {\"kind\": \"gpu\", \"arch\": " a "}}"
 
 static void test_errors_fields(void **state)
 {
@@ -519,10 +523,33 @@ static void test_errors_fields(void **state)
         {HEAD(2) ", \"device\": {}}", "device.kind: missing"},
         {HEAD(2) ", \"device\": \"gpu\"}", "device: expected an object"},
         {HEAD(2) ", \"device\": {\"kind\": \"gpu\", \"chips_per_node\": 2}}",
-         "device.chips_per_node: unknown key (expected one of: kind, source, notes)"},
+         "device.chips_per_node: unknown key (expected one of: kind, arch, source, notes)"},
         {HEAD(2) ", \"device\": {\"kind\": \"chip\", \"chips_per_node\": 1, "
                  "\"clusters_per_chip\": 2, \"dma_bytes\": -256, \"source\": \"s\"}}",
          "device.dma_bytes: expected an integer in 0..1073741824, got -256"},
+        {GPU_ARCH("\"pascal\""),
+         "t.json:1: device.arch: expected one of \"volta\", \"ampere\", \"hopper\", "
+         "\"blackwell\", got \"pascal\""},
+        {GPU_ARCH("\"Volta\""), "device.arch: expected one of \"volta\", \"ampere\", "
+                                "\"hopper\", \"blackwell\", got \"Volta\""},
+        {GPU_ARCH("\"volta \""), "device.arch: expected one of"},
+        {GPU_ARCH("\"unknown\""), "device.arch: expected one of"},
+        {GPU_ARCH("\"\""), "device.arch: expected one of \"volta\", \"ampere\", "
+                           "\"hopper\", \"blackwell\", got \"\""},
+        {GPU_ARCH("70"), "device.arch: expected one of \"volta\", \"ampere\", "
+                         "\"hopper\", \"blackwell\", got 70"},
+        {GPU_ARCH("null"), "device.arch: expected one of \"volta\", \"ampere\", "
+                           "\"hopper\", \"blackwell\", got null"},
+        {GPU_ARCH("[\"volta\"]"), "device.arch: expected one of"},
+        {GPU_ARCH("true"), "device.arch: expected one of"},
+        {HEAD(2) ", \"device\": {\"kind\": \"gpu\", \"arch\": \"volta\", "
+                 "\"arch\": \"hopper\"}}",
+         "device.arch: duplicate key"},
+        /* a chip device keeps its own keys: arch is not one of them */
+        {HEAD(4) ", \"device\": {\"kind\": \"chip\", \"chips_per_node\": 2, "
+                 "\"clusters_per_chip\": 2, \"arch\": \"volta\", \"source\": \"s\"}}",
+         "device.arch: unknown key (expected one of: kind, chips_per_node, "
+         "clusters_per_chip, dma_bytes, source, notes)"},
         {HEAD(2) ", \"is_default\": 1}", "is_default: expected true or false, got 1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -573,6 +600,11 @@ static void test_errors_text(void **state)
                  "  ]\n"
                  "}\n",
                  "t.json:6: links[1].bandwidth_gbps: missing");
+    /* device.arch is placed on its own line. */
+    expect_error("{\"name\": \"t\", \"nodes\": 1, \"ranks_per_node\": 2,\n  " LOCAL ",\n"
+                 "  \"device\": {\n    \"kind\": \"gpu\",\n    \"arch\": \"kepler\"\n  }\n}",
+                 "t.json:5: device.arch: expected one of \"volta\", \"ampere\", \"hopper\", "
+                 "\"blackwell\", got \"kepler\"");
     /* A repeated key is placed on its second occurrence. */
     expect_error("{\"name\": \"t\",\n \"nodes\": 1,\n \"ranks_per_node\": 2,\n \"nodes\": 2}",
                  "t.json:4: nodes: duplicate key");
@@ -683,6 +715,7 @@ static void assert_topo_equal(const topo *a, const topo *b)
     assert_int_equal(a->ranks_per_node, b->ranks_per_node);
     assert_int_equal(a->nranks, b->nranks);
     assert_int_equal(a->kind, b->kind);
+    assert_int_equal(a->arch, b->arch);
     assert_int_equal(a->chips_per_node, b->chips_per_node);
     assert_int_equal(a->clusters_per_chip, b->clusters_per_chip);
     assert_int_equal(a->dma_bytes, b->dma_bytes);
@@ -797,6 +830,136 @@ static void test_round_trip(void **state)
     topo_free(t);
 }
 
+/* ------------------------------------------------------------ device.arch */
+
+/* The GPU generation: each name parses to its value and writes back after
+ * "kind"; absent is unknown and writes nothing; it costs nothing. */
+static void test_arch(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        topo_arch arch;
+        const char *name;
+    } cases[] = {
+        {GPU_ARCH("\"volta\""), TOPO_ARCH_VOLTA, "volta"},
+        {GPU_ARCH("\"ampere\""), TOPO_ARCH_AMPERE, "ampere"},
+        {GPU_ARCH("\"hopper\""), TOPO_ARCH_HOPPER, "hopper"},
+        {GPU_ARCH("\"blackwell\""), TOPO_ARCH_BLACKWELL, "blackwell"},
+    };
+    tc_err e;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        topo *t = topo_parse(cases[i].text, "t.json", &e);
+        if (!t)
+            fail_msg("%s", e.msg);
+        assert_int_equal(t->kind, TOPO_GPU);
+        assert_int_equal(t->arch, cases[i].arch);
+        assert_string_equal(topo_arch_name(t->arch), cases[i].name);
+        assert_int_equal(topo_warnings(t), 0);
+        char *js = topo_to_json(t);
+        char want[64];
+        snprintf(want, sizeof want, "\"device\": {\"kind\": \"gpu\", \"arch\": \"%s\"}",
+                 cases[i].name);
+        if (!strstr(js, want))
+            fail_msg("want %s in:\n%s", want, js);
+        free(js);
+        round_trip(t);      /* arch survives load -> write -> load */
+        topo_free(t);
+    }
+    assert_string_equal(topo_arch_name(TOPO_ARCH_UNKNOWN), "unknown");
+    assert_string_equal(topo_arch_name((topo_arch)99), "unknown");
+    assert_string_equal(topo_arch_name((topo_arch)-1), "unknown");
+
+    /* Absent, with or without a device object: unknown, and not written. */
+    static const char *const absent[] = {
+        HEAD(2) "}",
+        HEAD(2) ", \"device\": {\"kind\": \"gpu\"}}",
+        HEAD(2) ", \"device\": {\"kind\": \"gpu\", \"source\": \"s\"}}",
+        HEAD(4) ", \"device\": {\"kind\": \"chip\", \"chips_per_node\": 2, "
+                "\"clusters_per_chip\": 2, \"source\": \"s\"}}",
+    };
+    for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
+        topo *t = topo_parse(absent[i], "t.json", &e);
+        if (!t)
+            fail_msg("%s", e.msg);
+        assert_int_equal(t->arch, TOPO_ARCH_UNKNOWN);
+        char *js = topo_to_json(t);
+        assert_null(strstr(js, "\"arch\""));
+        free(js);
+        round_trip(t);
+        topo_free(t);
+    }
+    topo *d = topo_default(3);
+    assert_int_equal(d->arch, TOPO_ARCH_UNKNOWN);
+    topo_free(d);
+
+    /* Another device.source and notes beside it stay where they were. */
+    topo *t = topo_parse(HEAD(2) ", \"device\": {\"notes\": \"n\", \"arch\": \"hopper\", "
+                                 "\"source\": \"H100 (Hopper, sm_90)\", \"kind\": \"gpu\"}}",
+                         "t.json", &e);
+    if (!t)
+        fail_msg("%s", e.msg);
+    assert_int_equal(t->arch, TOPO_ARCH_HOPPER);
+    char *js = topo_to_json(t);
+    assert_non_null(strstr(js, "\"device\": {\"kind\": \"gpu\", \"arch\": \"hopper\", "
+                               "\"source\": \"H100 (Hopper, sm_90)\", \"notes\": \"n\"}"));
+    free(js);
+    round_trip(t);
+    topo_free(t);
+
+    /* The same machine with and without arch: every hop costs the same. */
+    static const char key[] = ", \"arch\": \"volta\"";
+    topo *a = load_ok("topologies/ndv2-x2.json");
+    js = topo_to_json(a);
+    char *at = strstr(js, key);
+    assert_non_null(at);
+    memmove(at, at + strlen(key), strlen(at + strlen(key)) + 1);
+    topo *b = topo_parse(js, "no-arch.json", &e);
+    if (!b)
+        fail_msg("%s", e.msg);
+    free(js);
+    assert_int_equal(a->arch, TOPO_ARCH_VOLTA);
+    assert_int_equal(b->arch, TOPO_ARCH_UNKNOWN);
+    b->arch = a->arch;
+    assert_topo_equal(a, b);
+    topo_free(a);
+    topo_free(b);
+}
+
+/* Every bundled machine names its generation, or none when it is no GPU
+ * of a known one. */
+static void test_bundled_arch(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        topo_arch arch;
+    } want[] = {
+        {"dgx1", TOPO_ARCH_VOLTA},          {"dgx2-x1", TOPO_ARCH_VOLTA},
+        {"dgx2-x2", TOPO_ARCH_VOLTA},       {"ndv2-x1", TOPO_ARCH_VOLTA},
+        {"ndv2-x2", TOPO_ARCH_VOLTA},       {"ndv2-x4", TOPO_ARCH_VOLTA},
+        {"dgx-a100-x1", TOPO_ARCH_AMPERE},  {"dgx-a100-x2", TOPO_ARCH_AMPERE},
+        {"dgx-a100-x4", TOPO_ARCH_AMPERE},  {"ndv4-x1", TOPO_ARCH_AMPERE},
+        {"ndv4-x2", TOPO_ARCH_AMPERE},      {"ndv4-x4", TOPO_ARCH_AMPERE},
+        {"dgx-h100-x1", TOPO_ARCH_HOPPER},  {"dgx-h100-x2", TOPO_ARCH_HOPPER},
+        {"dgx-h100-x4", TOPO_ARCH_HOPPER},  {"ndv5-x1", TOPO_ARCH_HOPPER},
+        {"ndv5-x2", TOPO_ARCH_HOPPER},      {"ndv5-x4", TOPO_ARCH_HOPPER},
+        {"torus-2d-4x4", TOPO_ARCH_UNKNOWN}, {"torus-2d-8x8", TOPO_ARCH_UNKNOWN},
+        {"torus-2d-32x32", TOPO_ARCH_UNKNOWN}, {"torus-3d-4x4x4", TOPO_ARCH_UNKNOWN},
+        {"mesh-2d-8x8", TOPO_ARCH_UNKNOWN}, {"cs-chip4", TOPO_ARCH_UNKNOWN},
+        {"cs-chip4x2", TOPO_ARCH_UNKNOWN},  {"cs-cluster2", TOPO_ARCH_UNKNOWN},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "topologies/%s.json", want[i].name);
+        topo *t = load_ok(path);
+        if (t->arch != want[i].arch)
+            fail_msg("%s: arch %s, want %s", path, topo_arch_name(t->arch),
+                     topo_arch_name(want[i].arch));
+        topo_free(t);
+    }
+}
+
 /* A 32x32 torus (1024 ranks): the index answers every pair correctly. */
 static void test_large_torus_index(void **state)
 {
@@ -861,6 +1024,8 @@ int main(void)
         cmocka_unit_test(test_errors_text),
         cmocka_unit_test(test_error_files),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_arch),
+        cmocka_unit_test(test_bundled_arch),
         cmocka_unit_test(test_large_torus_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

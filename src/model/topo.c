@@ -11,7 +11,10 @@
  *     "is_default": true,                   optional; only topo_default() sets it
  *     "nodes": 2,                           required integer >= 1
  *     "ranks_per_node": 8,                  required integer >= 1
- *     "device": {"kind": "gpu"}             optional, default gpu; or
+ *     "device": {"kind": "gpu"}             optional, default gpu; a GPU
+ *               device may name its generation, "arch": "volta", "ampere",
+ *               "hopper" or "blackwell" (NCCL's tuning model keys on it, no
+ *               hop cost depends on it); or
  *               {"kind": "chip", "chips_per_node": 4, "clusters_per_chip": 2,
  *                "dma_bytes": 256, "source": "..."}
  *               (chip: ranks_per_node must be chips_per_node * clusters_per_chip;
@@ -446,7 +449,7 @@ static int read_ranks(pstate *ps, const cJSON *obj, int min, const char *what,
 static const char *const top_keys[] = {
     "name", "description", "notes", "is_default", "nodes", "ranks_per_node",
     "device", "local", "links", "switches", "nics"};
-static const char *const gpu_keys[] = {"kind", "source", "notes"};
+static const char *const gpu_keys[] = {"kind", "arch", "source", "notes"};
 static const char *const chip_keys[] = {
     "kind", "chips_per_node", "clusters_per_chip", "dma_bytes", "source",
     "notes"};
@@ -459,6 +462,37 @@ static const char *const group_keys[] = {
     "ranks", "alpha_us", "bandwidth_gbps", "alpha", "bandwidth", "source", "notes"};
 #define NKEYS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* device.arch spellings, indexed by topo_arch. */
+static const char *const arch_names[] = {"unknown", "volta", "ampere", "hopper",
+                                         "blackwell"};
+#define NARCH NKEYS(arch_names)
+
+const char *topo_arch_name(topo_arch a)
+{
+    return (int)a > 0 && (int)a < NARCH ? arch_names[a] : arch_names[0];
+}
+
+/* The optional "arch" of a GPU device: one of the names after "unknown". */
+static int read_arch(jsonin_ctx *c, const cJSON *dev, topo_arch *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(dev, "arch");
+    char g[64];
+    *out = TOPO_ARCH_UNKNOWN;
+    if (!it)
+        return TC_OK;
+    if (cJSON_IsString(it) && it->valuestring)
+        for (int a = 1; a < NARCH; a++)
+            if (strcmp(it->valuestring, arch_names[a]) == 0) {
+                *out = (topo_arch)a;
+                return TC_OK;
+            }
+    jsonin_push_key(c, "arch", 0);
+    int rc = jsonin_fail(c, "expected one of \"volta\", \"ampere\", \"hopper\", "
+                            "\"blackwell\", got %s", jsonin_got(c, it, g, sizeof g));
+    jsonin_pop(c);
+    return rc;
+}
+
 static int parse_device(pstate *ps, const cJSON *root)
 {
     jsonin_ctx *c = &ps->c;
@@ -467,6 +501,7 @@ static int parse_device(pstate *ps, const cJSON *root)
     char g[64];
     int rc;
     t->kind = TOPO_GPU;
+    t->arch = TOPO_ARCH_UNKNOWN;
     t->chips_per_node = t->ranks_per_node;
     t->clusters_per_chip = 1;
     t->dma_bytes = 0;
@@ -510,6 +545,7 @@ static int parse_device(pstate *ps, const cJSON *root)
     } else {
         const char *s = NULL;
         if ((rc = jsonin_check_keys(c, dev, gpu_keys, NKEYS(gpu_keys))) ||
+            (rc = read_arch(c, dev, &t->arch)) ||
             (rc = read_string(c, dev, "source", 0, 0, &s))) {
             jsonin_pop(c);
             return rc;

@@ -23,6 +23,21 @@
 
 typedef enum { TOPO_GPU, TOPO_CHIP } topo_kind;
 
+/* The GPU generation of a GPU topology (device.arch in the file; optional:
+ * TOPO_ARCH_UNKNOWN when absent, as on every chip device).  It is what
+ * NCCL's tuning model (used by `--algo nccl`) keys its constants on: the
+ * LL bandwidth caps (llMaxBws), the per-channel bandwidth caps
+ * (perChMax*Bws), whether LL128 is enabled, and the ring plateau factor.  It
+ * does not change any hop's cost: links, switches and NICs carry their own
+ * figures. */
+typedef enum {
+    TOPO_ARCH_UNKNOWN,
+    TOPO_ARCH_VOLTA,        /* V100, sm_70 */
+    TOPO_ARCH_AMPERE,       /* A100, sm_80 */
+    TOPO_ARCH_HOPPER,       /* H100, sm_90 */
+    TOPO_ARCH_BLACKWELL     /* B200, sm_100 */
+} topo_arch;
+
 /* One direction of a point-to-point link, global ranks. */
 typedef struct {
     int src, dst;
@@ -55,6 +70,7 @@ typedef struct topo {
     int ranks_per_node;
     int nranks;             /* nnodes * ranks_per_node */
     topo_kind kind;
+    topo_arch arch;         /* GPU generation, TOPO_ARCH_UNKNOWN if not given */
     int chips_per_node;     /* TOPO_CHIP: chips per node; TOPO_GPU: ranks_per_node */
     int clusters_per_chip;  /* TOPO_CHIP: clusters per chip; TOPO_GPU: 1 */
     int dma_bytes;          /* DMA granularity in bytes, 0 = none */
@@ -97,6 +113,10 @@ char *topo_to_json(const topo *t);
  * out of range). */
 int topo_warnings(const topo *t);
 const char *topo_warning(const topo *t, int i);
+
+/* The name device.arch spells it with: "volta", "ampere", "hopper",
+ * "blackwell", or "unknown" (TOPO_ARCH_UNKNOWN and any other value). */
+const char *topo_arch_name(topo_arch a);
 
 int topo_node_of(const topo *t, int rank);
 int topo_chip_of(const topo *t, int rank);     /* global chip index */

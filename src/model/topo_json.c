@@ -265,6 +265,8 @@ char *topo_to_json(const topo *t)
         put_source_notes(&b, dsrc ? dsrc : FALLBACK_SOURCE, dnotes);
     } else {
         sb_puts(&b, "  \"device\": {\"kind\": \"gpu\"");
+        if (t->arch > TOPO_ARCH_UNKNOWN && t->arch <= TOPO_ARCH_BLACKWELL)
+            sb_printf(&b, ", \"arch\": \"%s\"", topo_arch_name(t->arch));
         put_source_notes(&b, dsrc, dnotes);
     }
     sb_puts(&b, "},\n  \"local\": {\"copy_gbps\": ");
