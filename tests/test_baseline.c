@@ -109,7 +109,7 @@ static int is_pow2(int n)
 
 /* Every algorithm the topology admits, every collective it has, default
  * options and a pipelined/multi-channel variant. */
-static void verify_all_on(topo *t, int has_all_pairs, int has_hypercube)
+static void verify_all_on(topo *t, int has_all_pairs, int has_hypercube, int relays)
 {
     static const char *algos[] = {"ring", "direct", "butterfly", "rsag", "tree"};
     for (size_t a = 0; a < sizeof algos / sizeof *algos; a++)
@@ -119,7 +119,8 @@ static void verify_all_on(topo *t, int has_all_pairs, int has_hypercube)
             baseline_opts o;
             baseline_opts_default(&o);
             int refuse = (!strcmp(algos[a], "butterfly") && (!is_pow2(t->nranks) || !has_hypercube)) ||
-                         (!strcmp(algos[a], "direct") && !has_all_pairs) ||
+                         (!strcmp(algos[a], "direct") && !has_all_pairs &&
+                          !(k == COLL_ALLTOALL && relays)) ||
                          (!strcmp(algos[a], "rsag") && !has_all_pairs);
             if (refuse) {
                 /* refused with a reason, nothing built */
@@ -131,7 +132,10 @@ static void verify_all_on(topo *t, int has_all_pairs, int has_hypercube)
             }
             run_report rep;
             prog *p = build_and_verify(algos[a], t, (coll_kind)k, &o, &rep);
-            assert_int_equal(p->inplace, expect_inplace(algos[a], (coll_kind)k));
+            /* a relayed AllToAll is out of place only: a forward may land
+             * before the slot it overwrites was sent */
+            int relayed = !strcmp(algos[a], "direct") && k == COLL_ALLTOALL && !has_all_pairs;
+            assert_int_equal(p->inplace, relayed ? 0 : expect_inplace(algos[a], (coll_kind)k));
             assert_int_equal(p->outofplace, 1);
             run_report_free(&rep);
             prog_free(p);
@@ -146,14 +150,17 @@ static void test_table(void **state)
     (void)state;
     int n;
     const baseline_algo *a = baseline_algos(&n);
-    assert_int_equal(n, 5);
+    assert_int_equal(n, 6);
     assert_string_equal(a[0].name, "ring");
+    assert_string_equal(a[5].name, "nccl");
+    for (int k = 0; k < COLL_COUNT; k++)
+        assert_true(supports("nccl", (coll_kind)k));
     assert_true(supports("ring", COLL_ALLGATHER) && !supports("ring", COLL_ALLTOALL));
     assert_true(supports("direct", COLL_ALLTOALL));
     assert_true(supports("butterfly", COLL_REDUCESCATTER) && !supports("butterfly", COLL_ALLTOALL));
     assert_true(supports("rsag", COLL_ALLREDUCE) && !supports("rsag", COLL_ALLGATHER));
     assert_true(supports("tree", COLL_ALLREDUCE) && !supports("tree", COLL_REDUCESCATTER));
-    assert_null(baseline_algo_find("nccl"));
+    assert_null(baseline_algo_find("msccl"));
 }
 
 static void test_default_topologies(void **state)
@@ -162,7 +169,7 @@ static void test_default_topologies(void **state)
     int sizes[] = {2, 3, 4, 5, 6, 8};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         topo *t = topo_default(sizes[i]);
-        verify_all_on(t, 1, 1);
+        verify_all_on(t, 1, 1, 1);
         topo_free(t);
     }
 }
@@ -170,12 +177,13 @@ static void test_default_topologies(void **state)
 static void test_gpu_topologies(void **state)
 {
     (void)state;
-    /* ndv2: cube-mesh, not every pair linked (direct/rsag via direct refused) */
+    /* ndv2: cube-mesh, not every pair linked (direct/rsag via direct refused,
+     * but direct AllToAll goes through a relay joined to both) */
     const char *names[] = {"ndv2-x1", "ndv2-x2", "dgx2-x1"};
     int all_pairs[] = {0, 0, 1};
     for (int i = 0; i < 3; i++) {
         topo *t = load(names[i]);
-        verify_all_on(t, all_pairs[i], 1);
+        verify_all_on(t, all_pairs[i], 1, 1);
         topo_free(t);
     }
 }
@@ -184,13 +192,14 @@ static void test_torus_and_chip_topologies(void **state)
 {
     (void)state;
     topo *t = load("torus-2d-4x4");
-    verify_all_on(t, 0, 0);     /* XOR partners 0 and 2 are not neighbours */
+    verify_all_on(t, 0, 0, 0);  /* XOR partners 0 and 2 are not neighbours; 0 and 10
+                                   share no neighbour to relay through */
     topo_free(t);
     t = load("cs-chip4");
-    verify_all_on(t, 1, 1);
+    verify_all_on(t, 1, 1, 1);
     topo_free(t);
     t = load("cs-cluster2");
-    verify_all_on(t, 1, 1);
+    verify_all_on(t, 1, 1, 1);
     topo_free(t);
 }
 
@@ -576,8 +585,8 @@ static void test_refusals(void **state)
     assert_non_null(strstr(e.msg, "6"));
     assert_null(baseline_build("tree", t6, COLL_ALLGATHER, &o, &e));
     assert_non_null(strstr(e.msg, "AllReduce"));
-    assert_null(baseline_build("nccl", t6, COLL_ALLGATHER, &o, &e));
-    assert_non_null(strstr(e.msg, "unknown algorithm 'nccl'"));
+    assert_null(baseline_build("msccl", t6, COLL_ALLGATHER, &o, &e));
+    assert_non_null(strstr(e.msg, "unknown algorithm 'msccl'"));
     o.via = "ring";
     assert_null(baseline_build("direct", t6, COLL_ALLGATHER, &o, &e));
     assert_non_null(strstr(e.msg, "--via"));
@@ -702,6 +711,108 @@ static void test_direct_many_ranks(void **state)
     topo_free(t);
 }
 
+/* --algo nccl on every bundled GPU machine, every collective, at a size
+ * where NCCL picks LL and one where it picks Simple: builds and verifies
+ * (data checked) with the protocol NCCL chose recorded in the program. */
+static void test_nccl_bundled(void **state)
+{
+    (void)state;
+    static const char *names[] = {
+        "dgx1", "dgx2-x1", "dgx2-x2", "ndv2-x1", "ndv2-x2", "ndv2-x4",
+        "dgx-a100-x1", "dgx-a100-x2", "dgx-a100-x4", "dgx-h100-x1", "dgx-h100-x2",
+        "dgx-h100-x4", "ndv4-x1", "ndv4-x2", "ndv4-x4", "ndv5-x1", "ndv5-x2", "ndv5-x4"};
+    static const long long sizes[] = {8192, 1LL << 30};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        topo *t = load(names[i]);
+        for (int k = 0; k < COLL_COUNT; k++)
+            for (int z = 0; z < 2; z++) {
+                if (t->nranks > 16 && z == 0 && k == COLL_ALLTOALL)
+                    continue;   /* the 32-rank AllToAll once is enough */
+                baseline_opts o;
+                baseline_opts_default(&o);
+                o.size_bytes = sizes[z];
+                run_report rep;
+                prog *p = build_and_verify("nccl", t, (coll_kind)k, &o, &rep);
+                if (z == 0)
+                    assert_string_equal(p->proto, "LL");
+                else
+                    assert_string_equal(p->proto, "Simple");
+                assert_non_null(strstr(p->name, "nccl"));
+                run_report_free(&rep);
+                prog_free(p);
+            }
+        topo_free(t);
+    }
+}
+
+/* On a node with several NICs NCCL's ring channels leave and enter the node
+ * each through its own NIC: at a size where every channel is used, every
+ * NIC carries traffic in each direction. */
+static void test_nccl_uses_every_nic(void **state)
+{
+    (void)state;
+    static const char *names[] = {"dgx2-x2", "dgx-a100-x2", "dgx-h100-x4", "ndv4-x2"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        topo *t = load(names[i]);
+        baseline_opts o;
+        baseline_opts_default(&o);
+        o.size_bytes = 1LL << 30;
+        baseline_stats st;
+        tc_err e;
+        prog *p = baseline_build_stats("nccl", t, COLL_ALLGATHER, &o, &st, &e);
+        if (!p)
+            fail_msg("%s: %s", names[i], e.msg);
+        int per_node = 0;
+        for (int x = 0; x < t->nnics; x++)
+            per_node += t->nics[x].node == 0;
+        assert_int_equal(st.nccl.rings, per_node);     /* one ring per NIC */
+        assert_int_equal(st.channels, 2 * per_node);   /* duplicated, as NCCL does */
+        unsigned char *out = calloc((size_t)t->nnics, 1), *in = calloc((size_t)t->nnics, 1);
+        int *egress_rings = calloc((size_t)t->nnics, sizeof *egress_rings);
+        for (int r = 0; r < p->ngpu; r++)
+            for (int b = 0; b < p->gpus[r].ntbs; b++) {
+                const prog_tb *tb = &p->gpus[r].tbs[b];
+                if (tb->send < 0)
+                    continue;
+                topo_route rt = topo_route_of(t, r, tb->send);
+                if (rt.kind != ROUTE_NIC)
+                    continue;
+                out[rt.nic_src] = in[rt.nic_dst] = 1;
+                egress_rings[rt.nic_src]++;
+            }
+        for (int x = 0; x < t->nnics; x++) {
+            if (!out[x] || !in[x])
+                fail_msg("%s: NIC %d unused %s", names[i], x, out[x] ? "inbound" : "outbound");
+            /* NIC-disjoint: the two copies of one ring, nothing else */
+            assert_int_equal(egress_rings[x], 2);
+        }
+        free(out);
+        free(in);
+        free(egress_rings);
+        prog_free(p);
+        topo_free(t);
+    }
+}
+
+/* What nccl refuses: a chip device, and the knobs NCCL sets itself. */
+static void test_nccl_refusals(void **state)
+{
+    (void)state;
+    tc_err e;
+    baseline_opts o;
+    baseline_opts_default(&o);
+    topo *t = load("cs-chip4");
+    assert_null(baseline_build("nccl", t, COLL_ALLGATHER, &o, &e));
+    assert_int_equal(e.code, TC_INPUT);
+    assert_non_null(strstr(e.msg, "NCCL runs on GPUs"));
+    topo_free(t);
+    t = load("ndv2-x1");
+    o.channels = 2;
+    assert_null(baseline_build("nccl", t, COLL_ALLGATHER, &o, &e));
+    assert_non_null(strstr(e.msg, "--channels"));
+    topo_free(t);
+}
+
 static void test_deterministic(void **state)
 {
     (void)state;
@@ -746,6 +857,9 @@ int main(void)
         cmocka_unit_test(test_small_multinode),
         cmocka_unit_test(test_direct_many_ranks),
         cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_nccl_bundled),
+        cmocka_unit_test(test_nccl_uses_every_nic),
+        cmocka_unit_test(test_nccl_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

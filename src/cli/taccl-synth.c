@@ -54,7 +54,9 @@ static const char help[] =
     "the topology and size, so `taccl-run OUT.xml` runs it with no other argument.\n"
     "\n"
     "  --algo NAME       baseline algorithm (see --list): ring, direct, butterfly,\n"
-    "                    rsag, tree\n"
+    "                    rsag, tree, or nccl: what NCCL runs for that call at --size\n"
+    "                    (its tuning model picks ring or tree, the protocol and the\n"
+    "                    channels; its rings leave each node through their own NIC)\n"
     "  --collective C    allgather, alltoall, reducescatter or allreduce\n"
     "  -o OUT.xml        output file (written atomically; untouched on any error)\n"
     "  --channels K      data channels (ring: default as many rings as the topology\n"
@@ -395,6 +397,23 @@ static void print_json(const cli *c, const prog *p, const baseline_stats *st, co
         cJSON_AddNumberToObject(j, "rings_found", st->rings_found);
     else
         cJSON_AddNullToObject(j, "rings_found");
+    if (st->nccl.algo[0]) {
+        cJSON *nc = cJSON_AddObjectToObject(j, "nccl");
+        cJSON_AddStringToObject(nc, "algo", st->nccl.algo);
+        cJSON_AddStringToObject(nc, "proto", st->nccl.proto);
+        cJSON_AddNumberToObject(nc, "channels", st->nccl.channels);
+        cJSON_AddNumberToObject(nc, "channels_max", st->nccl.channels_max);
+        cJSON_AddNumberToObject(nc, "rings", st->nccl.rings);
+        cJSON_AddNumberToObject(nc, "piece_bytes", (double)st->nccl.piece_bytes);
+        if (st->nccl.estimate_us >= 0)
+            cJSON_AddNumberToObject(nc, "estimate_us", st->nccl.estimate_us);
+        else
+            cJSON_AddNullToObject(nc, "estimate_us");
+    }
+    if (st->note[0])
+        cJSON_AddStringToObject(j, "note", st->note);
+    else
+        cJSON_AddNullToObject(j, "note");
     cJSON_AddNumberToObject(j, "size_bytes", (double)p->size_bytes);
     cJSON_AddStringToObject(j, "target", target_label(c->target));
     cJSON_AddBoolToObject(j, "inplace", p->inplace);
@@ -719,8 +738,11 @@ int main(int argc, char **argv)
                     c.npos ? c.pos[1] : "", "");
     const baseline_algo *a = baseline_algo_find(c.algo);
     if (!a)
-        return report(&c, 0, "unknown algorithm '%s'; known: ring, direct, butterfly, rsag, tree%s",
-                    c.algo, "");
+        return report(&c, 0, "unknown algorithm '%s'; known: ring, direct, butterfly, rsag, tree, "
+                    "nccl%s", c.algo, "");
+    if (!strcmp(a->name, "nccl") && c.proto)
+        return report(&c, 0, "--algo nccl chooses its protocol as NCCL does; to fix one, use "
+                    "--algo ring or tree with --proto %s%s", c.proto, "");
     if (!c.coll)
         return report(&c, 1, "--collective is required (allgather, alltoall, reducescatter or "
                     "allreduce)%s%s", "", "");
@@ -742,6 +764,7 @@ int main(int argc, char **argv)
     o.chunks = c.chunks;
     o.via = c.via;
     o.target = c.target;
+    o.size_bytes = c.size ? c.size : 1 << 20;
     baseline_stats st;
     prog *p = baseline_build_stats(c.algo, t, k, &o, &st, &err);
     if (!p) {

@@ -47,6 +47,10 @@ static const baseline_algo ALGOS[] = {
      "AllReduce as ReduceScatter then AllGather (--via direct|ring|butterfly)"},
     {"tree", BIT(COLL_ALLREDUCE),
      "NCCL's double binary tree: two complementary trees, reduce up, broadcast down, pipelined"},
+    {"nccl",
+     BIT(COLL_ALLGATHER) | BIT(COLL_ALLTOALL) | BIT(COLL_REDUCESCATTER) | BIT(COLL_ALLREDUCE),
+     "what NCCL runs at --size: its tuning model picks ring or tree, LL/LL128/Simple and the "
+     "channels; rings one per NIC; AllToAll point-to-point"},
 };
 
 #define NALGOS ((int)(sizeof ALGOS / sizeof ALGOS[0]))
@@ -272,7 +276,7 @@ prog *baseline_build_stats(const char *algo, const topo *t, coll_kind k,
     const baseline_algo *a = baseline_algo_find(algo);
     if (!a) {
         tc_err_set(err, TC_INPUT, "unknown algorithm '%s'; known: ring, direct, butterfly, "
-                   "rsag, tree", algo ? algo : "");
+                   "rsag, tree, nccl", algo ? algo : "");
         return NULL;
     }
     if ((int)k < 0 || k >= COLL_COUNT) {
@@ -312,6 +316,9 @@ prog *baseline_build_stats(const char *algo, const topo *t, coll_kind k,
         return NULL;
     }
 
+    if (!strcmp(a->name, "nccl"))
+        return bl_build_nccl(t, k, o, st, err);
+
     int n = t->nranks;
     const char *kind = a->name;     /* builder actually used */
     if (!strcmp(kind, "rsag"))
@@ -347,7 +354,8 @@ prog *baseline_build_stats(const char *algo, const topo *t, coll_kind k,
     int rc;
     if (is_ring) {
         int want = o->channels ? o->channels : DEFAULT_RINGS;
-        if (baseline_find_rings(t, want, &rings, err) != TC_OK)
+        if (baseline_find_rings_mode(t, want, (baseline_ring_mode)o->ring_mode, &rings, err) !=
+            TC_OK)
             return NULL;
         st->rings_found = rings.ndisjoint;
         if (!o->channels)

@@ -16,6 +16,11 @@
  *              XOR-exchange AllReduce.
  *   rsag       AllReduce as ReduceScatter then AllGather, via direct (the case
  *              study's composition), ring, or butterfly (Rabenseifner).
+ *   nccl       what NCCL runs for the call at opts.size_bytes (nccl_tune.h):
+ *              its ring or double binary tree, protocol, channel count and
+ *              chunking, over channels built as its topology search builds
+ *              them; AllToAll as its point-to-point exchange.  The program's
+ *              proto is set; the note says what was picked and why.
  *   tree       NCCL's double binary tree AllReduce: two complementary trees
  *              each carrying half the buffer, reduce up then broadcast down,
  *              pipelined in chunks.
@@ -50,6 +55,8 @@ typedef struct {
                                (tree 4, others 1) */
     const char *via;        /* rsag only: "direct" (NULL = direct), "ring", "butterfly" */
     baseline_target target;
+    long long size_bytes;   /* nccl: the call's size NCCL chooses for (0 = 1 MiB) */
+    int ring_mode;          /* ring: a baseline_ring_mode (0 = BL_RINGS_DISJOINT) */
 } baseline_opts;
 
 /* What a build produced, for messages and --json. */
@@ -63,6 +70,13 @@ typedef struct {
     long long tbs;          /* over all ranks */
     long long steps;        /* over all ranks, nops included */
     char note[512];         /* extra information for the user, "" if none */
+    struct {                /* nccl only (algo "" otherwise): what NCCL picked */
+        char algo[8];       /* "ring", "tree", "p2p" */
+        char proto[8];
+        int channels, channels_max, rings;
+        long long piece_bytes;  /* slice (ring, tree) or P2P chunk */
+        double estimate_us;     /* NCCL's own estimate, -1 for p2p */
+    } nccl;
 } baseline_stats;
 
 /* One algorithm of the table. */
@@ -74,7 +88,7 @@ typedef struct {
 
 void baseline_opts_default(baseline_opts *o);
 
-/* The table, in a fixed order (ring, direct, butterfly, rsag, tree). */
+/* The table, in a fixed order (ring, direct, butterfly, rsag, tree, nccl). */
 const baseline_algo *baseline_algos(int *count);
 const baseline_algo *baseline_algo_find(const char *name);   /* NULL if unknown */
 
@@ -110,9 +124,22 @@ typedef struct {
     int *order;
 } baseline_rings;
 
+/* How the rings may share resources:
+ *   BL_RINGS_DISJOINT  as above (the ring baseline);
+ *   BL_RINGS_NCCL      as NCCL's topology search builds ring channels: no
+ *                      two rings share a link direction or a NIC direction
+ *                      (each leaves and enters a node through its own NIC,
+ *                      the one it entered by where the node allows), while
+ *                      switch ports are shared (NCCL accounts an NVSwitch by
+ *                      bandwidth, not by port); all rings found are
+ *                      "disjoint" in this sense (ndisjoint = nrings). */
+typedef enum { BL_RINGS_DISJOINT, BL_RINGS_NCCL } baseline_ring_mode;
+
 /* Find up to max_rings (>= 1) rings.  TC_INPUT if not even one exists (or
  * none was found within the search budget), with the reason. */
 int baseline_find_rings(const topo *t, int max_rings, baseline_rings *out, tc_err *err);
+int baseline_find_rings_mode(const topo *t, int max_rings, baseline_ring_mode mode,
+                             baseline_rings *out, tc_err *err);
 void baseline_rings_free(baseline_rings *r);
 
 #endif

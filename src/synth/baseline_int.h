@@ -59,6 +59,11 @@ int bl_build_butterfly(bld *b, const bl_args *a, tc_err *err);
 int bl_build_halving(bld *b, const bl_args *a, tc_err *err);
 int bl_build_tree(bld *b, const bl_args *a, tc_err *err);
 
+/* --algo nccl (baseline_nccl.c): plans NCCL's choice and builds it with the
+ * builders above through baseline_build_stats. */
+prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline_stats *st,
+                    tc_err *err);
+
 /* log2 of n if n is a power of two, else -1. */
 static inline int bl_log2_exact(int n)
 {

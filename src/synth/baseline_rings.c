@@ -46,7 +46,9 @@ typedef struct {
     unsigned char *pout, *pin;      /* [nsw * n] switch port directions taken */
     int nnic;
     unsigned char *nic_out, *nic_in; /* [nnic] NIC directions taken */
-    int ports;              /* 1: a taken switch port or NIC direction blocks */
+    int ports;              /* 1: a taken switch port blocks */
+    int nics;               /* 1: a taken NIC direction blocks */
+    int same_nic;           /* 1: prefer leaving a node by the NIC the ring entered */
 } lgraph;
 
 typedef struct {
@@ -186,7 +188,7 @@ static int nics_free(const lgraph *g, int x, int e)
 {
     if (!g->nic[x] || !g->nic[e])
         return 0;
-    return !g->ports || (!g->nic_out[g->nicid[x]] && !g->nic_in[g->nicid[e]]);
+    return !g->nics || (!g->nic_out[g->nicid[x]] && !g->nic_in[g->nicid[e]]);
 }
 
 static long edge_at(const lgraph *g, int u, int v)
@@ -303,10 +305,12 @@ static int accept_cycle(ringsearch *s, const int *cyc)
     }
     /* Cut between two NIC ranks, preferring NIC directions no ring took yet
      * (with several NICs per node, rings then cross between nodes apart). */
-    for (int sweep = 0; sweep < (s->g.ports ? 1 : 2); sweep++)
+    for (int sweep = s->g.same_nic ? -1 : 0; sweep < (s->g.nics ? 1 : 2); sweep++)
         for (int i = 0; i < n; i++) {
             int x = cyc[i], e = cyc[(i + 1) % n];
             if (!nics_free(&s->g, x, e))
+                continue;
+            if (sweep == -1 && s->g.nicid[x] != s->g.nicid[e])
                 continue;
             if (sweep == 0 && (s->g.nic_out[s->g.nicid[x]] || s->g.nic_in[s->g.nicid[e]]))
                 continue;
@@ -689,7 +693,8 @@ static void try_dfs(ringsearch *s)
             accept_reverse(s, s->nnodes == 1);
         if (s->found == before && s->nnodes > 1) {
             for (int st = 0; st < n && s->found == before && s->budget > 0; st++)
-                if (s->g.nic[st] && dfs_hamilton(s, st, 0, path) && accept_path(s, path))
+                if (s->g.nic[st] && !(s->g.nics && s->g.nic_in[s->g.nicid[st]]) &&
+                    dfs_hamilton(s, st, 0, path) && accept_path(s, path))
                     accept_reverse(s, 0);
         }
         if (s->found == before)
@@ -726,6 +731,12 @@ void baseline_rings_free(baseline_rings *r)
 }
 
 int baseline_find_rings(const topo *t, int max_rings, baseline_rings *out, tc_err *err)
+{
+    return baseline_find_rings_mode(t, max_rings, BL_RINGS_DISJOINT, out, err);
+}
+
+int baseline_find_rings_mode(const topo *t, int max_rings, baseline_ring_mode mode,
+                             baseline_rings *out, tc_err *err)
 {
     memset(out, 0, sizeof *out);
     if (!t || t->nranks < 2)
@@ -764,7 +775,10 @@ int baseline_find_rings(const topo *t, int max_rings, baseline_rings *out, tc_er
         /* Pass 1: rings sharing no resource — link direction, switch port,
          * NIC direction.  Two orders of trying; the second only when the
          * first falls short on a node small enough to search twice. */
-        s.g.ports = 1;
+        int nccl = mode == BL_RINGS_NCCL;
+        s.g.ports = !nccl;
+        s.g.nics = 1;
+        s.g.same_nic = nccl;
         int dfs_first = !uniform_bandwidth(&s.g);
         run_strategy(&s, dfs_first);
         if (s.found < s.max && R <= 256) {
@@ -786,8 +800,9 @@ int baseline_find_rings(const topo *t, int max_rings, baseline_rings *out, tc_er
         /* Pass 2, only if more rings are wanted: other orders that share no
          * link direction but may share switch ports and NICs. */
         disjoint = s.found;
-        if (s.found < s.max) {
+        if (s.found < s.max && !nccl) {
             s.g.ports = 0;
+            s.g.nics = 0;
             s.budget = 200000L + 50L * R;
             run_strategy(&s, dfs_first);
         }

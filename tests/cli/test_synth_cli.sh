@@ -51,7 +51,7 @@ expect "help exits 0" 0 "usage: taccl-synth" -- "$S" --help
 expect "list names every algorithm" 0 "ring.*direct.*butterfly.*rsag.*tree" -- bash -c "'$S' --list | tr '\n' ' '"
 expect "no arguments is exit 2" 2 "give a sketch and a topology file, or --algo" -- "$S"
 refuse "unknown flag" "unknown option '--frobnicate'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --frobnicate
-refuse "unknown algorithm" "unknown algorithm 'nccl'; known: ring, direct, butterfly, rsag, tree" -- --algo nccl "$T/ndv2-x1.json" --collective allgather
+refuse "unknown algorithm" "unknown algorithm 'msccl'; known: ring, direct, butterfly, rsag, tree, nccl" -- --algo msccl "$T/ndv2-x1.json" --collective allgather
 refuse "missing collective" "--collective is required" -- --algo ring "$T/ndv2-x1.json"
 refuse "bad collective" "--collective: expected" -- --algo ring "$T/ndv2-x1.json" --collective broadcast
 refuse "bad channels" "--channels: expected an integer 1..32" -- --algo ring "$T/ndv2-x1.json" --collective allgather --channels 0
@@ -131,7 +131,8 @@ refuse "butterfly needs a power of two" "butterfly needs a power-of-two number o
 refuse "rsag via butterfly needs a power of two" "power-of-two" -- --algo rsag --via butterfly "$TMP/six.json" --collective allreduce
 refuse "via is rsag only" "--via applies to rsag only" -- --algo ring --via direct "$T/ndv2-x1.json" --collective allreduce
 refuse "no ring on a star" "ring: found no ring through all 4 ranks of star" -- --algo ring "$TMP/star.json" --collective allgather
-refuse "direct needs every pair linked" "ranks 0 and 5 of ndv2-x1 have no link" -- --algo direct "$T/ndv2-x1.json" --collective alltoall
+refuse "direct needs every pair linked" "ranks 0 and 5 of ndv2-x1 have no link" -- --algo direct "$T/ndv2-x1.json" --collective allgather
+refuse "direct alltoall needs a relay" "no link, switch or NIC between them nor a rank joined to both" -- --algo direct "$T/torus-2d-4x4.json" --collective alltoall
 refuse "butterfly partners not linked" "no link, switch or NIC" -- --algo butterfly "$T/torus-2d-4x4.json" --collective allgather
 
 # runtime limits: 65 steps per tb exceed the newer executor's 64 ...
@@ -156,6 +157,28 @@ ok_run "ring allreduce dgx2" --algo ring "$T/dgx2-x1.json" --collective allreduc
 ok_run "direct alltoall dgx2" --algo direct "$T/dgx2-x1.json" --collective alltoall
 ok_run "direct reducescatter six" --algo direct "$TMP/six.json" --collective reducescatter --chunks 3
 ok_run "direct allreduce chip" --algo direct "$T/cs-chip4.json" --collective allreduce
+ok_run "direct alltoall through relays (cube-mesh)" --algo direct "$T/ndv2-x1.json" --collective alltoall
+
+# --algo nccl: NCCL's choice at --size, said in --json and in the file
+refuse "nccl sets its own protocol" "--algo nccl chooses its protocol as NCCL does" -- --algo nccl "$T/ndv2-x2.json" --collective allgather --proto LL
+refuse "nccl sets its own channels" "nccl chooses its channels" -- --algo nccl "$T/ndv2-x2.json" --collective allgather --channels 2
+refuse "nccl is for GPUs" "NCCL runs on GPUs" -- --algo nccl "$T/cs-chip4.json" --collective allgather
+expect "--list names nccl" 0 "^nccl +allgather,alltoall,reducescatter,allreduce +what NCCL runs" -- "$S" --list
+for sz in 4K 1G; do
+    "$S" --algo nccl "$T/dgx2-x2.json" --collective allgather --size $sz -o "$TMP/nccl$sz.xml" --json >"$TMP/nccl$sz.json" 2>/dev/null
+done
+python3 - "$TMP" <<'PY' && echo "ok - nccl --json: LL ring on 1 channel at 4K, Simple on 16 at 1G" || echo "not ok - nccl --json"
+import json, sys, re
+d = sys.argv[1]
+small = json.load(open(d + "/nccl4K.json"))["nccl"]
+big = json.load(open(d + "/nccl1G.json"))["nccl"]
+assert (small["algo"], small["proto"], small["channels"]) == ("ring", "LL", 1), small
+assert (big["algo"], big["proto"], big["channels"], big["rings"]) == ("ring", "Simple", 16, 8), big
+assert big["estimate_us"] > 0 and big["piece_bytes"] == 1 << 20, big
+assert re.search(r'proto="LL"', open(d + "/nccl4K.xml").read())
+assert re.search(r'proto="Simple"', open(d + "/nccl1G.xml").read())
+PY
+expect "nccl 4K allgather runs and verifies" 0 "result +verified" -- "$R" "$TMP/nccl4K.xml"
 ok_run "butterfly allreduce chip" --algo butterfly "$T/cs-chip4.json" --collective allreduce
 ok_run "butterfly allgather ndv2" --algo butterfly "$T/ndv2-x1.json" --collective allgather
 ok_run "rsag direct dgx2" --algo rsag "$T/dgx2-x1.json" --collective allreduce

@@ -1,0 +1,226 @@
+/* baseline_nccl.c — `--algo nccl`: the schedule NCCL would run for one
+ * call, as an MSCCL program.
+ *
+ * Why: a speed-up over NCCL is only honest against what NCCL runs, not
+ * against our own ring.  NCCL decides per call (nccl_tune.h): ring or, for
+ * AllReduce, its double binary tree; LL, LL128 or Simple; how many of its
+ * channels; and pipelines each channel in its chunk size.  Its channels are
+ * rings its topology search built, one per NIC on a node with several, each
+ * entering and leaving the node through its own NIC, then duplicated.
+ * AllToAll is NCCL's point-to-point exchange with its P2P protocol and
+ * chunk rules.
+ *
+ * This file works out that plan from the topology and hands the building to
+ * the ring, tree and direct builders (baseline.c) with NCCL's channels,
+ * pieces and protocol; the note and the program's name say what was
+ * picked and NCCL's own estimates. */
+#include "baseline_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../model/cost.h"
+#include "../util/mem.h"
+#include "nccl_tune.h"
+
+#define SINGLE_NODE_RINGS 8     /* rings sought inside one node */
+
+/* NICs on node 0 (distinct). */
+static int nics_per_node(const topo *t)
+{
+    int c = 0;
+    for (int x = 0; x < t->nnics; x++)
+        c += t->nics[x].node == 0;
+    return c;
+}
+
+/* Per-channel bandwidths of the ring set, as NCCL's search would account
+ * them: each hop's route bandwidth shared by every ring holding the same
+ * resource (a switch port all rings cross, a NIC a ring shares with
+ * another), the slowest inside a node and between nodes, then halved for
+ * NCCL's duplication of every channel. */
+static void ring_bandwidths(const topo *t, const baseline_rings *R, double *intra, double *inter)
+{
+    int nres = cost_nres(t), n = t->nranks;
+    int *uses = xcalloc((size_t)nres, sizeof *uses);
+    for (int k = 0; k < R->nrings; k++)
+        for (int i = 0; i < n; i++) {
+            int a = R->order[(size_t)k * n + i], b = R->order[(size_t)k * n + (i + 1) % n], res[2];
+            int m = cost_hop_res(t, a, b, res);
+            for (int j = 0; j < m; j++)
+                uses[res[j]]++;
+        }
+    *intra = *inter = INFINITY;
+    for (int k = 0; k < R->nrings; k++)
+        for (int i = 0; i < n; i++) {
+            int a = R->order[(size_t)k * n + i], b = R->order[(size_t)k * n + (i + 1) % n], res[2];
+            topo_route rt = topo_route_of(t, a, b);
+            int m = cost_hop_res(t, a, b, res), share = 1;
+            for (int j = 0; j < m; j++) {
+                int lanes = cost_res_lanes(t, res[j]);
+                int s = (uses[res[j]] + lanes - 1) / (lanes > 0 ? lanes : 1);
+                if (s > share)
+                    share = s;
+            }
+            double bw = rt.bw_gbps / share;
+            double *into = rt.kind == ROUTE_NIC ? inter : intra;
+            if (bw < *into)
+                *into = bw;
+        }
+    free(uses);
+    if (!isfinite(*intra))
+        *intra = *inter;
+    if (!isfinite(*inter))
+        *inter = *intra;
+    *intra /= 2;
+    *inter /= 2;
+}
+
+static long long ceil_div(long long a, long long b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Build `algo` with K channels and M pieces, lowering M until the target's
+ * steps-per-tb limit holds (NCCL loops where MSCCL cannot). */
+static prog *build_within(const char *algo, const topo *t, coll_kind k, const baseline_opts *o,
+                          int K, long long M, baseline_stats *st, int *capped, tc_err *err)
+{
+    baseline_opts u = *o;
+    u.channels = K;
+    u.chunks = (int)(M > 64 ? 64 : M);
+    *capped = M > u.chunks;
+    if (o->target != BL_TARGET_UNLIMITED) {
+        int limit = o->target == BL_TARGET_EXECUTOR ? 64 : 256;
+        for (;;) {
+            baseline_opts trial = u;
+            trial.target = BL_TARGET_UNLIMITED;
+            baseline_stats ts;
+            prog *p = baseline_build_stats(algo, t, k, &trial, &ts, err);
+            if (!p)
+                return NULL;
+            prog_free(p);
+            if (ts.max_steps_per_tb <= limit || u.chunks == 1)
+                break;
+            int m = (int)((long long)u.chunks * limit / ts.max_steps_per_tb);
+            u.chunks = m < u.chunks ? (m >= 1 ? m : 1) : u.chunks - 1;
+            *capped = 1;
+        }
+    }
+    return baseline_build_stats(algo, t, k, &u, st, err);
+}
+
+static size_t add_estimates(char *s, size_t len, size_t cap, const nccl_choice *ch)
+{
+    for (int a = NCCL_RING; a >= 0; a--)
+        for (int p = 0; p < COST_NPROTO; p++) {
+            double us = ch->table_us[a][p];
+            if (us < 0 || len >= cap)
+                continue;
+            len += (size_t)snprintf(s + len, cap - len, "%s%s/%s %.1f", len ? ", " : "",
+                                    nccl_algo_name((nccl_algo)a), cost_proto_name((cost_proto)p),
+                                    us);
+        }
+    return len;
+}
+
+prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline_stats *st,
+                    tc_err *err)
+{
+    if (t->kind != TOPO_GPU) {
+        tc_err_set(err, TC_INPUT, "nccl: %s is a chip/cluster device; NCCL runs on GPUs (use "
+                   "ring, direct, butterfly, rsag or tree)", t->name);
+        return NULL;
+    }
+    if (o->channels || o->chunks) {
+        tc_err_set(err, TC_INPUT, "nccl chooses its channels and pipelining as NCCL does; "
+                   "--channels and --chunks apply to ring, direct, butterfly, rsag and tree");
+        return NULL;
+    }
+    long long bytes = o->size_bytes > 0 ? o->size_bytes : 1 << 20;
+    int n = t->nranks, N = t->nnodes, capped = 0;
+    char arch_note[96] = "";
+    if (t->arch == TOPO_ARCH_UNKNOWN)
+        snprintf(arch_note, sizeof arch_note, "; device.arch not given, NCCL's Volta constants");
+    prog *p = NULL;
+    const char *what;
+    if (k == COLL_ALLTOALL) {
+        long long peer = bytes / n;
+        cost_proto pr = nccl_p2p_proto(peer);
+        long long chunk = nccl_p2p_chunk_bytes(N > 1, peer, pr);
+        long long M = peer > chunk ? ceil_div(peer, chunk) : 1;
+        p = build_within("direct", t, k, o, 1, M, st, &capped, err);
+        if (!p)
+            return NULL;
+        snprintf(p->proto, sizeof p->proto, "%s", cost_proto_name(pr));
+        snprintf(st->note, sizeof st->note, "nccl at %lld bytes: point-to-point to every peer, "
+                 "%s, %lld-byte chunks (%d piece%s per peer%s)%s", bytes, cost_proto_name(pr),
+                 chunk, st->chunks, st->chunks == 1 ? "" : "s",
+                 capped ? ", fewer than NCCL's: the runtime's steps-per-tb limit" : "", arch_note);
+        what = "p2p";
+        snprintf(st->nccl.proto, sizeof st->nccl.proto, "%s", cost_proto_name(pr));
+        st->nccl.channels = st->nccl.channels_max = 1;
+        st->nccl.piece_bytes = chunk;
+        st->nccl.estimate_us = -1;
+    } else {
+        int want = N > 1 ? nics_per_node(t) : SINGLE_NODE_RINGS;
+        if (want < 1)
+            want = 1;
+        baseline_rings R;
+        if (baseline_find_rings_mode(t, want, BL_RINGS_NCCL, &R, err) != TC_OK) {
+            tc_err_prefix(err, "nccl");
+            return NULL;
+        }
+        nccl_comm c = {n, N, t->arch, 2 * R.nrings, 0, 0};
+        if (c.nchannels > MAX_CHANNELS)
+            c.nchannels = MAX_CHANNELS;
+        ring_bandwidths(t, &R, &c.bw_intra, &c.bw_inter);
+        int nrings = R.nrings;
+        baseline_rings_free(&R);
+        nccl_choice ch;
+        nccl_choose(&c, k, bytes, &ch);
+        baseline_opts u = *o;
+        u.ring_mode = BL_RINGS_NCCL;
+        long long M;
+        int K;
+        if (ch.algo == NCCL_RING) {
+            K = ch.nchannels;
+            M = ceil_div(bytes, (long long)n * K * ch.slice_bytes);
+            p = build_within("ring", t, k, &u, K, M, st, &capped, err);
+        } else {
+            K = ch.nchannels / 2 > 0 ? ch.nchannels / 2 : 1;   /* pairs of trees */
+            M = ceil_div(bytes, 2LL * K * ch.slice_bytes);
+            p = build_within("tree", t, k, &u, K, M, st, &capped, err);
+        }
+        if (!p) {
+            tc_err_prefix(err, "nccl");
+            return NULL;
+        }
+        snprintf(p->proto, sizeof p->proto, "%s", cost_proto_name(ch.proto));
+        size_t len = (size_t)snprintf(
+            st->note, sizeof st->note,
+            "nccl at %lld bytes: %s %s, %d of %d channels (%d ring%s found, duplicated), "
+            "%lld-byte slices, %d piece%s per channel%s; NCCL's estimates (us): ",
+            bytes, nccl_algo_name(ch.algo), cost_proto_name(ch.proto), ch.nchannels,
+            c.nchannels, nrings, nrings == 1 ? "" : "s", ch.slice_bytes, st->chunks,
+            st->chunks == 1 ? "" : "s",
+            capped ? " (fewer than NCCL's: the runtime's steps-per-tb limit)" : "");
+        len = add_estimates(st->note, len, sizeof st->note, &ch);
+        if (len < sizeof st->note)
+            snprintf(st->note + len, sizeof st->note - len, "%s", arch_note);
+        what = nccl_algo_name(ch.algo);
+        snprintf(st->nccl.proto, sizeof st->nccl.proto, "%s", cost_proto_name(ch.proto));
+        st->nccl.channels = ch.nchannels;
+        st->nccl.channels_max = c.nchannels;
+        st->nccl.rings = nrings;
+        st->nccl.piece_bytes = ch.slice_bytes;
+        st->nccl.estimate_us = ch.time_us;
+    }
+    snprintf(st->nccl.algo, sizeof st->nccl.algo, "%s", what);
+    snprintf(p->name, sizeof p->name, "taccl baseline nccl %s: %s %s, %d ranks on %s, %d "
+             "channel%s x %d chunk%s, at %lld bytes", coll_name(k), what, p->proto, n, t->name,
+             st->channels, st->channels == 1 ? "" : "s", st->chunks, st->chunks == 1 ? "" : "s",
+             bytes);
+    return p;
+}

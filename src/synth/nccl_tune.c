@@ -1,0 +1,222 @@
+/* nccl_tune.c — NCCL's tuning model (contract and sources in nccl_tune.h).
+ *
+ * Why a copy of the model and not our own cost model: `--algo nccl` must
+ * pick what NCCL picks, right or wrong, so the yardstick is NCCL and not the
+ * best schedule our model knows.  The figures below are NCCL's tables
+ * transcribed (tree and ring rows only; index order LL, LL128, Simple as
+ * NCCL's NCCL_PROTO_* is) and the rules restated in our terms. */
+#include "nccl_tune.h"
+
+#include <math.h>
+#include <string.h>
+
+/* NCCL_PROTO_* order: LL, LL128, Simple. */
+enum { P_LL, P_LL128, P_SIMPLE };
+
+static int pidx(cost_proto p)
+{
+    return p == COST_LL ? P_LL : p == COST_LL128 ? P_LL128 : P_SIMPLE;
+}
+
+/* baseLatencies[algo][proto] (us) */
+static const double BASE_LAT[NCCL_NALGO][3] = {
+    {6.8, 14.0, 8.4},   /* tree */
+    {6.6, 14.0, 8.4},   /* ring */
+};
+
+/* hwLatencies[hw][algo][proto] (us): NVLink, network */
+static const double HW_LAT_NVLINK[NCCL_NALGO][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
+static const double HW_LAT_NET[NCCL_NALGO][3] = {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}};
+
+/* Per generation (Volta, Ampere, Hopper, Blackwell) x {1 node, 2, more}. */
+static const double LL_MAX_BW[4][3] = {
+    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
+static const double PER_CH_RING_LL128[4][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
+static const double PER_CH_TREE_LL128[4][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+static const double PER_CH_TREE[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+
+/* Tree AllReduce correction, powers of two of bytes/64 from 64 B. */
+static const double TREE_CORRECTION[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0,
+     1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9,
+     1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9,
+     .9},
+};
+
+#define NET_OVERHEAD_US 1.0     /* getNetOverhead: Intel x86 host */
+#define NCCL_STEPS 8
+#define SIMPLE_BUFF (1LL << 22)                 /* DEFAULT_BUFFSIZE */
+#define LL_BUFF (8LL * 512 * NCCL_STEPS * 16)   /* lines/thread * threads * steps * line */
+#define LL128_BUFF (120LL * 640 * NCCL_STEPS * 8)
+#define RING_CHUNKSTEPS (NCCL_STEPS / 2)        /* ALLGATHER/ALLREDUCE/REDUCESCATTER_CHUNKSTEPS */
+#define RING_SLICESTEPS (NCCL_STEPS / 4)        /* ..._SLICESTEPS */
+#define P2P_LL_THRESHOLD 16384
+#define P2P_NVL_CHUNK (1LL << 19)
+#define P2P_NET_CHUNK (1LL << 17)
+
+static int gen_index(topo_arch a)
+{
+    switch (a) {
+    case TOPO_ARCH_AMPERE: return 1;
+    case TOPO_ARCH_HOPPER: return 2;
+    case TOPO_ARCH_BLACKWELL: return 3;
+    default: return 0;
+    }
+}
+
+static int log2i(long long n)
+{
+    int l = 0;
+    while (n >>= 1)
+        l++;
+    return l;
+}
+
+const char *nccl_algo_name(nccl_algo a)
+{
+    return a == NCCL_TREE ? "tree" : "ring";
+}
+
+/* ncclTopoTuneModel's bandwidth (GB/s, algorithm bandwidth) for (k, a, p). */
+static double model_bw(const nccl_comm *c, coll_kind k, nccl_algo a, int p)
+{
+    int g = gen_index(c->arch);
+    int i2 = c->nnodes <= 2 ? c->nnodes - 1 : 2;
+    int i1 = c->nnodes == 1 ? g : 0;
+    double ll_max = LL_MAX_BW[i1][i2];
+    double bw = c->nnodes <= 2 ? c->bw_intra : c->bw_inter;
+    double bus = c->nchannels * bw;
+    if (a == NCCL_RING && p == P_LL)
+        bus = fmin(ll_max, bus * .5);
+    if (a == NCCL_RING && p == P_LL128)
+        bus = fmin(bus * .92, c->nchannels * PER_CH_RING_LL128[g][i2]);
+    if (a == NCCL_TREE && k == COLL_ALLREDUCE)
+        bus = fmin(bus * .92, c->nchannels * PER_CH_TREE[g][i2]);
+    if (a == NCCL_TREE && p == P_LL)
+        bus = fmin(bus / 3.8, ll_max);
+    if (a == NCCL_TREE && p == P_LL128)
+        bus = fmin(bus * (c->nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                   c->nchannels * PER_CH_TREE_LL128[g][i2]);
+    int nsteps = k == COLL_ALLREDUCE ? 2 * (c->nranks - 1) : c->nranks - 1;
+    return bus * (a == NCCL_RING ? (double)c->nranks / nsteps : .5);
+}
+
+/* ncclTopoTuneModel's latency (us) for (k, a, p). */
+static double model_lat(const nccl_comm *c, coll_kind k, nccl_algo a, int p)
+{
+    double lat = BASE_LAT[a][p];
+    double intra = HW_LAT_NVLINK[a][p];
+    int ppn = c->nranks / c->nnodes;
+    double inter = ppn == 1 ? HW_LAT_NET[NCCL_TREE][p] : HW_LAT_NET[a][p];
+    if (a == NCCL_RING) {
+        int nsteps = k == COLL_ALLREDUCE ? 2 * (c->nranks - 1) : c->nranks - 1;
+        if (c->nnodes > 1) {
+            double ovh = NET_OVERHEAD_US * (p == P_SIMPLE ? 3 : 1);
+            if (ovh > intra)
+                intra = ovh;
+        }
+        int inter_steps = c->nnodes == 1 ? 0 : k == COLL_ALLREDUCE ? 2 * (c->nnodes - 1)
+                                                                   : c->nnodes - 1;
+        lat += (nsteps - inter_steps) * intra + inter_steps * inter;
+    } else if (k == COLL_ALLREDUCE) {
+        lat += 2 * ((ppn - 1) * intra + log2i(c->nnodes) * inter);
+    }
+    return lat;
+}
+
+double nccl_time_us(const nccl_comm *c, coll_kind k, nccl_algo a, cost_proto proto,
+                    long long bytes)
+{
+    if (k == COLL_ALLTOALL || (a == NCCL_TREE && k != COLL_ALLREDUCE) || c->nranks < 2 ||
+        c->nnodes < 1 || c->nchannels < 1)
+        return -1;
+    int p = pidx(proto);
+    double bw = model_bw(c, k, a, p), lat = model_lat(c, k, a, p);
+    if (!(bw > 0))
+        return -1;
+    int logsize = log2i(bytes >> 6);
+    if (bytes >> 6 == 0)
+        logsize = -1;
+    if (a == NCCL_TREE && k == COLL_ALLREDUCE && logsize >= 0 && logsize < 23)
+        bw *= TREE_CORRECTION[p][logsize];
+    if (a == NCCL_RING && p == P_SIMPLE && c->nnodes > 1 && k == COLL_ALLREDUCE &&
+        bytes / ((long long)c->nchannels * c->nranks) >= 64)
+        lat *= c->arch == TOPO_ARCH_VOLTA || c->arch == TOPO_ARCH_UNKNOWN ? 1.9 : 1.4;
+    return lat + (double)bytes / (1000.0 * bw);
+}
+
+/* maxThreads and threadThresholds of (a, p). */
+static void threads(const nccl_comm *c, nccl_algo a, int p, int *nt, long long *thr)
+{
+    *nt = p == P_LL128 ? 640 : 512;
+    *thr = p == P_SIMPLE ? 64 : 8;
+    if (a == NCCL_RING && p == P_LL)
+        *thr *= c->nranks;
+}
+
+/* Data bytes of `steps` NCCL steps of protocol p. */
+static long long steps_bytes(int p, int steps)
+{
+    long long step = (p == P_LL ? LL_BUFF : p == P_LL128 ? LL128_BUFF : SIMPLE_BUFF) / NCCL_STEPS;
+    long long chunk = step * steps;
+    if (p == P_LL)
+        chunk /= 2;
+    if (p == P_LL128)
+        chunk = chunk / 16 * 15;
+    return chunk;
+}
+
+int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *out)
+{
+    memset(out, 0, sizeof *out);
+    static const cost_proto PROTOS[3] = {COST_LL, COST_LL128, COST_SIMPLE};
+    double best = -1;
+    for (int a = 0; a < NCCL_NALGO; a++)
+        for (int i = 0; i < 3; i++) {
+            double t = nccl_time_us(c, k, (nccl_algo)a, PROTOS[i], bytes);
+            out->table_us[a][PROTOS[i]] = t;
+            if (t >= 0 && (best < 0 || t < best)) {
+                best = t;
+                out->algo = (nccl_algo)a;
+                out->proto = PROTOS[i];
+            }
+        }
+    if (best < 0)
+        return -1;
+    out->time_us = best;
+    int p = pidx(out->proto), nt;
+    long long thr;
+    threads(c, out->algo, p, &nt, &thr);
+    int nc = c->nchannels;
+    while (nc >= 2 && bytes < (long long)nc * nt * thr)
+        nc--;
+    out->nchannels = nc;
+    int ring_simple = out->algo == NCCL_RING && p == P_SIMPLE;
+    out->chunk_bytes = steps_bytes(p, ring_simple ? RING_CHUNKSTEPS : 1);
+    out->slice_bytes = steps_bytes(p, ring_simple ? RING_SLICESTEPS : 1);
+    return 0;
+}
+
+cost_proto nccl_p2p_proto(long long bytes)
+{
+    return bytes <= P2P_LL_THRESHOLD ? COST_LL : COST_SIMPLE;
+}
+
+long long nccl_p2p_chunk_bytes(int across_nodes, long long bytes, cost_proto p)
+{
+    long long step = p == COST_LL ? LL_BUFF / NCCL_STEPS
+                                  : across_nodes ? P2P_NET_CHUNK : P2P_NVL_CHUNK;
+    long long chunk = step;
+    if (across_nodes) {
+        if (p == COST_SIMPLE && bytes < step)
+            chunk /= 4;
+        else if (bytes < 8 * step)
+            chunk /= 2;
+    }
+    return p == COST_LL ? chunk / 2 : chunk;
+}

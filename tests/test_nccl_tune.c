@@ -1,0 +1,155 @@
+/* test_nccl_tune.c — NCCL's tuning model as `--algo nccl` uses it: the
+ * estimates are NCCL's formulas (hand-computed here from the constants of
+ * NVIDIA/nccl src/graph/tuning.cc), the pick is the fastest, the channel
+ * count shrinks for small calls by NCCL's thread thresholds, and the chunk
+ * and slice sizes are NCCL's buffer steps. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "synth/nccl_tune.h"
+
+#define MIB (1LL << 20)
+
+/* Two V100 nodes of 8, 4 ring channels of 10 GB/s. */
+static nccl_comm two_nodes(void)
+{
+    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 4, 10.0, 10.0};
+    return c;
+}
+
+static void test_ring_estimates(void **state)
+{
+    (void)state;
+    nccl_comm c = two_nodes();
+    /* Simple: 8.4 + 14 * max(3.4, 1 * 3) + 1 * 14 = 70; bw 4 * 10 * 16/15 */
+    assert_float_equal(nccl_time_us(&c, COLL_ALLGATHER, NCCL_RING, COST_SIMPLE, MIB),
+                       70.0 + MIB / (1000.0 * 40.0 * 16 / 15), 1e-3);
+    /* LL: 6.6 + 14 * max(0.6, 1) + 2.7 = 23.3; bw min(39, 40 * .5) * 16/15 */
+    assert_float_equal(nccl_time_us(&c, COLL_ALLGATHER, NCCL_RING, COST_LL, MIB),
+                       23.3 + MIB / (1000.0 * 20.0 * 16 / 15), 1e-3);
+    /* LL128: 14 + 14 * 1.9 + 4 = 44.6; bw min(40 * .92, 4 * 20) * 16/15 */
+    assert_float_equal(nccl_time_us(&c, COLL_ALLGATHER, NCCL_RING, COST_LL128, MIB),
+                       44.6 + MIB / (1000.0 * 36.8 * 16 / 15), 1e-3);
+    /* AllReduce ring Simple: 2 * 15 steps, 2 of them between nodes, and the
+     * ring plateau (x1.9 on Volta) once bytes / (channels * ranks) >= 64 */
+    double lat = (8.4 + 28 * 3.4 + 2 * 14.0) * 1.9;
+    assert_float_equal(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_RING, COST_SIMPLE, MIB),
+                       lat + MIB / (1000.0 * 40.0 * 16 / 30), 1e-3);
+    /* the plateau needs 64 bytes per (channel, rank): at 4 KiB, not at 2 KiB */
+    assert_float_equal(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_RING, COST_SIMPLE, 4096),
+                       lat + 4096 / (1000.0 * 40.0 * 16 / 30), 1e-3);
+    assert_float_equal(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_RING, COST_SIMPLE, 2048),
+                       8.4 + 28 * 3.4 + 2 * 14.0 + 2048 / (1000.0 * 40.0 * 16 / 30), 1e-3);
+}
+
+static void test_tree_estimates(void **state)
+{
+    (void)state;
+    nccl_comm c = two_nodes();
+    /* tree AllReduce Simple: 8.4 + 2 * (7 * 4.0 + 1 * 14) = 92.4; bus bw
+     * min(40 * .92, 4 * 18.5) = 36.8, halved; correction at 1 MiB
+     * (bytes / 64 = 2^14: index 14 of the Simple row, 0.5) */
+    assert_float_equal(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_TREE, COST_SIMPLE, MIB),
+                       92.4 + MIB / (1000.0 * 18.4 * 0.5), 1e-3);
+    /* LL: 6.8 + 2 * (7 * 0.6 + 5.0) = 25.2; the AllReduce cap (36.8) then
+     * LL's: min(36.8 / 3.8, 39), halved; LL row index 14: 0.5 */
+    assert_float_equal(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_TREE, COST_LL, MIB),
+                       25.2 + MIB / (1000.0 * 36.8 / 3.8 / 2 * 0.5), 1e-3);
+    /* no tree for anything but AllReduce, nothing for AllToAll */
+    assert_true(nccl_time_us(&c, COLL_ALLGATHER, NCCL_TREE, COST_SIMPLE, MIB) < 0);
+    assert_true(nccl_time_us(&c, COLL_ALLTOALL, NCCL_RING, COST_SIMPLE, MIB) < 0);
+}
+
+static void test_choice(void **state)
+{
+    (void)state;
+    nccl_comm c = two_nodes();
+    nccl_choice ch;
+    /* 1 MiB AllGather: LL128 71.3 us beats LL 72.5 and Simple 94.6 */
+    assert_int_equal(nccl_choose(&c, COLL_ALLGATHER, MIB, &ch), 0);
+    assert_int_equal(ch.algo, NCCL_RING);
+    assert_int_equal(ch.proto, COST_LL128);
+    assert_int_equal(ch.nchannels, 4);     /* 1 MiB >= 4 * 640 * 8 */
+    assert_int_equal(ch.chunk_bytes, 576000);   /* 614400-byte step, 120 of 128 */
+    assert_float_equal(ch.time_us, ch.table_us[NCCL_RING][COST_LL128], 0);
+    assert_true(ch.table_us[NCCL_TREE][COST_SIMPLE] < 0);
+    /* 8 KiB: LL; ring LL wants 8 * 16 ranks * 512 threads per channel */
+    assert_int_equal(nccl_choose(&c, COLL_ALLGATHER, 8192, &ch), 0);
+    assert_int_equal(ch.proto, COST_LL);
+    assert_int_equal(ch.nchannels, 1);
+    assert_int_equal(ch.chunk_bytes, 32768);    /* 64 KiB of LL lines, half data */
+    /* 1 GiB: Simple, every channel, 2 MiB chunks in 1 MiB slices */
+    assert_int_equal(nccl_choose(&c, COLL_ALLGATHER, 1024 * MIB, &ch), 0);
+    assert_int_equal(ch.proto, COST_SIMPLE);
+    assert_int_equal(ch.nchannels, 4);
+    assert_int_equal(ch.chunk_bytes, 2 * MIB);
+    assert_int_equal(ch.slice_bytes, MIB);
+    /* AllToAll is point-to-point, not a tuned collective */
+    assert_int_equal(nccl_choose(&c, COLL_ALLTOALL, MIB, &ch), -1);
+}
+
+static void test_tree_picked_small_allreduce(void **state)
+{
+    (void)state;
+    /* 4 nodes of 8 with one channel: the ring pays 2 * 3 network steps,
+     * the tree 2 * log2(4); at 64 KiB the tree wins */
+    nccl_comm c = {32, 4, TOPO_ARCH_AMPERE, 2, 12.0, 12.0};
+    nccl_choice ch;
+    assert_int_equal(nccl_choose(&c, COLL_ALLREDUCE, 65536, &ch), 0);
+    assert_int_equal(ch.algo, NCCL_TREE);
+    double best = ch.time_us;
+    for (int a = 0; a < NCCL_NALGO; a++)
+        for (int p = 0; p < COST_NPROTO; p++)
+            if (ch.table_us[a][p] >= 0)
+                assert_true(best <= ch.table_us[a][p]);
+}
+
+static void test_generation_constants(void **state)
+{
+    (void)state;
+    /* one node: LL's cap is the GPU generation's (Volta 39, Hopper 141) */
+    nccl_comm v = {8, 1, TOPO_ARCH_VOLTA, 32, 20.0, 20.0};
+    nccl_comm h = v;
+    h.arch = TOPO_ARCH_HOPPER;
+    long long b = 64 * MIB;
+    double lat = 6.6 + 7 * 0.6;
+    assert_float_equal(nccl_time_us(&v, COLL_ALLGATHER, NCCL_RING, COST_LL, b),
+                       lat + b / (1000.0 * 39.0 * 8 / 7), 1e-3);
+    assert_float_equal(nccl_time_us(&h, COLL_ALLGATHER, NCCL_RING, COST_LL, b),
+                       lat + b / (1000.0 * 141.0 * 8 / 7), 1e-3);
+    /* unknown is taken as Volta */
+    nccl_comm u = v;
+    u.arch = TOPO_ARCH_UNKNOWN;
+    assert_float_equal(nccl_time_us(&u, COLL_ALLGATHER, NCCL_RING, COST_LL, b),
+                       nccl_time_us(&v, COLL_ALLGATHER, NCCL_RING, COST_LL, b), 0);
+}
+
+static void test_p2p(void **state)
+{
+    (void)state;
+    assert_int_equal(nccl_p2p_proto(16384), COST_LL);
+    assert_int_equal(nccl_p2p_proto(16385), COST_SIMPLE);
+    /* NVLink: 512 KiB; network: 128 KiB, quartered below one step, halved
+     * below eight; LL: half of a 64 KiB step */
+    assert_int_equal(nccl_p2p_chunk_bytes(0, MIB, COST_SIMPLE), 512 * 1024);
+    assert_int_equal(nccl_p2p_chunk_bytes(1, 64 * 1024, COST_SIMPLE), 32 * 1024);
+    assert_int_equal(nccl_p2p_chunk_bytes(1, 512 * 1024, COST_SIMPLE), 64 * 1024);
+    assert_int_equal(nccl_p2p_chunk_bytes(1, 4 * MIB, COST_SIMPLE), 128 * 1024);
+    assert_int_equal(nccl_p2p_chunk_bytes(0, 4096, COST_LL), 32 * 1024);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_estimates),
+        cmocka_unit_test(test_tree_estimates),
+        cmocka_unit_test(test_choice),
+        cmocka_unit_test(test_tree_picked_small_allreduce),
+        cmocka_unit_test(test_generation_constants),
+        cmocka_unit_test(test_p2p),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
