@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_example.sh — what `make run` shows: the bundled default synthesized
-# (NDv2 x2 AllGather from TACCL's sketch sk-1) and judged next to the
-# NCCL-style ring on the same topology, then the executor on the case
+# (NDv2 x2 AllGather from TACCL's sketch sk-1) and judged next to what NCCL
+# runs for the same call (--algo nccl), then the executor on the case
 # study's chip AllReduce (ReduceScatter then AllGather, i32 and f32) and the
 # direct AllReduce in f32 for contrast (its replicas differ).
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
@@ -18,11 +18,11 @@ echo "\$ taccl-run synth.xml"
 "$bin/taccl-run" "$work/synth.xml"
 echo
 size=$(sed -n 's/.*<taccl size_bytes="\([0-9]*\)".*/\1/p' "$work/synth.xml" | head -1)
-echo "\$ taccl-synth --algo ring topologies/ndv2-x2.json --collective allgather --size $size -o ring.xml"
-"$bin/taccl-synth" --algo ring topologies/ndv2-x2.json --collective allgather --size "$size" \
-    -o "$work/ring.xml" -q
-echo "\$ taccl-run ring.xml"
-"$bin/taccl-run" "$work/ring.xml"
+echo "\$ taccl-synth --algo nccl topologies/ndv2-x2.json --collective allgather --size $size -o nccl.xml"
+"$bin/taccl-synth" --algo nccl topologies/ndv2-x2.json --collective allgather --size "$size" \
+    -o "$work/nccl.xml" -q
+echo "\$ taccl-run nccl.xml"
+"$bin/taccl-run" "$work/nccl.xml"
 echo
 for args in "schedules/cs-chip-rs-ag.xml" \
             "schedules/cs-chip-rs-ag.xml --dtype f32" \

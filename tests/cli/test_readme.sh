@@ -31,6 +31,8 @@ rc=$?
 if [ "$rc" -eq 0 ]; then echo "ok - every README command ran (exit 0)"
 else echo "not ok - a README command failed (exit $rc)"; tail -15 "$TMP/out" | sed 's/^/  | /'; fi
 expect "the ring AllReduce verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/ring.xml"
+expect "NCCL's AllReduce verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/nccl.xml"
+expect "NCCL's AllReduce is its ring on 8 channels" 0 "baseline nccl allreduce: ring Simple, 8 ranks on my-cluster, 8 channels" -- grep -o "baseline nccl allreduce: ring Simple, 8 ranks on my-cluster, 8 channels" "$W/my-cluster/nccl.xml"
 expect "the synthesized AllGather verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/ag.xml"
 expect "the synthesized AllReduce verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/ar.xml"
 expect "the trace is written" 0 "" -- python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["traceEvents"]' "$W/my-cluster/ag.trace.json"
