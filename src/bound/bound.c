@@ -22,7 +22,9 @@
  *
  * LATENCY BOUND.  For every ordered pair (a, b), the output of b depends on
  * the input of a in all four collectives, so a chain of transfers must lead
- * from a to b; each costs at least its alpha and a relay starts forwarding
+ * from a to b; each costs at least its alpha (the smallest any protocol
+ * gives the hop, cost_alpha_floor: a bound on LL schedules too) and a relay
+ * starts forwarding
  * only after receiving (store and forward), so the collective takes at least
  * the smallest alpha sum of a path a -> ... -> b.  latency_us = the largest
  * over pairs (the alpha-diameter of the rank graph), by Dijkstra per source;
@@ -183,7 +185,7 @@ static double nic_rate(const topo *t, int x, int y)
 static double nic_alpha(const topo *t, int x, int y)
 {
     double a = t->nics[x].alpha_us, b = t->nics[y].alpha_us;
-    return a > b ? a : b;
+    return cost_alpha_floor(t, a > b ? a : b, 1);
 }
 
 static int nic_usable(const topo *t, int x)
@@ -814,15 +816,16 @@ static void net_build(net *N, const view *v)
     for (int l = 0; l < t->nlinks; l++)
         if (v->link_ok[l]) {
             const topo_link *L = &t->links[l];
-            net_add(N, L->src, L->dst, L->alpha_us, 1, l, -1, 1.0 / L->bw_gbps);
+            net_add(N, L->src, L->dst, cost_alpha_floor(t, L->alpha_us, 0), 1, l, -1,
+                    1.0 / L->bw_gbps);
         }
     for (int s = 0; s < t->nswitches; s++) {
         const topo_switch *S = &t->switches[s];
         int m = S->nranks;
-        double c = 1.0 / S->bw_gbps;
+        double c = 1.0 / S->bw_gbps, sa = cost_alpha_floor(t, S->alpha_us, 0);
         if (v->sw_hub[s]) {
             for (int i = 0; i < m; i++) {
-                net_add(N, S->ranks[i], sw_hub_node(t, s), S->alpha_us, 1, cost_port_res(t, s, i, 0),
+                net_add(N, S->ranks[i], sw_hub_node(t, s), sa, 1, cost_port_res(t, s, i, 0),
                         -1, c);
                 net_add(N, sw_hub_node(t, s), S->ranks[i], 0, 1, cost_port_res(t, s, i, 1), -1,
                         c);
@@ -831,7 +834,7 @@ static void net_build(net *N, const view *v)
             for (int i = 0; i < m; i++)
                 for (int j = 0; j < m; j++)
                     if (v->sw_pair[s][(size_t)i * m + j])
-                        net_add(N, S->ranks[i], S->ranks[j], S->alpha_us, 2,
+                        net_add(N, S->ranks[i], S->ranks[j], sa, 2,
                                 cost_port_res(t, s, i, 0), cost_port_res(t, s, j, 1), c);
         }
     }
@@ -928,12 +931,13 @@ static int latency_bound(const view *v, const net *N, bound_model *out, tc_err *
     for (int s = 0; s < t->nswitches; s++)
         if (v->sw_hub[s]) {
             const topo_switch *S = &t->switches[s];
+            double sa = cost_alpha_floor(t, S->alpha_us, 0);
             for (int i = 0; i < S->nranks; i++) {
                 int r = S->ranks[i];
-                if (S->alpha_us < mout[r])
-                    mout[r] = S->alpha_us;
-                if (S->alpha_us < min_in[r])
-                    min_in[r] = S->alpha_us;
+                if (sa < mout[r])
+                    mout[r] = sa;
+                if (sa < min_in[r])
+                    min_in[r] = sa;
             }
         }
     if (t->nic_of_rank)
@@ -962,10 +966,11 @@ static int latency_bound(const view *v, const net *N, bound_model *out, tc_err *
             if (b == s)
                 continue;
             topo_route r = topo_route_of(t, s, b);
-            if (r.kind == ROUTE_NONE || !(r.alpha_us <= mout[s] + min_in[b]))
+            double ra = cost_alpha_floor(t, r.alpha_us, r.kind == ROUTE_NIC);
+            if (r.kind == ROUTE_NONE || !(ra <= mout[s] + min_in[b]))
                 direct = 0;
             else {
-                dist[b] = r.alpha_us;
+                dist[b] = ra;
                 hops[b] = 1;
             }
         }

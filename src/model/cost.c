@@ -205,6 +205,20 @@ topo_route cost_proto_route(const topo *t, topo_route rt, cost_proto p)
     return rt;
 }
 
+double cost_alpha_floor(const topo *t, double alpha_us, int nic)
+{
+    if (t->kind == TOPO_CHIP)
+        return alpha_us;
+    int hw = nic ? HW_NET : HW_NVLINK;
+    double lo = 1.0;
+    for (int p = 0; p < COST_NPROTO; p++) {
+        double r = nccl_ring_lat[hw][p] / nccl_ring_lat[hw][COST_SIMPLE];
+        if (r < lo)
+            lo = r;
+    }
+    return alpha_us * lo;
+}
+
 static double local_us(double bytes, double gbps)
 {
     return gbps > 0 ? bytes / (gbps * 1e3) : 0.0;

@@ -104,6 +104,11 @@ const char *cost_proto_name(cost_proto p);
  * or none). */
 topo_route cost_proto_route(const topo *t, topo_route rt, cost_proto p);
 
+/* The smallest alpha a hop of `alpha_us` (as the topology gives it, for
+ * Simple) costs under any protocol: what a lower bound on every schedule
+ * must use (nic: the hop crosses the network).  alpha_us on a chip device. */
+double cost_alpha_floor(const topo *t, double alpha_us, int nic);
+
 /* Microseconds of local work on `bytes`: a copy, or a reduction. */
 double cost_copy_us(const topo *t, double bytes);
 double cost_reduce_us(const topo *t, double bytes);
