@@ -86,13 +86,6 @@ static void *xalloc(size_t n)
     return p;
 }
 
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *p = xalloc(n);
-    memcpy(p, s, n);
-    return p;
-}
 
 /* ---------------------------------------------------------- field readers */
 

@@ -100,14 +100,6 @@ static const jsonin_doc TOPO_DOC = {"topology", TOPO_MAX_FILE, 0};
 
 /* ---------------------------------------------------------------- memory */
 
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = xmalloc(n);
-    memcpy(d, s, n);
-    return d;
-}
-
 static struct topo_priv *priv_new(void)
 {
     struct topo_priv *pv = xcalloc(1, sizeof *pv);

@@ -35,6 +35,14 @@ void *xrealloc(void *p, size_t n)
     return checked(realloc(p, n ? n : 1));
 }
 
+char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = xmalloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
 void *xgrow(void *base, int *cap, int need, size_t size)
 {
     assert(need >= 0 && size > 0 && *cap >= 0);

@@ -15,6 +15,7 @@
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
 
 /* Print "taccl: out of memory" on stderr and abort. */
 _Noreturn void tc_oom(void);
