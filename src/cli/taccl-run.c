@@ -5,10 +5,16 @@
  * with real data, checks the collective's postcondition and reports time,
  * algorithm and bus bandwidth.  Exit 0: it performs the collective; 1: it
  * does not (the message says where and why); 2: the input cannot be used. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include <cjson/cJSON.h>
+
+#include "exec/data.h"
+#include "exec/pick.h"
 #include "exec/run.h"
 #include "model/topo.h"
 #include "exec/trace.h"
@@ -20,7 +26,9 @@ static const char usage[] =
     "                 [--no-data] [--seed N] [--inplace|--outofplace]\n"
     "                 [--target msccl|msccl-executor|unlimited] [--sweep LO:HI]\n"
     "                 [--embed-to OUT.xml] [--trace OUT.json] [--routes OUT.dot]\n"
-    "                 [--strict] [--json] [-q]\n";
+    "                 [--strict] [--json] [-q]\n"
+    "       taccl-run DIR (--size BYTES | --sweep LO:HI) [--inplace|--outofplace]\n"
+    "                 [--target T] [--topo T.json] [--no-data] [--json] [-q]\n";
 
 static const char help[] =
     "Run an MSCCL XML schedule on a device model: real data moved and checked,\n"
@@ -64,6 +72,13 @@ static const char help[] =
     "                    a topology whose figures lack a source is exit 2\n"
     "  --json            one JSON object on stdout\n"
     "  -q                print nothing but errors (exit code only)\n"
+    "\n"
+    "With a directory (a plan: taccl-synth --plan, or any set of MSCCL files), run\n"
+    "at each size the file the runtime would pick by its own rules (collective,\n"
+    "in-place flag, minBytes/maxBytes, whole elements per chunk; legacy or newer\n"
+    "executor by the files' target or --target), or say that NCCL runs the call;\n"
+    "DIR/nccl/nccl-<bytes>.xml, where present, is NCCL's own schedule at that\n"
+    "size and gives the x NCCL column.  Out of place unless --inplace.\n"
     "\n"
     "Exit: 0 performs the collective, 1 does not, 2 input unusable (including a\n"
     "file the target runtime's loader refuses).\n";
@@ -251,6 +266,238 @@ static int embed(const cli *c, prog *p, topo *t, int *owned, long long size, tc_
     return prog_write_xml(p, c->embed_to, &wo, err);
 }
 
+/* ------------------------------------------------------------ a plan */
+
+/* One size of a plan run: what the runtime picks and how it runs. */
+typedef struct {
+    long long size;
+    int picked;             /* index in the set, -1: NCCL runs it */
+    double us;              /* the picked file's time (or NCCL's on fallback), < 0 none */
+    double nccl_us;         /* NCCL's schedule at this size, < 0 if DIR has none */
+    int verified;           /* the picked file verified (1 on fallback) */
+    int data;               /* data checked */
+    double bound_us;        /* < 0 none */
+} plan_row;
+
+/* Time (and check) p at `size` in `mode`; TC_OK and *row filled, or an error. */
+static int run_one(const cli *c, const prog *p, const topo *t, long long size, int mode,
+                   double *us, int *verified, int *data, double *bound_us, tc_err *err)
+{
+    run_opts ro = c->run;
+    ro.mode = mode;
+    ro.size_bytes = size;
+    *data = c->run.data &&
+            data_bytes_needed(p, mode, size / p->nchunksperloop) <= (double)RUN_SWEEP_DATA_MAX;
+    ro.data = *data;
+    run_report r;
+    int rc = run_schedule(p, t, &ro, &r, err);
+    if (rc != TC_OK)
+        return rc;
+    if (r.refused) {
+        const hazard *h = run_report_verdict(&r);
+        rc = tc_err_set(err, TC_INPUT, "the %s loader refuses it: %s",
+                        ro.newer_executor ? "msccl-executor" : "msccl", h ? h->msg : "");
+    }
+    *us = run_report_time_us(&r);
+    *verified = r.verified;
+    *bound_us = r.has_bound ? r.bound_us : -1;
+    run_report_free(&r);
+    return rc;
+}
+
+/* NCCL's schedule for `size` in DIR/nccl/, or NULL. */
+static prog *nccl_reference(const char *dir, long long size)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/nccl/nccl-%lld.xml", dir, size);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return NULL;
+    tc_err e;
+    return prog_read_xml(path, &e);
+}
+
+static void plan_row_json(cJSON *a, const plan_row *w, const pick_set *set, coll_kind k,
+                          int ngpus)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "size_bytes", (double)w->size);
+    if (w->picked >= 0)
+        cJSON_AddStringToObject(o, "picked", pick_set_name(set, w->picked));
+    else
+        cJSON_AddNullToObject(o, "picked");
+    cJSON_AddBoolToObject(o, "nccl_fallback", w->picked < 0);
+    if (w->us >= 0) {
+        cJSON_AddNumberToObject(o, "time_us", w->us);
+        double algbw = coll_algbw_gbps(k, (double)w->size, w->us);
+        cJSON_AddNumberToObject(o, "algbw_gbps", algbw);
+        cJSON_AddNumberToObject(o, "busbw_gbps", algbw * coll_busbw_factor(k, ngpus));
+    } else {
+        cJSON_AddNullToObject(o, "time_us");
+    }
+    cJSON_AddBoolToObject(o, "verified", w->verified);
+    cJSON_AddBoolToObject(o, "data_checked", w->data);
+    if (w->nccl_us >= 0) {
+        cJSON_AddNumberToObject(o, "nccl_us", w->nccl_us);
+        if (w->us > 0)
+            cJSON_AddNumberToObject(o, "x_nccl", w->nccl_us / w->us);
+    } else {
+        cJSON_AddNullToObject(o, "nccl_us");
+    }
+    if (w->bound_us >= 0)
+        cJSON_AddNumberToObject(o, "bound_us", w->bound_us);
+    cJSON_AddItemToArray(a, o);
+}
+
+static void plan_row_text(const plan_row *w, const pick_set *set, coll_kind k)
+{
+    char t[32] = "-", x[32] = "-", n[32] = "-", bw[32] = "-", ratio[32] = "-";
+    if (w->us >= 0) {
+        snprintf(t, sizeof t, "%.3f", w->us);
+        snprintf(bw, sizeof bw, "%.3f", coll_algbw_gbps(k, (double)w->size, w->us));
+    }
+    if (w->nccl_us >= 0) {
+        snprintf(n, sizeof n, "%.3f", w->nccl_us);
+        if (w->us > 0)
+            snprintf(x, sizeof x, "%.2f", w->nccl_us / w->us);
+    }
+    if (w->bound_us > 0 && w->us > 0)
+        snprintf(ratio, sizeof ratio, "%.3f", w->bound_us / w->us);
+    printf("%12lld %12s %9s %12s %8s %6s  %s%s\n", w->size, t, bw, n, x, ratio,
+           w->picked >= 0 ? pick_set_name(set, w->picked) : "NCCL fallback",
+           w->picked < 0 ? "" : !w->verified ? "  (NOT VERIFIED)" : w->data ? ""
+                                                                          : "  (timing only)");
+}
+
+/* taccl-run DIR --size S | --sweep LO:HI */
+static int dir_main(cli *c)
+{
+    tc_err err;
+    tc_err_clear(&err);
+    if (c->embed_to || c->trace_to || c->routes_to) {
+        fprintf(stderr, "taccl-run: %s: is a directory (a plan): --embed-to, --trace and "
+                "--routes take one schedule file\n", c->file);
+        return TC_INPUT;
+    }
+    long long lo = c->sweep_lo, hi = c->sweep_hi;
+    if (lo <= 0) {
+        if (c->run.size_bytes <= 0) {
+            fprintf(stderr, "taccl-run: %s: is a directory (a plan): give --size BYTES or "
+                    "--sweep LO:HI to run the file the runtime picks\n", c->file);
+            return TC_INPUT;
+        }
+        lo = hi = c->run.size_bytes;
+    }
+    pick_set *set = pick_set_load(c->file, &err);
+    if (!set) {
+        fprintf(stderr, "taccl-run: %s\n", err.msg);
+        return TC_INPUT;
+    }
+    const prog *p0 = pick_set_prog(set, 0);
+    coll_kind k = p0->coll;
+    int ngpus = p0->ngpus;
+    for (int i = 1; i < pick_set_count(set); i++) {
+        const prog *q = pick_set_prog(set, i);
+        if (q->coll != k || q->ngpus != ngpus) {
+            fprintf(stderr, "taccl-run: %s: %s is %s on %d ranks but %s is %s on %d: a plan "
+                    "holds one collective on one communicator\n", c->file,
+                    pick_set_name(set, 0), coll_name(k), ngpus, pick_set_name(set, i),
+                    coll_name(q->coll), q->ngpus);
+            pick_set_free(set);
+            return TC_INPUT;
+        }
+    }
+    int executor = c->run.target ? c->run.newer_executor : pick_set_target(set) == 2;
+    c->run.newer_executor = executor;
+    c->run.target = 1;
+    int mode = c->run.mode == 1 ? 1 : 0;
+    topo *own = NULL;
+    if (c->topo_path && !(own = topo_load(c->topo_path, &err))) {
+        fprintf(stderr, "taccl-run: %s\n", err.msg);
+        pick_set_free(set);
+        return TC_INPUT;
+    }
+    int rc = TC_OK, all_ok = 1;
+    cJSON *rows = cJSON_CreateArray();
+    if (!c->json && !c->quiet)
+        printf("# %s: %s, %d ranks, %s, %s runtime's rules\n"
+               "#%11s %12s %9s %12s %8s %6s  %s\n",
+               c->file, coll_name(k), ngpus, mode ? "in place" : "out of place",
+               executor ? "msccl-executor" : "msccl (legacy)", "size(B)", "time(us)", "algbw",
+               "nccl(us)", "x NCCL", "bound", "picked");
+    for (long long size = lo; size <= hi; size *= 2) {
+        plan_row w = {size, pick_schedule(set, k, ngpus, mode, size, executor), -1, -1, 1, 0, -1};
+        prog *nref = nccl_reference(c->file, size);
+        const prog *p = w.picked >= 0 ? pick_set_prog(set, w.picked) : NULL;
+        const topo *t = own ? own : p && p->topo ? p->topo : nref ? nref->topo : NULL;
+        if ((p || nref) && !t) {
+            rc = tc_err_set(&err, TC_INPUT, "%s carries no topology: pass --topo",
+                            p ? pick_set_name(set, w.picked) : "the NCCL reference");
+        }
+        bound_model bound;
+        tc_err berr;
+        run_opts keep = c->run;
+        if (rc == TC_OK && t && bound_compute(t, k, &bound, &berr) == TC_OK)
+            c->run.bound = &bound;
+        if (rc == TC_OK && nref) {
+            int v, d;
+            double b;
+            long long s = (size + 4LL * nref->nchunksperloop - 1) / (4LL * nref->nchunksperloop) *
+                          (4LL * nref->nchunksperloop);
+            if (run_one(c, nref, t, s, 0, &w.nccl_us, &v, &d, &b, &err) != TC_OK)
+                w.nccl_us = -1;
+        }
+        if (rc == TC_OK && p) {
+            rc = run_one(c, p, t, size, mode, &w.us, &w.verified, &w.data, &w.bound_us, &err);
+            if (rc != TC_OK)
+                tc_err_prefix(&err, pick_set_name(set, w.picked));
+        } else if (rc == TC_OK) {
+            w.us = w.nccl_us;
+        }
+        c->run = keep;
+        prog_free(nref);
+        if (rc != TC_OK)
+            break;
+        all_ok &= w.verified;
+        if (c->json)
+            plan_row_json(rows, &w, set, k, ngpus);
+        else if (!c->quiet)
+            plan_row_text(&w, set, k);
+        if (size > hi / 2)
+            break;
+    }
+    if (rc == TC_OK && c->json) {
+        cJSON *j;
+        if (lo == hi && cJSON_GetArraySize(rows) == 1) {
+            j = cJSON_DetachItemFromArray(rows, 0);
+        } else {
+            j = cJSON_CreateObject();
+            cJSON_AddItemToObject(j, "rows", rows);
+            rows = NULL;
+        }
+        cJSON_AddStringToObject(j, "dir", c->file);
+        cJSON_AddStringToObject(j, "collective", coll_name(k));
+        cJSON_AddNumberToObject(j, "ngpus", ngpus);
+        cJSON_AddStringToObject(j, "mode", mode ? "inplace" : "outofplace");
+        cJSON_AddStringToObject(j, "target", executor ? "msccl-executor" : "msccl");
+        cJSON_AddBoolToObject(j, "all_verified", all_ok);
+        char *out = cJSON_PrintUnformatted(j);
+        printf("%s\n", out);
+        free(out);
+        cJSON_Delete(j);
+    }
+    cJSON_Delete(rows);
+    topo_free(own);
+    pick_set_free(set);
+    if (rc != TC_OK) {
+        fprintf(stderr, "taccl-run: %s: %s\n", c->file, err.msg);
+        return TC_INPUT;
+    }
+    if (!all_ok)
+        fprintf(stderr, "taccl-run: %s: some sizes did not verify (see the table)\n", c->file);
+    return all_ok ? TC_OK : TC_WRONG;
+}
+
 int main(int argc, char **argv)
 {
     cli c;
@@ -261,6 +508,10 @@ int main(int argc, char **argv)
     }
     if (rc != TC_OK)
         return rc;
+
+    struct stat fst;
+    if (stat(c.file, &fst) == 0 && S_ISDIR(fst.st_mode))
+        return dir_main(&c);
 
     tc_err err;
     tc_err_clear(&err);

@@ -33,6 +33,7 @@
 #include "sched/ptime.h"
 #include "sched/xml.h"
 #include "model/sketch.h"
+#include "plan/plan.h"
 #include "synth/baseline.h"
 #include "synth/reverse.h"
 #include "synth/synth.h"
@@ -47,6 +48,9 @@ static const char usage[] =
     "                   [--time-limit S] [--gap G] [--solver glpk|cbc] [--instances K]\n"
     "                   [--mem-limit MB] [--target T] [--bytes LO:HI] [--proto P]\n"
     "                   [--strict] [-q|-v] [--json]\n"
+    "       taccl-synth --plan TOPO.json --collective C -o DIR [--sketch S.json ...]\n"
+    "                   [--sizes LO:HI] [--target T] [--time-budget S]\n"
+    "                   [--time-limit S] [--strict] [-q] [--json]\n"
     "       taccl-synth --list\n";
 
 static const char help[] =
@@ -95,6 +99,20 @@ static const char help[] =
     "                    LL, LL128, or auto: whichever the cost model times fastest\n"
     "                    at --size (LL: half the bandwidth at a fraction of the\n"
     "                    latency; docs/design.md section 4)\n"
+    "  --plan            write a plan into -o DIR: the files a runtime loads so that\n"
+    "                    every call of --collective over --sizes (default 1K:1G),\n"
+    "                    in place and out of place, runs the fastest schedule we\n"
+    "                    have (every baseline under each protocol, each --sketch\n"
+    "                    synthesized at 1K, 64K, 1M, 16M and 1G where they fall in\n"
+    "                    the range), or falls back to NCCL where NCCL's own\n"
+    "                    schedule is fastest; DIR/plan.json lists each file, its\n"
+    "                    byte range, where it came from and its predicted time;\n"
+    "                    DIR/nccl/ holds NCCL's schedule at each size.  Run it\n"
+    "                    with taccl-run DIR --sweep LO:HI\n"
+    "  --sketch S.json   plan mode: a sketch to synthesize from (repeatable)\n"
+    "  --sizes LO:HI     plan mode: the sizes to cover (powers of two from LO)\n"
+    "  --time-budget S   plan mode: stop synthesizing anchors after S seconds\n"
+    "                    (default 600)\n"
     "  --strict          a topology whose figures lack a \"source\" is an error\n"
     "                    (exit 2), not a warning\n"
     "  -v                sketch mode: the solver's own log on stderr too\n"
@@ -123,6 +141,11 @@ typedef struct {
     long long min_bytes, max_bytes; /* --bytes; default 0 and INT64_MAX */
     const char *proto;          /* --proto: Simple, LL, LL128, auto; NULL = Simple */
     int strict;                 /* --strict: topology warnings are errors */
+    int plan;                   /* --plan: a plan directory */
+    const char *sketches[16];   /* --sketch (plan mode) */
+    int nsketches;
+    long long sizes_lo, sizes_hi;   /* --sizes (plan mode); 0 = 1K:1G */
+    double budget;              /* --time-budget (plan mode); 0 = default */
 } cli;
 
 /* One line on stderr (and the error as JSON with --json); `hint` adds a
@@ -292,6 +315,26 @@ static int parse_args(int argc, char **argv, cli *c)
         }
         else if (!strcmp(a, "--strict")) {
             c->strict = 1;
+        } else if (!strcmp(a, "--plan")) {
+            c->plan = 1;
+        } else if (!strcmp(a, "--sketch")) {
+            NEED_VALUE();
+            if (c->nsketches == 16)
+                return report(c, 1, "--sketch: at most 16 sketches, got a 17th: '%s'%s", v, "");
+            c->sketches[c->nsketches++] = v;
+        } else if (!strcmp(a, "--sizes")) {
+            NEED_VALUE();
+            if (parse_bytes_range(v, &c->sizes_lo, &c->sizes_hi) || c->sizes_lo <= 0 ||
+                c->sizes_hi == INT64_MAX)
+                return report(c, 1, "--sizes: expected LO:HI sizes with 0 < LO < HI, e.g. "
+                              "1K:1G, got '%s'%s", v, "");
+        } else if (!strcmp(a, "--time-budget")) {
+            NEED_VALUE();
+            char *end;
+            double x = strtod(v, &end);
+            if (!*v || *end || !(x > 0) || x > 1e7)
+                return report(c, 1, "--time-budget: expected seconds > 0, got '%s'%s", v, "");
+            c->budget = x;
         } else if (!strcmp(a, "--proto")) {
             NEED_VALUE();
             cost_proto pr;
@@ -711,6 +754,70 @@ static int synth_main(const cli *c)
     return rc;
 }
 
+/* Plan mode: --plan TOPO.json --collective C -o DIR. */
+static int plan_main(const cli *c)
+{
+    if (c->algo)
+        return report(c, 1, "--plan and --algo do not go together: a plan tries every "
+                      "algorithm%s%s", "", "");
+    if (c->npos != 1)
+        return report(c, 1, c->npos == 0 ? "--plan needs a topology file%s%s"
+                                         : "--plan takes one topology file (sketches go with "
+                                           "--sketch), got a second: '%s'%s",
+                      c->npos ? c->pos[1] : "", "");
+    if (!c->coll)
+        return report(c, 1, "--collective is required (allgather, alltoall, reducescatter or "
+                      "allreduce)%s%s", "", "");
+    if (!c->out)
+        return report(c, 1, "-o DIR is required: the directory the plan is written to%s%s", "",
+                      "");
+    if (c->proto || c->channels || c->chunks || c->via || c->size || c->instances)
+        return report(c, 1, "--plan chooses protocols, channels and sizes itself; --proto, "
+                      "--channels, --chunks, --via, --size and --instances do not apply%s%s",
+                      "", "");
+    plan_opts o;
+    plan_opts_init(&o);
+    if (coll_parse(c->coll, &o.coll))
+        return report(c, 1, "--collective: expected allgather, alltoall, reducescatter or "
+                      "allreduce, got '%s'%s", c->coll, "");
+    tc_err err;
+    tc_err_clear(&err);
+    topo *t = load_topology(c, c->pos[0], &err);
+    if (!t)
+        return report(c, 0, "%s%s", err.msg, "");
+    o.lo = c->sizes_lo ? c->sizes_lo : 1024;
+    o.hi = c->sizes_lo ? c->sizes_hi : 1LL << 30;
+    o.sketches = c->sketches;
+    o.nsketches = c->nsketches;
+    o.target = c->target;
+    o.stage_time_s = c->time_limit;
+    o.budget_s = c->budget;
+    o.quiet = c->quiet;
+    plan *pl = NULL;
+    int rc = plan_make(t, &o, &pl, &err);
+    if (rc == TC_OK && lp_stop_requested())
+        rc = tc_err_set(&err, TC_STOP, "interrupted");
+    if (rc == TC_OK)
+        rc = plan_write(pl, c->out, &err);
+    if (rc == TC_STOP)
+        rc = interrupted(c);
+    else if (rc != TC_OK) {
+        report(c, 0, "%s%s", err.msg, "");
+        rc = err.code == TC_WRONG ? TC_WRONG : TC_INPUT;
+    } else {
+        if (!c->quiet)
+            plan_print(pl, c->out, stderr);
+        if (c->json) {
+            char *j = plan_summary_json(pl, c->out);
+            printf("%s\n", j);
+            free(j);
+        }
+    }
+    plan_free(pl);
+    topo_free(t);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     cli c;
@@ -726,6 +833,8 @@ int main(int argc, char **argv)
         return 0;
     }
     catch_sigint();
+    if (c.plan)
+        return plan_main(&c);
     if (!c.algo) {
         if (c.npos == 2)
             return synth_main(&c);

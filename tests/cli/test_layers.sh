@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # test_layers.sh — the parts of src/ include only the parts beneath them:
 #
-#   util  <  model  <  lp  <  bound, sched  <  synth, exec  <  cli
+#   util  <  model  <  lp  <  bound, sched  <  synth, exec  <  plan  <  cli
 #
 # (parts on one level never include each other: the executor judges
-# schedules whoever made them, so it never sees the synthesizer).  Every
+# schedules whoever made them, so it never sees the synthesizer; a plan
+# uses both).  Every
 # #include "..." of every file under src/ is resolved to its part and
 # checked against this order; one "ok"/"not ok" per part, the offending
 # file:line and include named.
@@ -13,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 level() {
     case $1 in
     util) echo 0 ;; model) echo 1 ;; lp) echo 2 ;; bound | sched) echo 3 ;;
-    synth | exec) echo 4 ;; cli) echo 5 ;; *) echo -1 ;;
+    synth | exec) echo 4 ;; plan) echo 5 ;; cli) echo 6 ;; *) echo -1 ;;
     esac
 }
 

@@ -1,0 +1,50 @@
+/* pick.h — which of several loaded schedules a runtime runs for one call.
+ *
+ * A user loads a set of MSCCL files (a plan: `taccl-synth --plan` writes
+ * one into a directory) and the runtime chooses per call.  The rules are
+ * the runtimes' own (docs/design.md §8):
+ *   - same collective and the communicator's size (`ngpus`);
+ *   - the call's size a whole number of elements per chunk
+ *     (`count % nchunksperloop == 0`, as 4-byte elements here);
+ *   - legacy runtime (microsoft/msccl): minBytes <= size < maxBytes, a file
+ *     whose maxBytes is 0 never picked, and the call's in-place-ness equal to
+ *     the file's `inplace` attribute (its `outofplace` is not read);
+ *   - newer executor (Azure/msccl-executor-nccl): minBytes <= size <=
+ *     maxBytes (0 = no limit), `inplace` for an in-place call and
+ *     `outofplace` for an out-of-place one;
+ *   - the first file in load order that matches; none: NCCL runs the call.
+ * The executor never depends on the synthesizer: this reads only files. */
+#ifndef TC_PICK_H
+#define TC_PICK_H
+
+#include "../sched/program.h"
+#include "../util/err.h"
+
+/* The schedules of a directory, in load order (file names sorted). */
+typedef struct pick_set pick_set;
+
+/* Load every *.xml directly inside dir (not its subdirectories).  NULL with
+ * err set (TC_INPUT) if dir cannot be read, holds no schedule, or a file
+ * does not parse (the message names it). */
+pick_set *pick_set_load(const char *dir, tc_err *err);
+void pick_set_free(pick_set *s);
+
+int pick_set_count(const pick_set *s);
+const prog *pick_set_prog(const pick_set *s, int i);
+const char *pick_set_name(const pick_set *s, int i);     /* file name, no directory */
+
+/* The runtime a set's files were written for: 2 if any says msccl-executor,
+ * else 1 (the legacy runtime, also when none says). */
+int pick_set_target(const pick_set *s);
+
+/* Index of the file the runtime runs for a call of collective k on ngpus
+ * ranks, `bytes` large (the larger per-rank buffer), in place or not;
+ * -1: none matches, NCCL runs the call.  newer_executor selects the rules. */
+int pick_schedule(const pick_set *s, coll_kind k, int ngpus, int inplace, long long bytes,
+                  int newer_executor);
+
+/* Whether one file matches such a call (the rules above). */
+int pick_matches(const prog *p, coll_kind k, int ngpus, int inplace, long long bytes,
+                 int newer_executor);
+
+#endif

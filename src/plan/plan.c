@@ -1,0 +1,791 @@
+/* plan.c — candidates timed at every size, the winners per size and mode,
+ * the files a runtime loads (contract in plan.h).
+ *
+ * The steps, in order: gather candidates (baselines under each protocol;
+ * each sketch synthesized at the anchor sizes inside the range, its
+ * protocol chosen at that anchor); check each candidate's buffer modes with
+ * the executor (a synthesized schedule claims in place only if it verifies
+ * in place); time every candidate and NCCL's own schedule at every size;
+ * pick per (mode, size); merge runs of sizes into files; verify every file
+ * in its modes; write. */
+#include "plan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "../exec/data.h"
+#include "../exec/run.h"
+#include "../lp/lp.h"
+#include "../model/cost.h"
+#include "../model/sketch.h"
+#include "../sched/ptime.h"
+#include "../sched/xml.h"
+#include "../synth/synth.h"
+#include "../util/file.h"
+#include "../util/mem.h"
+#include "../util/size.h"
+
+#define MAXSIZES 48
+#define KIB 1024LL
+#define LEGACY_SCRATCH_BUDGET (1LL << 30)   /* as taccl-synth: scratch per GPU */
+#define VERIFY_MAX_BYTES (64LL << 20)       /* verify files at most this large */
+
+typedef struct {
+    char label[192];        /* "ring LL", "ndv2-x2-sk-1 @64K LL" */
+    char source[320];       /* where it came from, for plan.json */
+    prog *p;
+    int modes;              /* bit 0 out of place, bit 1 in place: verified */
+    double us[MAXSIZES];    /* at each size; < 0 = cannot serve it */
+} cand;
+
+typedef struct {
+    int mode;               /* 0 out of place, 1 in place */
+    int first, last;        /* size indices */
+    int cand;               /* -1: NCCL fallback */
+} range;
+
+struct plan {
+    const topo *t;
+    plan_opts o;
+    int nsizes;
+    long long sizes[MAXSIZES];
+    int ncands, capc;
+    cand *cands;
+    prog *nccl[MAXSIZES];
+    double nccl_us[MAXSIZES];
+    char nccl_pick[MAXSIZES][64];
+    int win[2][MAXSIZES];   /* candidate per mode and size, -1 = NCCL */
+    int nranges, capr;
+    range *ranges;
+    int executor;           /* newer executor: one file for both modes where possible */
+    char notes[8][256];
+    int nnotes;
+};
+
+void plan_opts_init(plan_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->target = BL_TARGET_MSCCL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void note(plan *pl, const char *fmt, const char *a, const char *b)
+{
+    if (pl->nnotes < 8)
+        snprintf(pl->notes[pl->nnotes++], sizeof pl->notes[0], fmt, a, b);
+}
+
+static cand *add_cand(plan *pl)
+{
+    pl->cands = xgrow(pl->cands, &pl->capc, pl->ncands + 1, sizeof *pl->cands);
+    cand *c = &pl->cands[pl->ncands++];
+    memset(c, 0, sizeof *c);
+    return c;
+}
+
+static const char *sz(long long b, char *buf)
+{
+    return size_format(b, buf, 32);
+}
+
+/* A size for a file name: 1K, 64K, 2M, 1G, else the bytes. */
+static const char *fname_size(long long b, char *buf)
+{
+    static const char U[] = "KMGT";
+    int u = -1;
+    while (u < 3 && b % 1024 == 0 && b >= 1024) {
+        b /= 1024;
+        u++;
+    }
+    if (u < 0)
+        snprintf(buf, 32, "%lld", b);
+    else
+        snprintf(buf, 32, "%lld%c", b, U[u]);
+    return buf;
+}
+
+/* ---------------------------------------------------------------- checks */
+
+/* The smallest size the program serves that is at least `want` bytes. */
+static long long serve_size(const prog *p, long long want)
+{
+    long long unit = 4LL * p->nchunksperloop;
+    return (want + unit - 1) / unit * unit;
+}
+
+/* Run p in one mode with data at a small size; 1 if it verifies. */
+static int verifies(const prog *p, const topo *t, int mode, long long size)
+{
+    run_opts ro;
+    run_opts_default(&ro);
+    ro.mode = mode;
+    ro.size_bytes = size;
+    ro.unlimited = 1;       /* the loader's rules are checked on the files written */
+    run_report r;
+    tc_err e;
+    int ok = run_schedule(p, t, &ro, &r, &e) == TC_OK && r.verified;
+    if (ok && run_report_warnings(&r) > 0)
+        ok = 1;
+    run_report_free(&r);
+    return ok;
+}
+
+static long long check_size(const prog *p)
+{
+    long long s = serve_size(p, 64 * KIB);
+    return s;
+}
+
+/* Which modes p verifies in; a program that does not claim in place is
+ * tried in place too (a synthesized schedule is written out of place only,
+ * yet many run in place). */
+static int verified_modes(prog *p, const topo *t)
+{
+    long long s = check_size(p);
+    int m = 0;
+    if (p->outofplace && verifies(p, t, 0, s))
+        m |= 1;
+    int claimed = p->inplace;
+    p->inplace = 1;
+    if (verifies(p, t, 1, s))
+        m |= 2;
+    p->inplace = claimed;
+    return m;
+}
+
+/* Time p at every size it can serve, by the cost model. */
+static void time_all(plan *pl, cand *c)
+{
+    for (int i = 0; i < pl->nsizes; i++) {
+        c->us[i] = -1;
+        long long s = pl->sizes[i];
+        if (s % (4LL * c->p->nchunksperloop) != 0)
+            continue;
+        if (pl->o.target == BL_TARGET_MSCCL) {
+            int smax = 0;
+            for (int r = 0; r < c->p->ngpu; r++)
+                if (c->p->gpus[r].s_chunks > smax)
+                    smax = c->p->gpus[r].s_chunks;
+            /* the legacy runtime allocates maxBytes x s/ncpl at start: keep
+             * the range's top (at most 2s) within the budget */
+            if ((double)2 * s * smax / c->p->nchunksperloop > (double)LEGACY_SCRATCH_BUDGET)
+                continue;
+        }
+        double us;
+        tc_err e;
+        if (ptime_run(c->p, pl->t, s, &us, &e) == TC_OK)
+            c->us[i] = us;
+    }
+}
+
+/* ------------------------------------------------------------ candidates */
+
+static const struct {
+    const char *algo, *via, *label;
+} BASELINES[] = {
+    {"ring", NULL, "ring"},           {"direct", NULL, "direct"},
+    {"butterfly", NULL, "butterfly"}, {"rsag", NULL, "rsag"},
+    {"rsag", "ring", "rsag via ring"}, {"rsag", "butterfly", "rsag via butterfly"},
+    {"tree", NULL, "tree"},
+};
+
+static void add_baselines(plan *pl)
+{
+    for (size_t b = 0; b < sizeof BASELINES / sizeof BASELINES[0]; b++) {
+        const baseline_algo *a = baseline_algo_find(BASELINES[b].algo);
+        if (!a || !(a->colls & (1u << pl->o.coll)))
+            continue;
+        if (BASELINES[b].via && pl->o.coll != COLL_ALLREDUCE)
+            continue;
+        for (int pr = 0; pr < COST_NPROTO; pr++) {
+            baseline_opts bo;
+            baseline_opts_default(&bo);
+            bo.via = BASELINES[b].via;
+            bo.target = pl->o.target;
+            tc_err e;
+            prog *p = baseline_build(BASELINES[b].algo, pl->t, pl->o.coll, &bo, &e);
+            if (!p)
+                break;      /* does not apply: same for every protocol */
+            snprintf(p->proto, sizeof p->proto, "%s", cost_proto_name((cost_proto)pr));
+            cand *c = add_cand(pl);
+            c->p = p;
+            snprintf(c->label, sizeof c->label, "%s %s", BASELINES[b].label, p->proto);
+            snprintf(c->source, sizeof c->source, "taccl-synth --algo %s %s --collective %s%s%s "
+                     "--proto %s", BASELINES[b].algo, pl->t->path, coll_name(pl->o.coll),
+                     BASELINES[b].via ? " --via " : "", BASELINES[b].via ? BASELINES[b].via : "",
+                     p->proto);
+        }
+    }
+}
+
+/* The anchors inside the range: 1K, 64K, 1M, 16M, 1G (and lo if none). */
+static int anchors(const plan *pl, long long *out)
+{
+    static const long long A[] = {KIB, 64 * KIB, 1 << 20, 16 << 20, 1 << 30};
+    int n = 0;
+    for (size_t i = 0; i < sizeof A / sizeof A[0]; i++)
+        if (A[i] >= pl->o.lo && A[i] <= pl->o.hi)
+            out[n++] = A[i];
+    if (n == 0)
+        out[n++] = pl->o.lo;
+    return n;
+}
+
+/* Keep the protocol the cost model times fastest at `size`. */
+static void best_proto(prog *p, const topo *t, long long size)
+{
+    double best = INFINITY;
+    cost_proto keep = COST_SIMPLE;
+    for (int k = 0; k < COST_NPROTO; k++) {
+        snprintf(p->proto, sizeof p->proto, "%s", cost_proto_name((cost_proto)k));
+        double us;
+        tc_err e;
+        if (ptime_run(p, t, size, &us, &e) == TC_OK && us < best) {
+            best = us;
+            keep = (cost_proto)k;
+        }
+    }
+    snprintf(p->proto, sizeof p->proto, "%s", cost_proto_name(keep));
+}
+
+static int add_sketch(plan *pl, const char *path, double deadline, tc_err *err)
+{
+    sketch *s = sketch_load(path, err);
+    if (!s)
+        return TC_INPUT;
+    if (sketch_check(s, pl->t, err) != TC_OK) {
+        sketch_free(s);
+        return TC_INPUT;
+    }
+    long long at[8];
+    int na = anchors(pl, at);
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    char stem[96];
+    snprintf(stem, sizeof stem, "%s", base);
+    char *dot = strrchr(stem, '.');
+    if (dot && !strcmp(dot, ".json"))
+        *dot = '\0';
+    for (int i = 0; i < na; i++) {
+        char a[32];
+        fname_size(at[i], a);
+        if (now_s() > deadline) {
+            note(pl, "time budget spent: %s not synthesized at %s and above", stem, a);
+            break;
+        }
+        synth_opts so;
+        synth_opts_init(&so);
+        so.has_coll = 1;
+        so.coll = pl->o.coll;
+        so.size_bytes = at[i];
+        so.route_time_s = so.contig_time_s = pl->o.stage_time_s > 0 ? pl->o.stage_time_s : 20;
+        so.newer_executor = pl->o.target == BL_TARGET_EXECUTOR;
+        so.unlimited = pl->o.target == BL_TARGET_UNLIMITED;
+        so.backend = s->backend == SK_SOLVER_CBC ? LP_CBC : LP_GLPK;
+        so.quiet = 1;
+        prog *p = NULL;
+        synth_stats st;
+        tc_err e;
+        tc_err_clear(&e);
+        if (!pl->o.quiet)
+            fprintf(stderr, "taccl-synth: plan: synthesizing %s at %s (%.0f s of the time "
+                    "budget left)\n", stem, a, deadline - now_s());
+        int rc = synth_run(s, pl->t, &so, &p, &st, &e);
+        if (rc == TC_STOP || lp_stop_requested()) {
+            prog_free(p);
+            sketch_free(s);
+            return tc_err_set(err, TC_STOP, "interrupted");
+        }
+        if (rc != TC_OK) {
+            if (!pl->o.quiet)
+                fprintf(stderr, "taccl-synth: plan: %s at %s: %s\n", stem, a, e.msg);
+            continue;
+        }
+        best_proto(p, pl->t, p->size_bytes);
+        cand *c = add_cand(pl);
+        c->p = p;
+        snprintf(c->label, sizeof c->label, "%s @%s %s", stem, a, p->proto);
+        snprintf(c->source, sizeof c->source, "taccl-synth %s %s --collective %s --size %lld "
+                 "--proto %s --time-limit %g", path, pl->t->path, coll_name(pl->o.coll), at[i],
+                 p->proto, so.route_time_s);
+    }
+    sketch_free(s);
+    return TC_OK;
+}
+
+static void time_nccl(plan *pl)
+{
+    for (int i = 0; i < pl->nsizes; i++) {
+        pl->nccl_us[i] = -1;
+        baseline_opts bo;
+        baseline_opts_default(&bo);
+        bo.target = pl->o.target;
+        bo.size_bytes = pl->sizes[i];
+        baseline_stats st;
+        tc_err e;
+        prog *p = baseline_build_stats("nccl", pl->t, pl->o.coll, &bo, &st, &e);
+        if (!p)
+            continue;
+        double us;
+        long long s = serve_size(p, pl->sizes[i]);
+        if (ptime_run(p, pl->t, s, &us, &e) == TC_OK) {
+            pl->nccl[i] = p;
+            pl->nccl_us[i] = us;
+            snprintf(pl->nccl_pick[i], sizeof pl->nccl_pick[i], "%s %s, %d channel%s",
+                     st.nccl.algo, st.nccl.proto, st.nccl.channels,
+                     st.nccl.channels == 1 ? "" : "s");
+        } else {
+            prog_free(p);
+        }
+    }
+}
+
+/* ------------------------------------------------------------- choosing */
+
+static void choose(plan *pl)
+{
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < pl->nsizes; i++) {
+            int best = -1;
+            double bu = INFINITY;
+            for (int k = 0; k < pl->ncands; k++) {
+                const cand *c = &pl->cands[k];
+                if (!(c->modes & (1 << m)) || c->us[i] < 0)
+                    continue;
+                if (c->us[i] < bu) {
+                    bu = c->us[i];
+                    best = k;
+                }
+            }
+            /* NCCL wins ties: no file is the simpler plan */
+            if (best >= 0 && pl->nccl_us[i] >= 0 && pl->nccl_us[i] <= bu)
+                best = -1;
+            pl->win[m][i] = best;
+        }
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < pl->nsizes;) {
+            int j = i;
+            while (j + 1 < pl->nsizes && pl->win[m][j + 1] == pl->win[m][i])
+                j++;
+            pl->ranges = xgrow(pl->ranges, &pl->capr, pl->nranges + 1, sizeof *pl->ranges);
+            pl->ranges[pl->nranges++] = (range){m, i, j, pl->win[m][i]};
+            i = j + 1;
+        }
+}
+
+/* ------------------------------------------------------------- the plan */
+
+int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
+{
+    *out = NULL;
+    if (o->lo <= 0 || o->hi < o->lo)
+        return tc_err_set(err, TC_INPUT, "--sizes: expected LO:HI with 0 < LO <= HI");
+    plan *pl = xcalloc(1, sizeof *pl);
+    pl->t = t;
+    pl->o = *o;
+    pl->executor = o->target == BL_TARGET_EXECUTOR;
+    for (long long s = o->lo; s <= o->hi && pl->nsizes < MAXSIZES; s *= 2) {
+        pl->sizes[pl->nsizes++] = s;
+        if (s > o->hi / 2)
+            break;
+    }
+    double t0 = now_s(), budget = o->budget_s > 0 ? o->budget_s : 600;
+    add_baselines(pl);
+    if (!o->quiet)
+        fprintf(stderr, "taccl-synth: plan: %d baseline candidates (7 algorithms x 3 protocols "
+                "where they apply)\n", pl->ncands);
+    for (int i = 0; i < o->nsketches; i++) {
+        int rc = add_sketch(pl, o->sketches[i], t0 + budget, err);
+        if (rc != TC_OK) {
+            plan_free(pl);
+            return rc;
+        }
+    }
+    for (int k = 0; k < pl->ncands; k++) {
+        cand *c = &pl->cands[k];
+        c->modes = verified_modes(c->p, t);
+        if (c->modes)
+            time_all(pl, c);
+        else
+            for (int i = 0; i < pl->nsizes; i++)
+                c->us[i] = -1;
+    }
+    if (!o->quiet)
+        fprintf(stderr, "taccl-synth: plan: %d candidates timed at %d sizes (%.1f s)\n",
+                pl->ncands, pl->nsizes, now_s() - t0);
+    time_nccl(pl);
+    choose(pl);
+    *out = pl;
+    return TC_OK;
+}
+
+void plan_free(plan *pl)
+{
+    if (!pl)
+        return;
+    for (int k = 0; k < pl->ncands; k++)
+        prog_free(pl->cands[k].p);
+    for (int i = 0; i < pl->nsizes; i++)
+        prog_free(pl->nccl[i]);
+    free(pl->cands);
+    free(pl->ranges);
+    free(pl);
+}
+
+/* ------------------------------------------------------------- the files */
+
+/* A file of the plan: a range (and, for the newer executor, its twin in the
+ * other mode with the same candidate and sizes, merged into one file). */
+typedef struct {
+    int r;                  /* range index */
+    int both;               /* executor: serves both modes */
+    int skip;               /* merged into another */
+    char name[160];
+} pfile;
+
+static void range_bytes(const plan *pl, const range *g, long long *lo, long long *hi_excl)
+{
+    *lo = g->first == 0 ? pl->o.lo : pl->sizes[g->first];
+    *hi_excl = g->last + 1 < pl->nsizes ? pl->sizes[g->last + 1] : pl->o.hi + 1;
+}
+
+static int plan_files(const plan *pl, pfile *f)
+{
+    int n = 0;
+    for (int r = 0; r < pl->nranges; r++) {
+        f[n] = (pfile){r, 0, 0, ""};
+        n++;
+    }
+    if (pl->executor)
+        for (int a = 0; a < n; a++)
+            for (int b = a + 1; b < n; b++) {
+                const range *x = &pl->ranges[f[a].r], *y = &pl->ranges[f[b].r];
+                if (!f[b].skip && x->cand >= 0 && x->cand == y->cand && x->first == y->first &&
+                    x->last == y->last && x->mode != y->mode) {
+                    f[a].both = 1;
+                    f[b].skip = 1;
+                }
+            }
+    for (int i = 0; i < n; i++) {
+        const range *g = &pl->ranges[f[i].r];
+        long long lo, hi;
+        range_bytes(pl, g, &lo, &hi);
+        char a[32], b[32];
+        snprintf(f[i].name, sizeof f[i].name, "%s-%s-%s-%s.xml", coll_name(pl->o.coll),
+                 fname_size(lo, a), fname_size(pl->sizes[g->last], b),
+                 f[i].both ? "both" : g->mode ? "inplace" : "outofplace");
+    }
+    return n;
+}
+
+/* Write p into path with the topology embedded (a baseline carries none). */
+static int write_prog(prog *p, const topo *t, const char *path, int executor, tc_err *err)
+{
+    topo *keep = p->topo;
+    if (!keep)
+        p->topo = (topo *)t;
+    xml_write_opts wo = {.newer_executor = executor, .embed_topology = 1};
+    int rc = prog_write_xml(p, path, &wo, err);
+    p->topo = keep;
+    return rc;
+}
+
+static int verify_file(const plan *pl, const prog *p, const pfile *f, tc_err *err)
+{
+    const range *g = &pl->ranges[f->r];
+    long long lo, hi;
+    range_bytes(pl, g, &lo, &hi);
+    long long s = serve_size(p, lo);
+    while (s > VERIFY_MAX_BYTES && s > 4LL * p->nchunksperloop)
+        s = serve_size(p, s / 2);
+    for (int m = 0; m < 2; m++) {
+        if (!(f->both || g->mode == m))
+            continue;
+        if (!verifies(p, pl->t, m, s))
+            return tc_err_set(err, TC_WRONG, "plan: %s does not verify %s", f->name,
+                              m ? "in place" : "out of place");
+    }
+    return TC_OK;
+}
+
+/* dir/name into out (PATH_MAX); 0, or -1 if it does not fit. */
+static int join(char *out, const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    if (a + b + 2 > PATH_MAX)
+        return -1;
+    memcpy(out, dir, a);
+    out[a] = '/';
+    memcpy(out + a + 1, name, b + 1);
+    return 0;
+}
+
+static int rm_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char path[PATH_MAX];
+        if (join(path, dir, e->d_name) != 0) {
+            rc = -1;
+            continue;
+        }
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            rc |= rm_tree(path);
+        else
+            rc |= unlink(path);
+    }
+    closedir(d);
+    return rc | rmdir(dir);
+}
+
+/* dir may be replaced: absent, empty, or a previous plan. */
+static int replaceable(const char *dir, int *exists)
+{
+    struct stat st;
+    *exists = stat(dir, &st) == 0;
+    if (!*exists)
+        return 1;
+    if (!S_ISDIR(st.st_mode))
+        return 0;
+    char path[PATH_MAX];
+    if (join(path, dir, "plan.json") == 0 && access(path, F_OK) == 0)
+        return 1;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int empty = 1;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            empty = 0;
+    closedir(d);
+    return empty;
+}
+
+static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "collective", coll_name(pl->o.coll));
+    cJSON_AddStringToObject(j, "topology", pl->t->name);
+    cJSON_AddNumberToObject(j, "ngpus", pl->t->nranks);
+    cJSON_AddStringToObject(j, "target", pl->o.target == BL_TARGET_EXECUTOR ? "msccl-executor"
+                                         : pl->o.target == BL_TARGET_UNLIMITED ? "unlimited"
+                                                                               : "msccl");
+    cJSON *sizes = cJSON_AddArrayToObject(j, "sizes");
+    cJSON_AddItemToArray(sizes, cJSON_CreateNumber((double)pl->o.lo));
+    cJSON_AddItemToArray(sizes, cJSON_CreateNumber((double)pl->o.hi));
+    cJSON *files = cJSON_AddArrayToObject(j, "files");
+    cJSON *fb = cJSON_AddArrayToObject(j, "nccl_fallback");
+    for (int i = 0; i < nf; i++) {
+        if (f[i].skip)
+            continue;
+        const range *g = &pl->ranges[f[i].r];
+        long long lo, hi;
+        range_bytes(pl, g, &lo, &hi);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "mode", f[i].both ? "both" : g->mode ? "inplace"
+                                                                        : "outofplace");
+        cJSON_AddNumberToObject(o, "min_bytes", (double)lo);
+        cJSON_AddNumberToObject(o, "max_bytes_excl", (double)hi);
+        cJSON *pred = cJSON_CreateArray();
+        for (int s = g->first; s <= g->last; s++) {
+            cJSON *row = cJSON_CreateObject();
+            cJSON_AddNumberToObject(row, "size_bytes", (double)pl->sizes[s]);
+            if (g->cand >= 0)
+                cJSON_AddNumberToObject(row, "predicted_us", pl->cands[g->cand].us[s]);
+            if (pl->nccl_us[s] >= 0)
+                cJSON_AddNumberToObject(row, "nccl_us", pl->nccl_us[s]);
+            else
+                cJSON_AddNullToObject(row, "nccl_us");
+            cJSON_AddItemToArray(pred, row);
+        }
+        if (g->cand < 0) {
+            cJSON_AddStringToObject(o, "reason", "NCCL's own schedule (--algo nccl) is the "
+                                    "fastest: no file, the runtime falls back to NCCL");
+            cJSON_AddItemToObject(o, "sizes", pred);
+            cJSON_AddItemToArray(fb, o);
+            continue;
+        }
+        cJSON_AddStringToObject(o, "file", f[i].name);
+        cJSON_AddStringToObject(o, "from", pl->cands[g->cand].label);
+        cJSON_AddStringToObject(o, "command", pl->cands[g->cand].source);
+        cJSON_AddItemToObject(o, "sizes", pred);
+        cJSON_AddItemToArray(files, o);
+    }
+    cJSON *nc = cJSON_AddArrayToObject(j, "nccl");
+    for (int s = 0; s < pl->nsizes; s++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "size_bytes", (double)pl->sizes[s]);
+        if (pl->nccl[s]) {
+            char name[64];
+            snprintf(name, sizeof name, "nccl/nccl-%lld.xml", pl->sizes[s]);
+            cJSON_AddStringToObject(o, "file", name);
+            cJSON_AddStringToObject(o, "picked", pl->nccl_pick[s]);
+            cJSON_AddNumberToObject(o, "predicted_us", pl->nccl_us[s]);
+        } else {
+            cJSON_AddNullToObject(o, "file");
+        }
+        cJSON_AddItemToArray(nc, o);
+    }
+    cJSON *cs = cJSON_AddArrayToObject(j, "candidates");
+    for (int k = 0; k < pl->ncands; k++) {
+        const cand *c = &pl->cands[k];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "label", c->label);
+        cJSON_AddStringToObject(o, "command", c->source);
+        cJSON_AddBoolToObject(o, "outofplace", c->modes & 1);
+        cJSON_AddBoolToObject(o, "inplace", (c->modes & 2) != 0);
+        cJSON_AddItemToArray(cs, o);
+    }
+    cJSON *notes = cJSON_AddArrayToObject(j, "notes");
+    for (int i = 0; i < pl->nnotes; i++)
+        cJSON_AddItemToArray(notes, cJSON_CreateString(pl->notes[i]));
+    return j;
+}
+
+int plan_write(const plan *pl, const char *dir, tc_err *err)
+{
+    int exists;
+    if (!replaceable(dir, &exists))
+        return tc_err_set(err, TC_INPUT, "-o %s: exists and is not a plan (no plan.json) nor "
+                          "empty; choose another directory", dir);
+    char tmp[PATH_MAX], sub[PATH_MAX];
+    int n = snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", dir);
+    if (n < 0 || n >= (int)sizeof tmp - 16)
+        return tc_err_set(err, TC_INPUT, "-o %s: path too long", dir);
+    if (!mkdtemp(tmp))
+        return tc_err_set(err, TC_INPUT, "-o %s: cannot create a directory beside it: %s", dir,
+                          strerror(errno));
+    join(sub, tmp, "nccl");
+    int rc = mkdir(sub, 0777) == 0 ? TC_OK
+                                   : tc_err_set(err, TC_INPUT, "%s: %s", sub, strerror(errno));
+    pfile *f = xcalloc((size_t)pl->nranges + 1, sizeof *f);
+    int nf = plan_files(pl, f);
+    for (int i = 0; rc == TC_OK && i < nf; i++) {
+        const range *g = &pl->ranges[f[i].r];
+        if (f[i].skip || g->cand < 0)
+            continue;
+        prog *p = pl->cands[g->cand].p;
+        long long lo, hi;
+        range_bytes(pl, g, &lo, &hi);
+        int ip = p->inplace, oop = p->outofplace;
+        long long mn = p->min_bytes, mx = p->max_bytes;
+        int tg = p->target;
+        p->inplace = f[i].both || g->mode == 1;
+        p->outofplace = f[i].both || g->mode == 0;
+        p->min_bytes = lo;
+        p->max_bytes = pl->executor ? hi - 1 : hi;
+        p->target = pl->o.target == BL_TARGET_MSCCL ? 1 : pl->o.target == BL_TARGET_EXECUTOR ? 2
+                                                                                           : 0;
+        rc = verify_file(pl, p, &f[i], err);
+        char path[PATH_MAX];
+        if (rc == TC_OK && join(path, tmp, f[i].name) != 0)
+            rc = tc_err_set(err, TC_INPUT, "-o %s: path too long", dir);
+        if (rc == TC_OK)
+            rc = write_prog(p, pl->t, path, pl->executor, err);
+        p->inplace = ip;
+        p->outofplace = oop;
+        p->min_bytes = mn;
+        p->max_bytes = mx;
+        p->target = tg;
+    }
+    for (int s = 0; rc == TC_OK && s < pl->nsizes; s++) {
+        if (!pl->nccl[s])
+            continue;
+        char path[PATH_MAX], name[64];
+        snprintf(name, sizeof name, "nccl-%lld.xml", pl->sizes[s]);
+        if (join(path, sub, name) != 0) {
+            rc = tc_err_set(err, TC_INPUT, "-o %s: path too long", dir);
+            break;
+        }
+        pl->nccl[s]->size_bytes = serve_size(pl->nccl[s], pl->sizes[s]);
+        rc = write_prog(pl->nccl[s], pl->t, path, pl->executor, err);
+    }
+    if (rc == TC_OK) {
+        cJSON *j = plan_json(pl, f, nf);
+        char *text = cJSON_Print(j);
+        cJSON_Delete(j);
+        char path[PATH_MAX];
+        join(path, tmp, "plan.json");
+        size_t len = strlen(text);
+        text = xrealloc(text, len + 2);
+        text[len] = '\n';
+        text[len + 1] = '\0';
+        rc = file_write_atomic(path, text, len + 1, err);
+        free(text);
+    }
+    free(f);
+    if (rc == TC_OK) {
+        char old[PATH_MAX];
+        snprintf(old, sizeof old, "%.*s.old-XXXXXX", PATH_MAX - 16, dir);
+        if (exists && (!mkdtemp(old) || rmdir(old) != 0 || rename(dir, old) != 0))
+            rc = tc_err_set(err, TC_INPUT, "-o %s: cannot move the previous plan aside: %s", dir,
+                            strerror(errno));
+        else if (rename(tmp, dir) != 0)
+            rc = tc_err_set(err, TC_INPUT, "-o %s: %s", dir, strerror(errno));
+        else if (exists)
+            rm_tree(old);
+    }
+    if (rc != TC_OK)
+        rm_tree(tmp);
+    return rc;
+}
+
+char *plan_summary_json(const plan *pl, const char *dir)
+{
+    pfile *f = xcalloc((size_t)pl->nranges + 1, sizeof *f);
+    int nf = plan_files(pl, f);
+    cJSON *j = plan_json(pl, f, nf);
+    cJSON_AddStringToObject(j, "output", dir);
+    cJSON_AddNullToObject(j, "error");
+    char *s = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    free(f);
+    return s;
+}
+
+void plan_print(const plan *pl, const char *dir, FILE *out)
+{
+    pfile *f = xcalloc((size_t)pl->nranges + 1, sizeof *f);
+    int nf = plan_files(pl, f);
+    for (int i = 0; i < nf; i++) {
+        if (f[i].skip)
+            continue;
+        const range *g = &pl->ranges[f[i].r];
+        char a[32], b[32];
+        const char *mode = f[i].both ? "both modes" : g->mode ? "in place" : "out of place";
+        if (g->cand < 0)
+            fprintf(out, "taccl-synth: plan: %s..%s %s: NCCL fallback (no file: NCCL's own "
+                    "schedule is the fastest)\n", sz(pl->sizes[g->first], a),
+                    sz(pl->sizes[g->last], b), mode);
+        else
+            fprintf(out, "taccl-synth: plan: %s..%s %s: %s/%s (%s)\n",
+                    sz(pl->sizes[g->first], a), sz(pl->sizes[g->last], b), mode, dir, f[i].name,
+                    pl->cands[g->cand].label);
+    }
+    for (int i = 0; i < pl->nnotes; i++)
+        fprintf(out, "taccl-synth: plan: %s\n", pl->notes[i]);
+    free(f);
+}

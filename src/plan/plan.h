@@ -1,0 +1,65 @@
+/* plan.h — a plan: the set of MSCCL files a runtime should load so that
+ * every call of one collective, at every size of a range, in place or not,
+ * runs the fastest schedule we have, or falls back to NCCL where NCCL is
+ * fastest.
+ *
+ * A runtime picks per call among loaded files by collective, in-place flag
+ * and byte range (exec/pick.h).  So a plan is: candidates (every baseline
+ * under each protocol, the schedules synthesized from the given sketches at
+ * anchor sizes), each timed at every power-of-two size of the range by the
+ * cost model (sched/ptime, which the executor agrees with) and checked by
+ * the executor in each buffer mode it claims; per mode and size the fastest
+ * candidate, or NCCL's own schedule (`--algo nccl`) when nothing beats it —
+ * then no file covers that size and the runtime falls back to NCCL; runs of
+ * sizes with the same winner become one file with that byte range.  The
+ * legacy runtime needs a file per mode (it matches `inplace` exactly); the
+ * newer executor takes one file with both flags where one schedule wins
+ * both modes.
+ *
+ * This part sits above the synthesizer and the executor: it uses both and
+ * neither uses it. */
+#ifndef TC_PLAN_H
+#define TC_PLAN_H
+
+#include <stdio.h>
+
+#include "../model/collective.h"
+#include "../model/topo.h"
+#include "../synth/baseline.h"
+#include "../util/err.h"
+
+typedef struct {
+    coll_kind coll;
+    long long lo, hi;           /* sizes (larger per-rank buffer), powers of two from lo */
+    const char *const *sketches;
+    int nsketches;
+    baseline_target target;
+    double stage_time_s;        /* per MILP stage of each synthesis; 0 = 20 */
+    double budget_s;            /* synthesis time budget; 0 = 600 */
+    int quiet;                  /* no progress on stderr */
+} plan_opts;
+
+typedef struct plan plan;
+
+void plan_opts_init(plan_opts *o);
+
+/* Make the plan for t.  TC_INPUT with err set when nothing can be planned
+ * (a bad range, a sketch that does not load or fit t); TC_STOP when a stop
+ * was requested (lp_request_stop). */
+int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err);
+
+/* Write the plan into directory dir: the schedule files, nccl/ (NCCL's
+ * schedule at each size, for comparison) and plan.json last.  Atomic: built
+ * in a fresh directory beside dir and renamed onto it; an existing dir is
+ * replaced only if it holds a plan (plan.json) or nothing. */
+int plan_write(const plan *pl, const char *dir, tc_err *err);
+
+/* A summary as one JSON object (malloc'd): what `--json` prints. */
+char *plan_summary_json(const plan *pl, const char *dir);
+
+/* One line per file and fallback range, for stderr. */
+void plan_print(const plan *pl, const char *dir, FILE *f);
+
+void plan_free(plan *pl);
+
+#endif

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# test_plan.sh — taccl-synth --plan and taccl-run DIR: a plan's files have
+# disjoint byte ranges that, with the NCCL-fallback ranges plan.json names,
+# cover the sizes asked in each mode; every file verifies in its mode(s) and
+# says so in its flags; taccl-run DIR runs at each size exactly the file
+# plan.json says (or says NCCL runs the call) and is never slower than NCCL's
+# own schedule; the newer executor gets one file for both modes where one
+# schedule wins both; refusals write nothing; a sketch adds synthesized
+# candidates.
+source "$(dirname "$0")/lib.sh"
+S="$BIN/taccl-synth"
+R="$BIN/taccl-run"
+T="$ROOT/topologies"
+
+# check_plan DIR MODE LO HI [executor] — the invariants above, for one mode
+check_plan() {
+    python3 - "$@" <<'PY'
+import json, os, re, sys
+d, mode, lo, hi = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+executor = len(sys.argv) > 5
+plan = json.load(open(os.path.join(d, "plan.json")))
+rows = [f for f in plan["files"] + plan["nccl_fallback"] if f["mode"] in (mode, "both")]
+rows.sort(key=lambda f: f["min_bytes"])
+assert rows[0]["min_bytes"] == lo, rows[0]
+for a, b in zip(rows, rows[1:]):
+    assert a["max_bytes_excl"] == b["min_bytes"], (a, b)      # disjoint, no gap
+assert rows[-1]["max_bytes_excl"] == hi + 1, rows[-1]
+for f in plan["files"]:
+    x = open(os.path.join(d, f["file"])).read()
+    ip = re.search(r'inplace="(\d)"', x).group(1)
+    oop = re.search(r'outofplace="(\d)"', x).group(1)
+    want = {"both": ("1", "1"), "inplace": ("1", "0"), "outofplace": ("0", "1")}[f["mode"]]
+    assert (ip, oop) == want, (f["file"], ip, oop)
+    mn = int(re.search(r'minBytes="(\d+)"', x).group(1))
+    mx = int(re.search(r'maxBytes="(\d+)"', x).group(1))
+    assert mn == f["min_bytes"], f
+    assert mx == (f["max_bytes_excl"] - 1 if executor else f["max_bytes_excl"]), (f, mx)
+    if not executor:
+        assert f["mode"] != "both", f
+print("ok")
+PY
+}
+
+# picked_match DIR MODE SWEEP-JSON — each row's pick is plan.json's
+picked_match() {
+    python3 - "$@" <<'PY'
+import json, os, sys
+d, mode, sweep = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))
+plan = json.load(open(os.path.join(d, "plan.json")))
+def owner(size):
+    for f in plan["files"]:
+        if f["mode"] in (mode, "both") and f["min_bytes"] <= size < f["max_bytes_excl"]:
+            return f["file"]
+    return None
+for row in sweep["rows"]:
+    assert row["picked"] == owner(row["size_bytes"]), row
+    assert row["nccl_fallback"] == (row["picked"] is None), row
+    assert row["verified"], row
+    assert row["nccl_us"] is not None, row
+    assert row["time_us"] <= row["nccl_us"] * (1 + 1e-9), row   # never slower than NCCL
+print("ok")
+PY
+}
+
+P="$TMP/plan"
+expect "plan: ndv2-x2 AllGather 1K..16M (baselines only)" 0 "plan: 1 KiB\.\." -- \
+    "$S" --plan "$T/ndv2-x2.json" --collective allgather --sizes 1K:16M -o "$P"
+expect "plan: out of place covers 1K..16M" 0 "^ok$" -- check_plan "$P" outofplace 1024 16777216
+expect "plan: in place covers 1K..16M" 0 "^ok$" -- check_plan "$P" inplace 1024 16777216
+expect "plan: NCCL's schedule at every size (15 from 1K to 16M)" 0 "^15$" -- bash -c "ls '$P/nccl' | wc -l | tr -d ' '"
+for mode in outofplace inplace; do
+    "$R" "$P" --sweep 1K:16M --$mode --json >"$TMP/sweep-$mode.json" 2>"$TMP/sweep.err"
+    expect "taccl-run DIR --sweep --$mode: the file plan.json names, verified, never slower than NCCL" \
+        0 "^ok$" -- picked_match "$P" $mode "$TMP/sweep-$mode.json"
+done
+expect "taccl-run DIR --sweep prints the picks" 0 "allgather-.*-outofplace\.xml" -- "$R" "$P" --sweep 1K:16M
+expect "taccl-run DIR --size --json names the file" 0 '"picked":"allgather-[^"]*","nccl_fallback":false' -- \
+    "$R" "$P" --size 16M --json
+# every file runs on its own too, in its mode
+for f in "$P"/allgather-*.xml; do
+    mode=--outofplace
+    case "$f" in *-inplace.xml) mode=--inplace ;; esac
+    expect "$(basename "$f") verifies alone ($mode)" 0 "result +verified" -- "$R" "$f" $mode
+done
+
+# the newer executor: one file for both modes where one schedule wins both
+E="$TMP/plan-exec"
+expect "plan for msccl-executor" 0 "" -- "$S" --plan "$T/dgx2-x1.json" --collective allreduce \
+    --sizes 64K:4M --target msccl-executor -o "$E" -q
+expect "executor plan: out of place covers 64K..4M" 0 "^ok$" -- check_plan "$E" outofplace 65536 4194304 x
+expect "executor plan: in place covers 64K..4M" 0 "^ok$" -- check_plan "$E" inplace 65536 4194304 x
+expect "executor plan: files serving both modes" 0 "both\.xml" -- ls "$E"
+
+# a sketch adds synthesized candidates (the sketch wins small AllGathers on NDv2)
+K="$TMP/plan-sk"
+expect "plan with a sketch" 0 "synthesizing ndv2-x2-sk-1 at 1K" -- "$S" --plan "$T/ndv2-x2.json" \
+    --collective allgather --sizes 1K:64K --sketch "$ROOT/sketches/ndv2-x2-sk-1.json" --time-limit 2 -o "$K"
+expect "the sketch's schedule is in the plan" 0 '"from":[[:space:]]+"ndv2-x2-sk-1 @' -- cat "$K/plan.json"
+expect "plan --json" 0 '"files":\[\{' -- "$S" --plan "$T/ndv2-x2.json" --collective allgather \
+    --sizes 1K:4K -o "$TMP/plan-json" -q --json
+
+# refusals: exit 2, one line, nothing written
+mkdir -p "$TMP/notaplan" && echo keep >"$TMP/notaplan/mine.txt"
+expect "refuses a directory that is not a plan" 2 "exists and is not a plan" -- \
+    "$S" --plan "$T/ndv2-x2.json" --collective allgather --sizes 1K:4K -o "$TMP/notaplan"
+expect "... and leaves it alone" 0 "^keep$" -- cat "$TMP/notaplan/mine.txt"
+expect "a bad sketch: exit 2" 2 "nonexistent" -- "$S" --plan "$T/ndv2-x2.json" --collective allgather \
+    --sketch "$TMP/nonexistent.json" -o "$TMP/plan-bad"
+expect "... nothing written" 0 "^absent$" -- bash -c "[ -e '$TMP/plan-bad' ] && echo present || echo absent"
+expect "--plan with --algo refused" 2 "do not go together" -- "$S" --plan --algo ring "$T/ndv2-x2.json" \
+    --collective allgather -o "$TMP/x"
+expect "--plan without -o refused" 2 "-o DIR is required" -- "$S" --plan "$T/ndv2-x2.json" --collective allgather
+expect "a plan replaces the previous plan" 0 "" -- "$S" --plan "$T/ndv2-x2.json" --collective allgather \
+    --sizes 1K:4K -o "$P" -q
+expect "... whose old files are gone" 0 "^1$" -- bash -c "ls '$P'/*.xml | wc -l | tr -d ' '"
+expect "taccl-run DIR without a size" 2 "give --size BYTES or --sweep" -- "$R" "$P"
