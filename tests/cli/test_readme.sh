@@ -35,6 +35,9 @@ expect "NCCL's AllReduce verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/
 expect "NCCL's AllReduce is its ring on 8 channels" 0 "baseline nccl allreduce: ring Simple, 8 ranks on my-cluster, 8 channels" -- grep -o "baseline nccl allreduce: ring Simple, 8 ranks on my-cluster, 8 channels" "$W/my-cluster/nccl.xml"
 expect "the synthesized AllGather verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/ag.xml"
 expect "the synthesized AllReduce verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/ar.xml"
+expect "the plan's sweep ran every size (17 rows), each verified or NCCL's" 0 "^17$" -- bash -c \
+    "'$BIN/taccl-run' '$W/my-cluster/plan' --sweep 1K:64M --json | python3 -c 'import json,sys; r=json.load(sys.stdin)[\"rows\"]; assert all(x[\"verified\"] and x[\"time_us\"] <= x[\"nccl_us\"] * (1 + 1e-9) for x in r); print(len(r))'"
+expect "the plan names its files" 0 '"files"' -- cat "$W/my-cluster/plan/plan.json"
 expect "the trace is written" 0 "" -- python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["traceEvents"]' "$W/my-cluster/ag.trace.json"
 expect "the routes are rendered" 0 "" -- test -s "$W/my-cluster/ag.svg"
 expect "the benchmark report is written, everything verified" 0 "every schedule that ran verified" -- \
