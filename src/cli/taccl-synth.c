@@ -49,7 +49,7 @@ static const char usage[] =
     "                   [--mem-limit MB] [--target T] [--bytes LO:HI] [--proto P]\n"
     "                   [--strict] [-q|-v] [--json]\n"
     "       taccl-synth --plan TOPO.json --collective C -o DIR [--sketch S.json ...]\n"
-    "                   [--sizes LO:HI] [--target T] [--time-budget S]\n"
+    "                   [--sizes LO:HI] [--target T] [--time-budget S] [--no-propose]\n"
     "                   [--time-limit S] [--strict] [-q] [--json]\n"
     "       taccl-synth --list\n";
 
@@ -109,7 +109,12 @@ static const char help[] =
     "                    byte range, where it came from and its predicted time;\n"
     "                    DIR/nccl/ holds NCCL's schedule at each size.  Run it\n"
     "                    with taccl-run DIR --sweep LO:HI\n"
-    "  --sketch S.json   plan mode: a sketch to synthesize from (repeatable)\n"
+    "  --sketch S.json   plan mode: a sketch to synthesize from (repeatable); with\n"
+    "                    none, sketches are proposed from the topology (the patterns\n"
+    "                    of TACCL's: switch uc-max for small sizes, uc-min for large,\n"
+    "                    each GPU through its own NIC or TACCL's relays, chunkup 1/2,\n"
+    "                    the node symmetry) and written to DIR/sketches/\n"
+    "  --no-propose      plan mode: no proposed sketches (baselines and --sketch only)\n"
     "  --sizes LO:HI     plan mode: the sizes to cover (powers of two from LO)\n"
     "  --time-budget S   plan mode: stop synthesizing anchors after S seconds\n"
     "                    (default 600)\n"
@@ -146,6 +151,7 @@ typedef struct {
     int nsketches;
     long long sizes_lo, sizes_hi;   /* --sizes (plan mode); 0 = 1K:1G */
     double budget;              /* --time-budget (plan mode); 0 = default */
+    int no_propose;             /* --no-propose (plan mode) */
 } cli;
 
 /* One line on stderr (and the error as JSON with --json); `hint` adds a
@@ -317,6 +323,8 @@ static int parse_args(int argc, char **argv, cli *c)
             c->strict = 1;
         } else if (!strcmp(a, "--plan")) {
             c->plan = 1;
+        } else if (!strcmp(a, "--no-propose")) {
+            c->no_propose = 1;
         } else if (!strcmp(a, "--sketch")) {
             NEED_VALUE();
             if (c->nsketches == 16)
@@ -793,6 +801,7 @@ static int plan_main(const cli *c)
     o.stage_time_s = c->time_limit;
     o.budget_s = c->budget;
     o.quiet = c->quiet;
+    o.propose = !c->no_propose;
     plan *pl = NULL;
     int rc = plan_make(t, &o, &pl, &err);
     if (rc == TC_OK && lp_stop_requested())

@@ -34,6 +34,7 @@
 #include "../util/file.h"
 #include "../util/mem.h"
 #include "../util/size.h"
+#include "propose.h"
 
 #define MAXSIZES 48
 #define KIB 1024LL
@@ -43,7 +44,9 @@
 typedef struct {
     char label[192];        /* "ring LL", "ndv2-x2-sk-1 @64K LL" */
     char source[320];       /* where it came from, for plan.json */
-    prog *p;
+    prog *p;                /* shared by the protocol variants of one schedule */
+    int owns;               /* this candidate frees p */
+    char proto[16];         /* the protocol this candidate runs p with */
     int modes;              /* bit 0 out of place, bit 1 in place: verified */
     double us[MAXSIZES];    /* at each size; < 0 = cannot serve it */
 } cand;
@@ -70,12 +73,15 @@ struct plan {
     int executor;           /* newer executor: one file for both modes where possible */
     char notes[8][256];
     int nnotes;
+    proposal props[PROPOSE_MAX];    /* sketches proposed (no --sketch given) */
+    int nprops;
 };
 
 void plan_opts_init(plan_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->target = BL_TARGET_MSCCL;
+    o->propose = 1;
 }
 
 static double now_s(void)
@@ -225,6 +231,8 @@ static void add_baselines(plan *pl)
             snprintf(p->proto, sizeof p->proto, "%s", cost_proto_name((cost_proto)pr));
             cand *c = add_cand(pl);
             c->p = p;
+            c->owns = 1;
+            snprintf(c->proto, sizeof c->proto, "%s", p->proto);
             snprintf(c->label, sizeof c->label, "%s %s", BASELINES[b].label, p->proto);
             snprintf(c->source, sizeof c->source, "taccl-synth --algo %s %s --collective %s%s%s "
                      "--proto %s", BASELINES[b].algo, pl->t->path, coll_name(pl->o.coll),
@@ -247,41 +255,18 @@ static int anchors(const plan *pl, long long *out)
     return n;
 }
 
-/* Keep the protocol the cost model times fastest at `size`. */
-static void best_proto(prog *p, const topo *t, long long size)
+/* Synthesize sketch s (named `stem`, from `path` for the command line) at
+ * the anchors in the range that `want` admits (bit 0: up to 64 KiB, bit 1:
+ * from 1 MiB), until the deadline. */
+static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, int want,
+                      double deadline, tc_err *err)
 {
-    double best = INFINITY;
-    cost_proto keep = COST_SIMPLE;
-    for (int k = 0; k < COST_NPROTO; k++) {
-        snprintf(p->proto, sizeof p->proto, "%s", cost_proto_name((cost_proto)k));
-        double us;
-        tc_err e;
-        if (ptime_run(p, t, size, &us, &e) == TC_OK && us < best) {
-            best = us;
-            keep = (cost_proto)k;
-        }
-    }
-    snprintf(p->proto, sizeof p->proto, "%s", cost_proto_name(keep));
-}
-
-static int add_sketch(plan *pl, const char *path, double deadline, tc_err *err)
-{
-    sketch *s = sketch_load(path, err);
-    if (!s)
-        return TC_INPUT;
-    if (sketch_check(s, pl->t, err) != TC_OK) {
-        sketch_free(s);
-        return TC_INPUT;
-    }
     long long at[8];
     int na = anchors(pl, at);
-    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    char stem[96];
-    snprintf(stem, sizeof stem, "%s", base);
-    char *dot = strrchr(stem, '.');
-    if (dot && !strcmp(dot, ".json"))
-        *dot = '\0';
     for (int i = 0; i < na; i++) {
+        int small = at[i] <= 64 * KIB, large = at[i] >= (1 << 20);
+        if (!((small && (want & 1)) || (large && (want & 2)) || (!small && !large)))
+            continue;
         char a[32];
         fname_size(at[i], a);
         if (now_s() > deadline) {
@@ -308,7 +293,6 @@ static int add_sketch(plan *pl, const char *path, double deadline, tc_err *err)
         int rc = synth_run(s, pl->t, &so, &p, &st, &e);
         if (rc == TC_STOP || lp_stop_requested()) {
             prog_free(p);
-            sketch_free(s);
             return tc_err_set(err, TC_STOP, "interrupted");
         }
         if (rc != TC_OK) {
@@ -316,15 +300,65 @@ static int add_sketch(plan *pl, const char *path, double deadline, tc_err *err)
                 fprintf(stderr, "taccl-synth: plan: %s at %s: %s\n", stem, a, e.msg);
             continue;
         }
-        best_proto(p, pl->t, p->size_bytes);
-        cand *c = add_cand(pl);
-        c->p = p;
-        snprintf(c->label, sizeof c->label, "%s @%s %s", stem, a, p->proto);
-        snprintf(c->source, sizeof c->source, "taccl-synth %s %s --collective %s --size %lld "
-                 "--proto %s --time-limit %g", path, pl->t->path, coll_name(pl->o.coll), at[i],
-                 p->proto, so.route_time_s);
+        /* the schedule under each protocol: the anchor's best need not be
+         * the best at every size it may serve */
+        for (int pr = 0; pr < COST_NPROTO; pr++) {
+            cand *c = add_cand(pl);
+            c->p = p;
+            c->owns = pr == 0;
+            snprintf(c->proto, sizeof c->proto, "%s", cost_proto_name((cost_proto)pr));
+            snprintf(c->label, sizeof c->label, "%s @%s %s", stem, a, c->proto);
+            snprintf(c->source, sizeof c->source, "taccl-synth %s %s --collective %s --size "
+                     "%lld --proto %s --time-limit %g", path, pl->t->path,
+                     coll_name(pl->o.coll), at[i], c->proto, so.route_time_s);
+        }
     }
+    return TC_OK;
+}
+
+static int add_sketch_file(plan *pl, const char *path, double deadline, tc_err *err)
+{
+    sketch *s = sketch_load(path, err);
+    if (!s)
+        return TC_INPUT;
+    if (sketch_check(s, pl->t, err) != TC_OK) {
+        sketch_free(s);
+        return TC_INPUT;
+    }
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    char stem[96];
+    snprintf(stem, sizeof stem, "%s", base);
+    char *dot = strrchr(stem, '.');
+    if (dot && !strcmp(dot, ".json"))
+        *dot = '\0';
+    int rc = add_sketch(pl, s, stem, path, 3, deadline, err);
     sketch_free(s);
+    return rc;
+}
+
+/* No sketch given: propose some from the topology and synthesize each at
+ * the anchors it is for. */
+static int add_proposals(plan *pl, double deadline, tc_err *err)
+{
+    pl->nprops = propose_sketches(pl->t, pl->props);
+    if (!pl->o.quiet)
+        fprintf(stderr, "taccl-synth: plan: no --sketch: %d sketch%s proposed from the "
+                "topology (written to sketches/ in the plan)\n", pl->nprops,
+                pl->nprops == 1 ? "" : "es");
+    for (int i = 0; i < pl->nprops; i++) {
+        tc_err e;
+        sketch *s = sketch_parse(pl->props[i].json, pl->props[i].name, &e);
+        if (!s)
+            continue;
+        char path[160];
+        snprintf(path, sizeof path, "sketches/%s.json", pl->props[i].name);
+        int rc = add_sketch(pl, s, pl->props[i].name, path,
+                            (pl->props[i].small ? 1 : 0) | (pl->props[i].large ? 2 : 0),
+                            deadline, err);
+        sketch_free(s);
+        if (rc != TC_OK)
+            return rc;
+    }
     return TC_OK;
 }
 
@@ -410,7 +444,14 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
         fprintf(stderr, "taccl-synth: plan: %d baseline candidates (7 algorithms x 3 protocols "
                 "where they apply)\n", pl->ncands);
     for (int i = 0; i < o->nsketches; i++) {
-        int rc = add_sketch(pl, o->sketches[i], t0 + budget, err);
+        int rc = add_sketch_file(pl, o->sketches[i], t0 + budget, err);
+        if (rc != TC_OK) {
+            plan_free(pl);
+            return rc;
+        }
+    }
+    if (o->nsketches == 0 && o->propose) {
+        int rc = add_proposals(pl, t0 + budget, err);
         if (rc != TC_OK) {
             plan_free(pl);
             return rc;
@@ -418,6 +459,7 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     }
     for (int k = 0; k < pl->ncands; k++) {
         cand *c = &pl->cands[k];
+        snprintf(c->p->proto, sizeof c->p->proto, "%s", c->proto);
         c->modes = verified_modes(c->p, t);
         if (c->modes)
             time_all(pl, c);
@@ -439,9 +481,11 @@ void plan_free(plan *pl)
     if (!pl)
         return;
     for (int k = 0; k < pl->ncands; k++)
-        prog_free(pl->cands[k].p);
+        if (pl->cands[k].owns)
+            prog_free(pl->cands[k].p);
     for (int i = 0; i < pl->nsizes; i++)
         prog_free(pl->nccl[i]);
+    proposals_free(pl->props, pl->nprops);
     free(pl->cands);
     free(pl->ranges);
     free(pl);
@@ -688,6 +732,7 @@ int plan_write(const plan *pl, const char *dir, tc_err *err)
         if (f[i].skip || g->cand < 0)
             continue;
         prog *p = pl->cands[g->cand].p;
+        snprintf(p->proto, sizeof p->proto, "%s", pl->cands[g->cand].proto);
         long long lo, hi;
         range_bytes(pl, g, &lo, &hi);
         int ip = p->inplace, oop = p->outofplace;
@@ -710,6 +755,20 @@ int plan_write(const plan *pl, const char *dir, tc_err *err)
         p->min_bytes = mn;
         p->max_bytes = mx;
         p->target = tg;
+    }
+    if (rc == TC_OK && pl->nprops > 0) {
+        char sk[PATH_MAX];
+        join(sk, tmp, "sketches");
+        if (mkdir(sk, 0777) != 0)
+            rc = tc_err_set(err, TC_INPUT, "%s: %s", sk, strerror(errno));
+        for (int i = 0; rc == TC_OK && i < pl->nprops; i++) {
+            char path[PATH_MAX], name[128];
+            snprintf(name, sizeof name, "%s.json", pl->props[i].name);
+            if (join(path, sk, name) != 0)
+                rc = tc_err_set(err, TC_INPUT, "-o %s: path too long", dir);
+            else
+                rc = file_write_atomic(path, pl->props[i].json, strlen(pl->props[i].json), err);
+        }
     }
     for (int s = 0; rc == TC_OK && s < pl->nsizes; s++) {
         if (!pl->nccl[s])

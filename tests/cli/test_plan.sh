@@ -64,7 +64,7 @@ PY
 
 P="$TMP/plan"
 expect "plan: ndv2-x2 AllGather 1K..16M (baselines only)" 0 "plan: 1 KiB\.\." -- \
-    "$S" --plan "$T/ndv2-x2.json" --collective allgather --sizes 1K:16M -o "$P"
+    "$S" --plan "$T/ndv2-x2.json" --collective allgather --sizes 1K:16M --no-propose -o "$P"
 expect "plan: out of place covers 1K..16M" 0 "^ok$" -- check_plan "$P" outofplace 1024 16777216
 expect "plan: in place covers 1K..16M" 0 "^ok$" -- check_plan "$P" inplace 1024 16777216
 expect "plan: NCCL's schedule at every size (15 from 1K to 16M)" 0 "^15$" -- bash -c "ls '$P/nccl' | wc -l | tr -d ' '"
@@ -86,7 +86,7 @@ done
 # the newer executor: one file for both modes where one schedule wins both
 E="$TMP/plan-exec"
 expect "plan for msccl-executor" 0 "" -- "$S" --plan "$T/dgx2-x1.json" --collective allreduce \
-    --sizes 64K:4M --target msccl-executor -o "$E" -q
+    --sizes 64K:4M --target msccl-executor --no-propose -o "$E" -q
 expect "executor plan: out of place covers 64K..4M" 0 "^ok$" -- check_plan "$E" outofplace 65536 4194304 x
 expect "executor plan: in place covers 64K..4M" 0 "^ok$" -- check_plan "$E" inplace 65536 4194304 x
 expect "executor plan: files serving both modes" 0 "both\.xml" -- ls "$E"
@@ -97,12 +97,21 @@ expect "plan with a sketch" 0 "synthesizing ndv2-x2-sk-1 at 1K" -- "$S" --plan "
     --collective allgather --sizes 1K:64K --sketch "$ROOT/sketches/ndv2-x2-sk-1.json" --time-limit 2 -o "$K"
 expect "the sketch's schedule is in the plan" 0 '"from":[[:space:]]+"ndv2-x2-sk-1 @' -- cat "$K/plan.json"
 expect "plan --json" 0 '"files":\[\{' -- "$S" --plan "$T/ndv2-x2.json" --collective allgather \
-    --sizes 1K:4K -o "$TMP/plan-json" -q --json
+    --sizes 1K:4K --no-propose -o "$TMP/plan-json" -q --json
+
+# no sketch: sketches proposed from the topology, written into the plan, synthesized
+Q="$TMP/plan-prop"
+expect "plan proposes sketches" 0 "2 sketches proposed" -- "$S" --plan "$T/ndv2-x1.json" \
+    --collective allgather --sizes 1K:1M --time-limit 2 -o "$Q"
+expect "... written to sketches/ and loadable" 0 "wrote" -- "$S" "$Q/sketches/ndv2-x1-cup1.json" \
+    "$T/ndv2-x1.json" --collective allgather --size 64K --time-limit 2 -o "$TMP/prop.xml"
+expect "... synthesized as candidates" 0 '"label":[[:space:]]+"ndv2-x1-cup1 @1K Simple"' -- cat "$Q/plan.json"
+expect "proposed plan out of place covers 1K..1M" 0 "^ok$" -- check_plan "$Q" outofplace 1024 1048576
 
 # refusals: exit 2, one line, nothing written
 mkdir -p "$TMP/notaplan" && echo keep >"$TMP/notaplan/mine.txt"
 expect "refuses a directory that is not a plan" 2 "exists and is not a plan" -- \
-    "$S" --plan "$T/ndv2-x2.json" --collective allgather --sizes 1K:4K -o "$TMP/notaplan"
+    "$S" --plan "$T/ndv2-x2.json" --collective allgather --sizes 1K:4K --no-propose -o "$TMP/notaplan"
 expect "... and leaves it alone" 0 "^keep$" -- cat "$TMP/notaplan/mine.txt"
 expect "a bad sketch: exit 2" 2 "nonexistent" -- "$S" --plan "$T/ndv2-x2.json" --collective allgather \
     --sketch "$TMP/nonexistent.json" -o "$TMP/plan-bad"
@@ -111,6 +120,6 @@ expect "--plan with --algo refused" 2 "do not go together" -- "$S" --plan --algo
     --collective allgather -o "$TMP/x"
 expect "--plan without -o refused" 2 "-o DIR is required" -- "$S" --plan "$T/ndv2-x2.json" --collective allgather
 expect "a plan replaces the previous plan" 0 "" -- "$S" --plan "$T/ndv2-x2.json" --collective allgather \
-    --sizes 1K:4K -o "$P" -q
+    --sizes 1K:4K --no-propose -o "$P" -q
 expect "... whose old files are gone" 0 "^1$" -- bash -c "ls '$P'/*.xml | wc -l | tr -d ' '"
 expect "taccl-run DIR without a size" 2 "give --size BYTES or --sweep" -- "$R" "$P"

@@ -1,0 +1,202 @@
+/* propose.c — sketches derived from a topology (rules in propose.h).
+ *
+ * Built as the JSON a user would write and read back through the sketch
+ * loader, so a proposal is checked like any sketch and can be written into
+ * the plan for the user to read, edit and reuse. */
+#include "propose.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "../model/sketch.h"
+#include "../util/mem.h"
+
+/* Node 0's switch holding every rank of the node, or -1. */
+static int node_switch(const topo *t)
+{
+    int R = t->ranks_per_node;
+    for (int s = 0; s < t->nswitches; s++) {
+        const topo_switch *w = &t->switches[s];
+        if (w->nranks != R)
+            continue;
+        int ok = 1;
+        for (int i = 0; i < w->nranks && ok; i++)
+            ok = w->ranks[i] >= 0 && w->ranks[i] < R;
+        if (ok)
+            return s;
+    }
+    return -1;
+}
+
+/* Node 0's NICs: their count, and the group size m when NIC k serves local
+ * ranks k*m .. k*m+m-1 exactly (0 if the layout is not that regular). */
+static int nic_layout(const topo *t, int *m_out, int *first_nic)
+{
+    int R = t->ranks_per_node, count = 0, m = -1, regular = 1;
+    *first_nic = -1;
+    for (int x = 0; x < t->nnics; x++) {
+        const topo_nic *c = &t->nics[x];
+        if (c->node != 0)
+            continue;
+        if (*first_nic < 0)
+            *first_nic = x;
+        if (m < 0)
+            m = c->nranks;
+        if (c->nranks != m)
+            regular = 0;
+        for (int i = 0; i < c->nranks && regular; i++)
+            regular = c->ranks[i] == count * m + i;
+        count++;
+    }
+    *m_out = regular && m > 0 && count * m == R ? m : 0;
+    return count;
+}
+
+static cJSON *int_array(const int *v, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
+    return a;
+}
+
+static void put_map(cJSON *obj, int key, const int *v, int n)
+{
+    char k[16];
+    snprintf(k, sizeof k, "%d", key);
+    cJSON_AddItemToObject(obj, k, int_array(v, n));
+}
+
+/* The sketch for one variant as JSON text; sym: keep symmetry_offsets. */
+static char *variant(const topo *t, const char *name, const char *hyper, int chunkup, int sym,
+                     const char *why)
+{
+    int R = t->ranks_per_node, N = t->nnodes, sw = node_switch(t), m, x0;
+    int nics = nic_layout(t, &m, &x0);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", name);
+    cJSON_AddStringToObject(j, "description", why);
+    cJSON_AddStringToObject(j, "source", "proposed by taccl-synth --plan from the topology "
+                            "(src/plan/propose.h: the patterns of TACCL's published sketches)");
+    cJSON_AddNumberToObject(j, "nnodes", N);
+    cJSON *intra = cJSON_AddObjectToObject(j, "intranode_sketch");
+    if (sw >= 0 && hyper) {
+        cJSON_AddStringToObject(intra, "strategy", "switch");
+        int *r = xmalloc((size_t)R * sizeof *r);
+        for (int i = 0; i < R; i++)
+            r[i] = i;
+        cJSON *sws = cJSON_AddArrayToObject(intra, "switches");
+        cJSON_AddItemToArray(sws, int_array(r, R));
+        free(r);
+        cJSON *hs = cJSON_AddArrayToObject(intra, "switch_hyperedge_strategy");
+        cJSON_AddItemToArray(hs, cJSON_CreateString(hyper));
+    } else {
+        cJSON_AddStringToObject(intra, "strategy", "none");
+    }
+    int intra_rot = 0;
+    if (N > 1 && nics > 0) {
+        cJSON *inter = cJSON_AddObjectToObject(j, "internode_sketch");
+        cJSON_AddStringToObject(inter, "strategy", "relay");
+        cJSON *conn = cJSON_AddObjectToObject(inter, "internode_conn");
+        if (m >= 1 && nics > 1) {
+            cJSON *rev = cJSON_AddObjectToObject(inter, "gpus_to_sender_rev_map");
+            int *grp = xmalloc((size_t)m * sizeof *grp);
+            for (int k = 0; k < nics; k++) {
+                int sender = k * m + m - 1, recv = k * m;
+                put_map(conn, sender, &recv, 1);
+                for (int i = 0; i < m; i++)
+                    grp[i] = k * m + i;
+                put_map(rev, sender, grp, m);
+            }
+            free(grp);
+            if (m > 1)
+                cJSON_AddBoolToObject(inter, "enforce_ordering", 1);
+            intra_rot = sw >= 0 ? m : 0;
+        } else {
+            const topo_nic *c = &t->nics[x0];
+            int s = c->ranks[0], r = c->nranks > 1 ? c->ranks[1] : c->ranks[0];
+            put_map(conn, s, &r, 1);
+        }
+    } else if (N == 1 && sw >= 0) {
+        intra_rot = 1;
+    }
+    if (sym) {
+        cJSON *so = cJSON_AddArrayToObject(j, "symmetry_offsets");
+        int pair[2];
+        if (intra_rot > 0 && intra_rot < R) {
+            pair[0] = intra_rot;
+            pair[1] = R;
+            cJSON_AddItemToArray(so, int_array(pair, 2));
+        }
+        if (N > 1) {
+            pair[0] = R;
+            pair[1] = N * R;
+            cJSON_AddItemToArray(so, int_array(pair, 2));
+        }
+    }
+    cJSON *hp = cJSON_AddObjectToObject(j, "hyperparameters");
+    cJSON_AddNumberToObject(hp, "input_chunkup", chunkup);
+    char *text = cJSON_Print(j);
+    cJSON_Delete(j);
+    return text;
+}
+
+/* Keep the variant if it loads and fits t (without its symmetry if that is
+ * what fails); 1 if kept. */
+static int keep(const topo *t, proposal *p, const char *name, const char *hyper, int chunkup,
+                const char *why, int small, int large)
+{
+    for (int sym = 1; sym >= 0; sym--) {
+        char *text = variant(t, name, hyper, chunkup, sym, why);
+        tc_err e;
+        sketch *s = sketch_parse(text, name, &e);
+        int ok = s && sketch_check(s, t, &e) == TC_OK;
+        sketch_free(s);
+        if (ok) {
+            memset(p, 0, sizeof *p);
+            snprintf(p->name, sizeof p->name, "%s", name);
+            p->json = text;
+            p->small = small;
+            p->large = large;
+            return 1;
+        }
+        free(text);
+    }
+    return 0;
+}
+
+int propose_sketches(const topo *t, proposal *out)
+{
+    int n = 0, sw = node_switch(t) >= 0;
+    char name[96];
+    const char *tn = t->name && *t->name ? t->name : "topology";
+    if (sw) {
+        snprintf(name, sizeof name, "%s-uc-max-cup1", tn);
+        n += keep(t, &out[n], name, "uc-max", 1, "the switch as one uc-max hyperedge (many "
+                  "connections, few hops: small sizes)", 1, 0);
+        snprintf(name, sizeof name, "%s-uc-min-cup1", tn);
+        n += keep(t, &out[n], name, "uc-min", 1, "the switch as one uc-min hyperedge (few "
+                  "connections, less contention: large sizes)", 0, 1);
+        snprintf(name, sizeof name, "%s-uc-min-cup2", tn);
+        n += keep(t, &out[n], name, "uc-min", 2, "uc-min with each chunk cut in two (more "
+                  "pipelining: large sizes)", 0, 1);
+    } else {
+        snprintf(name, sizeof name, "%s-cup1", tn);
+        n += keep(t, &out[n], name, NULL, 1, "links only, the NIC pattern of the node", 1, 1);
+        snprintf(name, sizeof name, "%s-cup2", tn);
+        n += keep(t, &out[n], name, NULL, 2, "links only, each chunk cut in two (large sizes)",
+                  0, 1);
+    }
+    return n;
+}
+
+void proposals_free(proposal *p, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(p[i].json);
+        p[i].json = NULL;
+    }
+}

@@ -1,0 +1,41 @@
+/* propose.h — sketches proposed from a topology, for a plan made without
+ * any (`taccl-synth --plan` with no --sketch).
+ *
+ * TACCL leaves "which sketch for which size" to the user; these are the
+ * patterns its published sketches follow, derived from the machine:
+ *   - inside a node: the node's switch as one hyperedge, uc-max for small
+ *     sizes (many connections, few hops) and uc-min for large ones (few
+ *     connections, less contention); a node of links has no intra-node
+ *     sketch;
+ *   - between nodes: each GPU through its own NIC to the same GPU of the
+ *     next node where every GPU has one; where a NIC serves a group of
+ *     GPUs, the group's last GPU sends for the group to the first GPU of
+ *     the same group on the other node (TACCL's dgx2-sk-1); one NIC for the
+ *     whole node: its first GPU sends to its second on the other node
+ *     (TACCL's ndv2-sk-1);
+ *   - symmetry from the node structure: the nodes are copies (rotate by a
+ *     node) and, on a switch with a regular NIC layout, the NIC groups are
+ *     too (rotate by a group);
+ *   - input_chunkup 1 for small sizes, 1 and 2 for large.
+ * Each proposal is checked against the topology (sketch_check); one whose
+ * symmetry does not hold is kept without it. */
+#ifndef TC_PROPOSE_H
+#define TC_PROPOSE_H
+
+#include "../model/topo.h"
+
+#define PROPOSE_MAX 4
+
+typedef struct {
+    char name[96];          /* e.g. "dgx2-x2-uc-min-cup2" */
+    char *json;             /* the sketch (malloc'd), as a file would hold it */
+    int small;              /* for anchors up to 64 KiB */
+    int large;              /* for anchors from 1 MiB */
+} proposal;
+
+/* Up to PROPOSE_MAX proposals for collective-agnostic sketches of t (the
+ * plan sets the collective); returns how many.  Free with proposals_free. */
+int propose_sketches(const topo *t, proposal *out);
+void proposals_free(proposal *p, int n);
+
+#endif
