@@ -115,6 +115,7 @@ static const char help[] =
     "                    each GPU through its own NIC or TACCL's relays, chunkup 1/2,\n"
     "                    the node symmetry) and written to DIR/sketches/\n"
     "  --no-propose      plan mode: no proposed sketches (baselines and --sketch only)\n"
+    "                    (with --plan, --proto P keeps only protocol P's candidates)\n"
     "  --sizes LO:HI     plan mode: the sizes to cover (powers of two from LO)\n"
     "  --time-budget S   plan mode: stop synthesizing anchors after S seconds\n"
     "                    (default 600)\n"
@@ -779,9 +780,11 @@ static int plan_main(const cli *c)
     if (!c->out)
         return report(c, 1, "-o DIR is required: the directory the plan is written to%s%s", "",
                       "");
-    if (c->proto || c->channels || c->chunks || c->via || c->size || c->instances)
-        return report(c, 1, "--plan chooses protocols, channels and sizes itself; --proto, "
-                      "--channels, --chunks, --via, --size and --instances do not apply%s%s",
+    if (c->channels || c->chunks || c->via || c->size || c->instances)
+        return report(c, 1, "--plan chooses channels and sizes itself; --channels, --chunks, "
+                      "--via, --size and --instances do not apply%s%s", "", "");
+    if (c->proto && !strcmp(c->proto, "auto"))
+        return report(c, 1, "--plan tries every protocol already; --proto P keeps only P%s%s",
                       "", "");
     plan_opts o;
     plan_opts_init(&o);
@@ -802,6 +805,7 @@ static int plan_main(const cli *c)
     o.budget_s = c->budget;
     o.quiet = c->quiet;
     o.propose = !c->no_propose;
+    o.proto = c->proto;
     plan *pl = NULL;
     int rc = plan_make(t, &o, &pl, &err);
     if (rc == TC_OK && lp_stop_requested())

@@ -220,6 +220,8 @@ static void add_baselines(plan *pl)
         if (BASELINES[b].via && pl->o.coll != COLL_ALLREDUCE)
             continue;
         for (int pr = 0; pr < COST_NPROTO; pr++) {
+            if (pl->o.proto && strcmp(pl->o.proto, cost_proto_name((cost_proto)pr)))
+                continue;
             baseline_opts bo;
             baseline_opts_default(&bo);
             bo.via = BASELINES[b].via;
@@ -302,10 +304,14 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
         }
         /* the schedule under each protocol: the anchor's best need not be
          * the best at every size it may serve */
+        int owner = 1;
         for (int pr = 0; pr < COST_NPROTO; pr++) {
+            if (pl->o.proto && strcmp(pl->o.proto, cost_proto_name((cost_proto)pr)))
+                continue;
             cand *c = add_cand(pl);
             c->p = p;
-            c->owns = pr == 0;
+            c->owns = owner;
+            owner = 0;
             snprintf(c->proto, sizeof c->proto, "%s", cost_proto_name((cost_proto)pr));
             snprintf(c->label, sizeof c->label, "%s @%s %s", stem, a, c->proto);
             snprintf(c->source, sizeof c->source, "taccl-synth %s %s --collective %s --size "

@@ -37,6 +37,7 @@ typedef struct {
     double stage_time_s;        /* per MILP stage of each synthesis; 0 = 20 */
     double budget_s;            /* synthesis time budget; 0 = 600 */
     int quiet;                  /* no progress on stderr */
+    const char *proto;          /* only this protocol ("Simple", "LL", "LL128"); NULL: all */
     int propose;                /* no sketch given: propose some from the topology
                                    (plan/propose.h); plan_opts_init sets it */
 } plan_opts;

@@ -99,6 +99,13 @@ expect "the sketch's schedule is in the plan" 0 '"from":[[:space:]]+"ndv2-x2-sk-
 expect "plan --json" 0 '"files":\[\{' -- "$S" --plan "$T/ndv2-x2.json" --collective allgather \
     --sizes 1K:4K --no-propose -o "$TMP/plan-json" -q --json
 
+# --proto keeps one protocol's candidates
+expect "plan --proto Simple" 0 "" -- "$S" --plan "$T/ndv2-x2.json" --collective allgather --sizes 1K:1M \
+    --no-propose --proto Simple -o "$TMP/plan-simple" -q
+expect "... only Simple candidates" 0 "^Simple$" -- bash -c "python3 -c 'import json,sys; print(\",\".join(sorted({c[\"label\"].split()[-1] for c in json.load(open(sys.argv[1]))[\"candidates\"]})))' '$TMP/plan-simple/plan.json'"
+expect "--plan --proto auto refused" 2 "tries every protocol already" -- "$S" --plan "$T/ndv2-x2.json" \
+    --collective allgather --proto auto -o "$TMP/x"
+
 # no sketch: sketches proposed from the topology, written into the plan, synthesized
 Q="$TMP/plan-prop"
 expect "plan proposes sketches" 0 "2 sketches proposed" -- "$S" --plan "$T/ndv2-x1.json" \
