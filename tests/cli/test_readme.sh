@@ -24,6 +24,15 @@ with open(sys.argv[2], "w") as f:
     for b in blocks:
         f.write(b)
 PY
+# "Two commands": `make run` is scripts/run_example.sh after the build (run
+# here on the build under test); `make check` is what CI runs, and `make
+# test` its unit-test part (run_tests.sh --units): both checked to be what
+# the Makefile says.
+expect "make run is run_example.sh" 0 "run_example\.sh" -- grep -A2 '^run:' "$ROOT/Makefile"
+expect "make test runs the unit tests" 0 "run_tests\.sh --units" -- grep -A3 '^test:' "$ROOT/Makefile"
+expect "make run: the synthesized AllGather, NCCL's and the case study all verify (5 runs)" 0 "^5$" -- \
+    bash -c "bash '$ROOT/scripts/run_example.sh' '$BIN' 2>&1 | grep -c 'result *verified'"
+
 nblocks=$(grep -c '^```sh' "$ROOT/README.md")
 expect "the README has its walkthrough ($nblocks sh blocks)" 0 "" -- test "$nblocks" -ge 4
 (cd "$W" && bash "$TMP/walk.sh") >"$TMP/out" 2>&1
