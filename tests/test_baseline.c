@@ -745,9 +745,39 @@ static void test_nccl_bundled(void **state)
     }
 }
 
-/* On a node with several NICs NCCL's ring channels leave and enter the node
+/* Every NIC of t carries traffic of p in each direction; with `per_nic`
+ * > 0, that many tbs send out of each NIC (NIC-disjoint channels). */
+static void assert_every_nic(const topo *t, const prog *p, int per_nic, const char *what)
+{
+    unsigned char *out = calloc((size_t)t->nnics, 1), *in = calloc((size_t)t->nnics, 1);
+    int *egress = calloc((size_t)t->nnics, sizeof *egress);
+    for (int r = 0; r < p->ngpu; r++)
+        for (int b = 0; b < p->gpus[r].ntbs; b++) {
+            const prog_tb *tb = &p->gpus[r].tbs[b];
+            if (tb->send < 0)
+                continue;
+            topo_route rt = topo_route_of(t, r, tb->send);
+            if (rt.kind != ROUTE_NIC)
+                continue;
+            out[rt.nic_src] = in[rt.nic_dst] = 1;
+            egress[rt.nic_src]++;
+        }
+    for (int x = 0; x < t->nnics; x++) {
+        if (!out[x] || !in[x])
+            fail_msg("%s: NIC %d unused %s", what, x, out[x] ? "inbound" : "outbound");
+        if (per_nic > 0)
+            assert_int_equal(egress[x], per_nic);
+    }
+    free(out);
+    free(in);
+    free(egress);
+}
+
+/* On a node with several NICs NCCL's channels leave and enter the node
  * each through its own NIC: at a size where every channel is used, every
- * NIC carries traffic in each direction. */
+ * NIC carries traffic in each direction — the ring channels (AllGather at
+ * 1 GiB) and the tree channels that follow them (AllReduce at 1 MiB, where
+ * NCCL picks its tree on these machines). */
 static void test_nccl_uses_every_nic(void **state)
 {
     (void)state;
@@ -767,31 +797,23 @@ static void test_nccl_uses_every_nic(void **state)
             per_node += t->nics[x].node == 0;
         assert_int_equal(st.nccl.rings, per_node);     /* one ring per NIC */
         assert_int_equal(st.channels, 2 * per_node);   /* duplicated, as NCCL does */
-        unsigned char *out = calloc((size_t)t->nnics, 1), *in = calloc((size_t)t->nnics, 1);
-        int *egress_rings = calloc((size_t)t->nnics, sizeof *egress_rings);
-        for (int r = 0; r < p->ngpu; r++)
-            for (int b = 0; b < p->gpus[r].ntbs; b++) {
-                const prog_tb *tb = &p->gpus[r].tbs[b];
-                if (tb->send < 0)
-                    continue;
-                topo_route rt = topo_route_of(t, r, tb->send);
-                if (rt.kind != ROUTE_NIC)
-                    continue;
-                out[rt.nic_src] = in[rt.nic_dst] = 1;
-                egress_rings[rt.nic_src]++;
-            }
-        for (int x = 0; x < t->nnics; x++) {
-            if (!out[x] || !in[x])
-                fail_msg("%s: NIC %d unused %s", names[i], x, out[x] ? "inbound" : "outbound");
-            /* NIC-disjoint: the two copies of one ring, nothing else */
-            assert_int_equal(egress_rings[x], 2);
-        }
-        free(out);
-        free(in);
-        free(egress_rings);
+        /* NIC-disjoint: the two copies of one ring, nothing else */
+        assert_every_nic(t, p, 2, names[i]);
         prog_free(p);
         topo_free(t);
     }
+    topo *t = load("dgx2-x2");
+    baseline_opts o;
+    baseline_opts_default(&o);
+    o.size_bytes = 1 << 20;
+    baseline_stats st;
+    tc_err e;
+    prog *p = baseline_build_stats("nccl", t, COLL_ALLREDUCE, &o, &st, &e);
+    assert_non_null(p);
+    assert_string_equal(st.nccl.algo, "tree");
+    assert_every_nic(t, p, 0, "dgx2-x2 tree");
+    prog_free(p);
+    topo_free(t);
 }
 
 /* What nccl refuses: a chip device, and the knobs NCCL sets itself. */

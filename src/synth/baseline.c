@@ -352,6 +352,12 @@ prog *baseline_build_stats(const char *algo, const topo *t, coll_kind k,
     ringinfo ri = {&rings, NULL};
     char mode[256] = "";
     int rc;
+    if (is_tree && t->nnodes > 1 && o->ring_mode == BL_RINGS_NCCL) {
+        /* NCCL's tree channels follow its ring channels: pair c's chains
+         * take ring c's node path and NICs */
+        if (baseline_find_rings_mode(t, b.K, BL_RINGS_NCCL, &rings, err) != TC_OK)
+            return NULL;
+    }
     if (is_ring) {
         int want = o->channels ? o->channels : DEFAULT_RINGS;
         if (baseline_find_rings_mode(t, want, (baseline_ring_mode)o->ring_mode, &rings, err) !=

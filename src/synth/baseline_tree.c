@@ -114,8 +114,8 @@ static int routable(const topo *t, int a, int b)
  * node (tree 0 along the node's ring path from its first rank, tree 1 along
  * it reversed), joined at the chain heads through their NICs.  One node
  * lacking the links: both trees become chains along the ring. */
-static int tree_parents(const topo *t, int *par0, int *par1, char *mode, size_t modelen,
-                        tc_err *err)
+static int tree_parents(const topo *t, const int *given_ring, int *par0, int *par1, char *mode,
+                        size_t modelen, tc_err *err)
 {
     int n = t->nranks, N = t->nnodes, R = t->ranks_per_node;
     if (N == 1) {
@@ -136,11 +136,12 @@ static int tree_parents(const topo *t, int *par0, int *par1, char *mode, size_t 
         }
     }
     baseline_rings rg;
-    if (baseline_find_rings(t, 1, &rg, err) != TC_OK) {
+    memset(&rg, 0, sizeof rg);
+    if (!given_ring && baseline_find_rings(t, 1, &rg, err) != TC_OK) {
         tc_err_prefix(err, "tree: needs chains along a ring");
         return TC_INPUT;
     }
-    const int *ring = rg.order;
+    const int *ring = given_ring ? given_ring : rg.order;
     if (N == 1) {
         for (int i = 0; i < n; i++) {
             par0[ring[i]] = i == 0 ? -1 : ring[i - 1];
@@ -281,16 +282,23 @@ static void tree_rank(bld *b, const tree *T, int r, int chan, int base)
     free(it);
 }
 
-static int tree_allreduce(bld *b, char *mode, size_t modelen, tc_err *err)
+/* The two trees of pair c: over ring c's node paths when rings are given
+ * (several nodes: each pair leaves and enters a node through that ring's
+ * NICs, as NCCL's tree channels follow its ring channels), else the same
+ * for every pair. */
+static int pair_trees(bld *b, const bl_args *a, int c, tree T[2], char *mode, size_t modelen,
+                      tc_err *err)
 {
-    int n = b->n, K = b->K, M = b->M;
-    tree T[2];
-    memset(T, 0, sizeof T);
+    int n = b->n;
+    memset(T, 0, 2 * sizeof *T);
     for (int w = 0; w < 2; w++) {
         T[w].n = n;
         T[w].parent = xmalloc((size_t)n * sizeof(int));
     }
-    int rc = tree_parents(b->t, T[0].parent, T[1].parent, mode, modelen, err);
+    const baseline_rings *R = a && a->ri ? a->ri->rings : NULL;
+    const int *ring = R && R->nrings > 0 && b->t->nnodes > 1
+                          ? R->order + (size_t)(c % R->nrings) * n : NULL;
+    int rc = tree_parents(b->t, ring, T[0].parent, T[1].parent, mode, modelen, err);
     if (rc == TC_OK)
         for (int w = 0; w < 2; w++)
             if (!tree_finish(&T[w]))
@@ -300,15 +308,23 @@ static int tree_allreduce(bld *b, char *mode, size_t modelen, tc_err *err)
             if (T[w].cstart[x + 1] - T[w].cstart[x] > 3)
                 rc = tc_err_set(err, TC_INPUT, "tree: internal error: rank %d has more than 3 "
                                 "children", x);
-    if (rc == TC_OK && !bl_new_prog(b, 2 * K * M, 0, err))
-        rc = TC_INPUT;
-    if (rc == TC_OK)
-        for (int r = 0; r < n; r++)
-            for (int c = 0; c < K; c++)
+    return rc;
+}
+
+static int tree_allreduce(bld *b, const bl_args *a, tc_err *err)
+{
+    int n = b->n, K = b->K, M = b->M;
+    int rc = bl_new_prog(b, 2 * K * M, 0, err) ? TC_OK : TC_INPUT;
+    for (int c = 0; c < K && rc == TC_OK; c++) {
+        tree T[2];
+        rc = pair_trees(b, a, c, T, a->mode, a->modelen, err);
+        if (rc == TC_OK)
+            for (int r = 0; r < n; r++)
                 for (int w = 0; w < 2; w++)
                     tree_rank(b, &T[w], r, 2 * c + w, (c * 2 + w) * M);
-    for (int w = 0; w < 2; w++)
-        tree_free(&T[w]);
+        for (int w = 0; w < 2; w++)
+            tree_free(&T[w]);
+    }
     if (rc == TC_OK)
         b->p->inplace = 1;
     return rc;
@@ -316,5 +332,5 @@ static int tree_allreduce(bld *b, char *mode, size_t modelen, tc_err *err)
 
 int bl_build_tree(bld *b, const bl_args *a, tc_err *err)
 {
-    return tree_allreduce(b, a->mode, a->modelen, err);
+    return tree_allreduce(b, a, err);
 }
