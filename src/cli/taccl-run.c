@@ -450,7 +450,7 @@ static int dir_main(cli *c)
         if (rc == TC_OK && p) {
             rc = run_one(c, p, t, size, mode, &w.us, &w.verified, &w.data, &w.bound_us, &err);
             if (rc != TC_OK)
-                tc_err_prefix(&err, pick_set_name(set, w.picked));
+                tc_err_prefix(&err, "%s", pick_set_name(set, w.picked));
         } else if (rc == TC_OK) {
             w.us = w.nccl_us;
         }
