@@ -56,10 +56,18 @@ CONVENTIONS = [
     "**algbw** = size / time (GB/s, 1e9 B/s); **busbw** = algbw × 2(n−1)/n "
     "for AllReduce, × (n−1)/n otherwise (nccl-tests).",
     "**bound** = our lower bound at that size (µs); **bound/time** = 1.00 "
-    "for an optimal schedule; **× ring** = ring's time / this time on the "
-    "same topology and size (> 1: faster than the NCCL-style ring; on "
-    "the chip device, where the default ring's chunk count may not divide "
-    "into DMA segments, the ring with a power-of-two channel count).",
+    "for an optimal schedule; **× ring** = our ring's time / this time on "
+    "the same topology and size (> 1: faster than our ring baseline, "
+    "`--algo ring`, which is not what NCCL runs; on the chip device, where "
+    "the default ring's chunk count may not divide into DMA segments, the "
+    "ring with a power-of-two channel count).",
+    "**nccl** = what NCCL itself runs for that call: at every size S, "
+    "`taccl-synth --algo nccl --size S` (NCCL's tuning model picks ring or "
+    "double binary tree, LL/LL128/Simple and the channel count at S; "
+    "AllToAll is its point-to-point), run at S; n/a on the chip device. "
+    "**× NCCL** = the nccl row's time / this time at the same size (> 1: "
+    "faster than NCCL). Every speed-up \"over NCCL\" of this report is "
+    "× NCCL.",
     "**data**: `data` = real values moved and every element of the "
     "postcondition checked; `timing` = timing-only (buffers over 1 GiB in "
     "total, or --no-data). Every row verified unless the report says "
@@ -189,12 +197,27 @@ class Data:
                     best = (r["label"], row["time_us"])
         return best
 
-    def taccl_best(self, sec, nominal):
+    def nccl_time(self, sec, nominal):
+        """The nccl row's time at that size (NCCL's own schedule), or
+        None."""
+        for r in self.ok(sec):
+            if r["kind"] == "nccl":
+                row = self.row(r, nominal)
+                if row and row.get("time_us"):
+                    return row["time_us"]
+        return None
+
+    def taccl_best(self, sec, nominal, sketch=None, instances=None):
         """(result, row) of the fastest verified synthesized row at that
-        size over every anchor and sketch of the section, or None."""
+        size over every anchor and sketch of the section (or only those
+        of one sketch file stem, with that --instances), or None."""
         best = None
         for r in self.ok(sec):
             if r["kind"] != "sketch":
+                continue
+            if sketch is not None and (
+                    r["spec"]["sketch"] != sketch or
+                    r["spec"].get("instances", 1) != instances):
                 continue
             row = self.row(r, nominal)
             if row and row.get("time_us"):
@@ -207,12 +230,13 @@ class Data:
         return any(r["kind"] == "sketch" for r in self.results(sec)) or \
             bool(self.unavailable.get(sec.key))
 
-    def best(self, sec, nominal):
+    def best(self, sec, nominal, nccl=True):
         """(result, row) of the baseline (or bundled schedule) with the
-        highest algbw at that size, or None."""
+        highest algbw at that size (without NCCL's own: nccl=False), or
+        None."""
         best = None
         for r in self.ok(sec):
-            if r["kind"] == "sketch":
+            if r["kind"] == "sketch" or (r["kind"] == "nccl" and not nccl):
                 continue
             row = self.row(r, nominal)
             if row and row.get("time_us"):
@@ -293,8 +317,8 @@ def header(meta, results, failures):
                      "schedules, %d rows (%d with data checked element by "
                      "element, the rest timing-only)%s" % (
                          nok, rows, checked,
-                         "; %d rows n/a at their size (chunk smaller than "
-                         "the chip device's DMA segment)" % na if na else ""))
+                         "; %d rows n/a at their size (the reason is in "
+                         "their tables)" % na if na else ""))
     return "\n".join(lines)
 
 
@@ -394,6 +418,155 @@ def tacos_summary(data):
             + table(head, rows))
 
 
+# ---------------------------------------------------------- calibration
+
+def pow2_sizes(lo, hi):
+    """lo, 2 lo, 4 lo, ... up to hi."""
+    out, size = [], lo
+    while size <= hi:
+        out.append(size)
+        size *= 2
+    return out
+
+
+def calibration_verdict(kind, pub_lo, pub_hi, ours_lo, ours_hi,
+                        factor=None):
+    """"reproduced" when every published endpoint the row states is
+    matched within factor (x or /): both for a range, the maximum for "up
+    to X", the minimum for "down to X"; else "not reproduced (ours/published
+    = ...)"."""
+    factor = factor or bench_ref.CALIBRATION_FACTOR
+    checks = []
+    if kind in ("range", "down"):
+        checks.append(("min", ours_lo, pub_lo))
+    if kind in ("range", "up"):
+        checks.append(("max", ours_hi, pub_hi))
+    if all(p / factor <= o <= p * factor for _, o, p in checks):
+        return "reproduced"
+    return "not reproduced (ours/published = %s)" % ", ".join(
+        "%s %s" % (name, fmt(o / p)) for name, o, p in checks)
+
+
+def calibration_rows(data):
+    """One dict per bench_ref.CALIBRATION row: at every size of its range
+    that ran, the nccl row's time and the fastest verified schedule
+    synthesized from the row's sketch (over its anchors), their ratio,
+    min-max over the sizes and the verdict.  Also calibration.json."""
+    out = []
+    for (rid, topo, coll, stem, tname, inst, lo, hi, pub_sizes, pub_text,
+         kind, pub_lo, pub_hi, why) in bench_ref.CALIBRATION:
+        sec = data.section(topo, coll)
+        row = {"id": rid, "topology": topo, "collective": coll,
+               "sketch": stem, "taccl_sketch": tname, "instances": inst,
+               "sizes_published": pub_sizes, "lo_bytes": lo, "hi_bytes": hi,
+               "published": pub_text, "kind": kind, "published_lo": pub_lo,
+               "published_hi": pub_hi, "why_this_sketch": why,
+               "sizes": [], "sizes_missing": [], "ours_lo": None,
+               "ours_hi": None, "ours_lo_at": None, "ours_hi_at": None,
+               "note": bench_ref.CALIBRATION_NOTES.get(rid, "—")}
+        out.append(row)
+        if stem is None:
+            row["verdict"] = "not measured: no such sketch"
+            continue
+        if sec is None or not data.results(sec):
+            row["verdict"] = "not run"
+            continue
+        for size in pow2_sizes(lo, hi):
+            nccl = data.nccl_time(sec, size)
+            tb = data.taccl_best(sec, size, stem, inst)
+            if not nccl or not tb:
+                row["sizes_missing"].append(size)
+                continue
+            choice = next((r.get("nccl", {}).get(size) for r in data.ok(sec)
+                           if r["kind"] == "nccl"), None) or {}
+            row["sizes"].append({
+                "size_bytes": size, "nccl_us": nccl,
+                "nccl_choice": {k: choice.get(k) for k in
+                                ("algo", "proto", "channels")},
+                "synth_us": tb[1]["time_us"],
+                "anchor": anchor_label(tb[0]),
+                "anchor_bytes": (tb[0].get("synth") or {}).get("size_bytes"),
+                "ratio": nccl / tb[1]["time_us"]})
+        if not row["sizes"]:
+            row["verdict"] = "not measured (no size of the range has both " \
+                "an nccl row and a verified schedule from the sketch)"
+            continue
+        a = min(row["sizes"], key=lambda x: x["ratio"])
+        b = max(row["sizes"], key=lambda x: x["ratio"])
+        row["ours_lo"], row["ours_lo_at"] = a["ratio"], a["size_bytes"]
+        row["ours_hi"], row["ours_hi_at"] = b["ratio"], b["size_bytes"]
+        row["verdict"] = calibration_verdict(kind, pub_lo, pub_hi,
+                                             a["ratio"], b["ratio"])
+    return out
+
+
+def calibration_md(rows, meta):
+    head = ["row", "configuration", "collective", "sketch",
+            "sizes (published)", "sizes run", "TACCL / NCCL (published)",
+            "ours: NCCL / sketch", "verdict", "model assumption"]
+    body, whys = [], []
+    for c in rows:
+        sk = "%s → %s" % (c["taccl_sketch"], c["sketch"]) if c["sketch"] \
+            else "%s: not in TACCL's repository" % c["taccl_sketch"]
+        if c["instances"] != 1:
+            sk += ", %d instances" % c["instances"]
+        whys.append("- %s: %s — %s." % (c["id"], c["taccl_sketch"],
+                                        c["why_this_sketch"]))
+        ran = [x["size_bytes"] for x in c["sizes"]]
+        total = len(pow2_sizes(c["lo_bytes"], c["hi_bytes"]))
+        if ran:
+            run = "%s%s (%d of %d)" % (
+                fmt_size(ran[0]), "" if len(ran) == 1
+                else "–" + fmt_size(ran[-1]), len(ran), total)
+        else:
+            run = "none of %d" % total
+        ours = "—"
+        if c["ours_lo"] is not None:
+            ours = "%s (%s)" % (fmt(c["ours_lo"]), fmt_size(c["ours_lo_at"]))
+            if c["ours_hi_at"] != c["ours_lo_at"]:
+                ours += " – %s (%s)" % (fmt(c["ours_hi"]),
+                                        fmt_size(c["ours_hi_at"]))
+        body.append([c["id"], c["topology"], bench_ref_coll(c["collective"]),
+                     sk, c["sizes_published"], run, c["published"], ours,
+                     c["verdict"], c["note"]])
+    return "\n".join([
+        "TACCL's Figures 6–8 (docs/references.md) measured TACCL's "
+        "schedules against NCCL 2.8.4 on the real machines. Here the same "
+        "ratio in our model: **ours** at a size S = time of the nccl row "
+        "(NCCL's own schedule at S, `taccl-synth --algo nccl --size S`) / "
+        "time of the fastest verified schedule synthesized from that row's "
+        "sketch (over its anchors, `taccl (best)` restricted to that "
+        "sketch), at every power of two S of the published range that this "
+        "run has (%s), shown as min (at size) – max (at size). "
+        "**reproduced**: every endpoint the paper states is matched within "
+        "×/÷ %s (a range: both; \"up to X\": the maximum; \"down to X\": "
+        "the minimum). Sizes are nccl-tests per-rank buffers: \"up to 1 "
+        "MB\" is 1 KiB–1 MiB, \"above 1 MB\" 2 MiB–1 GiB, \"from 512 "
+        "MB\" 512 MiB–1 GiB. Per-size times, NCCL's choice and the anchor: "
+        "`calibration.json` beside this file." % (
+            "QUICK: only its sizes 1 KiB, 64 KiB, 1 MiB, 1 GiB"
+            if meta.get("quick") else "every size 1 KiB–1 GiB",
+            "%g" % bench_ref.CALIBRATION_FACTOR),
+        "", table(head, body), "",
+        "Sketches (TACCL's name → our file; where the published range names "
+        "none, which we took and why):", ""] + whys)
+
+
+def calibration_json(rows, meta):
+    import json
+    return json.dumps({
+        "what": "TACCL's measured speed-ups over NCCL (docs/references.md, "
+                "Figs. 6-8) beside ours: per size, nccl_us = our nccl row "
+                "(taccl-synth --algo nccl --size S, run at S), synth_us = "
+                "the fastest verified schedule synthesized from the row's "
+                "sketch over its anchors (anchor: which), ratio = "
+                "nccl_us / synth_us",
+        "factor": bench_ref.CALIBRATION_FACTOR,
+        "date": meta.get("date"), "commit": meta.get("commit"),
+        "command": meta.get("command"), "quick": meta.get("quick"),
+        "partial": meta.get("partial"), "rows": rows}, indent=1) + "\n"
+
+
 def synth_row_at(r):
     """The sweep row of a synthesized result at its own (anchor) size."""
     size = (r.get("synth") or {}).get("size_bytes")
@@ -458,7 +631,8 @@ def ring_losses(data):
 def allreduce_targets_md(data):
     """Issue 5's AllReduce targets, judged on taccl (best) per size:
     faster than the ring at every size from 1 KiB to 1 GiB, >= 90 % of the
-    bound at 1 GiB, and the gains over the ring beside TACCL's over NCCL."""
+    bound at 1 GiB, and the gains over NCCL (our nccl row) beside TACCL's
+    over NCCL."""
     head = ["configuration", "issue 5 asks", "measured", "met?"]
     rows = []
     for topo, lo, hi, gain, most in (
@@ -488,15 +662,25 @@ def allreduce_targets_md(data):
                          "bound/time %s (%s)" % (fmt(r),
                                                  anchor_label(top[0][2][0])),
                          "**met**" if r and r >= 0.9 else "not met"])
-        span = [p[1] for p in pts if lo <= p[0] <= hi]
+        span = []
+        for size, _, tb in pts:
+            nccl = data.nccl_time(sec, size)
+            if lo <= size <= hi and nccl:
+                span.append(nccl / tb[1]["time_us"])
         if span:
             rows.append([topo, "TACCL's gain reproduced: %s" % gain,
-                         "× our ring %s–%s at %s–%s" % (
+                         "× NCCL %s–%s at %s–%s (%d size%s)" % (
                              fmt(min(span)), fmt(max(span)), fmt_size(lo),
-                             fmt_size(hi)),
+                             fmt_size(hi), len(span),
+                             "" if len(span) == 1 else "s"),
                          "**met** (our best ≥ TACCL's best)"
                          if max(span) >= most else
                          "not met (our best < TACCL's %g×)" % most])
+        else:
+            rows.append([topo, "TACCL's gain reproduced: %s" % gain,
+                         "no nccl row in %s–%s" % (fmt_size(lo),
+                                                    fmt_size(hi)),
+                         "not measured"])
     return table(head, rows)
 
 
@@ -558,7 +742,8 @@ def targets_md(data, results, meta):
             anchor_label(tb[0])), beside,
             "**met**" if rt <= bench_ref.TARGET_TACOS_RATIO else "not met"])
     sk = [r for r in results if r["kind"] == "sketch"
-          and r["spec"]["size"] is None]
+          and r["spec"]["size"] is None
+          and r["spec"].get("instances", 1) == 1]
     for coll, name, secs in bench_ref.SYNTH_TIME:
         mine = [r for r in sk if r["spec"]["coll"] == coll and
                 bench_ref.taccl_name(r["spec"]["sketch"]) == name]
@@ -605,7 +790,8 @@ def sketch_table(data, results):
     """One row per (sketch, collective, anchor)."""
     head = ["sketch", "topology", "collective", "anchor (synthesized at)",
             "status", "algbw at anchor GB/s", "bound/time at anchor",
-            "× ring at anchor", "synthesis (wall; stages)", "predicted µs",
+            "× ring at anchor", "× NCCL at anchor",
+            "synthesis (wall; stages)", "predicted µs",
             "run µs at anchor"]
     rows = []
     sk = [r for r in results if r["kind"] == "sketch" and not is_cbc(r)]
@@ -622,10 +808,13 @@ def sketch_table(data, results):
         sec = data.section(topo, sp["coll"])
         ring = data.ring_time(sec, row.get("nominal")) if row and sec \
             else None
+        nccl = data.nccl_time(sec, row.get("nominal")) if row and sec \
+            else None
         rows.append([sp["sketch"], topo, bench_ref_coll(sp["coll"]), anchor,
                      status, fmt(row and row.get("algbw_gbps")),
                      fmt(row and row.get("bound_ratio")),
                      fmt(ratio(ring, row and row.get("time_us"))),
+                     fmt(ratio(nccl, row and row.get("time_us"))),
                      synth_time_text(r) if r["status"] != "unavailable"
                      else "—",
                      fmt((r.get("synth") or {}).get("predicted_us")),
@@ -670,16 +859,19 @@ def synth_part(data, results, meta):
         lines += ["", "### Synthesizer against the issue-4 targets", "",
                   targets_md(data, results, meta), "",
                   "### Synthesizer against the issue-5 targets (AllReduce)", "",
-                  "× ring: our ring's time / taccl (best)'s at the same size "
-                  "(TACCL's gains are over NCCL on real hardware).", "",
+                  "× ring: our ring's time / taccl (best)'s at the same "
+                  "size; × NCCL: our nccl row's (the schedule NCCL's tuning "
+                  "picks at that size) / taccl (best)'s, in our model "
+                  "(TACCL's gains were measured on real hardware).", "",
                   allreduce_targets_md(data), ""]
     else:
         lines.append("")
     lines += ["### Every %s sketch at every anchor" % (
         "given" if meta.get("user_topo") else "bundled"), "",
               "The row at the anchor size itself (each schedule's whole "
-              "sweep is in its configuration's full table). × ring: the "
-              "ring's time / this schedule's at that size.", "",
+              "sweep is in its configuration's full table). × ring: our "
+              "ring's time / this schedule's at that size; × NCCL: the "
+              "nccl row's (NCCL's own schedule at that size).", "",
               sketch_table(data, results), ""]
     for note in meta.get("sketch_notes", []):
         lines.append("- " + note)
@@ -728,11 +920,12 @@ def section_md(data, sec, plotted):
             status += " (%s)" % (r["reason"] or "")
         rows.append([r["label"], status,
                      fmt(r["synth_s"]) if r["kind"] != "xml" else "bundled",
-                     r.get("nchunks") or "—", len(r["rows"]),
+                     chunks_text(r), len(r["rows"]),
                      sum(1 for x in usable(r) if x.get("data_checked")),
                      sum(1 for x in r["rows"] if x.get("na")),
                      fmt(r["run_s"])])
     lines += [table(head, rows), ""]
+    lines += nccl_choice_md(data, sec)
     un = data.unavailable.get(sec.key, [])
     if un:
         names = sorted({r["spec"]["sketch"] for r in un})
@@ -746,6 +939,36 @@ def section_md(data, sec, plotted):
         lines += tacos_section_md(data, sec)
     lines += [full_table(data, sec), ""]
     return "\n".join(lines)
+
+
+def chunks_text(r):
+    """Chunks per loop of a result; the nccl row has one file per size."""
+    by = [v for v in (r.get("nchunks_by_size") or {}).values() if v]
+    if by and min(by) != max(by):
+        return "%d–%d" % (min(by), max(by))
+    return r.get("nchunks") or "—"
+
+
+def nccl_choice_md(data, sec):
+    """What NCCL's tuning picked per size, runs of equal choices merged:
+    "1 KiB–8 KiB tree/LL × 1 channel; ..."."""
+    r = next((r for r in data.ok(sec) if r["kind"] == "nccl"), None)
+    if not r or not r.get("nccl"):
+        return []
+    runs = []
+    for size in sorted(r["nccl"]):
+        c = r["nccl"][size] or {}
+        what = "%s/%s × %s channel%s" % (
+            c.get("algo"), c.get("proto"), c.get("channels"),
+            "" if c.get("channels") == 1 else "s")
+        if runs and runs[-1][2] == what:
+            runs[-1][1] = size
+        else:
+            runs.append([size, size, what])
+    return ["NCCL's choice per size (the nccl row: `taccl-synth --algo nccl "
+            "--size S`): " + "; ".join(
+                "%s%s %s" % (fmt_size(a), "" if a == b else "–" + fmt_size(b),
+                             w) for a, b, w in runs) + ".", ""]
 
 
 def device_md(data, sec):
@@ -782,11 +1005,13 @@ def taccl_best_md(data, sec):
         row = tb[1]
         best = data.best(sec, size)
         ring = data.ring_time(sec, size)
+        nccl = data.nccl_time(sec, size)
         rows.append([fmt_size(row["size_bytes"]), anchor_label(tb[0]),
                      fmt(row["time_us"]), fmt(row.get("algbw_gbps")),
                      fmt(row.get("lower_bound_us")),
                      fmt(row.get("bound_ratio")),
                      fmt(ratio(ring, row["time_us"])),
+                     fmt(ratio(nccl, row["time_us"])),
                      "%s (%s)" % (fmt(best[1].get("algbw_gbps")),
                                   best[0]["label"]) if best else "—",
                      fmt(ratio(best[1]["time_us"], row["time_us"]))
@@ -795,7 +1020,8 @@ def taccl_best_md(data, sec):
     if not rows:
         return []
     head = ["size", "taccl (best): sketch @anchor", "time µs", "algbw GB/s",
-            "bound µs", "bound/time", "× ring", "best baseline algbw",
+            "bound µs", "bound/time", "× ring", "× NCCL",
+            "best baseline algbw",
             "× best baseline", "data"]
     return ["taccl (best) — the fastest verified synthesized row per size:",
             "", table(head, rows), ""]
@@ -834,69 +1060,77 @@ def published_md(data, sec):
 
 
 def speedup_md(data, sec):
+    """TACCL's published speed-ups over NCCL in this configuration, and
+    ours over the same range: × NCCL (the nccl row's time / ours), and
+    apart, × ring (our ring's)."""
     out = []
     for topo, coll, lo, hi, text in bench_ref.SPEEDUPS:
         if topo != sec.topo or coll != sec.coll:
             continue
-        xs = []
-        for size in data.sizes(sec):
-            if lo <= size <= hi:
-                best, ring = data.best(sec, size), data.ring_time(sec, size)
-                if best and ring:
-                    xs.append((ring / best[1]["time_us"], size,
-                               best[0]["label"]))
-        ts = []
-        for size in data.sizes(sec):
-            if lo <= size <= hi:
-                tb, ring = data.taccl_best(sec, size), \
-                    data.ring_time(sec, size)
-                if tb and ring:
-                    ts.append((ring / tb[1]["time_us"], size,
-                               anchor_label(tb[0])))
-        if ts:
-            a, b = min(ts), max(ts)
-            out.append("%s. taccl (best) over our ring at %s–%s: %s× "
-                       "(%s, %s) to %s× (%s, %s)." % (
-                           text, fmt_size(lo), fmt_size(hi), fmt(a[0]),
-                           a[2], fmt_size(a[1]), fmt(b[0]), b[2],
-                           fmt_size(b[1])))
-            out.append("")
-        if xs:
-            a, b = min(xs), max(xs)
-            out.append("%s. Ours, best baseline over our ring at %s–%s: "
-                       "%s× (%s, %s) to %s× (%s, %s)." % (
-                           text, fmt_size(lo), fmt_size(hi), fmt(a[0]),
-                           a[2], fmt_size(a[1]), fmt(b[0]), b[2],
-                           fmt_size(b[1])))
-        else:
-            out.append("%s. Ours: no ring and baseline rows in that range."
-                       % text)
+        sizes = [s for s in data.sizes(sec) if lo <= s <= hi]
+
+        def taccl(size):
+            tb = data.taccl_best(sec, size)
+            return tb and (anchor_label(tb[0]), tb[1]["time_us"])
+
+        def baseline(size):
+            b = data.best(sec, size, nccl=False)
+            return b and (b[0]["label"], b[1]["time_us"])
+
+        nccl = lambda size: data.nccl_time(sec, size)   # noqa: E731
+        ring = lambda size: data.ring_time(sec, size)   # noqa: E731
+        out.append("%s. Ours at %s–%s, × NCCL (our nccl row's time / "
+                   "this one's): taccl (best) %s; best other baseline %s. "
+                   "Apart, × ring (our ring baseline, not NCCL): taccl "
+                   "(best) %s." % (
+                       text, fmt_size(lo), fmt_size(hi),
+                       span_text(sizes, taccl, nccl),
+                       span_text(sizes, baseline, nccl),
+                       span_text(sizes, taccl, ring)))
         out.append("")
     return out
 
 
+def span_text(sizes, pick, base):
+    """"a× (who, size) to b× (who, size)": base(size) / pick(size)'s time
+    over the sizes where both exist; pick gives (who, time)."""
+    pts = []
+    for size in sizes:
+        mine, ref = pick(size), base(size)
+        if mine and ref:
+            pts.append((ref / mine[1], size, mine[0]))
+    if not pts:
+        return "no rows to compare in that range"
+    a, b = min(pts), max(pts)
+    if len(pts) == 1:
+        return "%s× (%s, %s; the one size run)" % (fmt(a[0]), a[2],
+                                                   fmt_size(a[1]))
+    return "%s× (%s, %s) to %s× (%s, %s)" % (
+        fmt(a[0]), a[2], fmt_size(a[1]), fmt(b[0]), b[2], fmt_size(b[1]))
+
+
 def full_table(data, sec):
     head = ["algorithm", "size", "time µs", "algbw GB/s", "busbw GB/s",
-            "bound µs", "bound/time", "× ring", "data"]
+            "bound µs", "bound/time", "× ring", "× NCCL", "data"]
     rows = []
     for r in data.results(sec):
         if r["status"] != "ok":
             rows.append([r["label"], "—", "%s (%s)" % (
-                r["status"], r["reason"] or ""), "", "", "", "", "", ""])
+                r["status"], r["reason"] or "")] + [""] * 7)
             continue
         for row in r["rows"]:
             if row.get("na"):
                 rows.append([r["label"], fmt_size(row["size_bytes"]),
-                             "n/a (%s)" % row["na"], "", "", "", "", "",
-                             ""])
+                             "n/a (%s)" % row["na"]] + [""] * 7)
                 continue
             t = row.get("time_us")
             ring = data.ring_time(sec, row.get("nominal"))
+            nccl = data.nccl_time(sec, row.get("nominal"))
             rows.append([
                 r["label"], fmt_size(row["size_bytes"]), fmt(t),
                 fmt(row.get("algbw_gbps")), fmt(row.get("busbw_gbps")),
                 fmt(row.get("lower_bound_us")), fmt(row.get("bound_ratio")),
-                fmt(ratio(ring, t)),
+                fmt(ratio(ring, t)), fmt(ratio(nccl, t)),
                 "data" if row.get("data_checked") else "timing"])
     return table(head, rows)
 
@@ -1186,6 +1420,12 @@ def write_all(out, work, secs, results, meta):
     if gaps:
         parts += ["## Gaps (not failures)", ""] + ["- " + g for g in gaps] + \
             [""]
+    if not meta.get("user_topo"):
+        calib = calibration_rows(data)
+        write_atomic(os.path.join(out, "calibration.json"),
+                     calibration_json(calib, meta))
+        parts += ["## Calibration: TACCL's measured speed-ups over NCCL vs "
+                  "ours", "", calibration_md(calib, meta), ""]
     parts += ["## Synthesizer", "", synth_part(data, results, meta), ""]
     parts += ["## Conventions", ""] + ["- " + c for c in CONVENTIONS] + [""]
     parts += ["## The executor's model", "", MODEL, ""]

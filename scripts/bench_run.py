@@ -8,6 +8,12 @@ the rows to bench_report.py, which puts them beside the published figures.
 An algorithm that does not apply (taccl-synth exits 2, e.g. butterfly on a
 non-power-of-two rank count) is listed as "n/a (reason)".
 
+Beside the ring, the "nccl" row is what NCCL itself runs: NCCL's schedule
+depends on the size (its tuning model picks ring or tree, the protocol and
+the channels), so at every size S of the sweep it is written with
+`taccl-synth --algo nccl --size S` and run at S alone.  Every "× NCCL" of
+the report is that row's time over another's; "× ring" is our ring's.
+
 Every bundled sketch (sketches/*.json, paired with its topology) is
 synthesized with `taccl-synth SKETCH TOPO --size S --time-limit T --json`
 at several anchor sizes S of its configuration (anchor_sizes()), and each
@@ -17,6 +23,10 @@ baseline; the report takes, per size, the fastest verified synthesized row
 a collective it does not implement yet is "unavailable (reason)".  Each
 sketch is also timed at its own input_size with `--solver cbc`, and TACCL's
 Table 2 (sketch, collective) pairs are synthesized at the sketch's size.
+The (sketch, collective, instances) of bench_ref.CALIBRATION (TACCL's
+measured speed-ups over NCCL) are synthesized at every anchor: the report's
+calibration table (and calibration.json beside results.md) puts NCCL's time
+over the fastest schedule from that sketch beside TACCL's published range.
 
 Anything that should verify and does not (taccl-run exit 1 or a row with
 verified false), any tool crash, timeout or unusable output, fails the run:
@@ -38,6 +48,7 @@ import glob
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -146,9 +157,12 @@ def sections(quick):
     out = []
     for coll in ("allgather", "alltoall", "allreduce"):
         out.append(Section("ndv2-x2", "ndv2-x2", coll, gpu))
-    for coll in ("allgather", "allreduce"):
+    # AllToAll on DGX-2 and AllReduce on NDv2 x4: TACCL's Figures 7-8
+    # (the calibration against TACCL's speed-ups over NCCL)
+    for coll in ("allgather", "alltoall", "allreduce"):
         out.append(Section("dgx2-x2", "dgx2-x2", coll, gpu))
-    out.append(Section("ndv2-x4", "ndv2-x4", "allgather", gpu))
+    for coll in ("allgather", "allreduce"):
+        out.append(Section("ndv2-x4", "ndv2-x4", coll, gpu))
     for machine in ("dgx-a100", "dgx-h100", "ndv4", "ndv5"):
         for nodes in (1, 2, 4):
             for coll in ("allgather", "allreduce"):
@@ -301,6 +315,13 @@ def sketch_tasks(secs, quick, paths=None, user_topo=None, user_path=None):
     table2 = {}
     for coll, name, _ in bench_ref.SYNTH_TIME:
         table2.setdefault(name, []).append(coll)
+    # the calibration's (collective, instances) per sketch file: at every
+    # anchor, like a sketch's own collective
+    calib = {}
+    if user_topo is None:
+        for row in bench_ref.CALIBRATION:
+            if row[3]:
+                calib.setdefault(row[3], set()).add((row[2], row[5]))
     if paths is None:
         paths = sorted(glob.glob(os.path.join(ROOT, "sketches", "*.json")))
     for path in paths:
@@ -322,28 +343,34 @@ def sketch_tasks(secs, quick, paths=None, user_topo=None, user_path=None):
             notes.append("%s: unknown collective %r" % (path, coll))
             continue
         own = parse_size(sk.get("input_size"))
-        colls = [(coll, True)]
         tname = bench_ref.taccl_name(base)
+        want = calib.get(base, set())
+        # (collective, at every anchor?, instances)
+        colls = [(coll, True, 1)]
         for c in table2.get(tname, []):
             if c != coll:
-                colls.append((c, False))
-        for c, anchors in colls:
+                colls.append((c, (c, 1) in want, 1))
+        for c, k in sorted(want):
+            if not any(x[0] == c and x[2] == k for x in colls):
+                colls.append((c, True, k))
+        for c, anchors, k in colls:
             sec = section(topo, c, own)
             sizes = anchor_sizes(sec, own, quick) if anchors else [None]
+            name = base + ("" if c == coll else " as " + c) + \
+                ("" if k == 1 else ", %d instances" % k)
             for size in sizes:
                 spec = {"path": path, "sketch": base, "coll": c,
                         "own_coll": coll, "size": size, "own": own,
-                        "limit": limit, "solver": "glpk"}
+                        "limit": limit, "solver": "glpk", "instances": k}
                 at = bench_report.fmt_size(size if size is not None
                                            else own or 0) + \
                     (" (own)" if size is None else "")
-                label = "taccl %s @%s" % (base, at)
-                if c != coll:
-                    label = "taccl %s as %s @%s" % (base, c, at)
-                tasks.append((sec, label, spec))
+                tasks.append((sec, "taccl %s @%s" % (name, at), spec))
+            if k != 1 or (c != coll and c not in table2.get(tname, [])):
+                continue        # CBC is timed for Table 2's pairs only
             spec = {"path": path, "sketch": base, "coll": c,
                     "own_coll": coll, "size": None, "own": own,
-                    "limit": limit, "solver": "cbc"}
+                    "limit": limit, "solver": "cbc", "instances": 1}
             tasks.append((sec, "taccl %s%s @%s (own), CBC" % (
                 base, "" if c == coll else " as " + c,
                 bench_report.fmt_size(own or 0)), spec))
@@ -362,8 +389,14 @@ class Runner:
         self.done = 0
         self.total = 0
 
-    def sh(self, cmd):
+    def sh(self, cmd, max_file=None):
+        """Run cmd: (exit code, stdout, stderr, seconds).  max_file: no
+        file it writes may pass that many bytes (ulimit -f; a write past it
+        kills it with SIGXFSZ: exit code -SIGXFSZ)."""
         t0 = time.monotonic()
+        if max_file:
+            cmd = ["bash", "-c", 'ulimit -c 0 && ulimit -f %d && exec "$@"' % (
+                max_file // 1024), "bash"] + cmd
         try:
             p = subprocess.run(cmd, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, timeout=TIMEOUT_S)
@@ -401,12 +434,16 @@ class Runner:
         return out
 
     def one(self, sec, label, kind, arg):
-        """kind 'algo' (arg = taccl-synth arguments), 'sketch' (arg = path)
-        or 'xml' (arg = an existing schedule)."""
+        """kind 'algo' (arg = taccl-synth arguments), 'sketch' (arg = path),
+        'xml' (arg = an existing schedule) or 'nccl' (arg unused: NCCL's
+        schedule, written for each size of the sweep)."""
         res = {"key": sec.key, "label": label, "kind": kind, "status": "ok",
                "reason": None, "synth_s": 0.0, "run_s": 0.0, "rows": [],
                "model": None, "commands": []}
         target = ["--target", sec.target] if sec.target else []
+        if kind == "nccl":
+            self.nccl(sec, res, target)
+            return self.finish(res)
         if kind == "xml":
             xml = arg
         else:
@@ -425,6 +462,8 @@ class Runner:
                     cmd += ["--size", str(arg["size"])]
                 if arg["coll"] != arg["own_coll"]:
                     cmd += ["--collective", arg["coll"]]
+                if arg.get("instances", 1) != 1:
+                    cmd += ["--instances", str(arg["instances"])]
             res["commands"].append(cmd)
             rc, out, err, secs = self.sh(cmd)
             res["synth_s"] = secs
@@ -465,57 +504,118 @@ class Runner:
             if size and not in_sweep(sec, int(size)):
                 ranges = ranges + [(int(size), int(size))]
         for lo, hi in ranges:
-            cmd = [self.run, xml, "--topo", sec.topo_path,
-                   "--sweep", "%d:%d" % (lo, hi), "--json"] + target
-            if sec.nodata:
-                cmd.append("--no-data")
-            cmd += sec.run_flags
-            res["commands"].append(cmd)
-            rc, out, err, secs = self.sh(cmd)
-            res["run_s"] += secs
-            obj = parse_json(out)
-            bad = None
-            if obj is None:
-                bad = "taccl-run exit %d, no JSON: %s" % (rc, first_line(err))
-            else:
-                rows = obj.get("rows")
-                if rows is None and "time_us" in obj:      # single-size form
-                    rows = [obj]
-                rows = rows or []
-                size = lo
-                for row in rows:
-                    row["nominal"] = size
-                    size *= 2
-                    if not row.get("verified"):
-                        na = dma_exempt(sec, row, res["nchunks"])
-                        if na:
-                            row["na"] = na
-                res["rows"].extend(rows)
-                if obj.get("lower_bound_model"):
-                    res["model"] = obj["lower_bound_model"]
-                wrong = [r for r in rows
-                         if not r.get("verified") and not r.get("na")]
-                exempt = any(r.get("na") for r in rows)
-                if wrong:
-                    w = wrong[0]
-                    bad = ("%d of %d sizes did not verify; at %s: %s "
-                           "(%s wrong elements)" % (
-                               len(wrong), len(rows),
-                               bench_report.fmt_size(w.get("size_bytes", 0)),
-                               w.get("error") or first_line(err),
-                               w.get("wrong")))
-                elif rc == 2 or not rows:
-                    bad = "taccl-run exit %d: %s" % (
-                        rc, obj.get("error") or first_line(err))
-                elif rc != 0 and not exempt:
-                    bad = "taccl-run exit %d though every row verified: %s" % (
-                        rc, obj.get("error") or first_line(err))
+            bad = self.sweep(sec, res, xml, lo, hi, target)
             if bad:
-                res["status"], res["reason"] = "failed", bad.strip()
+                res["status"], res["reason"] = "failed", bad
                 break
         if sec.group == "chip" and res["status"] == "ok":
             self.device_facts(sec, res, xml, target)
         return self.finish(res)
+
+    def sweep(self, sec, res, xml, lo, hi, target):
+        """Run xml over lo..hi (powers of two) as the section runs every
+        schedule; append its rows to res.  Returns why it failed, or None."""
+        cmd = [self.run, xml, "--topo", sec.topo_path,
+               "--sweep", "%d:%d" % (lo, hi), "--json"] + target
+        if sec.nodata:
+            cmd.append("--no-data")
+        cmd += sec.run_flags
+        res["commands"].append(cmd)
+        rc, out, err, secs = self.sh(cmd)
+        res["run_s"] += secs
+        obj = parse_json(out)
+        if obj is None:
+            return ("taccl-run exit %d, no JSON: %s" % (
+                rc, first_line(err))).strip()
+        rows = obj.get("rows")
+        if rows is None and "time_us" in obj:      # single-size form
+            rows = [obj]
+        rows = rows or []
+        size = lo
+        for row in rows:
+            row["nominal"] = size
+            size *= 2
+            if not row.get("verified"):
+                na = dma_exempt(sec, row, res.get("nchunks"))
+                if na:
+                    row["na"] = na
+        res["rows"].extend(rows)
+        if obj.get("lower_bound_model"):
+            res["model"] = obj["lower_bound_model"]
+        wrong = [r for r in rows if not r.get("verified") and not r.get("na")]
+        exempt = any(r.get("na") for r in rows)
+        bad = None
+        if wrong:
+            w = wrong[0]
+            bad = ("%d of %d sizes did not verify; at %s: %s "
+                   "(%s wrong elements)" % (
+                       len(wrong), len(rows),
+                       bench_report.fmt_size(w.get("size_bytes") or lo),
+                       w.get("error") or first_line(err), w.get("wrong")))
+        elif rc == 2 or not rows:
+            bad = "taccl-run exit %d: %s" % (
+                rc, obj.get("error") or first_line(err))
+        elif rc != 0 and not exempt:
+            bad = "taccl-run exit %d though every row verified: %s" % (
+                rc, obj.get("error") or first_line(err))
+        return bad.strip() if bad else None
+
+    def nccl(self, sec, res, target):
+        """NCCL's own schedule depends on the size (its tuning picks ring
+        or tree, the protocol and the channels for each call): at every
+        size S of the sweep, `taccl-synth --algo nccl --size S`, then that
+        file run at S alone.  A size it refuses is n/a at that size, every
+        size refused (a chip device) n/a for the row; a file taccl-run
+        could not hold in this machine's memory is n/a at its size."""
+        res["nccl"] = {}
+        res["nchunks_by_size"] = {}
+        refused = []
+        for size in sweep_sizes(sec):
+            xml = os.path.join(self.work, "%s.nccl.%d.xml" % (sec.key, size))
+            cmd = [self.synth, "--algo", "nccl", sec.topo_path,
+                   "--collective", sec.coll, "--size", str(size), "-o", xml,
+                   "-q", "--json"] + target
+            res["commands"].append(cmd)
+            # a file taccl-run could not read is not written to its end
+            rc, out, err, secs = self.sh(cmd, max_file=XML_READER_MAX)
+            res["synth_s"] += secs
+            j = parse_json(out) or {}
+            why = j.get("error") or first_line(err)
+            na = None
+            if rc == -signal.SIGXFSZ:
+                na = "the schedule file passes 2 GB, more than taccl-run's " \
+                    "XML reader takes"
+            elif rc == 2 and not re.search(r"unknown option|usage:", err):
+                na = re.sub(r"^nccl:\s*", "", why)
+            elif rc != 0 or not os.path.exists(xml):
+                res["status"] = "failed"
+                res["reason"] = "taccl-synth --algo nccl --size %s exit %d: " \
+                    "%s" % (bench_report.fmt_size(size), rc, why)
+                return
+            else:
+                res["nccl"][size] = j.get("nccl")
+                res["nchunks"] = res["nchunks_by_size"][size] = nchunks(xml)
+                na = too_big(xml)
+            if na:
+                refused.append(na)
+                res["rows"].append({"size_bytes": size, "nominal": size,
+                                    "na": na, "verified": False})
+            else:
+                bad = self.sweep(sec, res, xml, size, size, target)
+                if bad:
+                    res["status"] = "failed"
+                    res["reason"] = "at %s: %s" % (bench_report.fmt_size(size),
+                                                   bad)
+            # up to a GB each, one at a time (and what a stopped
+            # taccl-synth left: its X.xml.tmp.*)
+            for f in glob.glob(glob.escape(xml) + "*"):
+                os.remove(f)
+            if res["status"] != "ok":
+                return
+        if refused and len(refused) == len(res["rows"]):
+            res["status"] = "n/a"
+            res["reason"] = "; ".join(dict.fromkeys(refused))
+            res["rows"] = []
 
     def device_facts(self, sec, res, xml, target):
         """On the chip/cluster device: at the smallest size that verified,
@@ -562,6 +662,49 @@ class Runner:
         with concurrent.futures.ThreadPoolExecutor(self.jobs) as pool:
             futs = [pool.submit(self.task, *t) for t in tasks]
             return [f.result() for f in futs]
+
+
+def sweep_sizes(sec):
+    """Every size the section runs: each power of two of each range."""
+    return [size for lo, hi in sec.ranges
+            for size in bench_report.pow2_sizes(lo, hi)]
+
+
+# taccl-run's peak memory per byte of schedule file, rounded up (measured:
+# NCCL's 8-channel AllGather on the 1024-rank torus, a 1.03 GB file, peaks
+# at 0.67 GB timing-only)
+RUN_MEMORY_PER_FILE_BYTE = 1
+
+
+# the largest file taccl-run's XML reader takes (src/sched/xml_read.c).
+# NCCL's schedule grows with the size (a step per slice of the buffer): on
+# the 1024-rank torus at 64 GiB per rank it is 8.4 GB, so taccl-synth is
+# stopped there rather than left to write it.
+XML_READER_MAX = (1 << 31) - 1
+
+
+def too_big(xml):
+    """Why taccl-run cannot run this file on this machine (more memory than
+    the machine has), or None."""
+    size = os.path.getsize(xml)
+    need = size * RUN_MEMORY_PER_FILE_BYTE
+    have = mem_total()
+    if not have or need <= have:
+        return None
+    return ("the schedule file is %.2f GB: taccl-run would need ~%.0f GB, "
+            "more than this machine's %.0f GB" % (
+                size / 1e9, need / 1e9, have / 1e9))
+
+
+def mem_total():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def pow2_channels(sec, res, args):
@@ -706,8 +849,10 @@ def main():
         secs += extra
         tasks = []
         for s in secs:
-            tasks += [(s, label, "algo", args) for label, args, colls
-                      in ALGOS if colls is None or s.coll in colls]
+            algos = [(s, label, "algo", args) for label, args, colls
+                     in ALGOS if colls is None or s.coll in colls]
+            # NCCL's own schedule, beside our ring (a row of its own)
+            tasks += algos[:1] + [(s, "nccl", "nccl", None)] + algos[1:]
             tasks += [(s, label, "xml", path) for label, path in s.extras]
         tasks += [(s, label, "sketch", path) for s, label, path in sk_tasks]
         order = sorted(range(len(tasks)), key=lambda i: -cost(tasks[i]))

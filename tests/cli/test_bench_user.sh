@@ -19,6 +19,12 @@ expect "its report is titled for the topology and verified everything" 0 \
 expect "its report names the file" 0 "^# Benchmark of .*my-node.json" -- cat "$out/results.md"
 expect "the sketch was synthesized on it" 0 "^\| ndv2-x1-sk-1 \| my-node \| AllGather \| .* \| ok \|" -- \
     cat "$out/results.md"
+expect "NCCL's own schedule is a row of its own, beside the ring" 0 \
+    "^\| nccl \| ok \|" -- cat "$out/results.md"
+expect "the ring stays a row of its own" 0 "^\| ring \| ok \|" -- cat "$out/results.md"
+expect "NCCL's choice per size is said" 0 "^NCCL's choice per size .*: 1 KiB" -- cat "$out/results.md"
+expect "every table compares with NCCL as × NCCL" 0 "\| × ring \| × NCCL \|" -- cat "$out/results.md"
+expect "no calibration table for a user's machine" 1 "" -- grep -q "^## Calibration" "$out/results.md"
 expect "a plot per collective" 0 "" -- test -s "$out/my-node-allgather.png" -a -s "$out/my-node-allreduce.png"
 expect "no published-figure sections for a user's machine" 1 "" -- grep -q "issue-4 targets" "$out/results.md"
 after=$(cat "$ROOT/bench/results.md" 2>/dev/null | cksum)
