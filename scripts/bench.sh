@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# bench.sh — the benchmark: every baseline schedule and every bundled
+# bench.sh — the benchmark: every baseline schedule (and NCCL's own, written
+# per size by --algo nccl, the yardstick of every "x NCCL") and every bundled
 # sketch's synthesized schedules on the configurations of docs/references.md, swept over
 # sizes, each row beside its lower bound and the published TACCL / TE-CCL /
-# TACOS figures.  Writes results.md and one PNG plot per configuration
+# TACOS figures, and the calibration against TACCL's measured speed-ups over
+# NCCL (with the model variants that move it: scripts/bench_calib.py).
+# Writes results.md, calibration.json and one PNG plot per configuration
 # (<topology>-<collective>.png, tacos.png), each atomically, into
 # BUILD/bench/ (BUILD: the folder holding BIN_DIR), outside the tracked
 # tree; UPDATE=1 writes the tracked bench/ instead, on purpose.

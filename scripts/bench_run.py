@@ -56,6 +56,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_calib  # noqa: E402
 import bench_ref  # noqa: E402
 import bench_report  # noqa: E402
 
@@ -861,6 +862,13 @@ def main():
         for i, r in zip(order, done):
             results[i] = r
         results = [r for rs in results for r in rs]
+        calib = {}
+        if not a.topo:
+            print("bench: calibration: protocols and model variants",
+                  file=sys.stderr)
+            calib = bench_calib.experiments(
+                runner, work, secs, results, bench_ref.CALIBRATION,
+                bench_report.Data(secs, results))
         meta = {
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
             "nproc": os.cpu_count(),
@@ -881,6 +889,7 @@ def main():
             "groups": GROUPS if not a.topo else [
                 ("user", "%s (%d ranks)" % (secs[0].topo, secs[0].ranks))],
             "user_topo": a.topo,
+            "calib": calib,
         }
         failed = bench_report.write_all(a.out, work, secs, results, meta)
     print("bench: wrote %s and its plots" % os.path.join(a.out, "results.md"),

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""bench_calib.py — the calibration's two extra measurements (used by
+bench_run.py after the sweeps, reported by bench_report.py).
+
+1. Protocols.  NCCL picks LL, LL128 or Simple per call; so may we (TACCL's
+   runtime runs LL for small buffers).  At every size of a calibration row
+   up to 64 MiB, each anchor schedule of the row's sketch is also timed with
+   its `proto` set to LL and to LL128 (the same steps, so the data check of
+   its Simple run stands; these runs are timing only), and the row's
+   synthesized time is the fastest of all.
+
+2. Model assumptions.  Where our ratio is far from TACCL's, which assumption
+   of the model moves it?  At the two ends of each row's range the NCCL
+   schedule and the best synthesized schedule are run again on a variant of
+   the topology that changes one assumption:
+     ports    a switch port carries one transfer at a time, first come first
+              served (model/cost.h).  Variant: the switch replaced by a link
+              between every pair of its ranks at the port's bandwidth and
+              alpha (transfers to different peers no longer wait for each
+              other: an upper end for an NVSwitch that shares its ports).
+     latency  a hop costs the topology's alpha (TE-CCL's figures, 0.35-2.6
+              us).  Variant: each hop's alpha is NCCL's own per-step hardware
+              latency (src/graph/tuning.cc, ring, Simple: 3.4 us over NVLink,
+              14 us over the network; LL/LL128 scale it as usual).
+   The report names, for a row not reproduced, the variant that brings the
+   ratio nearest the published range, and the ratio under it.
+
+Python 3 standard library only.  Not a program of its own (--help says so).
+"""
+import concurrent.futures
+import json
+import os
+import re
+import sys
+
+PROTO_MAX = 64 << 20     # LL/LL128 variants up to this size
+NVLINK_LAT_US = 3.4      # NCCL hwLatencies, NVLink, ring, Simple
+NET_LAT_US = 14.0        # NCCL hwLatencies, network, ring, Simple
+
+VARIANTS = [
+    ("ports", "switch ports carry one transfer at a time (FCFS): with each "
+              "switch as a link per pair of its ranks at the port's "
+              "bandwidth"),
+    ("latency", "hop latency is the topology's alpha (TE-CCL's 0.35-2.6 us): "
+                "with NCCL's per-step latencies (3.4 us NVLink, 14 us "
+                "network)"),
+]
+
+
+def variant_topology(path, which, out):
+    """Write topology `path` with one assumption changed into out; False
+    if the change does not apply (no switch for 'ports')."""
+    with open(path) as f:
+        t = json.load(f)
+    if which == "ports":
+        sws = t.pop("switches", None)
+        if not sws:
+            return False
+        links = t.setdefault("links", [])
+        for s in sws:
+            r = s["ranks"]
+            pair = {"pairs": [[a, b] for i, a in enumerate(r) for b in r[i + 1:]],
+                    "source": "calibration variant: switch ports shared"}
+            for k in ("alpha_us", "bandwidth_gbps", "alpha", "bandwidth"):
+                if k in s:
+                    pair[k] = s[k]
+            links.append(pair)
+    elif which == "latency":
+        for group, lat in (("links", NVLINK_LAT_US), ("switches", NVLINK_LAT_US),
+                           ("nics", NET_LAT_US)):
+            for g in t.get(group, []):
+                g.pop("alpha", None)
+                g["alpha_us"] = lat
+    t["name"] = "%s-%s" % (t.get("name", "topo"), which)
+    with open(out, "w") as f:
+        json.dump(t, f)
+    return True
+
+
+def with_proto(xml, proto, out):
+    with open(xml) as f:
+        text = f.read()
+    text, n = re.subn(r'proto="[A-Za-z0-9]*"', 'proto="%s"' % proto, text,
+                      count=1)
+    if n == 0:
+        text = text.replace("<algo ", '<algo proto="%s" ' % proto, 1)
+    with open(out, "w") as f:
+        f.write(text)
+
+
+def run_time(runner, xml, topo, size, target):
+    cmd = [runner.run, xml, "--topo", topo, "--size", str(size), "--no-data",
+           "--json", "-q"] + target
+    rc, out, err, secs = runner.sh(cmd)
+    try:
+        j = json.loads(out)
+    except ValueError:
+        return None
+    return j.get("time_us") if rc == 0 else None
+
+
+def anchor_xml(work, res):
+    return os.path.join(work, "%s.%s.xml" % (
+        res["key"], re.sub(r"[^A-Za-z0-9_.-]", "_", res["label"])))
+
+
+def experiments(runner, work, secs, results, calibration, data):
+    """{row id: {"protos": {size: (us, label)}, "variants": {name:
+    {size: (nccl_us, synth_us)}}}} for bench_report.calibration_rows."""
+    jobs = []
+    out = {}
+    for row in calibration:
+        rid, topo, coll, stem, inst, lo, hi = row[0], row[1], row[2], \
+            row[3], row[5], row[6], row[7]
+        sec = data.section(topo, coll)
+        if stem is None or sec is None:
+            continue
+        target = ["--target", sec.target] if sec.target else []
+        anchors = [r for r in data.ok(sec) if r["kind"] == "sketch" and
+                   r["spec"]["sketch"] == stem and
+                   r["spec"].get("instances", 1) == inst]
+        sizes = []
+        s = lo
+        while s <= hi:
+            if data.nccl_time(sec, s) and data.taccl_best(sec, s, stem, inst):
+                sizes.append(s)
+            s *= 2
+        if not sizes or not anchors:
+            continue
+        e = out.setdefault(rid, {"protos": {}, "variants": {}})
+        for a in anchors:
+            xml = anchor_xml(work, a)
+            if not os.path.exists(xml):
+                continue
+            for proto in ("LL", "LL128"):
+                px = "%s.%s.xml" % (xml[:-4], proto)
+                if not os.path.exists(px):
+                    with_proto(xml, proto, px)
+                for size in sizes:
+                    if size <= PROTO_MAX and data.row(a, size):
+                        jobs.append(("proto", rid, size, px, sec.topo_path,
+                                     target, "%s %s" % (a["label"], proto)))
+        for v, _ in VARIANTS:
+            vt = os.path.join(work, "%s.%s.json" % (topo, v))
+            if not os.path.exists(vt) and not variant_topology(sec.topo_path, v, vt):
+                continue
+            for size in sorted({sizes[0], sizes[-1]}):
+                jobs.append(("variant", rid, size, v, vt, target,
+                             (sec, stem, inst)))
+    lock = __import__("threading").Lock()
+
+    def one(job):
+        kind, rid, size = job[0], job[1], job[2]
+        if kind == "proto":
+            us = run_time(runner, job[3], job[4], size, job[5])
+            if us:
+                with lock:
+                    cur = out[rid]["protos"].get(size)
+                    if cur is None or us < cur[0]:
+                        out[rid]["protos"][size] = (us, job[6])
+            return
+        v, vt, target, (sec, stem, inst) = job[3], job[4], job[5], job[6]
+        nx = os.path.join(work, "calib.%s.%s.%d.nccl.xml" % (rid, v, size))
+        rc, o, err, secs = runner.sh([runner.synth, "--algo", "nccl",
+                                      sec.topo_path, "--collective", sec.coll,
+                                      "--size", str(size), "-o", nx, "-q"] +
+                                     target)
+        nus = run_time(runner, nx, vt, size, target) if rc == 0 else None
+        if os.path.exists(nx):
+            os.remove(nx)
+        best = None
+        for a in data.ok(sec):
+            if a["kind"] != "sketch" or a["spec"]["sketch"] != stem or \
+                    a["spec"].get("instances", 1) != inst or \
+                    not data.row(a, size):
+                continue
+            xml = anchor_xml(work, a)
+            for p in [xml] + ["%s.%s.xml" % (xml[:-4], q) for q in
+                              ("LL", "LL128") if size <= PROTO_MAX]:
+                if os.path.exists(p):
+                    us = run_time(runner, p, vt, size, target)
+                    if us and (best is None or us < best):
+                        best = us
+        with lock:
+            out[rid]["variants"].setdefault(v, {})[size] = (nus, best)
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, runner.jobs)) as ex:
+        list(ex.map(one, jobs))
+    return out
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        sys.exit(0)
+    print("bench_calib.py is used by scripts/bench_run.py (make bench); "
+          "see --help", file=sys.stderr)
+    sys.exit(2)
