@@ -90,3 +90,19 @@ if len(set(ids)) != len(ids):
     bad.append("duplicate row ids")
 print("all ok" if not bad else bad)
 '
+
+expect "a row not reproduced names the variant that moves it nearer, or says none does" 0 "^all ok$" -- py '
+import sys; sys.path.insert(0, sys.argv[1] + "/scripts")
+import bench_report as br
+row = {"kind": "range", "published_lo": 1.2, "published_hi": 1.25,
+       "ours_lo": 3.8, "ours_hi": 4.2}
+exp = {"r": {"variants": {"ports": {256: (13.0, 10.0), 1024: (12.5, 10.0)},
+                          "latency": {256: (50.0, 10.0), 1024: (45.0, 10.0)}}}}
+v = br.variant_note("r", row, exp)
+ok = v["variant"] == "ports" and v["reproduced"] and "1.300 at 256 B" in v["text"]
+exp["r"]["variants"]["ports"] = {256: (60.0, 10.0), 1024: (55.0, 10.0)}
+v = br.variant_note("r", row, exp)
+ok &= v["variant"] is None and v["text"].startswith("not explained by the variants tried")
+ok &= br.variant_note("r", row, {}) is None
+print("all ok" if ok else v)
+'
