@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/check.h"
 #include "exec/data.h"
 #include "model/collective.h"
 #include "model/cost.h"
@@ -206,17 +207,13 @@ static int parse_bytes_range(const char *v, long long *lo, long long *hi)
     return *lo < *hi ? 0 : -1;
 }
 
-/* Scratch the legacy runtime may allocate per GPU for a file of ours when
- * the user leaves the size range open (see set_bytes_range). */
-#define LEGACY_SCRATCH_BUDGET (1LL << 30)
-
 /* minBytes/maxBytes as each runtime reads them: the legacy one picks a
  * schedule for minBytes <= n < maxBytes; the newer executor for minBytes
  * <= n <= maxBytes, with maxBytes 0 meaning no limit.  The legacy runtime
  * also allocates maxBytes * s_chunks / nchunksperloop bytes of scratch when
  * the communicator starts, so an open range (no --bytes HI) on a schedule
  * with scratch is closed at the largest power of two whose scratch fits
- * LEGACY_SCRATCH_BUDGET; larger calls fall back to NCCL.  Says so in `note`
+ * CHECK_LEGACY_SCRATCH_BUDGET; larger calls fall back to NCCL.  Says so in `note`
  * ("" when nothing was closed). */
 static void set_bytes_range(const cli *c, prog *p, char *note, size_t n)
 {
@@ -235,7 +232,7 @@ static void set_bytes_range(const cli *c, prog *p, char *note, size_t n)
     if (c->target != BL_TARGET_MSCCL || c->max_bytes != INT64_MAX || s_max == 0)
         return;
     long long cap = 1;
-    while ((double)cap * 2 * s_max / p->nchunksperloop <= (double)LEGACY_SCRATCH_BUDGET &&
+    while ((double)cap * 2 * s_max / p->nchunksperloop <= (double)CHECK_LEGACY_SCRATCH_BUDGET &&
            cap < (1LL << 62))
         cap *= 2;
     p->max_bytes = cap;

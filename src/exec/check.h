@@ -48,6 +48,12 @@ typedef struct {
  * largest GPUs it runs on (80 GiB). */
 #define CHECK_GPU_BYTES (80LL << 30)
 
+/* The scratch per GPU the writers (taccl-synth, plans) let a legacy file
+ * make the runtime allocate at init: a file whose size range is open is
+ * closed at the largest power of two within it, and a plan keeps a
+ * schedule only for sizes within it.  Larger calls fall back to NCCL. */
+#define CHECK_LEGACY_SCRATCH_BUDGET (1LL << 30)
+
 void check_limits_default(check_limits *l, int newer_executor);
 
 /* The same for a loader: steps per tb and the loader checks. */

@@ -23,6 +23,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../exec/check.h"
 #include "../exec/data.h"
 #include "../exec/run.h"
 #include "../lp/lp.h"
@@ -38,7 +39,6 @@
 
 #define MAXSIZES 48
 #define KIB 1024LL
-#define LEGACY_SCRATCH_BUDGET (1LL << 30)   /* as taccl-synth: scratch per GPU */
 #define VERIFY_MAX_BYTES (64LL << 20)       /* verify files at most this large */
 
 typedef struct {
@@ -182,7 +182,7 @@ static void time_all(plan *pl, cand *c)
                     smax = c->p->gpus[r].s_chunks;
             /* the legacy runtime allocates maxBytes x s/ncpl at start: keep
              * the range's top (at most 2s) within the budget */
-            if ((double)2 * s * smax / c->p->nchunksperloop > (double)LEGACY_SCRATCH_BUDGET)
+            if ((double)2 * s * smax / c->p->nchunksperloop > (double)CHECK_LEGACY_SCRATCH_BUDGET)
                 continue;
         }
         double us;
