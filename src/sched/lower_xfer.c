@@ -120,6 +120,30 @@ static int cmp_xfer_key(const void *pa, const void *pb)
     return (a->id > b->id) - (a->id < b->id);
 }
 
+/* Peer blocks: a rank may have at most PEERS_PER_BLOCK tbs with a send
+ * peer, and as many with a recv peer, on one channel.  A connection's ring
+ * offset (dst - src mod n) is the same seen from both ends, and on one rank
+ * each offset names one send peer and one recv peer; so the offsets that
+ * some connection uses, in ascending order, go PEERS_PER_BLOCK to a block,
+ * and each block's connections get channels of their own.  A rank that
+ * talks to few peers far apart (a ring over nodes) needs one block, not one
+ * per 32 offsets between.  On entry each conn's block holds its offset. */
+static void pack_peer_blocks(int n, lxfers *xf)
+{
+    int *rank_of = xcalloc((size_t)n, sizeof *rank_of);
+    for (int i = 0; i < xf->nconn; i++)
+        rank_of[xf->conns[i].block] = 1;
+    int used = 0;
+    for (int off = 0; off < n; off++)
+        rank_of[off] = rank_of[off] ? used++ : -1;
+    for (int i = 0; i < xf->nconn; i++)
+        xf->conns[i].block = rank_of[xf->conns[i].block] / PEERS_PER_BLOCK;
+    xf->nblocks = (used + PEERS_PER_BLOCK - 1) / PEERS_PER_BLOCK;
+    if (xf->nblocks < 1)
+        xf->nblocks = 1;
+    free(rank_of);
+}
+
 /* Interval colouring per (src, dst): a transfer takes the lowest colour
  * whose last transfer has ended.  Fills fifo_prev (previous transfer on
  * the same connection) for the ordering edges. */
@@ -155,7 +179,7 @@ static void colour_transfers(const lin *in, lxfers *xf, int *fifo_prev)
                 xf->conns = xgrow(xf->conns, &xf->cconn, xf->nconn + 1, sizeof *xf->conns);
                 int n = in->sh.n;
                 int off = ((x->dst - x->src) % n + n) % n;
-                xf->conns[xf->nconn] = (conn){x->src, x->dst, c, (off - 1) / PEERS_PER_BLOCK};
+                xf->conns[xf->nconn] = (conn){x->src, x->dst, c, off};  /* block: below */
                 cid[c] = xf->nconn++;
             }
             end[c] = x->ta;
@@ -172,9 +196,7 @@ static void colour_transfers(const lin *in, lxfers *xf, int *fifo_prev)
     free(last);
     free(cid);
     free(xk);
-    xf->nblocks = (in->sh.n - 1 + PEERS_PER_BLOCK - 1) / PEERS_PER_BLOCK;
-    if (xf->nblocks < 1)
-        xf->nblocks = 1;
+    pack_peer_blocks(in->sh.n, xf);
 }
 
 /* ------------------------------------------------------------ receive index */
