@@ -18,36 +18,7 @@
 #include "synth/order.h"
 #include "synth/route.h"
 #include "model/cost.h"
-
-static const char *root(void)
-{
-    const char *r = getenv("TACCL_ROOT");
-    return r && *r ? r : ".";
-}
-
-static topo *load_topo(const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/topologies/%s.json", root(), name);
-    tc_err e;
-    topo *t = topo_load(path, &e);
-    if (!t)
-        fail_msg("cannot load %s: %s", path, e.msg);
-    return t;
-}
-
-static sketch *load_sketch(const char *name, const topo *t)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/sketches/%s.json", root(), name);
-    tc_err e;
-    sketch *s = sketch_load(path, &e);
-    if (!s)
-        fail_msg("cannot load %s: %s", path, e.msg);
-    if (sketch_check(s, t, &e) != TC_OK)
-        fail_msg("%s does not fit %s: %s", path, t->name, e.msg);
-    return s;
-}
+#include "fixtures.h"
 
 static sketch *parse_sketch(const char *text, const topo *t)
 {
@@ -202,8 +173,8 @@ static void assert_ndv2_sk1_relay(const algo *a, const topo *t)
 static void test_relay_ndv2_sk1(void **state)
 {
     (void)state;
-    topo *t = load_topo("ndv2-x2");
-    sketch *s = load_sketch("ndv2-x2-sk-1", t);
+    topo *t = fx_topo("ndv2-x2");
+    sketch *s = fx_sketch("ndv2-x2-sk-1", t);
     double bytes = 1048576.0 / 16;
     route_opts o = quiet_opts();
     route_stats st;
@@ -229,8 +200,8 @@ static void test_relay_ndv2_sk1(void **state)
 static void test_symmetry_substitution(void **state)
 {
     (void)state;
-    topo *t = load_topo("ndv2-x2");
-    sketch *s = load_sketch("ndv2-x2-sk-1", t);
+    topo *t = fx_topo("ndv2-x2");
+    sketch *s = fx_sketch("ndv2-x2-sk-1", t);
     double bytes = 1048576.0 / 16;
     route_opts o = quiet_opts();
     route_stats with, without;
@@ -278,8 +249,8 @@ static void test_symmetry_substitution(void **state)
 static void test_milp_not_worse_than_heuristic(void **state)
 {
     (void)state;
-    topo *t = load_topo("dgx2-x2");
-    sketch *s = load_sketch("dgx2-x2-sk-2", t);
+    topo *t = fx_topo("dgx2-x2");
+    sketch *s = fx_sketch("dgx2-x2-sk-2", t);
     double bytes = 1048576.0 / 32;
     route_opts o = quiet_opts();
     route_stats st;
@@ -323,8 +294,8 @@ static void test_milp_not_worse_than_heuristic(void **state)
 static void test_time_limit_and_rev_map(void **state)
 {
     (void)state;
-    topo *t = load_topo("dgx2-x2");
-    sketch *s = load_sketch("dgx2-x2-sk-1", t);
+    topo *t = fx_topo("dgx2-x2");
+    sketch *s = fx_sketch("dgx2-x2-sk-1", t);
     double bytes = 1048576.0 / 64;
     route_opts o = quiet_opts();
     o.cuts = 0;
@@ -368,8 +339,8 @@ static void test_time_limit_and_rev_map(void **state)
 static void test_alltoall_ndv2_sk2(void **state)
 {
     (void)state;
-    topo *t = load_topo("ndv2-x2");
-    sketch *s = load_sketch("ndv2-x2-sk-2", t);
+    topo *t = fx_topo("ndv2-x2");
+    sketch *s = fx_sketch("ndv2-x2-sk-2", t);
     double bytes = 1048576.0 / 16;
     route_opts o = quiet_opts();
     route_stats st;
@@ -434,8 +405,8 @@ static void test_uc_min_max(void **state)
 static void test_build_only_and_determinism(void **state)
 {
     (void)state;
-    topo *t = load_topo("ndv2-x2");
-    sketch *s = load_sketch("ndv2-x2-sk-1", t);
+    topo *t = fx_topo("ndv2-x2");
+    sketch *s = fx_sketch("ndv2-x2-sk-1", t);
     double bytes = 1048576.0 / 16;
     route_opts o = quiet_opts();
     o.build_only = 1;
@@ -467,8 +438,8 @@ static void test_build_only_and_determinism(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
-    topo *t = load_topo("ndv2-x2");
-    sketch *s = load_sketch("ndv2-x2-sk-1", t);
+    topo *t = fx_topo("ndv2-x2");
+    sketch *s = fx_sketch("ndv2-x2-sk-1", t);
     route_opts o = quiet_opts();
     algo *a = NULL;
     tc_err e;
@@ -477,7 +448,7 @@ static void test_refusals(void **state)
     assert_int_equal(route_solve(s, t, COLL_ALLREDUCE, 1000, &o, &a, NULL, &e), TC_INPUT);
     assert_int_equal(route_solve(s, t, COLL_ALLGATHER, 0, &o, &a, NULL, &e), TC_INPUT);
     assert_int_equal(route_heuristic(s, t, COLL_ALLGATHER, -1, &o, &a, &e), TC_INPUT);
-    topo *one = load_topo("ndv2-x1");
+    topo *one = fx_topo("ndv2-x1");
     assert_int_equal(route_solve(s, one, COLL_ALLGATHER, 1000, &o, &a, NULL, &e), TC_INPUT);
     assert_non_null(strstr(e.msg, "nodes"));
     topo_free(one);
@@ -568,7 +539,7 @@ static void test_unreachable_named(void **state)
 static void test_size_guard(void **state)
 {
     (void)state;
-    topo *t = load_topo("torus-2d-32x32");
+    topo *t = fx_topo("torus-2d-32x32");
     sketch *s = parse_sketch("{\"nnodes\": 1}", t);
     route_opts o = quiet_opts();
     o.build_only = 1;
@@ -582,8 +553,8 @@ static void test_size_guard(void **state)
     assert_non_null(strstr(e.msg, "give the sketch symmetry_offsets"));
     sketch_free(s);
     topo_free(t);
-    t = load_topo("torus-2d-8x8");
-    s = load_sketch("torus-2d-8x8-sk-1", t);
+    t = fx_topo("torus-2d-8x8");
+    s = fx_sketch("torus-2d-8x8-sk-1", t);
     route_stats plain;
     o.use_symmetry = 0;
     assert_int_equal(route_solve(s, t, COLL_ALLGATHER, 1 << 20, &o, &a, &plain, &e), TC_OK);
@@ -602,8 +573,8 @@ static void test_size_guard(void **state)
 static void test_route_check_catches(void **state)
 {
     (void)state;
-    topo *t = load_topo("ndv2-x2");
-    sketch *s = load_sketch("ndv2-x2-sk-1", t);
+    topo *t = fx_topo("ndv2-x2");
+    sketch *s = fx_sketch("ndv2-x2-sk-1", t);
     route_opts o = quiet_opts();
     algo *a = NULL;
     tc_err e;

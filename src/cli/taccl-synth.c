@@ -48,7 +48,7 @@ static const char usage[] =
     "       taccl-synth SKETCH.json TOPO.json -o OUT.xml [--collective C] [--size BYTES]\n"
     "                   [--time-limit S] [--gap G] [--solver glpk|cbc] [--instances K]\n"
     "                   [--mem-limit MB] [--target T] [--bytes LO:HI] [--proto P]\n"
-    "                   [--strict] [-q|-v] [--json]\n"
+    "                   [--hierarchical|--flat] [--strict] [-q|-v] [--json]\n"
     "       taccl-synth --plan TOPO.json --collective C -o DIR [--sketch S.json ...]\n"
     "                   [--sizes LO:HI] [--target T] [--time-budget S] [--no-propose]\n"
     "                   [--time-limit S] [--strict] [-q] [--json]\n"
@@ -96,6 +96,12 @@ static const char help[] =
     "                    what GLPK allocates; CBC: its solver process's memory on\n"
     "                    top of this one's); exceeding it is exit 2, nothing\n"
     "                    written.  Default: no limit\n"
+    "  --hierarchical    sketch mode: route one node with the routing MILP and join\n"
+    "                    the nodes by rails (each local rank's chunks cross nodes\n"
+    "                    through its own NIC: rings for allgather and the\n"
+    "                    reductions, direct hops for alltoall) instead of one MILP\n"
+    "                    over the whole cluster.  Default: hierarchical from 64\n"
+    "                    ranks on 2 nodes or more; --flat never\n"
     "  --proto P         the protocol the runtime moves data with: Simple (default),\n"
     "                    LL, LL128, or auto: whichever the cost model times fastest\n"
     "                    at --size (LL: half the bandwidth at a fraction of the\n"
@@ -145,6 +151,7 @@ typedef struct {
     int solver_cbc;             /* sketch mode; -1 = not given (the sketch's) */
     int instances;
     int mem_limit_mb;           /* sketch mode; 0 = none */
+    int hierarchical;           /* sketch mode: 1 --hierarchical, -1 --flat, 0 default */
     long long min_bytes, max_bytes; /* --bytes; default 0 and INT64_MAX */
     const char *proto;          /* --proto: Simple, LL, LL128, auto; NULL = Simple */
     int strict;                 /* --strict: topology warnings are errors */
@@ -317,7 +324,12 @@ static int parse_args(int argc, char **argv, cli *c)
             if (parse_count(v, 32, &c->instances))
                 return report(c, 1, "--instances: expected an integer 1..32, got '%s'%s", v, "");
         }
-        else if (!strcmp(a, "--strict")) {
+        else if (!strcmp(a, "--hierarchical") || !strcmp(a, "--flat")) {
+            int h = a[2] == 'h' ? 1 : -1;
+            if (c->hierarchical && c->hierarchical != h)
+                return report(c, 1, "--hierarchical and --flat do not go together%s%s", "", "");
+            c->hierarchical = h;
+        } else if (!strcmp(a, "--strict")) {
             c->strict = 1;
         } else if (!strcmp(a, "--plan")) {
             c->plan = 1;
@@ -575,6 +587,7 @@ static void print_synth_json(const cli *c, const prog *p, const synth_stats *st)
     cJSON_AddBoolToObject(j, "time_limited", time_limited(st));
     cJSON_AddNumberToObject(j, "groups", st->groups);
     cJSON_AddNumberToObject(j, "contig_solves", st->contig_solves);
+    cJSON_AddBoolToObject(j, "hierarchical", st->hierarchical);
     if (coll_is_reduction(p->coll))
         cJSON_AddNumberToObject(j, "reducescatter_us", st->rs_us);
     else
@@ -721,6 +734,7 @@ static int synth_main(const cli *c)
     o.quiet = c->quiet;
     o.verbose = c->verbose;
     o.mem_limit_mb = c->mem_limit_mb;
+    o.hierarchical = c->hierarchical;
     int rc = sketch_check(s, t, &err);
     prog *p = NULL;
     synth_stats st;

@@ -108,6 +108,12 @@ void topo_free(topo *t);
  * Caller frees the string with free(). */
 char *topo_to_json(const topo *t);
 
+/* One node of t as a topology of its own (nnodes 1, local ranks = t's
+ * node-0 ranks, the same links, switches, NICs and figures): what the
+ * hierarchical synthesizer routes a node on.  NULL with err set on
+ * failure; free with topo_free(). */
+topo *topo_one_node(const topo *t, tc_err *err);
+
 /* What loading let pass but a user should hear ("LABEL:LINE: FIELD:
  * what"), such as figures without a source: how many, and the i-th (NULL
  * out of range). */

@@ -234,7 +234,8 @@ static void put_nics(sbuf *b, const topo *t)
     sb_puts(b, first ? "]" : "\n  ]");
 }
 
-char *topo_to_json(const topo *t)
+/* The JSON of t, with `nnodes` copies of its node. */
+static char *to_json(const topo *t, int nnodes)
 {
     if (!t || t->ranks_per_node < 1)
         return NULL;
@@ -255,7 +256,7 @@ char *topo_to_json(const topo *t)
     if (t->is_default)
         sb_puts(&b, ",\n  \"is_default\": true");
     sb_printf(&b, ",\n  \"nodes\": %d,\n  \"ranks_per_node\": %d,\n",
-              t->nnodes, t->ranks_per_node);
+              nnodes, t->ranks_per_node);
     const char *dsrc = topo_pool_get(pv, pv ? pv->device_source : -1);
     const char *dnotes = topo_pool_get(pv, pv ? pv->device_notes : -1);
     if (t->kind == TOPO_CHIP) {
@@ -286,3 +287,20 @@ char *topo_to_json(const topo *t)
     return b.s;
 }
 
+
+char *topo_to_json(const topo *t)
+{
+    return t ? to_json(t, t->nnodes) : NULL;
+}
+
+topo *topo_one_node(const topo *t, tc_err *err)
+{
+    char *json = to_json(t, 1);
+    if (!json) {
+        tc_err_set(err, TC_INPUT, "%s: cannot copy the topology", t && t->name ? t->name : "?");
+        return NULL;
+    }
+    topo *c = topo_parse(json, t->path && *t->path ? t->path : t->name, err);
+    free(json);
+    return c;
+}

@@ -11,6 +11,7 @@
 
 #include "../sched/lower.h"
 #include "contig.h"
+#include "hier.h"
 #include "order.h"
 #include "reverse.h"
 #include "route.h"
@@ -208,6 +209,20 @@ static int join_phases(const algo *rs, const algo *ag, reverse_join j, const top
     return TC_OK;
 }
 
+/* Is stage 1 hierarchical?  Forced on: *rc = TC_INPUT with err when the
+ * cluster cannot be (hier_applies); by default, when it is large and can. */
+static int use_hier(const sketch *s, const topo *t, const synth_opts *o, tc_err *err, int *rc)
+{
+    *rc = TC_OK;
+    if (o->hierarchical < 0)
+        return 0;
+    if (o->hierarchical > 0) {
+        *rc = hier_applies(s, t, err);
+        return *rc == TC_OK;
+    }
+    return t->nnodes >= 2 && t->nranks >= SYNTH_HIER_RANKS && hier_applies(s, t, NULL) == TC_OK;
+}
+
 int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
               synth_stats *st, tc_err *err)
 {
@@ -241,7 +256,23 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     route_stats rst;
     algo *routing = NULL, *ordered = NULL, *final = NULL;
     double t0 = now_s();
-    int rc = route_solve(s, t, routed, (double)chunk, &ro, &routing, &rst, err);
+    int rc;
+    if (use_hier(s, t, o, err, &rc)) {
+        hier_stats hs;
+        rc = hier_route(s, t, routed, (double)chunk, &ro, &routing, &hs, err);
+        if (rc == TC_OK) {
+            rst = hs.node;
+            st->hierarchical = 1;
+            progress(o, hs.rails_ring
+                     ? "synth: hierarchical: one node routed, %.0f nodes joined by rings on "
+                       "rails: %.0f sends"
+                     : "synth: hierarchical: one node routed, %.0f nodes joined by direct "
+                       "rails: %.0f sends", (double)t->nnodes, (double)hs.nsends, 0);
+        }
+        hier_stats_free(&hs);
+    } else if (rc == TC_OK) {
+        rc = route_solve(s, t, routed, (double)chunk, &ro, &routing, &rst, err);
+    }
     st->route_s = now_s() - t0;
     if (rc != TC_OK)
         return rc;

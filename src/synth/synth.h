@@ -42,7 +42,13 @@ typedef struct {
     int quiet;
     int verbose;            /* GLPK's own log too */
     int mem_limit_mb;       /* GLPK's memory limit per MILP solve; 0 = none */
+    int hierarchical;       /* stage 1 on one node + rails (hier.h): 1 always,
+                               -1 never, 0 (default) when the cluster has
+                               SYNTH_HIER_RANKS ranks or more over >= 2 nodes */
 } synth_opts;
+
+/* The cluster size from which stage 1 is hierarchical by default. */
+#define SYNTH_HIER_RANKS 64
 
 typedef struct {
     double route_s, order_s, contig_s, lower_s;   /* wall seconds per stage */
@@ -67,6 +73,7 @@ typedef struct {
     double barrier_us;      /* AllReduce: makespan of each join (0 if not run) */
     double pipeline_us;
     int join;               /* AllReduce: reverse_join kept; -1 otherwise */
+    int hierarchical;       /* 1: stage 1 was hier_route */
 } synth_stats;
 
 void synth_opts_init(synth_opts *o);

@@ -72,6 +72,23 @@ expect "the synthesized schedule verifies" 0 "verified" -- "$BIN/taccl-run" "$TM
 "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit 10 -q -o "$TMP/syn2.xml"
 expect "sketch synthesis is deterministic" 0 "" -- cmp "$TMP/syn.xml" "$TMP/syn2.xml"
 
+# hierarchical synthesis: one node's routing joined by rails; refused on one
+# node and with --flat; the reductions and AllToAll verify with their data
+# checked, in place too; --json says which stage 1 ran; the default is flat
+# below 64 ranks
+refuse "--hierarchical on one node" "needs a cluster of at least 2 nodes" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --hierarchical
+refuse "--hierarchical with --flat" "--hierarchical and --flat do not go together" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --hierarchical --flat
+echo '{"name": "plain4", "nnodes": 4}' >"$TMP/plain4.json"
+for c in allgather reducescatter allreduce alltoall; do
+    expect "hierarchical $c on dgx-a100-x4 is written" 0 "" -- "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective "$c" --size 4M --hierarchical --time-limit 2 -q -o "$TMP/h-$c.xml"
+    expect "hierarchical $c verifies, data checked" 0 "result +verified" -- "$R" "$TMP/h-$c.xml"
+done
+expect "hierarchical allreduce verifies in place" 0 "result +verified" -- "$R" "$TMP/h-allreduce.xml" --inplace
+expect "--json says hierarchical" 0 '"hierarchical":true' -- "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective allgather --size 1G --hierarchical -q --json -o "$TMP/h-j.xml"
+expect "32 ranks default to flat" 0 '"hierarchical":false' -- "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective allgather --size 1G --time-limit 2 -q --json -o "$TMP/h-f.xml"
+"$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective allgather --size 1G --hierarchical -q -o "$TMP/h-j2.xml"
+expect "hierarchical synthesis is deterministic" 0 "" -- cmp "$TMP/h-j.xml" "$TMP/h-j2.xml"
+
 # minBytes/maxBytes: by default every size (the legacy runtime never picks a
 # schedule with maxBytes 0); --bytes as each target reads it
 expect "default size range: all sizes (legacy)" 0 'minBytes="0" maxBytes="9223372036854775807"' -- head -1 "$TMP/syn.xml"
