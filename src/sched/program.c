@@ -82,7 +82,8 @@ prog_tb *prog_add_tb(prog_gpu *g, int send, int recv, int chan)
 prog_step *prog_add_step(prog_tb *tb, step_type type, buf_kind srcbuf, int srcoff,
                          buf_kind dstbuf, int dstoff, int cnt, int depid, int deps)
 {
-    tb->steps = xgrow(tb->steps, &tb->cap, tb->nsteps + 1, sizeof *tb->steps);
+    if (tb->nsteps == tb->cap)     /* the reader adds millions: grow only when full */
+        tb->steps = xgrow(tb->steps, &tb->cap, tb->nsteps + 1, sizeof *tb->steps);
     prog_step *st = &tb->steps[tb->nsteps];
     memset(st, 0, sizeof *st);
     st->s = tb->nsteps++;

@@ -12,8 +12,10 @@
 #include "xml_int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +121,22 @@ static int utf8_prefix(const unsigned char *s, size_t n)
     return 1;
 }
 
+/* How many of the 8 bytes at s are '\n', or -1 unless all 8 are ASCII and
+ * none is NUL (each of them then a whole sequence).  Most of a schedule is
+ * ASCII: the scan takes it a word at a time. */
+static int ascii8_newlines(const unsigned char *s)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    uint64_t w;
+    memcpy(&w, s, sizeof w);
+    if ((w & highs) || ((w - ones) & ~w & highs))
+        return -1;
+    /* a byte of x is 0 where w has '\n'; no byte of x has its high bit */
+    uint64_t x = w ^ (ones * '\n');
+    uint64_t zero = ~(((x & ~highs) + ~highs) | x) & highs;
+    return (int)(((zero >> 7) * ones) >> 56);
+}
+
 /* Scan the next n bytes of a text.  Returns how many of them are whole
  * valid sequences: all n, or fewer when the last 1-3 bytes may begin a
  * sequence the next piece completes (never at_end), or when u->bad was
@@ -126,6 +144,12 @@ static int utf8_prefix(const unsigned char *s, size_t n)
 size_t xml_utf8_scan_piece(utf8_scan *u, const unsigned char *s, size_t n, int at_end)
 {
     for (size_t i = 0; i < n;) {
+        int lf = n - i >= 8 ? ascii8_newlines(s + i) : -1;
+        if (lf >= 0) {
+            u->line += lf;
+            i += 8;
+            continue;
+        }
         size_t k = xml_utf8_seq(s + i, n - i);
         if (k == 0) {
             if (!at_end && n - i < 4 && s[i] != 0 && utf8_prefix(s + i, n - i))
@@ -151,12 +175,12 @@ int xml_utf8_fail(const utf8_scan *u, const char *label, tc_err *err)
                       u->bad_byte);
 }
 
-/* A short, printable excerpt of a value for messages. */
-void xml_excerpt(const char *v, char *out, size_t outsz)
+/* A short, printable excerpt of the n bytes of v for messages. */
+void xml_excerpt_n(const char *v, size_t n, char *out, size_t outsz)
 {
-    size_t n = strlen(v), max = 40;
+    size_t max = 40;
     if (n <= max) {
-        snprintf(out, outsz, "%s", v);
+        snprintf(out, outsz, "%.*s", (int)n, v);
         return;
     }
     while (max > 0 && ((unsigned char)v[max] & 0xC0) == 0x80)
@@ -164,23 +188,41 @@ void xml_excerpt(const char *v, char *out, size_t outsz)
     snprintf(out, outsz, "%.*s...", (int)max, v);
 }
 
+void xml_excerpt(const char *v, char *out, size_t outsz)
+{
+    xml_excerpt_n(v, strlen(v), out, outsz);
+}
+
 /* ------------------------------------------------------------------ */
 /* Strict number parsing                                               */
 
-/* Plain decimal: optional '-', then digits only (leading zeros allowed). */
-int xml_parse_decimal(const char *s, long long lo, long long hi, long long *out)
+/* Plain decimal: optional '-', then digits only (leading zeros allowed);
+ * the n bytes at s, which need no NUL after them.  Any other byte is a
+ * syntax error even after a number too large (that is a range error). */
+int xml_parse_decimal(const char *s, size_t n, long long lo, long long hi, long long *out)
 {
-    const char *p = s;
-    if (*p == '-')
-        p++;
-    if (!*p)
+    int neg = n > 0 && s[0] == '-';
+    size_t i = (size_t)neg;
+    if (i == n)
         return NUM_SYNTAX;
-    for (const char *q = p; *q; q++)
-        if (*q < '0' || *q > '9')
+    /* the magnitude of LLONG_MIN is one more than LLONG_MAX; below `safe`
+     * one more digit cannot pass either */
+    const unsigned long long safe = ((unsigned long long)LLONG_MAX - 9) / 10;
+    unsigned long long max = (unsigned long long)LLONG_MAX + (unsigned)neg, mag = 0;
+    int over = 0;
+    for (; i < n; i++) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9)
             return NUM_SYNTAX;
-    errno = 0;
-    long long v = strtoll(s, NULL, 10);
-    if (errno == ERANGE || v < lo || v > hi)
+        if (mag > safe && mag > (max - d) / 10)
+            over = 1;
+        else
+            mag = mag * 10 + d;
+    }
+    if (over)
+        return NUM_RANGE;
+    long long v = !neg ? (long long)mag : mag == max ? LLONG_MIN : -(long long)mag;
+    if (v < lo || v > hi)
         return NUM_RANGE;
     *out = v;
     return NUM_OK;

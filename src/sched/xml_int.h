@@ -56,14 +56,17 @@ size_t xml_utf8_scan_piece(utf8_scan *u, const unsigned char *s, size_t n, int a
 /* The message for the bad byte u found. */
 int xml_utf8_fail(const utf8_scan *u, const char *label, tc_err *err);
 
-/* A short, printable excerpt of a value for messages. */
+/* A short, printable excerpt of a value for messages: of the string v, or
+ * of the n bytes at v. */
 void xml_excerpt(const char *v, char *out, size_t outsz);
+void xml_excerpt_n(const char *v, size_t n, char *out, size_t outsz);
 
 /* Strict number parsing: NUM_OK, or what was wrong with s */
 enum { NUM_OK, NUM_SYNTAX, NUM_RANGE };
 
-/* Plain decimal: optional '-', then digits only (leading zeros allowed). */
-int xml_parse_decimal(const char *s, long long lo, long long hi, long long *out);
+/* Plain decimal: optional '-', then digits only (leading zeros allowed),
+ * in the n bytes at s (no NUL needed after them). */
+int xml_parse_decimal(const char *s, size_t n, long long lo, long long hi, long long *out);
 /* Decimal floating point: digits, '.', exponent; no hex, inf or nan. */
 int xml_parse_real(const char *s, double *out);
 

@@ -50,18 +50,127 @@ enum { PUSH_PIECE = 1 << 20 };
 #define LEGACY_DEFAULT_MAX_BYTES (1LL << 27)
 
 /* ------------------------------------------------------------------ */
+/* Reader: names                                                       */
+
+/* The names the reader knows: its elements, then the attributes it reads.
+ * Each is interned in the parser's dictionary when a parse begins, and
+ * libxml2 hands element and attribute names over as pointers into that
+ * dictionary, so a name is recognised by its pointer, not by strcmp. */
+typedef enum {
+    E_ALGO, E_GPU, E_TB, E_STEP, E_TOPOLOGY, E_PART, E_TACCL,
+    A_NAME, A_PROTO, A_NCHANNELS, A_NCHUNKSPERLOOP, A_NGPUS, A_COLL, A_INPLACE, A_OUTOFPLACE,
+    A_MINBYTES, A_MAXBYTES,
+    A_ID, A_I_CHUNKS, A_O_CHUNKS, A_S_CHUNKS, A_SEND, A_RECV, A_CHAN,
+    A_S, A_TYPE, A_SRCBUF, A_SRCOFF, A_DSTBUF, A_DSTOFF, A_CNT, A_DEPID, A_DEPS, A_HASDEP,
+    A_SIZE_BYTES, A_TARGET, A_PREDICTED_US, A_FORMAT, A_PARTS, A_V,
+    N_NAMES
+} name_id;
+
+static const char *const NAME_TEXT[N_NAMES] = {
+    "algo", "gpu", "tb", "step", "topology", "part", "taccl",
+    "name", "proto", "nchannels", "nchunksperloop", "ngpus", "coll", "inplace", "outofplace",
+    "minBytes", "maxBytes",
+    "id", "i_chunks", "o_chunks", "s_chunks", "send", "recv", "chan",
+    "s", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps", "hasdep",
+    "size_bytes", "target", "predicted_us", "format", "parts", "v",
+};
+
+/* A list of names: the elements, and the attributes each element has (in
+ * schema order, the order files write them in). */
+typedef struct {
+    const name_id *v;
+    int n;
+} name_list;
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
+static const name_id ELEMENT_NAMES[] = {E_ALGO, E_GPU, E_TB, E_STEP, E_TOPOLOGY, E_PART, E_TACCL};
+static const name_id ALGO_ATTRS[] = {A_NAME, A_PROTO, A_NCHANNELS, A_NCHUNKSPERLOOP, A_NGPUS,
+                                     A_COLL, A_INPLACE, A_OUTOFPLACE, A_MINBYTES, A_MAXBYTES};
+static const name_id GPU_ATTRS[] = {A_ID, A_I_CHUNKS, A_O_CHUNKS, A_S_CHUNKS};
+static const name_id TB_ATTRS[] = {A_ID, A_SEND, A_RECV, A_CHAN};
+static const name_id STEP_ATTRS[] = {A_S, A_TYPE, A_SRCBUF, A_SRCOFF, A_DSTBUF, A_DSTOFF, A_CNT,
+                                     A_DEPID, A_DEPS, A_HASDEP};
+static const name_id TOPOLOGY_ATTRS[] = {A_FORMAT, A_PARTS};
+static const name_id PART_ATTRS[] = {A_V};
+static const name_id TACCL_ATTRS[] = {A_SIZE_BYTES, A_TARGET, A_PREDICTED_US};
+
+static const name_list ELEMENTS = {ELEMENT_NAMES, COUNT(ELEMENT_NAMES)};
+/* indexed by the element's name_id */
+static const name_list ATTRS_OF[] = {
+    [E_ALGO] = {ALGO_ATTRS, COUNT(ALGO_ATTRS)},
+    [E_GPU] = {GPU_ATTRS, COUNT(GPU_ATTRS)},
+    [E_TB] = {TB_ATTRS, COUNT(TB_ATTRS)},
+    [E_STEP] = {STEP_ATTRS, COUNT(STEP_ATTRS)},
+    [E_TOPOLOGY] = {TOPOLOGY_ATTRS, COUNT(TOPOLOGY_ATTRS)},
+    [E_PART] = {PART_ATTRS, COUNT(PART_ATTRS)},
+    [E_TACCL] = {TACCL_ATTRS, COUNT(TACCL_ATTRS)},
+};
+#undef COUNT
+
+/* Every name, interned in one parser's dictionary. */
+typedef struct {
+    xmlDictPtr dict;
+    const xmlChar *at[N_NAMES];
+} names;
+
+static void names_intern(names *nm, xmlDictPtr dict)
+{
+    nm->dict = dict;
+    for (int i = 0; i < N_NAMES; i++)
+        if (!(nm->at[i] = xmlDictLookup(dict, (const xmlChar *)NAME_TEXT[i], -1)))
+            tc_oom();
+}
+
+/* Which entry of `l` the name s is (-1: none), looking from entry `from`
+ * on: names come in the order of the list, so the first look usually hits.
+ * A name outside the dictionary (libxml2 never hands one over) is compared
+ * as a string, so none is ever missed. */
+static int names_find(const names *nm, const xmlChar *s, const name_list *l, int from)
+{
+    for (int j = 0, k = from; j < l->n; j++, k = k + 1 < l->n ? k + 1 : 0)
+        if (nm->at[l->v[k]] == s)
+            return k;
+    if (xmlDictOwns(nm->dict, s) == 1)
+        return -1;
+    for (int k = 0; k < l->n; k++)
+        if (strcmp((const char *)s, NAME_TEXT[l->v[k]]) == 0)
+            return k;
+    return -1;
+}
+
+/* ------------------------------------------------------------------ */
 /* Reader: attributes                                                  */
 
 /* An element as SAX2 hands it over: its name, the line where its start tag
  * ends (as libxml2 counts lines) and its attributes, five pointers each
  * (localname, prefix, URI, value, end of value; values are not
- * NUL-terminated). */
+ * NUL-terminated); `at` says where each attribute of its kind stands among
+ * them, once elem_index() has looked. */
 typedef struct {
     const char *name;
     long line;
     int nattrs;
     const xmlChar **attrs;
+    int at[N_NAMES];        /* index in attrs, -1: absent (the first if repeated) */
 } elem;
+
+/* One pass over n's attributes: where each attribute of element `kind`
+ * stands (an attribute with a prefix is none of them). */
+static void elem_index(const names *nm, elem *n, name_id kind)
+{
+    const name_list *l = &ATTRS_OF[kind];
+    for (int k = 0; k < l->n; k++)
+        n->at[l->v[k]] = -1;
+    for (int i = 0, from = 0; i < n->nattrs; i++) {
+        const xmlChar *const *a = &n->attrs[5 * i];
+        int k = a[1] ? -1 : names_find(nm, a[0], l, from);
+        if (k < 0)
+            continue;
+        from = k + 1 < l->n ? k + 1 : 0;
+        if (n->at[l->v[k]] < 0)
+            n->at[l->v[k]] = i;
+    }
+}
 
 typedef struct {
     const char *label;
@@ -81,60 +190,89 @@ static int fail_at(const reader *r, const elem *n, const char *fmt, ...)
     return tc_err_set(r->err, TC_INPUT, "%s:%ld: %s", r->label, n->line, what);
 }
 
-/* Find attribute `name` (no prefix) of element n.  Returns its value
- * (xmlFree it) or NULL if absent.  An attribute beyond the 16th is as good
- * as absent for the runtimes, so it is refused. */
-static int get_attr(const reader *r, const elem *n, const char *name, xmlChar **out)
+/* An attribute's value: n bytes at s, not NUL-terminated. */
+typedef struct {
+    const char *s;
+    size_t n;
+} span;
+
+/* Attribute `id` of n: *present says whether it is there, *v holds its
+ * value.  An attribute beyond the 16th is as good as absent for the
+ * runtimes, so it is refused. */
+static int get_attr(const reader *r, const elem *n, name_id id, span *v, int *present)
 {
-    *out = NULL;
-    for (int idx = 0; idx < n->nattrs; idx++) {
-        const xmlChar *const *a = &n->attrs[5 * idx];
-        if (a[1] || strcmp((const char *)a[0], name) != 0)
-            continue;
-        if (idx >= RT_MAX_ATTRS)
-            return fail_at(r, n,
-                           "<%s> attribute %s: is attribute number %d; the MSCCL runtimes read "
-                           "only the first %d",
-                           n->name, name, idx + 1, RT_MAX_ATTRS);
-        *out = xmlStrndup(a[3], (int)(a[4] - a[3]));
-        if (!*out)
-            tc_oom();
+    int idx = n->at[id];
+    *present = idx >= 0;
+    v->s = "";
+    v->n = 0;
+    if (idx < 0)
         return TC_OK;
-    }
+    if (idx >= RT_MAX_ATTRS)
+        return fail_at(r, n,
+                       "<%s> attribute %s: is attribute number %d; the MSCCL runtimes read "
+                       "only the first %d",
+                       n->name, NAME_TEXT[id], idx + 1, RT_MAX_ATTRS);
+    const xmlChar *const *a = &n->attrs[5 * idx];
+    v->s = (const char *)a[3];
+    v->n = (size_t)(a[4] - a[3]);
     return TC_OK;
 }
 
-static int missing(const reader *r, const elem *n, const char *name)
+/* The value as a string in buf (sz bytes), NULL if it does not fit: the
+ * names a value is compared with are short. */
+static const char *span_str(span v, char *buf, size_t sz)
 {
-    return fail_at(r, n, "<%s> attribute %s: missing", n->name, name);
+    if (v.n >= sz)
+        return NULL;
+    memcpy(buf, v.s, v.n);
+    buf[v.n] = '\0';
+    return buf;
+}
+
+/* Attribute `id` as a string (xmlFree it), NULL if absent. */
+static int attr_dup(const reader *r, const elem *n, name_id id, xmlChar **out)
+{
+    span v;
+    int present;
+    *out = NULL;
+    if (get_attr(r, n, id, &v, &present) != TC_OK)
+        return TC_INPUT;
+    if (present && !(*out = xmlStrndup((const xmlChar *)v.s, (int)v.n)))
+        tc_oom();
+    return TC_OK;
+}
+
+static int missing(const reader *r, const elem *n, name_id id)
+{
+    return fail_at(r, n, "<%s> attribute %s: missing", n->name, NAME_TEXT[id]);
 }
 
 /* Required (present == NULL) or optional integer attribute in [lo, hi]. */
-static int attr_ll(const reader *r, const elem *n, const char *name, long long lo, long long hi,
+static int attr_ll(const reader *r, const elem *n, name_id id, long long lo, long long hi,
                    long long *out, int *present)
 {
-    xmlChar *v;
-    if (get_attr(r, n, name, &v) != TC_OK)
+    span v;
+    int there;
+    if (get_attr(r, n, id, &v, &there) != TC_OK)
         return TC_INPUT;
-    if (!v) {
+    if (!there) {
         if (present) {
             *present = 0;
             return TC_OK;
         }
-        return missing(r, n, name);
+        return missing(r, n, id);
     }
     long long x = 0;
-    int rc = xml_parse_decimal((const char *)v, lo, hi, &x);
-    char ex[64] = "";
-    if (rc != NUM_OK)
-        xml_excerpt((const char *)v, ex, sizeof ex);
-    xmlFree(v);
-    if (rc == NUM_SYNTAX)
-        return fail_at(r, n, "<%s> attribute %s: expected an integer, got \"%s\"",
-                       n->name, name, ex);
-    if (rc == NUM_RANGE)
+    int rc = xml_parse_decimal(v.s, v.n, lo, hi, &x);
+    if (rc != NUM_OK) {
+        char ex[64];
+        xml_excerpt_n(v.s, v.n, ex, sizeof ex);
+        if (rc == NUM_SYNTAX)
+            return fail_at(r, n, "<%s> attribute %s: expected an integer, got \"%s\"",
+                           n->name, NAME_TEXT[id], ex);
         return fail_at(r, n, "<%s> attribute %s: %s is out of range (%lld..%lld)",
-                       n->name, name, ex, lo, hi);
+                       n->name, NAME_TEXT[id], ex, lo, hi);
+    }
     *out = x;
     if (present)
         *present = 1;
@@ -142,39 +280,49 @@ static int attr_ll(const reader *r, const elem *n, const char *name, long long l
 }
 
 /* Required integer attribute in lo..hi (within int). */
-static int attr_int(const reader *r, const elem *n, const char *name, int lo, int hi, int *out)
+static int attr_int(const reader *r, const elem *n, name_id id, int lo, int hi, int *out)
 {
     long long x;
-    if (attr_ll(r, n, name, lo, hi, &x, NULL) != TC_OK)
+    if (attr_ll(r, n, id, lo, hi, &x, NULL) != TC_OK)
         return TC_INPUT;
     *out = (int)x;
     return TC_OK;
 }
 
-/* Required string attribute (xmlFree the result). */
-static int attr_str(const reader *r, const elem *n, const char *name, xmlChar **out)
+/* Required string attribute as it stands (valid while n is). */
+static int attr_span(const reader *r, const elem *n, name_id id, span *v)
 {
-    if (get_attr(r, n, name, out) != TC_OK)
+    int present;
+    if (get_attr(r, n, id, v, &present) != TC_OK)
         return TC_INPUT;
-    if (!*out)
-        return missing(r, n, name);
+    if (!present)
+        return missing(r, n, id);
     return TC_OK;
 }
 
-static int attr_buf(const reader *r, const elem *n, const char *name, buf_kind *out)
+/* Required string attribute (xmlFree the result). */
+static int attr_str(const reader *r, const elem *n, name_id id, xmlChar **out)
 {
-    xmlChar *v;
-    if (attr_str(r, n, name, &v) != TC_OK)
+    if (attr_dup(r, n, id, out) != TC_OK)
         return TC_INPUT;
-    int rc = TC_OK;
-    if (buf_parse((const char *)v, out) != 0) {
-        char ex[64];
-        xml_excerpt((const char *)v, ex, sizeof ex);
-        rc = fail_at(r, n, "<%s> attribute %s: unknown buffer \"%s\" (expected i, o or s)",
-                     n->name, name, ex);
-    }
-    xmlFree(v);
-    return rc;
+    if (!*out)
+        return missing(r, n, id);
+    return TC_OK;
+}
+
+static int attr_buf(const reader *r, const elem *n, name_id id, buf_kind *out)
+{
+    span v;
+    char tmp[8];
+    if (attr_span(r, n, id, &v) != TC_OK)
+        return TC_INPUT;
+    const char *s = span_str(v, tmp, sizeof tmp);
+    if (s && buf_parse(s, out) == 0)
+        return TC_OK;
+    char ex[64];
+    xml_excerpt_n(v.s, v.n, ex, sizeof ex);
+    return fail_at(r, n, "<%s> attribute %s: unknown buffer \"%s\" (expected i, o or s)",
+                   n->name, NAME_TEXT[id], ex);
 }
 
 /* ------------------------------------------------------------------ */
@@ -185,29 +333,29 @@ static int read_step(const reader *r, const elem *n, prog_tb *tb)
     int s, srcoff, dstoff, cnt, depid, deps, hasdep;
     buf_kind srcbuf, dstbuf;
     step_type type;
-    xmlChar *tv;
-    if (attr_int(r, n, "s", 0, INT_MAX, &s) != TC_OK || attr_str(r, n, "type", &tv) != TC_OK)
+    span tv;
+    char tmp[8];
+    if (attr_int(r, n, A_S, 0, INT_MAX, &s) != TC_OK || attr_span(r, n, A_TYPE, &tv) != TC_OK)
         return TC_INPUT;
-    if (step_type_parse((const char *)tv, &type) != 0) {
+    const char *ts = span_str(tv, tmp, sizeof tmp);
+    if (!ts || step_type_parse(ts, &type) != 0) {
         char ex[64];
-        xml_excerpt((const char *)tv, ex, sizeof ex);
-        int legacy_ra = strcmp((const char *)tv, "ra") == 0;
-        xmlFree(tv);
+        xml_excerpt_n(tv.s, tv.n, ex, sizeof ex);
+        int legacy_ra = ts && strcmp(ts, "ra") == 0;
         return fail_at(r, n,
                        "<step> attribute type: unknown step type \"%s\"%s (expected s, r, rcs, "
                        "rrs, rrc, rrcs, cpy, re or nop)",
                        ex, legacy_ra ? " (the legacy runtime's residual add is not supported)" : "");
     }
-    xmlFree(tv);
     /* Offsets may be -1: msccl-tools writes nops with srcoff="-1". */
-    if (attr_buf(r, n, "srcbuf", &srcbuf) != TC_OK ||
-        attr_int(r, n, "srcoff", -1, INT_MAX, &srcoff) != TC_OK ||
-        attr_buf(r, n, "dstbuf", &dstbuf) != TC_OK ||
-        attr_int(r, n, "dstoff", -1, INT_MAX, &dstoff) != TC_OK ||
-        attr_int(r, n, "cnt", 0, INT_MAX, &cnt) != TC_OK ||
-        attr_int(r, n, "depid", -1, INT_MAX, &depid) != TC_OK ||
-        attr_int(r, n, "deps", -1, INT_MAX, &deps) != TC_OK ||
-        attr_int(r, n, "hasdep", 0, 1, &hasdep) != TC_OK)
+    if (attr_buf(r, n, A_SRCBUF, &srcbuf) != TC_OK ||
+        attr_int(r, n, A_SRCOFF, -1, INT_MAX, &srcoff) != TC_OK ||
+        attr_buf(r, n, A_DSTBUF, &dstbuf) != TC_OK ||
+        attr_int(r, n, A_DSTOFF, -1, INT_MAX, &dstoff) != TC_OK ||
+        attr_int(r, n, A_CNT, 0, INT_MAX, &cnt) != TC_OK ||
+        attr_int(r, n, A_DEPID, -1, INT_MAX, &depid) != TC_OK ||
+        attr_int(r, n, A_DEPS, -1, INT_MAX, &deps) != TC_OK ||
+        attr_int(r, n, A_HASDEP, 0, 1, &hasdep) != TC_OK)
         return TC_INPUT;
     prog_step *st = prog_add_step(tb, type, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps);
     st->s = s;
@@ -220,10 +368,10 @@ static int read_step(const reader *r, const elem *n, prog_tb *tb)
 static int read_tb(const reader *r, const elem *n, prog_gpu *g, prog_tb **out)
 {
     int id, send, recv, chan;
-    if (attr_int(r, n, "id", 0, INT_MAX, &id) != TC_OK ||
-        attr_int(r, n, "send", -1, INT_MAX, &send) != TC_OK ||
-        attr_int(r, n, "recv", -1, INT_MAX, &recv) != TC_OK ||
-        attr_int(r, n, "chan", 0, INT_MAX, &chan) != TC_OK)
+    if (attr_int(r, n, A_ID, 0, INT_MAX, &id) != TC_OK ||
+        attr_int(r, n, A_SEND, -1, INT_MAX, &send) != TC_OK ||
+        attr_int(r, n, A_RECV, -1, INT_MAX, &recv) != TC_OK ||
+        attr_int(r, n, A_CHAN, 0, INT_MAX, &chan) != TC_OK)
         return TC_INPUT;
     prog_tb *tb = prog_add_tb(g, send, recv, chan);
     tb->id = id;
@@ -237,7 +385,7 @@ static int read_tb(const reader *r, const elem *n, prog_gpu *g, prog_tb **out)
 static int read_gpu(const reader *r, const elem *n, prog *p, prog_gpu **out)
 {
     int id, ic, oc, sc;
-    if (attr_int(r, n, "id", INT_MIN, INT_MAX, &id) != TC_OK)
+    if (attr_int(r, n, A_ID, INT_MIN, INT_MAX, &id) != TC_OK)
         return TC_INPUT;
     if (id < 0 || id >= p->ngpus)
         return fail_at(r, n, "<gpu> attribute id: %d is out of range 0..%d (ngpus=\"%d\")", id,
@@ -246,9 +394,9 @@ static int read_gpu(const reader *r, const elem *n, prog *p, prog_gpu **out)
     if (g->line > 0)
         return fail_at(r, n, "<gpu> attribute id: gpu %d appears twice (first at line %d)", id,
                        g->line);
-    if (attr_int(r, n, "i_chunks", 0, MAX_CHUNKS, &ic) != TC_OK ||
-        attr_int(r, n, "o_chunks", 0, MAX_CHUNKS, &oc) != TC_OK ||
-        attr_int(r, n, "s_chunks", 0, MAX_CHUNKS, &sc) != TC_OK)
+    if (attr_int(r, n, A_I_CHUNKS, 0, MAX_CHUNKS, &ic) != TC_OK ||
+        attr_int(r, n, A_O_CHUNKS, 0, MAX_CHUNKS, &oc) != TC_OK ||
+        attr_int(r, n, A_S_CHUNKS, 0, MAX_CHUNKS, &sc) != TC_OK)
         return TC_INPUT;
     g->id = id;
     g->i_chunks = ic;
@@ -264,12 +412,12 @@ static int read_taccl(const reader *r, const elem *n, prog *p)
 {
     long long size = 0;
     int present;
-    if (attr_ll(r, n, "size_bytes", 0, LLONG_MAX, &size, &present) != TC_OK)
+    if (attr_ll(r, n, A_SIZE_BYTES, 0, LLONG_MAX, &size, &present) != TC_OK)
         return TC_INPUT;
     p->size_bytes = present ? size : 0;
     p->size_line = present ? (int)n->line : 0;
     xmlChar *v;
-    if (get_attr(r, n, "target", &v) != TC_OK)
+    if (attr_dup(r, n, A_TARGET, &v) != TC_OK)
         return TC_INPUT;
     if (v) {
         const char *t = (const char *)v;
@@ -281,7 +429,7 @@ static int read_taccl(const reader *r, const elem *n, prog *p)
             return fail_at(r, n, "<taccl> attribute target: expected msccl or msccl-executor, got "
                            "\"%s\"", ex);
     }
-    if (get_attr(r, n, "predicted_us", &v) != TC_OK)
+    if (attr_dup(r, n, A_PREDICTED_US, &v) != TC_OK)
         return TC_INPUT;
     if (v) {
         double us;
@@ -300,7 +448,7 @@ static int read_taccl(const reader *r, const elem *n, prog *p)
 static int read_proto(const reader *r, const elem *n, prog *p)
 {
     xmlChar *v;
-    if (attr_str(r, n, "proto", &v) != TC_OK)
+    if (attr_str(r, n, A_PROTO, &v) != TC_OK)
         return TC_INPUT;
     const char *s = (const char *)v;
     int ok = strcmp(s, "Simple") == 0 || strcmp(s, "LL") == 0 || strcmp(s, "LL128") == 0;
@@ -318,7 +466,7 @@ static int read_proto(const reader *r, const elem *n, prog *p)
 static int read_coll(const reader *r, const elem *n, prog *p)
 {
     xmlChar *v;
-    if (attr_str(r, n, "coll", &v) != TC_OK)
+    if (attr_str(r, n, A_COLL, &v) != TC_OK)
         return TC_INPUT;
     int ok = coll_parse((const char *)v, &p->coll) == 0;
     char ex[64];
@@ -334,7 +482,7 @@ static int read_coll(const reader *r, const elem *n, prog *p)
 static int read_name(const reader *r, const elem *n, prog *p)
 {
     xmlChar *v;
-    if (get_attr(r, n, "name", &v) != TC_OK)
+    if (attr_dup(r, n, A_NAME, &v) != TC_OK)
         return TC_INPUT;
     if (!v)
         return TC_OK; /* the newer executor does not need a name */
@@ -355,29 +503,29 @@ static int read_algo_attrs(const reader *r, const elem *n, prog *p)
     long long x;
     int present;
     if (read_name(r, n, p) != TC_OK || read_proto(r, n, p) != TC_OK ||
-        attr_int(r, n, "nchannels", 1, INT_MAX, &p->nchannels) != TC_OK ||
-        attr_int(r, n, "nchunksperloop", 1, MAX_CHUNKS, &p->nchunksperloop) != TC_OK ||
-        attr_int(r, n, "ngpus", INT_MIN, INT_MAX, &p->ngpus) != TC_OK)
+        attr_int(r, n, A_NCHANNELS, 1, INT_MAX, &p->nchannels) != TC_OK ||
+        attr_int(r, n, A_NCHUNKSPERLOOP, 1, MAX_CHUNKS, &p->nchunksperloop) != TC_OK ||
+        attr_int(r, n, A_NGPUS, INT_MIN, INT_MAX, &p->ngpus) != TC_OK)
         return TC_INPUT;
     if (p->ngpus < 1)
         return fail_at(r, n, "<algo> attribute ngpus: must be at least 1, got %d", p->ngpus);
     if (p->ngpus > MAX_NGPUS)
         return fail_at(r, n, "<algo> attribute ngpus: %d is more than this reader supports (%d)",
                        p->ngpus, MAX_NGPUS);
-    if (read_coll(r, n, p) != TC_OK || attr_int(r, n, "inplace", 0, 1, &p->inplace) != TC_OK)
+    if (read_coll(r, n, p) != TC_OK || attr_int(r, n, A_INPLACE, 0, 1, &p->inplace) != TC_OK)
         return TC_INPUT;
     /* Optional for the legacy runtime, which runs an algorithm only for
      * calls whose in-placeness equals `inplace` and assumes minBytes 0,
      * maxBytes 128 MB. */
-    if (attr_ll(r, n, "outofplace", 0, 1, &x, &present) != TC_OK)
+    if (attr_ll(r, n, A_OUTOFPLACE, 0, 1, &x, &present) != TC_OK)
         return TC_INPUT;
     p->outofplace = present ? (int)x : !p->inplace;
     p->attrs |= present ? PROG_HAS_OUTOFPLACE : 0;
-    if (attr_ll(r, n, "minBytes", 0, LLONG_MAX, &x, &present) != TC_OK)
+    if (attr_ll(r, n, A_MINBYTES, 0, LLONG_MAX, &x, &present) != TC_OK)
         return TC_INPUT;
     p->min_bytes = present ? x : 0;
     p->attrs |= present ? PROG_HAS_MINBYTES : 0;
-    if (attr_ll(r, n, "maxBytes", 0, LLONG_MAX, &x, &present) != TC_OK)
+    if (attr_ll(r, n, A_MAXBYTES, 0, LLONG_MAX, &x, &present) != TC_OK)
         return TC_INPUT;
     p->max_bytes = present ? x : LEGACY_DEFAULT_MAX_BYTES;
     p->attrs |= present ? PROG_HAS_MAXBYTES : 0;
@@ -466,20 +614,15 @@ typedef struct {
     sbuf json;              /* the <topology>'s parts, joined */
     part_map parts_at;      /* where each of them starts, and its line */
     long long parts;        /* how many its parts attribute says */
+    names nm;               /* the names read, in the parser's dictionary */
 } sax_state;
-
-static int is_named(const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri,
-                    const char *name)
-{
-    return !prefix && !uri && strcmp((const char *)localname, name) == 0;
-}
 
 /* <topology format="taccl-json-1" parts="N">: its <part v="..."/>s follow. */
 static int topology_start(sax_state *s, const elem *n)
 {
     const reader *r = &s->r;
     xmlChar *fmt;
-    if (attr_str(r, n, "format", &fmt) != TC_OK)
+    if (attr_str(r, n, A_FORMAT, &fmt) != TC_OK)
         return TC_INPUT;
     int ok = strcmp((const char *)fmt, TOPO_FORMAT) == 0;
     char ex[64];
@@ -488,7 +631,7 @@ static int topology_start(sax_state *s, const elem *n)
     if (!ok)
         return fail_at(r, n, "<topology> attribute format: unsupported \"%s\" (expected \"%s\")",
                        ex, TOPO_FORMAT);
-    if (attr_ll(r, n, "parts", 0, INT_MAX, &s->parts, NULL) != TC_OK)
+    if (attr_ll(r, n, A_PARTS, 0, INT_MAX, &s->parts, NULL) != TC_OK)
         return TC_INPUT;
     s->parts_at.n = 0;
     s->json.len = 0;
@@ -499,12 +642,11 @@ static int topology_start(sax_state *s, const elem *n)
 
 static int topology_part(sax_state *s, const elem *n)
 {
-    xmlChar *v;
-    if (attr_str(&s->r, n, "v", &v) != TC_OK)
+    span v;
+    if (attr_span(&s->r, n, A_V, &v) != TC_OK)
         return TC_INPUT;
     part_map_add(&s->parts_at, s->json.len, n->line);
-    xml_sb_puts(&s->json, (const char *)v);
-    xmlFree(v);
+    xml_sb_put(&s->json, v.s, v.n);
     return TC_OK;
 }
 
@@ -512,7 +654,7 @@ static int topology_part(sax_state *s, const elem *n)
 static int topology_end(sax_state *s)
 {
     const reader *r = &s->r;
-    elem n = {"topology", s->topo_line, 0, NULL};
+    elem n = {.name = "topology", .line = s->topo_line};
     if (s->parts_at.n != s->parts)
         return fail_at(r, &n, "<topology> attribute parts: says %lld but %d <part> "
                        "elements follow", s->parts, s->parts_at.n);
@@ -545,7 +687,7 @@ static int algo_start(sax_state *s, const elem *n)
 static int algo_end(sax_state *s)
 {
     const prog *p = s->p;
-    elem n = {"algo", s->algo_line, 0, NULL};
+    elem n = {.name = "algo", .line = s->algo_line};
     for (int g = 0; g < p->ngpus; g++)
         if (p->gpus[g].line == 0)
             return fail_at(&s->r, &n, "<algo>: no <gpu> with id %d (ngpus=\"%d\" needs ids "
@@ -553,50 +695,50 @@ static int algo_end(sax_state *s)
     return TC_OK;
 }
 
-/* An element opens under an element of role `parent` (-1: the root):
- * read what it says, return its role. */
-static role open_elem(sax_state *s, int parent, const xmlChar *localname,
-                      const xmlChar *prefix, const xmlChar *uri, const elem *n)
+/* An element named e (-1: a name the reader does not read, or one in a
+ * namespace) opens under an element of role `parent` (-1: the root): read
+ * what it says, return its role. */
+static role open_elem(sax_state *s, int parent, int e, const xmlChar *uri, elem *n)
 {
-#define IS(x) is_named(localname, prefix, uri, x)
     const reader *r = &s->r;
     int rc = TC_OK;
     role k = R_SKIP;
+    if (e >= 0)
+        elem_index(&s->nm, n, (name_id)e);
     if (parent < 0) {
-        if (!IS("algo") && uri)
+        if (e != E_ALGO && uri)
             rc = fail_at(r, n, "root element is <%s> in namespace \"%s\", expected <algo> in "
                          "none", n->name, (const char *)uri);
-        else if (!IS("algo"))
+        else if (e != E_ALGO)
             rc = fail_at(r, n, "root element is <%s>, expected <algo>", n->name);
         else if ((rc = algo_start(s, n)) == TC_OK)
             k = R_ALGO;
         s->algo_line = n->line > 0 ? n->line : 1;
-    } else if (parent == R_ALGO && IS("gpu")) {
+    } else if (parent == R_ALGO && e == E_GPU) {
         if ((rc = read_gpu(r, n, s->p, &s->gpu)) == TC_OK)
             k = R_GPU;
-    } else if (parent == R_ALGO && IS("topology")) {
+    } else if (parent == R_ALGO && e == E_TOPOLOGY) {
         if (s->topo_line)
             rc = fail_at(r, n, "<topology>: a second one (first at line %ld)", s->topo_line);
         else if ((rc = topology_start(s, n)) == TC_OK)
             k = R_TOPOLOGY;
         s->topo_line = n->line;
-    } else if (parent == R_ALGO && IS("taccl")) {
+    } else if (parent == R_ALGO && e == E_TACCL) {
         if (s->taccl_line)
             rc = fail_at(r, n, "<taccl>: a second one (first at line %ld)", s->taccl_line);
         else if ((rc = read_taccl(r, n, s->p)) == TC_OK)
             k = R_TACCL;
         s->taccl_line = n->line;
-    } else if (parent == R_GPU && IS("tb")) {
+    } else if (parent == R_GPU && e == E_TB) {
         if ((rc = read_tb(r, n, s->gpu, &s->tb)) == TC_OK)
             k = R_TB;
-    } else if (parent == R_TB && IS("step")) {
+    } else if (parent == R_TB && e == E_STEP) {
         if ((rc = read_step(r, n, s->tb)) == TC_OK)
             k = R_STEP;
-    } else if (parent == R_TOPOLOGY && IS("part")) {
+    } else if (parent == R_TOPOLOGY && e == E_PART) {
         if ((rc = topology_part(s, n)) == TC_OK)
             k = R_PART;
     }
-#undef IS
     if (rc != TC_OK)
         s->failed = 1;
     return k;
@@ -624,12 +766,23 @@ static void on_start(void *data, const xmlChar *localname, const xmlChar *prefix
     role parent = s->depth ? s->stack[s->depth - 1] : R_SKIP;
     role k = R_SKIP;
     if (!s->failed && (s->depth == 0 || parent != R_SKIP)) {
-        /* the name as libxml2 would show it: prefix:localname */
+        /* The name as libxml2 would show it, prefix:localname, where a
+         * message may show it: below the root only elements the reader
+         * reads are named, and those have no prefix. */
         char qname[256];
-        snprintf(qname, sizeof qname, "%s%s%s", prefix ? (const char *)prefix : "",
-                 prefix ? ":" : "", (const char *)localname);
-        elem n = {qname, ctxt->input ? ctxt->input->line : 0, nb_attributes, attributes};
-        k = open_elem(s, s->depth ? (int)parent : -1, localname, prefix, uri, &n);
+        const char *name = (const char *)localname;
+        if (prefix || s->depth == 0) {
+            snprintf(qname, sizeof qname, "%s%s%s", prefix ? (const char *)prefix : "",
+                     prefix ? ":" : "", (const char *)localname);
+            name = qname;
+        }
+        elem n;
+        n.name = name;
+        n.line = ctxt->input ? ctxt->input->line : 0;
+        n.nattrs = nb_attributes;
+        n.attrs = attributes;
+        int e = prefix || uri ? -1 : names_find(&s->nm, localname, &ELEMENTS, 0);
+        k = open_elem(s, s->depth ? (int)parent : -1, e < 0 ? -1 : (int)ELEMENTS.v[e], uri, &n);
     }
     s->stack[s->depth++] = k;
 }
@@ -713,6 +866,7 @@ static void stream_begin(stream *S, const char *label)
     if (!S->ctxt || !st->p)
         tc_oom();
     S->ctxt->_private = st;
+    names_intern(&st->nm, S->ctxt->dict);
     /* libxml2's handlers are per-thread; borrow them for this parse only. */
     S->old_serror = xmlStructuredError;
     S->old_sctx = xmlStructuredErrorContext;

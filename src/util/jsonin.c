@@ -422,9 +422,10 @@ int jsonin_syntax_error(const char *text, const char *label, const char *at,
 size_t jsonin_lone_cr_to_lf(char *text, size_t n)
 {
     size_t changed = 0;
-    for (size_t i = 0; i < n; i++)
-        if (text[i] == '\r' && (i + 1 == n || text[i + 1] != '\n')) {
-            text[i] = '\n';
+    char *end = text + n;
+    for (char *c = text; (c = memchr(c, '\r', (size_t)(end - c))) != NULL; c++)
+        if (c + 1 == end || c[1] != '\n') {
+            *c = '\n';
             changed++;
         }
     return changed;
