@@ -568,34 +568,71 @@ static int rec_cmp(const void *p, const void *q)
     return (a->x > b->x) - (a->x < b->x);
 }
 
+/* A slot range of step x. */
+typedef struct { int lo, hi, fl, x; } xrange;
+
+/* The slot ranges of rank r's runnable steps, in step order, into *out;
+ * returns how many, and the chunk accesses they make in *total. */
+static int rank_ranges(const graph *g, int r, xrange **out, long long *total)
+{
+    int x0 = g->tb_step0[g->rank_tb0[r]], x1 = g->tb_step0[g->rank_tb0[r + 1]], n = 0;
+    xrange *v = xalloc(2 * (size_t)(x1 - x0), sizeof *v, 0);
+    srange rs[2];
+    *total = 0;
+    for (int x = x0; x < x1; x++) {
+        if (g->pos[x] < 0)
+            continue;
+        int k = step_ranges(g, x, rs);
+        for (int i = 0; i < k; i++) {
+            v[n++] = (xrange){rs[i].lo, rs[i].hi, rs[i].fl, x};
+            *total += rs[i].hi - rs[i].lo;
+        }
+    }
+    *out = v;
+    return n;
+}
+
+/* The records of ranges rv[0..n) sorted by (slot, step) into v.  They come
+ * in step order, so a stable counting sort by slot orders them when the
+ * rank's slots are not too many for a table; else a comparison sort. */
+static void sort_records(const xrange *rv, int n, int nslots, rec *v, long long total)
+{
+    if ((long long)nslots > 4 * total + 4096) {
+        int m = 0;
+        for (int i = 0; i < n; i++)
+            for (int sl = rv[i].lo; sl < rv[i].hi; sl++)
+                v[m++] = (rec){sl, rv[i].x, rv[i].fl};
+        sort_items(v, m, sizeof *v, rec_cmp);
+        return;
+    }
+    int *at = xalloc((size_t)nslots + 1, sizeof(int), 1);
+    for (int i = 0; i < n; i++)
+        for (int sl = rv[i].lo; sl < rv[i].hi; sl++)
+            at[sl + 1]++;
+    for (int sl = 0; sl < nslots; sl++)
+        at[sl + 1] += at[sl];
+    for (int i = 0; i < n; i++)
+        for (int sl = rv[i].lo; sl < rv[i].hi; sl++)
+            v[at[sl]++] = (rec){sl, rv[i].x, rv[i].fl};
+    free(at);
+}
+
 /* All accesses of rank r's runnable steps, sorted by (slot, step), one
  * record per (slot, step).  Returns the count, or -1 if too many. */
 static long long build_records(const graph *g, int r, rec **buf, int *cap)
 {
-    int x0 = g->tb_step0[g->rank_tb0[r]], x1 = g->tb_step0[g->rank_tb0[r + 1]];
-    long long total = 0;
-    srange rs[2];
-    for (int x = x0; x < x1; x++) {
-        if (g->pos[x] < 0)
-            continue;
-        int k = step_ranges(g, x, rs);
-        for (int i = 0; i < k; i++)
-            total += rs[i].hi - rs[i].lo;
-    }
-    if (total > RANK_REC_CAP)
+    xrange *rv;
+    long long total;
+    int nr = rank_ranges(g, r, &rv, &total);
+    if (total > RANK_REC_CAP) {
+        free(rv);
         return -1;
+    }
     *buf = xgrow(*buf, cap, (int)total, sizeof **buf);
     rec *v = *buf;
-    int n = 0;
-    for (int x = x0; x < x1; x++) {
-        if (g->pos[x] < 0)
-            continue;
-        int k = step_ranges(g, x, rs);
-        for (int i = 0; i < k; i++)
-            for (int sl = rs[i].lo; sl < rs[i].hi; sl++)
-                v[n++] = (rec){sl, x, rs[i].fl};
-    }
-    sort_items(v, n, sizeof *v, rec_cmp);
+    int n = (int)total;
+    sort_records(rv, nr, g->lay[r].nslots, v, total);
+    free(rv);
     int m = 0;
     for (int k = 0; k < n; k++) {
         if (m > 0 && v[m - 1].slot == v[k].slot && v[m - 1].x == v[k].x)
@@ -673,6 +710,7 @@ typedef struct {
     int nd_race, nd_u;      /* clock dimensions needed for races / for reads */
     long long nrun, nall;   /* runnable steps / all steps of the rank */
     int skipped;            /* too many accesses */
+    char *mrace, *mu;       /* [its tbs] which need a dimension for races / for reads */
 } rank_plan;
 
 /* Mark the tbs that need a clock dimension, for races and for reads. */
@@ -720,8 +758,17 @@ static void plan_rank(ctx *c, int r, rank_plan *pl)
         pl->nd_race += mrace[t];
         pl->nd_u += mu[t];
     }
-    free(mrace);
-    free(mu);
+    pl->mrace = mrace;
+    pl->mu = mu;
+}
+
+static void plans_free(rank_plan *pl, int nr)
+{
+    for (int r = 0; r < nr; r++) {
+        free(pl[r].mrace);
+        free(pl[r].mu);
+    }
+    free(pl);
 }
 
 /* On-rank vector clocks: row x holds, per dimension d (a tb of the rank),
@@ -851,16 +898,7 @@ static void resolve_rank(ctx *c, int r, const rank_plan *pl, int with_clocks)
     long long n = build_records(g, r, &c->recs, &c->crecs);
     if (n < 0)
         return;
-    char *mrace = xalloc((size_t)nt, 1, 1), *mu = xalloc((size_t)nt, 1, 1);
-    for (int lo = 0; lo < n;) {
-        int hi = lo + 1;
-        while (hi < n && c->recs[hi].slot == c->recs[lo].slot)
-            hi++;
-        int nruns = group_runs(g, c->recs, lo, hi, &c->runs, &c->cruns);
-        mark_group(c->recs, c->runs, nruns, slot_initialized(&g->lay[r], c->recs[lo].slot), mrace, mu);
-        lo = hi;
-    }
-    const char *mark = c->race_on ? mrace : mu;
+    const char *mark = c->race_on ? pl->mrace : pl->mu;
     int *lid = xalloc((size_t)nt, sizeof(int), 0), nd = 0;
     for (int t = 0; t < nt; t++)
         lid[t] = mark[t] ? nd++ : -1;
@@ -884,8 +922,6 @@ static void resolve_rank(ctx *c, int r, const rank_plan *pl, int with_clocks)
     }
     free(vc);
     free(lid);
-    free(mrace);
-    free(mu);
 }
 
 /* ------------------------------------- stages 4-5: other orders, reachability */
@@ -1451,7 +1487,7 @@ int race_check(const prog *p, int inplace, long long budget, hazard_list *out, r
     st->checked = c.race_on && c.ranks_skipped == 0;
     st->work = c.work;
     free(res);
-    free(pl);
+    plans_free(pl, g->nr);
     free(c.pairs);
     free(c.pend);
     free(c.wv);
