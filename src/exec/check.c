@@ -239,19 +239,12 @@ static void check_syntax_loader(ctx *c)
                        c->lim->loader == LOADER_ANY ? "" : "s");
             c->out->v[c->out->n - 1].line = at[i];
         }
-    long long worst = 0;
-    for (int r = 0; r < p->ngpu; r++) {
-        long long k = p->gpus[r].ntbs;
-        for (int t = 0; t < p->gpus[r].ntbs; t++)
-            k += p->gpus[r].tbs[t].nsteps;
-        if (k > worst)
-            worst = k;
-    }
-    if (1 + p->ngpu + worst > 4095)
+    long long nodes = prog_parser_nodes(p, NULL);
+    if (nodes > PROG_PARSER_NODES)
         hazard_add(c->out, HZ_LOAD, -1, -1, -1,
                    "%lld XML elements a rank stores (1 <algo>, %d <gpu>, its tbs and steps): the "
-                   "runtimes' parser holds 4095 (%s refuse%s to load the file)",
-                   1 + p->ngpu + worst, p->ngpu, refuser(c),
+                   "runtimes' parser holds %d (%s refuse%s to load the file)",
+                   nodes, p->ngpu, PROG_PARSER_NODES, refuser(c),
                    c->lim->loader == LOADER_ANY ? "" : "s");
 }
 

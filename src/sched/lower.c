@@ -156,6 +156,21 @@ static void predict(prog *p, const topo *t)
         p->predicted_us = us;
 }
 
+/* TC_INPUT when a rank of p needs more XML elements than the runtimes'
+ * parser stores: they would refuse the file. */
+static int refuse_unparsable(const prog *p, tc_err *err)
+{
+    int r;
+    long long nodes = prog_parser_nodes(p, &r);
+    if (nodes <= PROG_PARSER_NODES)
+        return TC_OK;
+    return tc_err_set(err, TC_INPUT,
+                      "rank %d needs %lld XML elements (1 <algo>, %d <gpu>, its %d tbs and their "
+                      "steps); the runtimes' parser holds %d, so both would refuse the file "
+                      "(--target unlimited writes it for simulation)",
+                      r, nodes, p->ngpu, p->gpus[r].ntbs, PROG_PARSER_NODES);
+}
+
 prog *lower_algo(const algo *a, const topo *t, const lower_opts *o, tc_err *err)
 {
     lower_opts dflt;
@@ -195,6 +210,10 @@ prog *lower_algo(const algo *a, const topo *t, const lower_opts *o, tc_err *err)
     }
     if (rc == TC_OK)
         p = lower_emit(in, &L.xf, &L.ops, &L.lay, err);
+    if (p && !o->unlimited && refuse_unparsable(p, err) != TC_OK) {
+        prog_free(p);
+        p = NULL;
+    }
     if (p)
         predict(p, t);
     free(order);

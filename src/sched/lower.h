@@ -65,9 +65,10 @@
  * Channels.  Sends on one (src, dst) that overlap in time (a link with
  * multiplicity > 1, or a relaxed schedule) go on different channels
  * (interval colouring, lowest channel first) so they can run at once.
- * More than 32 peers of a rank are spread over channel blocks of 32 peer
- * offsets ((dst - src) mod n), keeping at most 32 tbs with a send peer and
- * 32 with a recv peer per channel.  A connection whose steps would exceed
+ * More than 32 peers of a rank are spread over channel blocks: the ring
+ * offsets ((dst - src) mod n) that some connection uses, in ascending order,
+ * 32 to a block, keeping at most 32 tbs with a send peer and 32 with a recv
+ * peer per channel (a rank talking to few peers far apart needs one block).  A connection whose steps would exceed
  * the steps-per-tb limit is cut into consecutive slices on further
  * channels, each slice's first send waiting for the previous slice's last.
  *
@@ -102,8 +103,10 @@
  *
  * Limits (check.h): at most 256 steps per tb (64 for the newer executor,
  * none with `unlimited`), cnt < 72, depid <= 127, <= 32 channels, <= 32 tbs
- * with a send (recv) peer per channel and rank.  What slicing and peer
- * blocks cannot fit is refused with TC_INPUT naming the limit.
+ * with a send (recv) peer per channel and rank, and at most 4095 XML
+ * elements a rank makes the runtimes' parser store (1 <algo>, every <gpu>,
+ * its tbs and steps: PROG_PARSER_NODES).  What slicing and peer blocks
+ * cannot fit is refused with TC_INPUT naming the limit.
  *
  * Output is deterministic: the same algorithm and options give the same
  * program, byte for byte once written. */
@@ -146,6 +149,14 @@ typedef struct {
 } lower_opts;
 
 void lower_opts_default(lower_opts *o);
+
+/* The limits routing a (one send per hop, as stage 1 gives it) settles
+ * before stages 2 and 3 run (lower_limits.c): its peer blocks x o's
+ * instances within MAXCHANNELS, and each rank's tbs (one per send peer and
+ * recv peer, paired at best) x instances within the loader's tbs per GPU
+ * (legacy 216, newer executor 1024).  TC_OK (always with o->unlimited), or
+ * TC_INPUT naming the limit and the --instances that would fit. */
+int lower_precheck(const algo *a, const lower_opts *o, tc_err *err);
 
 /* Lower `a` for topology `t` (which may be NULL; when given, every send
  * must have a route in it and the algorithm may not have more ranks).

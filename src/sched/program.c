@@ -179,3 +179,21 @@ int step_writes_dst(step_type t)
 {
     return t == ST_R || t == ST_RCS || t == ST_RRC || t == ST_RRCS || t == ST_CPY || t == ST_RE;
 }
+
+long long prog_parser_nodes(const prog *p, int *worst_rank)
+{
+    long long worst = 0;
+    int wr = 0;
+    for (int r = 0; r < p->ngpu; r++) {
+        long long k = p->gpus[r].ntbs;
+        for (int t = 0; t < p->gpus[r].ntbs; t++)
+            k += p->gpus[r].tbs[t].nsteps;
+        if (k > worst) {
+            worst = k;
+            wr = r;
+        }
+    }
+    if (worst_rank)
+        *worst_rank = wr;
+    return 1 + p->ngpu + worst;
+}

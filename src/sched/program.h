@@ -45,6 +45,11 @@ typedef struct {
     int line;           /* source line in the XML, 0 if built in memory */
 } prog_step;
 
+/* What both MSCCL runtimes' XML parser stores for one rank: 1 <algo>, every
+ * <gpu>, and that rank's <tb> and <step> elements; more is a refused file
+ * (exec/check.c judges it, the lowering refuses to write it). */
+#define PROG_PARSER_NODES 4095
+
 typedef struct {
     int id;
     int send;           /* peer rank this tb sends to, -1 = none */
@@ -102,6 +107,10 @@ typedef struct prog {
     } syntax;
     int size_line;          /* line of the <taccl> giving size_bytes, else 0 */
 } prog;
+
+/* The elements a rank of p makes the parser store (1 + ngpu + its tbs and
+ * steps), the largest over ranks; *worst_rank (may be NULL) which rank. */
+long long prog_parser_nodes(const prog *p, int *worst_rank);
 
 enum {
     PROG_HAS_NAME = 1,

@@ -209,6 +209,18 @@ static int join_phases(const algo *rs, const algo *ag, reverse_join j, const top
     return TC_OK;
 }
 
+/* The runtime limits the routing settles (lower_precheck), judged before
+ * stages 2 and 3 spend their time on it. */
+static int precheck(const algo *routing, const synth_opts *o, tc_err *err)
+{
+    lower_opts lo;
+    lower_opts_default(&lo);
+    lo.instances = o->instances > 0 ? o->instances : 1;
+    lo.newer_executor = o->newer_executor;
+    lo.unlimited = o->unlimited;
+    return lower_precheck(routing, &lo, err);
+}
+
 /* Is stage 1 hierarchical?  Forced on: *rc = TC_INPUT with err when the
  * cluster cannot be (hier_applies); by default, when it is large and can. */
 static int use_hier(const sketch *s, const topo *t, const synth_opts *o, tc_err *err, int *rc)
@@ -282,6 +294,10 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     st->route_status = rst.status;
     progress(o, "synth: stage 1 routing: %.3f s, relaxed makespan %.3f us, gap %.4f",
              st->route_s, rst.time_us, rst.gap);
+    if ((rc = precheck(routing, o, err)) != TC_OK) {
+        algo_free(routing);
+        return rc;
+    }
     if ((rc = check_stop(err)) != TC_OK) {
         algo_free(routing);
         return rc;

@@ -8,7 +8,8 @@
 #     collective and both solvers, with the gaps in --json and on stderr;
 #   - SIGINT: exit 130 promptly, nothing written, no temporary file, an
 #     existing output untouched;
-#   - a memory limit the solver exceeds: exit 2 with one line, nothing written.
+#   - a memory limit the solver exceeds: exit 2 with one line, nothing written;
+#   - a routing over the runtimes' tbs per GPU: refused right after stage 1.
 source "$(dirname "$0")/lib.sh"
 S="$BIN/taccl-synth"
 R="$BIN/taccl-run"
@@ -225,3 +226,12 @@ expect "a 3 s solve prints progress while it runs" 0 "^contig: CBC: [0-9.]+ s" -
 "$BIN/taccl-synth" "$ROOT/sketches/ndv2-x2-sk-1.json" "$ROOT/topologies/ndv2-x2.json" \
     --collective alltoall --solver cbc --time-limit 3 -o "$TMP/prog-q.xml" -q 2>"$TMP/prog-q.err"
 expect "-q: no progress lines" 0 "" -- test ! -s "$TMP/prog-q.err"
+
+# runtime limits the routing settles are judged right after stage 1, before
+# stages 2 and 3 run: tbs per GPU with too many instances (hierarchical
+# AllToAll on DGX H100 x4: 10 peers a rank, 32 instances = 320 tbs > 216),
+# naming the --instances that fits, exit 2, nothing written
+echo '{"name": "plain4", "nnodes": 4}' >"$TMP/plain4.json"
+no_output "tbs per GPU judged before stage 2" "rank [0-9]+ needs at least 320 tbs \(10 peers one way x 32 instances\); the legacy runtime allows 216 per GPU: --instances 21 fits" -- "$TMP/plain4.json" "$T/dgx-h100-x4.json" --collective alltoall --hierarchical --instances 32 --size 1G -q
+expect "the same refusal comes before stage 2" 0 "stage 1 routing" -- bash -c "'$S' '$TMP/plain4.json' '$T/dgx-h100-x4.json' --collective alltoall --hierarchical --instances 32 --size 1G -o '$TMP/lim.xml' 2>&1 | grep -v 'stage 2' | tr '\n' ' '"
+expect "the stage-2 progress line never came" 1 "" -- bash -c "'$S' '$TMP/plain4.json' '$T/dgx-h100-x4.json' --collective alltoall --hierarchical --instances 32 --size 1G -o '$TMP/lim.xml' 2>&1 | grep -q 'stage 2'"
