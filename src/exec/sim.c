@@ -28,54 +28,18 @@
 #include <time.h>
 
 #include "data.h"
+#include "evq.h"
 #include "layout.h"
 #include "../model/cost.h"
-#include "../util/heap.h"
 #include "../util/mem.h"
 
 #define MAX_SETUP_HAZARDS 10
 #define MAX_STUCK_LISTED 4
 #define PBUF_CACHE 16
 
-/* ------------------------------------------------------------ event heap */
+/* ------------------------------------------------------------ events */
 
 enum { EV_RUN, EV_XFER_REQ, EV_XFER_END, EV_RECV_DONE, EV_LOCAL_END };
-
-typedef struct {
-    double t;
-    uint64_t key;       /* completions: sequence; requests: 1<<62 | tb */
-    int type;
-    int g;              /* global tb index */
-} event;
-
-typedef struct {
-    event *v;
-    int n, cap;
-} heap;
-
-static int ev_before(const void *ctx, const event *a, const event *b)
-{
-    (void)ctx;
-    if (a->t != b->t)
-        return a->t < b->t;
-    return a->key < b->key;
-}
-
-TC_HEAP_DEFINE(evheap, event, const void *, ev_before)
-
-static void heap_push(heap *h, event e)
-{
-    h->v = xgrow(h->v, &h->cap, h->n + 1, sizeof *h->v);
-    evheap_push(h->v, &h->n, e, NULL);
-}
-
-static int heap_pop(heap *h, event *out)
-{
-    if (h->n == 0)
-        return 0;
-    *out = evheap_pop(h->v, &h->n, NULL);
-    return 1;
-}
 
 /* ------------------------------------------------------------ state */
 
@@ -147,8 +111,7 @@ typedef struct {
     int nmsg, msg_cap, msg_free;
     cost_lanes *lanes;      /* every resource's lanes (model/cost) */
     long long nxfer;        /* transfers asked so far */
-    heap h;
-    uint64_t seq;
+    evq q;
     int data;
     data_space d;
     int **pend;             /* [rank][slot]: sealed messages reading it */
@@ -192,14 +155,13 @@ static void pbuf_put(sim *S, unsigned char *p, size_t cap)
 
 static void push_event(sim *S, double t, int type, int g)
 {
-    event e = {t, S->seq++, type, g};
-    heap_push(&S->h, e);
+    evq_push(&S->q, t, type, g);
 }
 
-static void push_request(sim *S, double t, int g)
+/* A transfer request of tb g, for the current instant. */
+static void push_request(sim *S, int g)
 {
-    event e = {t, (1ULL << 62) | (uint64_t)g, EV_XFER_REQ, g};
-    heap_push(&S->h, e);
+    evq_request(&S->q, EV_XFER_REQ, g);
 }
 
 static void wake_list(sim *S, int *head, double now)
@@ -434,7 +396,7 @@ static void send_source(const sim *S, const tbstate *b, const prog_step *st, int
         *slot = slot_of(S, b->rank, st->srcbuf, st->srcoff);
 }
 
-static void start_send(sim *S, int g, double now)
+static void start_send(sim *S, int g)
 {
     tbstate *b = &S->tbs[g];
     const prog_step *st = &b->tb->steps[b->pc];
@@ -461,7 +423,7 @@ static void start_send(sim *S, int g, double now)
     c->inflight++;
     b->msg = m;
     b->phase = PH_BUSY;
-    push_request(S, now, g);
+    push_request(S, g);
 }
 
 static void xfer_request(sim *S, int g, double now)
@@ -615,7 +577,7 @@ static void tb_run(sim *S, int g, double now)
                 enlist(S, &c->send_waiters, g, W_FIFO);
                 return;
             }
-            start_send(S, g, now);
+            start_send(S, g);
             return;
         }
         default:
@@ -993,7 +955,7 @@ static void sim_free(sim *S)
     free(S->pend);
     free(S->pend_head);
     data_free(&S->d);
-    free(S->h.v);
+    evq_free(&S->q);
     cost_lanes_free(S->lanes);
     free(S->msgs);
     free(S->conns);
@@ -1064,7 +1026,7 @@ static void run_events(sim *S)
     for (int g = 0; g < S->ntb; g++)
         push_event(S, 0.0, EV_RUN, g);
     event e;
-    while (heap_pop(&S->h, &e)) {
+    while (evq_pop(&S->q, &e)) {
         switch (e.type) {
         case EV_RUN: tb_run(S, e.g, e.t); break;
         case EV_XFER_REQ: xfer_request(S, e.g, e.t); break;

@@ -1,0 +1,187 @@
+/* evq.c — the simulator's event queue (see evq.h).
+ *
+ * A heap of every event costs a log of the queue's size per event, and a
+ * 1024-rank schedule queues thousands at a time.  The keys make most of
+ * that unnecessary: events pushed for one instant are pushed in key order
+ * (sequence numbers grow), so each later instant keeps its events in a
+ * bucket, first in, first out, found by the instant's bits in a hash table
+ * (open addressing, linear probing); a heap orders the instants only, and
+ * schedules move in lockstep, so there are few.  When the current instant
+ * is done, the next instant's bucket becomes the current list; events
+ * pushed for the current instant go after what that list holds (their
+ * numbers are the largest yet).  Requests wait in a heap by tb and come
+ * when the current list is empty. */
+#include "evq.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/heap.h"
+#include "../util/mem.h"
+
+static int req_before(const void *ctx, const evq_req *a, const evq_req *b)
+{
+    (void)ctx;
+    return a->g < b->g;
+}
+
+TC_HEAP_DEFINE(tbheap, evq_req, const void *, req_before)
+
+/* A growing list of events. */
+static void evlist_add(evlist *l, event e)
+{
+    if (l->n == l->cap)
+        l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v);
+    l->v[l->n++] = e;
+}
+
+static int instant_before(const void *ctx, const evq_instant *a, const evq_instant *b)
+{
+    (void)ctx;
+    return a->t < b->t;
+}
+
+TC_HEAP_DEFINE(instheap, evq_instant, const void *, instant_before)
+
+static uint64_t time_bits(double t)
+{
+    uint64_t u;
+    if (t == 0)
+        t = 0;              /* -0 and 0 are one instant */
+    memcpy(&u, &t, sizeof u);
+    return u;
+}
+
+static int time_hash(const evq *q, double t)
+{
+    uint64_t u = time_bits(t);
+    u ^= u >> 33;
+    u *= 0xff51afd7ed558ccdULL;
+    u ^= u >> 33;
+    return (int)(u & (uint64_t)q->mask);
+}
+
+/* The table position of instant t's bucket, or of the empty slot where it
+ * would go. */
+static int slot_find(const evq *q, double t)
+{
+    int i = time_hash(q, t);
+    while (q->slot[i] >= 0 && time_bits(q->bk[q->slot[i]].t) != time_bits(t))
+        i = (i + 1) & q->mask;
+    return i;
+}
+
+static void slots_rehash(evq *q, int size)
+{
+    int *old = q->slot, oldsize = q->slot ? q->mask + 1 : 0;
+    q->slot = xmalloc((size_t)size * sizeof *q->slot);
+    memset(q->slot, 0xff, (size_t)size * sizeof *q->slot);
+    q->mask = size - 1;
+    for (int i = 0; i < oldsize; i++)
+        if (old[i] >= 0)
+            q->slot[slot_find(q, q->bk[old[i]].t)] = old[i];
+    free(old);
+}
+
+/* Take instant t's bucket out of the table (linear probing: the entries
+ * after it move back where their probe allows). */
+static void slot_remove(evq *q, double t)
+{
+    int i = slot_find(q, t);
+    q->slot[i] = -1;
+    q->nslot_used--;
+    for (int j = (i + 1) & q->mask; q->slot[j] >= 0; j = (j + 1) & q->mask) {
+        int k = time_hash(q, q->bk[q->slot[j]].t);
+        int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+        if (!stays) {
+            q->slot[i] = q->slot[j];
+            q->slot[j] = -1;
+            i = j;
+        }
+    }
+}
+
+/* The bucket of later instant t, made if new. */
+static evq_bucket *bucket_for(evq *q, double t)
+{
+    if (2 * (q->nslot_used + 1) > (q->slot ? q->mask + 1 : 0))
+        slots_rehash(q, q->slot ? 2 * (q->mask + 1) : 64);
+    int i = slot_find(q, t);
+    if (q->slot[i] >= 0)
+        return &q->bk[q->slot[i]];
+    int b;
+    if (q->nspare > 0) {
+        b = q->spare[--q->nspare];
+    } else {
+        q->bk = xgrow(q->bk, &q->cbk, q->nbk + 1, sizeof *q->bk);
+        b = q->nbk++;
+    }
+    q->bk[b].t = t;
+    q->bk[b].ev.n = 0;
+    q->slot[i] = b;
+    q->nslot_used++;
+    q->inst = xgrow(q->inst, &q->cinst, q->ninst + 1, sizeof *q->inst);
+    instheap_push(q->inst, &q->ninst, (evq_instant){t, b}, NULL);
+    return &q->bk[b];
+}
+
+void evq_push(evq *q, double t, int type, int g)
+{
+    event e = {t, q->seq++, type, g};
+    evlist_add(t == q->now ? &q->cur : &bucket_for(q, t)->ev, e);
+}
+
+void evq_request(evq *q, int type, int g)
+{
+    if (q->nreq == q->creq)
+        q->req = xgrow(q->req, &q->creq, q->nreq + 1, sizeof *q->req);
+    tbheap_push(q->req, &q->nreq, (evq_req){g, type}, NULL);
+}
+
+/* Move on to the next later instant: its bucket's events become the
+ * current list (the list's storage goes to the bucket, now free). */
+static void advance(evq *q)
+{
+    evq_instant in = instheap_pop(q->inst, &q->ninst, NULL);
+    slot_remove(q, in.t);
+    evq_bucket *b = &q->bk[in.b];
+    evlist done = q->cur;
+    q->cur = b->ev;
+    q->head = 0;
+    done.n = 0;
+    b->ev = done;
+    q->spare = xgrow(q->spare, &q->cspare, q->nspare + 1, sizeof *q->spare);
+    q->spare[q->nspare++] = in.b;
+    q->now = in.t;
+}
+
+int evq_pop(evq *q, event *out)
+{
+    if (q->head == q->cur.n && q->nreq > 0) {
+        evq_req r = tbheap_pop(q->req, &q->nreq, NULL);
+        *out = (event){q->now, (1ULL << 62) | (uint64_t)r.g, r.type, r.g};
+        return 1;
+    }
+    if (q->head == q->cur.n) {
+        if (q->ninst == 0)
+            return 0;
+        advance(q);
+    }
+    *out = q->cur.v[q->head++];
+    if (q->head == q->cur.n)
+        q->head = q->cur.n = 0;
+    return 1;
+}
+
+void evq_free(evq *q)
+{
+    free(q->cur.v);
+    free(q->req);
+    for (int b = 0; b < q->nbk; b++)
+        free(q->bk[b].ev.v);
+    free(q->bk);
+    free(q->spare);
+    free(q->slot);
+    free(q->inst);
+}
+
