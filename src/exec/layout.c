@@ -42,10 +42,3 @@ layout layout_of(const prog *p, int r, int inplace)
     }
     return l;
 }
-
-int layout_slot(const layout *l, buf_kind b, int off)
-{
-    if (b < BUF_I || b > BUF_S || off < 0 || off >= l->len[b])
-        return -1;
-    return l->base[b] + off;
-}

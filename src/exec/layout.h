@@ -20,7 +20,13 @@ typedef struct {
 /* Layout of rank r (its <gpu> element gives the buffer sizes). */
 layout layout_of(const prog *p, int r, int inplace);
 
-/* Slot of chunk `off` of buffer b, or -1 if outside the buffer. */
-int layout_slot(const layout *l, buf_kind b, int off);
+/* Slot of chunk `off` of buffer b, or -1 if outside the buffer (inline:
+ * the executor asks for every step). */
+static inline int layout_slot(const layout *l, buf_kind b, int off)
+{
+    if (b < BUF_I || b > BUF_S || off < 0 || off >= l->len[b])
+        return -1;
+    return l->base[b] + off;
+}
 
 #endif

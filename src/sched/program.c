@@ -155,30 +155,6 @@ int buf_parse(const char *s, buf_kind *out)
     return 0;
 }
 
-int step_receives(step_type t)
-{
-    return t == ST_R || t == ST_RCS || t == ST_RRS || t == ST_RRC || t == ST_RRCS;
-}
-
-int step_sends(step_type t)
-{
-    return t == ST_S || t == ST_RCS || t == ST_RRS || t == ST_RRCS;
-}
-
-int step_reduces(step_type t)
-{
-    return t == ST_RRS || t == ST_RRC || t == ST_RRCS || t == ST_RE;
-}
-
-int step_reads_src(step_type t)
-{
-    return t == ST_S || t == ST_RRS || t == ST_RRC || t == ST_RRCS || t == ST_CPY || t == ST_RE;
-}
-
-int step_writes_dst(step_type t)
-{
-    return t == ST_R || t == ST_RCS || t == ST_RRC || t == ST_RRCS || t == ST_CPY || t == ST_RE;
-}
 
 long long prog_parser_nodes(const prog *p, int *worst_rank)
 {
