@@ -121,33 +121,34 @@ static int utf8_prefix(const unsigned char *s, size_t n)
     return 1;
 }
 
-/* How many of the 8 bytes at s are '\n', or -1 unless all 8 are ASCII and
- * none is NUL (each of them then a whole sequence).  Most of a schedule is
- * ASCII: the scan takes it a word at a time. */
-static int ascii8_newlines(const unsigned char *s)
+/* Are the 8 bytes at s all ASCII and none of them NUL (each of them then a
+ * whole sequence)?  Most of a schedule is: the scan takes it a word at a
+ * time. */
+static int ascii8(const unsigned char *s)
 {
     const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
     uint64_t w;
     memcpy(&w, s, sizeof w);
-    if ((w & highs) || ((w - ones) & ~w & highs))
-        return -1;
-    /* a byte of x is 0 where w has '\n'; no byte of x has its high bit */
-    uint64_t x = w ^ (ones * '\n');
-    uint64_t zero = ~(((x & ~highs) + ~highs) | x) & highs;
-    return (int)(((zero >> 7) * ones) >> 56);
+    return ((w | ((w - ones) & ~w)) & highs) == 0;
+}
+
+static long count_newlines(const unsigned char *s, size_t n)
+{
+    long lines = 0;
+    for (const unsigned char *c = s; (c = memchr(c, '\n', (size_t)(s + n - c))) != NULL; c++)
+        lines++;
+    return lines;
 }
 
 /* Scan the next n bytes of a text.  Returns how many of them are whole
  * valid sequences: all n, or fewer when the last 1-3 bytes may begin a
  * sequence the next piece completes (never at_end), or when u->bad was
- * set (the scan stops at the bad byte). */
+ * set (the scan stops at the bad byte, and u->line becomes its line). */
 size_t xml_utf8_scan_piece(utf8_scan *u, const unsigned char *s, size_t n, int at_end)
 {
     for (size_t i = 0; i < n;) {
-        int lf = n - i >= 8 ? ascii8_newlines(s + i) : -1;
-        if (lf >= 0) {
-            u->line += lf;
-            i += 8;
+        if (n - i >= 16 && ascii8(s + i) && ascii8(s + i + 8)) {
+            i += 16;
             continue;
         }
         size_t k = xml_utf8_seq(s + i, n - i);
@@ -156,10 +157,9 @@ size_t xml_utf8_scan_piece(utf8_scan *u, const unsigned char *s, size_t n, int a
                 return i;
             u->bad = 1;
             u->bad_byte = s[i];
+            u->line += count_newlines(s, i);
             return i;
         }
-        if (s[i] == '\n')
-            u->line++;
         i += k;
     }
     return n;
@@ -195,38 +195,6 @@ void xml_excerpt(const char *v, char *out, size_t outsz)
 
 /* ------------------------------------------------------------------ */
 /* Strict number parsing                                               */
-
-/* Plain decimal: optional '-', then digits only (leading zeros allowed);
- * the n bytes at s, which need no NUL after them.  Any other byte is a
- * syntax error even after a number too large (that is a range error). */
-int xml_parse_decimal(const char *s, size_t n, long long lo, long long hi, long long *out)
-{
-    int neg = n > 0 && s[0] == '-';
-    size_t i = (size_t)neg;
-    if (i == n)
-        return NUM_SYNTAX;
-    /* the magnitude of LLONG_MIN is one more than LLONG_MAX; below `safe`
-     * one more digit cannot pass either */
-    const unsigned long long safe = ((unsigned long long)LLONG_MAX - 9) / 10;
-    unsigned long long max = (unsigned long long)LLONG_MAX + (unsigned)neg, mag = 0;
-    int over = 0;
-    for (; i < n; i++) {
-        unsigned d = (unsigned)(unsigned char)s[i] - '0';
-        if (d > 9)
-            return NUM_SYNTAX;
-        if (mag > safe && mag > (max - d) / 10)
-            over = 1;
-        else
-            mag = mag * 10 + d;
-    }
-    if (over)
-        return NUM_RANGE;
-    long long v = !neg ? (long long)mag : mag == max ? LLONG_MIN : -(long long)mag;
-    if (v < lo || v > hi)
-        return NUM_RANGE;
-    *out = v;
-    return NUM_OK;
-}
 
 /* Decimal floating point: digits, '.', exponent; no hex, inf or nan. */
 int xml_parse_real(const char *s, double *out)

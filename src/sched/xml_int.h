@@ -14,6 +14,7 @@
 #include <libxml/parser.h>
 #include <libxml/xmlerror.h>
 
+#include <limits.h>
 #include <stdio.h>
 
 /* Limits of the runtimes' tokenizer (MAX_STR_LEN, MAX_ATTR_COUNT). */
@@ -40,7 +41,8 @@ void xml_sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 
  * forms, surrogates and code points above U+10FFFF are invalid; so is NUL). */
 size_t xml_utf8_seq(const unsigned char *s, size_t n);
 
-/* UTF-8 checked piece by piece: the line so far, and the first bad byte. */
+/* UTF-8 checked piece by piece: the first bad byte and its line (the
+ * caller sets `line` to the line where each piece starts). */
 typedef struct {
     long line;
     int bad;                /* 1: bad_byte at line is not UTF-8 (0x00: a NUL) */
@@ -50,7 +52,7 @@ typedef struct {
 /* Scan the next n bytes of a text.  Returns how many of them are whole
  * valid sequences: all n, or fewer when the last 1-3 bytes may begin a
  * sequence the next piece completes (never at_end), or when u->bad was
- * set (the scan stops at the bad byte). */
+ * set (the scan stops at the bad byte, and u->line becomes its line). */
 size_t xml_utf8_scan_piece(utf8_scan *u, const unsigned char *s, size_t n, int at_end);
 
 /* The message for the bad byte u found. */
@@ -65,8 +67,39 @@ void xml_excerpt_n(const char *v, size_t n, char *out, size_t outsz);
 enum { NUM_OK, NUM_SYNTAX, NUM_RANGE };
 
 /* Plain decimal: optional '-', then digits only (leading zeros allowed),
- * in the n bytes at s (no NUL needed after them). */
-int xml_parse_decimal(const char *s, size_t n, long long lo, long long hi, long long *out);
+ * in the n bytes at s (no NUL needed after them).  Any other byte is a
+ * syntax error even after a number too large (that is a range error).
+ * Inline: the reader parses tens of millions. */
+static inline int xml_parse_decimal(const char *s, size_t n, long long lo, long long hi,
+                                    long long *out)
+{
+    int neg = n > 0 && s[0] == '-';
+    size_t i = (size_t)neg;
+    if (i == n)
+        return NUM_SYNTAX;
+    /* the magnitude of LLONG_MIN is one more than LLONG_MAX; below `safe`
+     * one more digit cannot pass either */
+    const unsigned long long safe = ((unsigned long long)LLONG_MAX - 9) / 10;
+    unsigned long long max = (unsigned long long)LLONG_MAX + (unsigned)neg, mag = 0;
+    int over = 0;
+    for (; i < n; i++) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9)
+            return NUM_SYNTAX;
+        if (mag > safe && mag > (max - d) / 10)
+            over = 1;
+        else
+            mag = mag * 10 + d;
+    }
+    if (over)
+        return NUM_RANGE;
+    long long v = !neg ? (long long)mag : mag == max ? LLONG_MIN : -(long long)mag;
+    if (v < lo || v > hi)
+        return NUM_RANGE;
+    *out = v;
+    return NUM_OK;
+}
+
 /* Decimal floating point: digits, '.', exponent; no hex, inf or nan. */
 int xml_parse_real(const char *s, double *out);
 

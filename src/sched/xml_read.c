@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,13 +122,10 @@ static void names_intern(names *nm, xmlDictPtr dict)
             tc_oom();
 }
 
-/* Which entry of `l` the name s is (-1: none), looking from entry `from`
- * on: names come in the order of the list, so the first look usually hits.
- * A name outside the dictionary (libxml2 never hands one over) is compared
- * as a string, so none is ever missed. */
-static int names_find(const names *nm, const xmlChar *s, const name_list *l, int from)
+/* names_find() past its first look. */
+static int names_search(const names *nm, const xmlChar *s, const name_list *l)
 {
-    for (int j = 0, k = from; j < l->n; j++, k = k + 1 < l->n ? k + 1 : 0)
+    for (int k = 0; k < l->n; k++)
         if (nm->at[l->v[k]] == s)
             return k;
     if (xmlDictOwns(nm->dict, s) == 1)
@@ -136,6 +134,15 @@ static int names_find(const names *nm, const xmlChar *s, const name_list *l, int
         if (strcmp((const char *)s, NAME_TEXT[l->v[k]]) == 0)
             return k;
     return -1;
+}
+
+/* Which entry of `l` the name s is (-1: none).  Names come in the order of
+ * the list, so entry `guess` (the one after the last found) usually is
+ * it.  A name outside the dictionary (libxml2 never hands one over) is
+ * compared as a string, so none is ever missed. */
+static inline int names_find(const names *nm, const xmlChar *s, const name_list *l, int guess)
+{
+    return nm->at[l->v[guess]] == s ? guess : names_search(nm, s, l);
 }
 
 /* ------------------------------------------------------------------ */
@@ -247,9 +254,9 @@ static int missing(const reader *r, const elem *n, name_id id)
     return fail_at(r, n, "<%s> attribute %s: missing", n->name, NAME_TEXT[id]);
 }
 
-/* Required (present == NULL) or optional integer attribute in [lo, hi]. */
-static int attr_ll(const reader *r, const elem *n, name_id id, long long lo, long long hi,
-                   long long *out, int *present)
+/* attr_ll() but for a value there, within the first 16 and good. */
+static int attr_ll_slow(const reader *r, const elem *n, name_id id, long long lo, long long hi,
+                        long long *out, int *present)
 {
     span v;
     int there;
@@ -277,6 +284,23 @@ static int attr_ll(const reader *r, const elem *n, name_id id, long long lo, lon
     if (present)
         *present = 1;
     return TC_OK;
+}
+
+/* Required (present == NULL) or optional integer attribute in [lo, hi].
+ * The common case, a good value, takes the first branch. */
+static inline int attr_ll(const reader *r, const elem *n, name_id id, long long lo,
+                          long long hi, long long *out, int *present)
+{
+    int idx = n->at[id];
+    if (idx >= 0 && idx < RT_MAX_ATTRS) {
+        const xmlChar *const *a = &n->attrs[5 * idx];
+        if (xml_parse_decimal((const char *)a[3], (size_t)(a[4] - a[3]), lo, hi, out) == NUM_OK) {
+            if (present)
+                *present = 1;
+            return TC_OK;
+        }
+    }
+    return attr_ll_slow(r, n, id, lo, hi, out, present);
 }
 
 /* Required integer attribute in lo..hi (within int). */
@@ -781,7 +805,11 @@ static void on_start(void *data, const xmlChar *localname, const xmlChar *prefix
         n.line = ctxt->input ? ctxt->input->line : 0;
         n.nattrs = nb_attributes;
         n.attrs = attributes;
-        int e = prefix || uri ? -1 : names_find(&s->nm, localname, &ELEMENTS, 0);
+        /* the element each role's children usually are: its index in ELEMENTS */
+        static const int usual_child[] = {[R_ALGO] = 1, [R_GPU] = 2, [R_TB] = 3,
+                                          [R_TOPOLOGY] = 5, [R_TACCL] = 0};
+        int guess = s->depth ? usual_child[parent] : 0;
+        int e = prefix || uri ? -1 : names_find(&s->nm, localname, &ELEMENTS, guess);
         k = open_elem(s, s->depth ? (int)parent : -1, e < 0 ? -1 : (int)ELEMENTS.v[e], uri, &n);
     }
     s->stack[s->depth++] = k;
@@ -893,15 +921,13 @@ static const unsigned char STOP_TAG[256] = {
 };
 static const unsigned char STOP_QUOTE[256] = {['"'] = 1, ['\n'] = 1};
 
-/* Note, in p->syntax, what the runtimes' tokenizer would refuse in these
- * bytes: it takes only ' ', '\n' and '\r' between elements, no <?...?>,
- * each tag on one line, values in double quotes; comments are skipped.
- * Most bytes are names and values inside tags: those runs are skipped by
- * table, so the scan costs little beside libxml2's own parse. */
-static void tok_scan_bytes(tok_scan *t, prog *p, const char *b, size_t n)
+/* Byte by byte: note, in p->syntax, what the runtimes' tokenizer would
+ * refuse in these bytes: it takes only ' ', '\n' and '\r' between
+ * elements, no <?...?>, each tag on one line, values in double quotes;
+ * comments are skipped.  Runs of names and values inside tags are skipped
+ * by table. */
+static void tok_scan_slow(tok_scan *t, prog *p, const char *b, size_t n)
 {
-    if (t->line == 0)
-        t->line = 1;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)b[i];
         if (t->in_comment) {
@@ -950,6 +976,64 @@ static void tok_scan_bytes(tok_scan *t, prog *p, const char *b, size_t n)
         }
         if (c == '\n')
             t->line++;
+    }
+}
+
+/* How many of the n bytes at s are '"' (8 at a time: a byte of x is 0
+ * where s has one; the high bit of z is set where x is 0). */
+static size_t count_quotes(const char *s, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, low7 = 0x7f7f7f7f7f7f7f7fu;
+    size_t count = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, sizeof w);
+        uint64_t x = w ^ (ones * '"');
+        uint64_t z = ~(((x & low7) + low7) | x | low7);
+        count += (size_t)(((z >> 7) * ones) >> 56);
+    }
+    for (; i < n; i++)
+        count += s[i] == '"';
+    return count;
+}
+
+/* Is the line [a, e) (e at its '\n') one plain tag, as nearly every line of
+ * a schedule is: blanks, '<' and a letter or '/', no other '<' or '>' nor a
+ * single quote or CR inside, an even number of '"', '>' last (blanks or
+ * CRs after it)?  From text, tok_scan_slow() would go through such a line
+ * back to text and note nothing. */
+static int plain_tag_line(const char *a, const char *e)
+{
+    while (a < e && *a == ' ')
+        a++;
+    while (e > a && (e[-1] == ' ' || e[-1] == '\r'))
+        e--;
+    if (e - a < 3 || a[0] != '<' || e[-1] != '>')
+        return 0;
+    unsigned char c = (unsigned char)a[1];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '/'))
+        return 0;
+    const char *in = a + 1;
+    size_t len = (size_t)(e - 1 - in);
+    return !memchr(in, '<', len) && !memchr(in, '>', len) && !memchr(in, '\'', len) &&
+           !memchr(in, '\r', len) && count_quotes(in, len) % 2 == 0;
+}
+
+/* tok_scan_slow() over n bytes, a line at a time: a plain tag line from
+ * text (nearly every line) needs no more than a line count. */
+static void tok_scan_bytes(tok_scan *t, prog *p, const char *b, size_t n)
+{
+    if (t->line == 0)
+        t->line = 1;
+    const char *end = b + n;
+    while (b < end) {
+        const char *nl = memchr(b, '\n', (size_t)(end - b));
+        const char *next = nl ? nl + 1 : end;
+        if (nl && !t->in_tag && !t->in_quote && !t->in_comment && plain_tag_line(b, nl))
+            t->line++;
+        else
+            tok_scan_slow(t, p, b, (size_t)(next - b));
+        b = next;
     }
 }
 
@@ -1049,6 +1133,13 @@ prog *prog_parse_xml(const char *text, size_t len, const char *label, tc_err *er
     return stream_end(&S, &src, 1, err);
 }
 
+/* The line of the next byte to be fed: the scan of the runtimes' syntax
+ * counts the lines of all it was fed. */
+static long text_line(const stream *S)
+{
+    return S->tk.line > 0 ? S->tk.line : 1;
+}
+
 /* The file read a piece at a time, each piece checked and handed on, so
  * neither the whole text nor a tree is ever held.  Messages and their
  * order are prog_parse_xml's (an invalid byte anywhere wins over what the
@@ -1091,6 +1182,7 @@ prog *prog_read_xml(const char *path, tc_err *err)
             text_seen = 1;
         size_t whole = buf[n - 1] == '\r' ? n - 1 : n;
         jsonin_lone_cr_to_lf(buf, whole);
+        u.line = text_line(&S);
         size_t ok = xml_utf8_scan_piece(&u, (const unsigned char *)buf, whole, 0);
         if (u.bad) {
             fail = xml_utf8_fail(&u, path, err);
@@ -1108,6 +1200,7 @@ prog *prog_read_xml(const char *path, tc_err *err)
         buf[0] = '\n';
         stream_feed(&S, buf, 1);
     } else if (!fail && carry > 0) {
+        u.line = text_line(&S);
         xml_utf8_scan_piece(&u, (const unsigned char *)buf, carry, 1);
         fail = xml_utf8_fail(&u, path, err);
     }
