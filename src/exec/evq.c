@@ -9,8 +9,8 @@
  * schedules move in lockstep, so there are few.  When the current instant
  * is done, the next instant's bucket becomes the current list; events
  * pushed for the current instant go after what that list holds (their
- * numbers are the largest yet).  Requests wait in a heap by tb and come
- * when the current list is empty. */
+ * numbers are the largest yet).  Requests wait in a bitmap by tb and come
+ * when the current list is empty, lowest tb first. */
 #include "evq.h"
 
 #include <stdlib.h>
@@ -19,13 +19,17 @@
 #include "../util/heap.h"
 #include "../util/mem.h"
 
-static int req_before(const void *ctx, const evq_req *a, const evq_req *b)
+/* The index of the lowest set bit of w (not 0): a de Bruijn sequence
+ * times the lowest bit puts a distinct pattern in the top 6 bits. */
+static int lowest_bit(uint64_t w)
 {
-    (void)ctx;
-    return a->g < b->g;
+    static const unsigned char at[64] = {
+        0,  1,  48, 2,  57, 49, 28, 3,  61, 58, 50, 42, 38, 29, 17, 4,
+        62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5,
+        63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
+        46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9,  13, 8,  7,  6};
+    return at[((w & (~w + 1)) * 0x03f79d71b4cb0a89u) >> 58];
 }
-
-TC_HEAP_DEFINE(tbheap, evq_req, const void *, req_before)
 
 /* A growing list of events. */
 static void evlist_add(evlist *l, event e)
@@ -131,11 +135,30 @@ void evq_push(evq *q, double t, int type, int g)
     evlist_add(t == q->now ? &q->cur : &bucket_for(q, t)->ev, e);
 }
 
+/* Requests are a set of tbs (one request each at a time) taken lowest
+ * first: a bitmap, scanned from the lowest word that may hold one. */
 void evq_request(evq *q, int type, int g)
 {
-    if (q->nreq == q->creq)
-        q->req = xgrow(q->req, &q->creq, q->nreq + 1, sizeof *q->req);
-    tbheap_push(q->req, &q->nreq, (evq_req){g, type}, NULL);
+    int w = g / 64;
+    if (w >= q->req_words) {
+        q->req = xgrow(q->req, &q->req_words, w + 1, sizeof *q->req);
+        q->req_type = xrealloc(q->req_type, (size_t)q->req_words * 64 * sizeof *q->req_type);
+    }
+    if (q->nreq == 0 || w < q->req_lo)
+        q->req_lo = w;
+    q->req[w] |= (uint64_t)1 << (g % 64);
+    q->req_type[g] = type;
+    q->nreq++;
+}
+
+static event next_request(evq *q)
+{
+    while (q->req[q->req_lo] == 0)
+        q->req_lo++;
+    int g = q->req_lo * 64 + lowest_bit(q->req[q->req_lo]);
+    q->req[q->req_lo] &= q->req[q->req_lo] - 1;
+    q->nreq--;
+    return (event){q->now, (1ULL << 62) | (uint64_t)g, q->req_type[g], g};
 }
 
 /* Move on to the next later instant: its bucket's events become the
@@ -158,8 +181,7 @@ static void advance(evq *q)
 int evq_pop(evq *q, event *out)
 {
     if (q->head == q->cur.n && q->nreq > 0) {
-        evq_req r = tbheap_pop(q->req, &q->nreq, NULL);
-        *out = (event){q->now, (1ULL << 62) | (uint64_t)r.g, r.type, r.g};
+        *out = next_request(q);
         return 1;
     }
     if (q->head == q->cur.n) {
@@ -177,6 +199,7 @@ void evq_free(evq *q)
 {
     free(q->cur.v);
     free(q->req);
+    free(q->req_type);
     for (int b = 0; b < q->nbk; b++)
         free(q->bk[b].ev.v);
     free(q->bk);

@@ -36,16 +36,14 @@ typedef struct {
 } evq_instant;
 
 typedef struct {
-    int g, type;
-} evq_req;
-
-typedef struct {
     double now;             /* the instant of the last event popped */
     uint64_t seq;
     evlist cur;             /* events of `now` not yet popped: [head, n) */
     int head;
-    evq_req *req;           /* heap of the requests of `now`, by tb */
-    int nreq, creq;
+    uint64_t *req;          /* bit g: tb g requests at `now` */
+    int *req_type;          /* [g]: that request's type */
+    int req_words, nreq;
+    int req_lo;             /* no request below word req_lo */
     evq_bucket *bk;         /* buckets of later instants; free ones in `spare` */
     int nbk, cbk;
     int *spare, nspare, cspare;
