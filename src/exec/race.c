@@ -498,15 +498,12 @@ static int range_ok(const layout *L, buf_kind b, int off, int cnt)
     return b >= BUF_I && b <= BUF_S && cnt >= 1 && off >= 0 && (long long)off + cnt <= L->len[b];
 }
 
-/* The slot ranges step x touches; 0 ranges for nop or a step with any
- * range out of bounds (reported by the static checker). */
-static int step_ranges(const graph *g, int x, srange out[2])
+/* The slot ranges step s touches in layout L; 0 ranges for nop or a step
+ * with any range out of bounds (reported by the static checker). */
+static int ranges_of(const layout *L, const prog_step *s, srange out[2])
 {
-    int r = rank_of(g, x);
-    const prog_step *s = step_at(g, x);
-    if (!g->lay_ok[r] || s->type < 0 || s->type >= ST_COUNT || s->type == ST_NOP)
+    if (s->type < 0 || s->type >= ST_COUNT || s->type == ST_NOP)
         return 0;
-    const layout *L = &g->lay[r];
     int n = 0;
     if (step_reads_src(s->type)) {
         if (!range_ok(L, s->srcbuf, s->srcoff, s->cnt))
@@ -521,6 +518,13 @@ static int step_ranges(const graph *g, int x, srange out[2])
         out[n++] = (srange){lo, lo + s->cnt, FW | (s->type == ST_RE ? FR : 0), s->dstbuf, s->dstoff};
     }
     return n;
+}
+
+/* The slot ranges step x touches (see ranges_of). */
+static int step_ranges(const graph *g, int x, srange out[2])
+{
+    int r = rank_of(g, x);
+    return g->lay_ok[r] ? ranges_of(&g->lay[r], step_at(g, x), out) : 0;
 }
 
 /* Smallest slot where steps a and b conflict (both touch it, one writes). */
@@ -579,13 +583,16 @@ static int rank_ranges(const graph *g, int r, xrange **out, long long *total)
     xrange *v = xalloc(2 * (size_t)(x1 - x0), sizeof *v, 0);
     srange rs[2];
     *total = 0;
-    for (int x = x0; x < x1; x++) {
-        if (g->pos[x] < 0)
-            continue;
-        int k = step_ranges(g, x, rs);
-        for (int i = 0; i < k; i++) {
-            v[n++] = (xrange){rs[i].lo, rs[i].hi, rs[i].fl, x};
-            *total += rs[i].hi - rs[i].lo;
+    for (int t = g->rank_tb0[r]; t < g->rank_tb0[r + 1] && g->lay_ok[r]; t++) {
+        const prog_step *steps = g->tbp[t]->steps;
+        for (int x = g->tb_step0[t]; x < g->tb_step0[t + 1]; x++) {
+            if (g->pos[x] < 0)
+                continue;
+            int k = ranges_of(&g->lay[r], &steps[x - g->tb_step0[t]], rs);
+            for (int i = 0; i < k; i++) {
+                v[n++] = (xrange){rs[i].lo, rs[i].hi, rs[i].fl, x};
+                *total += rs[i].hi - rs[i].lo;
+            }
         }
     }
     *out = v;
@@ -655,7 +662,8 @@ static int group_runs(const graph *g, const rec *v, int lo, int hi, run **runs, 
     int n = 0;
     for (int k = lo; k < hi; k++) {
         if (k == lo || g->st_tb[v[k].x] != g->st_tb[v[k - 1].x]) {
-            *runs = xgrow(*runs, cap, n + 1, sizeof **runs);
+            if (n == *cap)
+                *runs = xgrow(*runs, cap, n + 1, sizeof **runs);
             (*runs)[n++] = (run){k, k, ltb_of(g, v[k].x), -1};
         }
         run *u = &(*runs)[n - 1];
