@@ -549,6 +549,28 @@ static void add_cand(const op *ops, slot_state *S, const op *x, int dep)
     S->cand[S->ncand++] = (dep_key){o->tb, o->p, o->run, d};
 }
 
+/* Is waiting for candidate i implied by waiting for another candidate j,
+ * which itself waits for a step of i's tb at or after i's?  (j completes
+ * only after that step, so after i.)  Dropping such a wait removes a nop
+ * per send where a rank forwards one chunk to several peers through one
+ * switch port: each send waits for the previous one on the port, which
+ * already waited for the chunk's receive. */
+static int implied(const op *ops, const llayout *lay, const slot_state *S, int i)
+{
+    const dep_key *a = &S->cand[i];
+    for (int j = 0; j < S->ncand; j++) {
+        if (j == i)
+            continue;
+        const op *b = &ops[S->cand[j].id];
+        for (int q = b->dep_first; q < b->dep_first + b->ndep; q++) {
+            const op *w = &ops[lay->deps[q]];
+            if (w->tb == a->tb && (w->p > a->p || (w->p == a->p && w->run >= a->run)))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* Dependencies of one step: per slot it reads, the last writer; per slot
  * it writes, the last writer and the readers since; plus the slice chain.
  * Keeps the latest operation per other tb. */
@@ -573,10 +595,15 @@ static void op_deps(const shape *sh, lops *O, llayout *lay, slot_state *S, int i
         add_cand(O->ops, S, x, O->ops[x->absorbs].chain_prev);
     if (S->ncand > 1)
         qsort(S->cand, (size_t)S->ncand, sizeof *S->cand, cmp_dep_key);
+    int nk = 0;     /* the latest candidate per tb, compacted in place */
+    for (int i = 0; i < S->ncand; i++)
+        if (i == 0 || S->cand[i].tb != S->cand[i - 1].tb)
+            S->cand[nk++] = S->cand[i];
+    S->ncand = nk;
     x->dep_first = lay->ndeps;
     x->ndep = 0;
     for (int i = 0; i < S->ncand; i++) {
-        if (i > 0 && S->cand[i].tb == S->cand[i - 1].tb)
+        if (implied(O->ops, lay, S, i))
             continue;
         lay->deps = xgrow(lay->deps, &lay->cdeps, lay->ndeps + 1, sizeof *lay->deps);
         lay->deps[lay->ndeps++] = S->cand[i].id;
