@@ -13,7 +13,22 @@
 #                routing, 30 s contiguity; --json says whether one stopped a
 #                stage); the same with 1 KiB chunks and --time-limit 10; and
 #                on the largest bundled topology, torus-2d-32x32 (1024 ranks):
-#                with its symmetries, and with a sketch of no keys but nnodes.
+#                with its symmetries, and with a sketch of no keys but nnodes;
+#   clusters     hierarchical synthesis (taccl-synth's default from 64 ranks on
+#                2+ nodes) on DGX-2 x8, NDv2 x16, DGX A100 x16 and DGX H100 x16
+#                (128 GPUs) and DGX A100 x128 and DGX H100 x128 (1024 GPUs;
+#                gen_topologies.py), sketches of no keys but nnodes (DGX-2
+#                also input_chunkup 4): AllGather --size 1G --target
+#                unlimited (time, peak memory, whether hierarchical), then
+#                taccl-run --no-data on it (verified, its lower bound over its
+#                time); whether the default --target msccl takes it (the
+#                refusal if not; not tried after a synthesis over 120 s); at
+#                128 GPUs taccl-run with data on the same synthesized at 1 MiB;
+#                DGX-2 x8 AllReduce the same way.  Then the growth exponent of
+#                time and memory from 128 to 1024 GPUs (A100, H100) and each
+#                row against the targets: synthesis <= 2 min at 128 GPUs and
+#                <= 10 min at 1024, AllGather >= 0.90 of the bound, < 4 GiB.
+#                This tree only, not --base.
 #
 # usage: scripts/scale.sh [BIN_DIR] [--base REV] [--timeout S] [--mem-cap MB] [--no-1024]
 #   --base REV   also build REV (git archive into a temporary directory) and
@@ -22,7 +37,7 @@
 #                such (default 900)
 #   --mem-cap MB a run may map at most MB MiB (ulimit -v; default none), so a
 #                blow-up ends in the table instead of on the machine
-#   --no-1024    skip the 1024-rank synthesizer runs (minutes each)
+#   --no-1024    skip the 1024-rank synthesizer and cluster runs (minutes each)
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -93,6 +108,13 @@ json.dump({"name": "torus-32x32-sym", "nnodes": 1, "symmetry_offsets": [[1, 32],
            "input_size": "1024MB"}, open(os.path.join(work, "torus-32x32-sk.json"), "w"))
 json.dump({"name": "torus-32x32-plain", "nnodes": 1, "input_size": "1024MB"},
           open(os.path.join(work, "torus-32x32-plain.json"), "w"))
+for make, n in ((g.dgx2, 8), (g.ndv2, 16), (g.dgx_a100, 16), (g.dgx_h100, 16),
+                (g.dgx_a100, 128), (g.dgx_h100, 128)):
+    t = "%s-%d" % (make.__name__, n)
+    json.dump(make(n), open(os.path.join(work, t + ".json"), "w"))
+    json.dump({"name": "plain", "nnodes": n}, open(os.path.join(work, t + "-plain.json"), "w"))
+    json.dump({"name": "cu4", "nnodes": n, "hyperparameters": {"input_chunkup": 4}},
+              open(os.path.join(work, t + "-cu4.json"), "w"))
 EOF
 
 header() {
@@ -172,6 +194,202 @@ synth_case 16 "torus-2d-4x4, torus-2d-4x4-sk-1" "$root/sketches/torus-2d-4x4-sk-
 synth_case 32 "torus 4x8, its symmetries" "$work/torus-4x8-sk.json" "$work/torus-4x8.json" --size 32K --time-limit 10
 synth_case 64 "torus-2d-8x8, torus-2d-8x8-sk-1" "$root/sketches/torus-2d-8x8-sk-1.json" "$root/topologies/torus-2d-8x8.json" --size 64K --time-limit 10
 synth_case 128 "torus 8x16, its symmetries" "$work/torus-8x16-sk.json" "$work/torus-8x16.json" --size 128K --time-limit 10
+echo
+echo "## clusters: hierarchical taccl-synth, --size 1G --target unlimited, then taccl-run --no-data; loadable by the default --target msccl; data checked at 1 MiB"
+echo
+# py: what the Python below shares: load(FILE), the JSON object FILE holds
+# ({} when unreadable), and cell(TEXT), TEXT cut to ~100 characters with |
+# escaped for the table
+py='
+import json, sys
+def load(f):
+    try:
+        j = json.load(open(f))
+    except Exception:
+        j = {}
+    return j if isinstance(j, dict) else {}
+def cell(e):
+    return (e[:100] + ("..." if len(e) > 100 else "")).replace("|", "\\|")
+'
+# jfield FILE KEY...: each KEY's value in the JSON object FILE holds, one a
+# line (true/false in lower case; "-" when absent, null or unreadable)
+jfield() {
+    python3 -c "$py"'
+for k in sys.argv[2:]:
+    v = load(sys.argv[1]).get(k)
+    print("-" if v is None else str(v).lower() if isinstance(v, bool) else v)
+' "$@"
+}
+# refusal: the last line taccl-synth wrote on stderr (its reason), for a cell
+refusal() {
+    python3 -c "$py"'
+e = [l for l in open(sys.argv[1]).read().splitlines() if l.strip()]
+e = ([l for l in e if l.startswith("taccl-synth: ")] or e or ["(no message)"])[-1]
+print(cell(e[len("taccl-synth: "):] if e.startswith("taccl-synth: ") else e))
+' "$work/stderr"
+}
+# verdict RC OK [data]: OK when taccl-run (exit RC, its --json in
+# $work/stdout) verified the schedule (with "data": and checked the data it
+# moved), else "FAILED" and why, for a cell
+verdict() {
+    python3 -c "$py"'
+j, rc, ok, data = load(sys.argv[1]), sys.argv[2], sys.argv[3], len(sys.argv) > 4
+if rc == "0" and j.get("verified") and (j.get("data_checked") or not data):
+    print(ok)
+else:
+    e = (j.get("error") or j.get("wrong_elements") and "%s wrong elements" % j["wrong_elements"]
+         or not j and "no --json output" or j.get("verified") and "data not checked"
+         or "not verified")
+    print(cell("FAILED (exit %s): %s" % (rc, e)))
+' "$work/stdout" "$@"
+}
+header "cluster" "GPUs" "collective" "sketch" "synth s" "synth peak MiB" "hierarchical" \
+    "bound ratio" "verified" "taccl-run s" "loadable (--target msccl)" "data checked (1 MiB)"
+: >"$work/clusters.tsv"
+# cluster_case NAME GPUS TOPO SKETCH COLLECTIVE: TOPO and SKETCH name the
+# files the Python above wrote into $work
+cluster_case() {
+    local name=$1 n=$2 tp=$work/$3.json sk=$work/$3-$4.json what=$4 coll=$5
+    local s m rc hier ratio ver rs rrc load data
+    rm -f "$work/c.xml"
+    measure "$work/m" "$bin/taccl-synth" "$sk" "$tp" --collective "$coll" --size 1G \
+        --target unlimited -q --json -o "$work/c.xml"
+    read -r s m rc <"$work/m"
+    cp "$work/stdout" "$work/synth.json"
+    hier=$(jfield "$work/synth.json" hierarchical)
+    ratio=- ver="not run" rs=-
+    if [ "$rc" = 0 ]; then
+        measure "$work/m" "$bin/taccl-run" "$work/c.xml" --target unlimited --no-data --json -q
+        read -r rs _ rrc <"$work/m"
+        ver=$(verdict "$rrc" true)
+        ratio=$(jfield "$work/stdout" bound_ratio)
+        [ "$ratio" = - ] || ratio=$(printf '%.3f' "$ratio")
+        [ "$rrc" = 0 ] || rs="$rs ($rrc)"
+    else
+        s="$s ($rc)"
+    fi
+    rm -f "$work/c.xml"
+    if awk -v s="${s%% *}" 'BEGIN { exit !(s > 120) }'; then
+        load="not tried"
+    else
+        measure "$work/m" "$bin/taccl-synth" "$sk" "$tp" --collective "$coll" --size 1G \
+            --target msccl -q -o "$work/c.xml"
+        read -r _ _ rc <"$work/m"
+        case $rc in
+            0) load=yes ;;
+            2) load=$(refusal) ;;
+            *) load="synthesis failed ($rc): $(refusal)" ;;
+        esac
+        rm -f "$work/c.xml"
+    fi
+    data=-
+    if [ "$n" -le 128 ]; then
+        measure "$work/m" "$bin/taccl-synth" "$sk" "$tp" --collective "$coll" --size 1M \
+            --target unlimited -q -o "$work/c.xml"
+        read -r _ _ rc <"$work/m"
+        if [ "$rc" != 0 ]; then
+            data="not synthesized ($rc): $(refusal)"
+        else
+            measure "$work/m" "$bin/taccl-run" "$work/c.xml" --target unlimited --json -q
+            read -r _ _ rrc <"$work/m"
+            data=$(verdict "$rrc" verified data)
+        fi
+        rm -f "$work/c.xml"
+    fi
+    row "$name" "$n" "$coll" "$what" "$s" "$m" "$hier" "$ratio" "$ver" "$rs" "$load" "$data"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$n" "$coll" "$what" "$s" "$m" "$ratio" \
+        >>"$work/clusters.tsv"
+}
+cluster_case "DGX-2 x8" 128 dgx2-8 plain allgather
+cluster_case "DGX-2 x8" 128 dgx2-8 cu4 allgather
+cluster_case "DGX-2 x8" 128 dgx2-8 plain allreduce
+cluster_case "DGX-2 x8" 128 dgx2-8 cu4 allreduce
+cluster_case "NDv2 x16" 128 ndv2-16 plain allgather
+cluster_case "DGX A100 x16" 128 dgx_a100-16 plain allgather
+cluster_case "DGX H100 x16" 128 dgx_h100-16 plain allgather
+if [ $big = 1 ]; then
+    cluster_case "DGX A100 x128" 1024 dgx_a100-128 plain allgather
+    cluster_case "DGX H100 x128" 1024 dgx_h100-128 plain allgather
+fi
+echo
+echo "(bound ratio: taccl-run's lower bound over its time for the schedule;" \
+     "data checked: the same sketch and collective synthesized at --size 1M, run with data)"
+echo
+python3 - "$work/clusters.tsv" "$big" <<'EOF'
+import math, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+
+
+def num(v):
+    try:
+        return float(v)
+    except ValueError:          # "- ", "12.3 (timeout)": no usable figure
+        return None
+
+
+def cells(*c):
+    print("| " + " | ".join(str(x) for x in c) + " |")
+
+
+print("### growth exponent from 128 to 1024 GPUs: log(x1024 / x128) / log(1024 / 128)")
+print()
+if sys.argv[2] != "1":
+    print("(not measured: --no-1024)")
+else:
+    cells("family", "synth s 128", "synth s 1024", "time exponent",
+          "peak MiB 128", "peak MiB 1024", "memory exponent")
+    print("|---" * 7 + "|")
+    for fam in ("A100", "H100"):
+        pick = {int(r[1]): r for r in rows
+                if fam in r[0] and r[2] == "allgather" and r[3] == "plain"}
+        a, b = pick.get(128), pick.get(1024)
+        if not a or not b:
+            continue
+
+        def exp(i):
+            x, y = num(a[i]), num(b[i])
+            if not x or not y:
+                return "-"
+            return "%.2f" % (math.log(y / x) / math.log(1024 / 128))
+        cells("DGX " + fam, a[4], b[4], exp(4), a[5], b[5], exp(5))
+print()
+print("### targets: synthesis <= 2 min at 128 GPUs and <= 10 min at 1024; "
+      "AllGather >= 0.90 of the bound at 1 GiB; peak memory < 4 GiB")
+print()
+cells("cluster", "GPUs", "collective", "sketch", "synthesis time", "AllGather bound ratio",
+      "peak memory")
+print("|---" * 7 + "|")
+seen = {}                       # target: [(measured, met)] over the rows
+
+
+def mark(target, value, ok, shown):
+    seen.setdefault(target, []).append((value, ok))
+    return "%s (%s)" % ("met" if ok else "not met", shown)
+
+
+for name, n, coll, sk, s, m, ratio in rows:
+    lim = 120 if int(n) <= 128 else 600
+    t, mem, r = num(s), num(m), num(ratio)
+    tc = mark("synthesis <= %d s at %s GPUs" % (lim, n), t, t is not None and t <= lim,
+              "%s s" % s)
+    rc = (mark("AllGather >= 0.90 of the bound", r, r is not None and r >= 0.90, ratio)
+          if coll == "allgather" else "n/a (%s)" % coll)
+    mc = mark("peak memory < 4096 MiB", mem, t is not None and mem is not None and mem < 4096,
+              "%s MiB" % m)
+    cells(name, n, coll, sk, tc, rc, mc)
+print()
+out = []
+for target, v in seen.items():
+    got = [x for x, _ in v if x is not None]
+    if target.startswith("AllGather"):
+        shown = "lowest %.3f" % min(got) if got else "no figure"
+    else:
+        shown = "highest %g" % max(got) if got else "no figure"
+    out.append("%s: %s, %s (%d of %d rows)" % (
+        target, shown, "met" if all(ok for _, ok in v) else "not met",
+        sum(ok for _, ok in v), len(v)))
+print("targets against the measured values: " + "; ".join(out))
+EOF
 echo
 echo "(time in seconds of wall clock and peak resident memory from /usr/bin/time -v; a" \
      "status after the time is the exit code, or timeout after ${limit} s${cap:+; each run capped at $cap MiB of address space})"
