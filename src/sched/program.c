@@ -128,7 +128,7 @@ const char *step_type_name(step_type t)
 int step_type_parse(const char *s, step_type *out)
 {
     for (int t = 0; t < ST_COUNT; t++)
-        if (strcmp(s, type_names[t]) == 0) {
+        if (s[0] == type_names[t][0] && strcmp(s, type_names[t]) == 0) {
             *out = (step_type)t;
             return 0;
         }

@@ -304,7 +304,7 @@ static inline int attr_ll(const reader *r, const elem *n, name_id id, long long 
 }
 
 /* Required integer attribute in lo..hi (within int). */
-static int attr_int(const reader *r, const elem *n, name_id id, int lo, int hi, int *out)
+static inline int attr_int(const reader *r, const elem *n, name_id id, int lo, int hi, int *out)
 {
     long long x;
     if (attr_ll(r, n, id, lo, hi, &x, NULL) != TC_OK)
