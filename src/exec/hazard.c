@@ -45,6 +45,15 @@ void hazard_add(hazard_list *l, hazard_kind kind, int rank, int tb, int step,
     va_end(ap);
 }
 
+void hazard_list_move(hazard_list *to, hazard_list *from)
+{
+    for (int i = 0; i < from->n; i++) {
+        to->v = xgrow(to->v, &to->cap, to->n + 1, sizeof *to->v);
+        to->v[to->n++] = from->v[i];
+    }
+    hazard_list_free(from);
+}
+
 void hazard_list_free(hazard_list *l)
 {
     free(l->v);

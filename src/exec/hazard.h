@@ -47,6 +47,9 @@ void hazard_add(hazard_list *l, hazard_kind kind, int rank, int tb, int step,
 
 void hazard_list_free(hazard_list *l);
 
+/* Append every hazard of `from` to `to`, in order; `from` is left empty. */
+void hazard_list_move(hazard_list *to, hazard_list *from);
+
 /* Hazards from index `from` on that are not warnings. */
 int hazard_errors(const hazard_list *l, int from);
 

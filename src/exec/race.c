@@ -176,8 +176,7 @@ static void build_layouts(graph *g, int inplace)
         const prog_gpu *gp = &p->gpus[r];
         g->lay_ok[r] = chunks_ok(gp->i_chunks) && chunks_ok(gp->o_chunks) &&
                        chunks_ok(gp->s_chunks);
-        if (g->lay_ok[r])
-            g->lay[r] = layout_of(p, r, inplace && alias_ok);
+        g->lay[r] = g->lay_ok[r] ? layout_of(p, r, inplace && alias_ok) : (layout){0};
     }
 }
 
@@ -264,7 +263,7 @@ static void resolve_pairs(graph *g)
     free(rcv);
 }
 
-static int graph_build(graph *g, const prog *p, int inplace, char *why, size_t whylen)
+static int graph_build(graph *g, const prog *p, char *why, size_t whylen)
 {
     memset(g, 0, sizeof *g);
     g->p = p;
@@ -305,7 +304,6 @@ static int graph_build(graph *g, const prog *p, int inplace, char *why, size_t w
     }
     g->rank_tb0[g->nr] = t;
     g->tb_step0[t] = x;
-    build_layouts(g, inplace);
     resolve_deps(g);
     resolve_pairs(g);
     return 0;
@@ -1396,7 +1394,41 @@ void race_stats_free(race_stats *st)
     st->dead = NULL;
 }
 
+/* The graph and its order depend on the schedule alone (layouts aside,
+ * which each check sets for its buffer mode). */
+struct race_graph {
+    graph g;
+    int ok;                 /* 0: too large, `why` says so */
+    char why[sizeof ((race_stats *)0)->skipped_why];
+};
+
+race_graph *race_graph_new(const prog *p)
+{
+    race_graph *rg = xalloc(1, sizeof *rg, 1);
+    rg->ok = graph_build(&rg->g, p, rg->why, sizeof rg->why) == 0;
+    if (rg->ok)
+        order_steps(&rg->g);
+    return rg;
+}
+
+void race_graph_free(race_graph *rg)
+{
+    if (!rg)
+        return;
+    graph_free(&rg->g);
+    free(rg);
+}
+
 int race_check(const prog *p, int inplace, long long budget, hazard_list *out, race_stats *st)
+{
+    race_graph *rg = race_graph_new(p);
+    int n = race_check_graph(rg, inplace, budget, out, st);
+    race_graph_free(rg);
+    return n;
+}
+
+int race_check_graph(race_graph *rg, int inplace, long long budget, hazard_list *out,
+                     race_stats *st)
 {
     race_stats dummy;
     int own = !st;
@@ -1404,17 +1436,18 @@ int race_check(const prog *p, int inplace, long long budget, hazard_list *out, r
         st = &dummy;
     memset(st, 0, sizeof *st);
     int before = out->n;
+    if (!rg->ok) {
+        snprintf(st->skipped_why, sizeof st->skipped_why, "%s", rg->why);
+        return 0;
+    }
     ctx c;
     memset(&c, 0, sizeof c);
     c.budget = budget > 0 ? budget : DEFAULT_BUDGET;
     c.ubudget = c.budget > DEFAULT_BUDGET ? c.budget : DEFAULT_BUDGET;
     c.race_on = 1;
-    if (graph_build(&c.g, p, inplace, st->skipped_why, sizeof st->skipped_why) != 0) {
-        graph_free(&c.g);
-        return 0;
-    }
+    c.g = rg->g;                /* a copy of the handles; the arrays are shared */
     graph *g = &c.g;
-    order_steps(g);
+    build_layouts(g, inplace);
     if (g->nrun < g->S)
         report_deadlock(g, out);
 
@@ -1504,7 +1537,6 @@ int race_check(const prog *p, int inplace, long long budget, hazard_list *out, r
     free(c.runs);
     for (int o = 0; o < ORD_COUNT - 1; o++)
         free(c.xpos[o]);
-    graph_free(g);
     if (own)
         race_stats_free(st);
     return out->n - before;

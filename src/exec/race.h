@@ -46,6 +46,16 @@ typedef struct {
  * 0 = default (about 2e8). The uninitialized-read check always runs. */
 int race_check(const prog *p, int inplace, long long budget, hazard_list *out, race_stats *st);
 
+/* The same for several buffer modes of one schedule: the happens-before
+ * graph and its order do not depend on the mode, so they are built once
+ * (race_graph_new) and checked per mode (race_check_graph), each check as
+ * race_check would do it.  p must outlive the graph. */
+typedef struct race_graph race_graph;
+race_graph *race_graph_new(const prog *p);
+int race_check_graph(race_graph *rg, int inplace, long long budget, hazard_list *out,
+                     race_stats *st);
+void race_graph_free(race_graph *rg);
+
 void race_stats_free(race_stats *st);
 
 #endif

@@ -76,10 +76,18 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
     if (!r->static_ok)
         return TC_OK;
 
+    /* The ordering checks of every mode first (they share one graph, freed
+     * before the simulator runs); each mode's hazards are then listed
+     * before its run's, mode by mode. */
+    hazard_list race_hz[2] = {{0}};
+    race_graph *rg = race_graph_new(p);
+    for (int m = 0; m < r->nmodes; m++)
+        race_check_graph(rg, r->modes[m], 0, &race_hz[m], &r->race[m]);
+    race_graph_free(rg);
     int ok = 1;
     for (int m = 0; m < r->nmodes; m++) {
         int before = r->hz.n;
-        race_check(p, r->modes[m], 0, &r->hz, &r->race[m]);
+        hazard_list_move(&r->hz, &race_hz[m]);
         sim_opts so = {
             .size_bytes = r->size_bytes,
             .dtype = o->dtype,
@@ -90,8 +98,11 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
             .obs = m == 0 ? o->obs : NULL,
         };
         int rc = sim_run(p, t, &so, &r->res[m], &r->hz, err);
-        if (rc != TC_OK)
+        if (rc != TC_OK) {
+            for (int k = m + 1; k < r->nmodes; k++)
+                hazard_list_free(&race_hz[k]);
             return rc;
+        }
         int bad = o->strict ? r->hz.n - before : hazard_errors(&r->hz, before);
         if (bad > 0 || !r->res[m].verified)
             ok = 0;
