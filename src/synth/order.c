@@ -18,10 +18,17 @@
  * earliest request goes next, then the lowest sender, and only among one
  * sender's simultaneous requests does the policy (priority or earliest
  * start) choose.  The times written are then the times the executor
- * produces for the lowered program. */
+ * produces for the lowered program.
+ *
+ * Speed (a million sends for AllGather on 1024 ranks): the forest is
+ * linked by a radix sort of the sends by chunk; the priorities become
+ * integer ranks once (the scheduler numbers the sends by them, and keeps
+ * what one pick reads of a send in one record); the picker (below) finds
+ * each next send in logarithmic time. */
 #include "order.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +50,7 @@ void order_opts_init(order_opts *o)
 typedef struct {
     int n;              /* sends */
     int *parent;        /* send that brought the chunk to src, -1 at the origin */
+    int *src;           /* sender of each send */
     int *cstart, *child;    /* children (CSR) */
     int *depth;
     int *byd;           /* sends by depth, ascending (stable) */
@@ -52,34 +60,43 @@ typedef struct {
 } forest;
 
 typedef struct {
-    long long key;      /* chunk * nranks + receiver */
-    int idx;
-} keyed;
+    uint64_t key;
+    int i;
+} keyed64;
 
-static int cmp_keyed(const void *a, const void *b)
+/* The bits of a double as an unsigned integer in the same order. */
+static uint64_t order_bits(double v)
 {
-    const keyed *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->idx - y->idx;
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u >> 63 ? ~u : u | (1ULL << 63);
 }
 
-static int find_key(const keyed *k, int n, long long key)
+/* Sort a[0 .. n) by key, stably (LSD radix sort, 11 bits a pass; a pass
+ * on which all keys agree is skipped).  tmp: room for n. */
+static void radix_sort(keyed64 *a, keyed64 *tmp, int n)
 {
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (k[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
+    enum { BITS = 11, SIZE = 1 << BITS };
+    int *cnt = xmalloc(((size_t)SIZE + 1) * sizeof *cnt);
+    for (int shift = 0; shift < 64; shift += BITS) {
+        memset(cnt, 0, ((size_t)SIZE + 1) * sizeof *cnt);
+        for (int k = 0; k < n; k++)
+            cnt[((a[k].key >> shift) & (SIZE - 1)) + 1]++;
+        if (n == 0 || cnt[((a[0].key >> shift) & (SIZE - 1)) + 1] == n)
+            continue;
+        for (int d = 0; d < SIZE; d++)
+            cnt[d + 1] += cnt[d];
+        for (int k = 0; k < n; k++)
+            tmp[cnt[(a[k].key >> shift) & (SIZE - 1)]++] = a[k];
+        memcpy(a, tmp, (size_t)n * sizeof *a);
     }
-    return lo < n && k[lo].key == key ? k[lo].idx : -1;
+    free(cnt);
 }
 
 static void forest_free(forest *f)
 {
     free(f->parent);
+    free(f->src);
     free(f->cstart);
     free(f->child);
     free(f->depth);
@@ -169,6 +186,60 @@ static void forest_order(forest *f)
     free(fill);
 }
 
+/* f->parent: for every send, the send that brought its chunk to its
+ * source (-1 at the origin).  The sends are grouped by chunk (a radix
+ * sort, stable), each chunk's receivers found in a table of ranks.
+ * TC_INPUT for a rank receiving a chunk twice (the first chunk, then
+ * receiver, then sends, in that order), else for a send forwarding a chunk
+ * its sender never receives (the first such send). */
+static int link_parents(const algo *a, const topo *t, forest *f, tc_err *err)
+{
+    int n = f->n, dup = -1, first = -1, orphan = -1;
+    keyed64 *k = xmalloc(((size_t)n + 1) * sizeof *k), *tmp = xmalloc(((size_t)n + 1) * sizeof *tmp);
+    for (int i = 0; i < n; i++)
+        k[i] = (keyed64){(uint64_t)a->sends[i].origin * (uint64_t)a->chunks_per_rank +
+                             (uint64_t)a->sends[i].index, i};
+    radix_sort(k, tmp, n);
+    int *who = xmalloc(((size_t)t->nranks + 1) * sizeof *who);
+    int *stamp = xmalloc(((size_t)t->nranks + 1) * sizeof *stamp);  /* chunk's first place in k */
+    for (int v = 0; v < t->nranks; v++)
+        stamp[v] = -1;
+    for (int lo = 0, hi; lo < n && dup < 0; lo = hi) {
+        for (hi = lo; hi < n && k[hi].key == k[lo].key; hi++) {
+            int j = k[hi].i, d = a->sends[j].dst;
+            if (stamp[d] != lo) {
+                stamp[d] = lo;
+                who[d] = j;
+            } else if (dup < 0 || d < a->sends[dup].dst) {
+                first = who[d];
+                dup = j;
+            }
+        }
+        for (int q = lo; q < hi; q++) {
+            const algo_send *s = &a->sends[k[q].i];
+            int p = s->src == s->origin ? -1 : stamp[s->src] == lo ? who[s->src] : -2;
+            f->parent[k[q].i] = p;
+            if (p == -2 && (orphan < 0 || k[q].i < orphan))
+                orphan = k[q].i;
+        }
+    }
+    free(k);
+    free(tmp);
+    free(who);
+    free(stamp);
+    if (dup >= 0) {
+        const algo_send *s = &a->sends[dup];
+        return tc_err_set(err, TC_INPUT, "sends %d and %d: rank %d receives chunk (%d, %d) "
+                          "twice", first, dup, s->dst, s->origin, s->index);
+    }
+    if (orphan >= 0) {
+        const algo_send *s = &a->sends[orphan];
+        return tc_err_set(err, TC_INPUT, "send %d: rank %d forwards chunk (%d, %d), which it "
+                          "never receives", orphan, s->src, s->origin, s->index);
+    }
+    return TC_OK;
+}
+
 static int forest_build(const algo *a, const topo *t, double bytes, forest *f, tc_err *err)
 {
     memset(f, 0, sizeof *f);
@@ -183,6 +254,7 @@ static int forest_build(const algo *a, const topo *t, double bytes, forest *f, t
     int n = a->nsends;
     f->n = n;
     f->parent = xmalloc((size_t)n * sizeof *f->parent);
+    f->src = xmalloc((size_t)n * sizeof *f->src);
     f->cstart = xcalloc((size_t)n + 1, sizeof *f->cstart);
     f->child = xmalloc((size_t)n * sizeof *f->child);
     f->depth = xmalloc((size_t)n * sizeof *f->depth);
@@ -190,44 +262,21 @@ static int forest_build(const algo *a, const topo *t, double bytes, forest *f, t
     f->cost = xmalloc((size_t)n * sizeof *f->cost);
     f->nres = xmalloc((size_t)n * sizeof *f->nres);
     f->res = xmalloc((size_t)2 * n * sizeof *f->res);
-    keyed *k = xmalloc((size_t)n * sizeof *k);
     int rc = TC_OK;
     for (int i = 0; i < n && rc == TC_OK; i++) {
         const algo_send *s = &a->sends[i];
         if ((rc = check_send_fields(a, t, i, err)))
             break;
         topo_route rt = topo_route_of(t, s->src, s->dst);
+        f->src[i] = s->src;
         f->cost[i] = cost_hop_us(&rt, bytes);
         f->nres[i] = cost_route_res(t, &rt, s->src, s->dst, &f->res[2 * i]);
         if (f->nres[i] == 0 || !isfinite(f->cost[i]))
             rc = tc_err_set(err, TC_INPUT, "send %d: no route from rank %d to rank %d in "
                             "topology %s", i, s->src, s->dst, t->name);
-        long long chunk = (long long)s->origin * a->chunks_per_rank + s->index;
-        k[i].key = chunk * t->nranks + s->dst;
-        k[i].idx = i;
     }
-    if (rc == TC_OK) {
-        qsort(k, (size_t)n, sizeof *k, cmp_keyed);
-        for (int i = 1; i < n && rc == TC_OK; i++)
-            if (k[i].key == k[i - 1].key) {
-                const algo_send *s = &a->sends[k[i].idx];
-                rc = tc_err_set(err, TC_INPUT, "sends %d and %d: rank %d receives chunk (%d, "
-                                "%d) twice", k[i - 1].idx, k[i].idx, s->dst, s->origin,
-                                s->index);
-            }
-    }
-    for (int i = 0; i < n && rc == TC_OK; i++) {
-        const algo_send *s = &a->sends[i];
-        f->parent[i] = -1;
-        if (s->src == s->origin)
-            continue;
-        long long chunk = (long long)s->origin * a->chunks_per_rank + s->index;
-        f->parent[i] = find_key(k, n, chunk * t->nranks + s->src);
-        if (f->parent[i] < 0)
-            rc = tc_err_set(err, TC_INPUT, "send %d: rank %d forwards chunk (%d, %d), which "
-                            "it never receives", i, s->src, s->origin, s->index);
-    }
-    free(k);
+    if (rc == TC_OK)
+        rc = link_parents(a, t, f, err);
     if (rc == TC_OK && (rc = forest_depths(f, a, err)) == TC_OK)
         forest_order(f);
     if (rc != TC_OK)
@@ -243,15 +292,52 @@ static int feq(double a, double b)
     return fabs(a - b) <= 1e-9 * (m > 1 ? m : 1);
 }
 
+/* One send as the scheduler reads it.  Nodes are numbered by RANK, the
+ * order of the policies' static keys (longest remaining first, then least
+ * travelled, then input order), so that candidates are kept ordered by
+ * those keys as plain integers; all a pick reads of a send is here. */
+typedef struct {
+    double cost;
+    int res[2], nres;
+    int grp, bkt;       /* its out group and bucket (see picker) */
+    int chain;          /* NIC-egress chain (sender, NIC), -1 when its out resource
+                           is its sender's alone (a link, a switch port) */
+    int sclass;         /* class of (remaining, travelled), best first: nodes whose
+                           two keys are equal within the tolerance share one */
+    int send;           /* its index in the routing */
+    int kid0, kid1;     /* its children: kids[kid0 .. kid1) */
+} snode;
+
+/* A child as its parent's pick reads it (no look at its node). */
+typedef struct {
+    int r, grp, bkt;
+} kidref;
+
+/* An out group and a bucket (see picker): what they are, and what they
+ * hold during a run, side by side. */
+typedef struct {
+    int src;            /* the sender */
+    int pstart;         /* room for its pending candidates: pend[pstart ..] */
+    int bkt0;           /* its buckets: bkt0 .., listed in act[bkt0 ..] when they
+                           hold released candidates */
+    int plen, alen;     /* pending candidates; buckets holding released ones */
+    int hpos;           /* place in the heap of groups, -1 when not in it */
+} sgroup;
+
+typedef struct {
+    int res[2], nres;   /* the resources its sends take */
+    int start;          /* room for its released candidates: bh[start ..] */
+    int len, apos;      /* released candidates; place in its group's act list */
+} sbucket;
+
 typedef struct {
     const forest *f;
     const topo *t;
-    int nres;
-    double *remaining, *travelled;
-    int *src;           /* [n] sender of each send */
-    int *chain;         /* [n] NIC-egress chain (sender, NIC) of each send, -1 when its
-                           out resource is its sender's alone (a link, a switch port) */
-    int nchains;
+    int n, nres, nchains, ngroups, nbuckets, nkids;
+    snode *node;        /* [n] by rank */
+    kidref *kids;       /* [nkids] children, by parent */
+    sgroup *group;      /* [ngroups] as a run starts */
+    sbucket *bucket;    /* [nbuckets] as a run starts */
 } sched_ctx;
 
 typedef struct {
@@ -262,22 +348,222 @@ typedef struct {
     int stopped;        /* left unfinished on a stop request (lp.h) */
 } sched_run;
 
-/* Its start: the request, then every resource's earliest-free lane. */
-static double start_time(const sched_ctx *c, const cost_lanes *lanes, double rq, int i)
+/* ---- the static keys, as ranks */
+
+/* cls[i]: the class of v[i] among v[0 .. n), numbered in ascending value;
+ * values equal within the tolerance (feq) share a class.  Returns the
+ * number of classes. */
+static int value_classes(const double *v, int n, int *cls)
 {
-    return cost_lanes_start(lanes, &c->f->res[2 * i], c->f->nres[i], rq, NULL);
+    keyed64 *s = xmalloc(((size_t)n + 1) * sizeof *s);
+    keyed64 *tmp = xmalloc(((size_t)n + 1) * sizeof *tmp);
+    for (int i = 0; i < n; i++)
+        s[i] = (keyed64){order_bits(v[i]), i};
+    radix_sort(s, tmp, n);
+    int k = -1;
+    for (int j = 0; j < n; j++) {
+        if (j == 0 || !feq(v[s[j].i], v[s[j - 1].i]))
+            k++;
+        cls[s[j].i] = k;
+    }
+    free(s);
+    free(tmp);
+    return k + 1;
 }
 
-/* Is candidate a (possible start ta) preferred to b (tb)? */
+/* Stable counting sort of in[0 .. n) by key[] (0 .. m) into out. */
+static void sort_by_key(const int *in, int n, const int *key, int m, int *out)
+{
+    int *cnt = xcalloc((size_t)m + 2, sizeof *cnt);
+    for (int k = 0; k < n; k++)
+        cnt[key[in[k]] + 1]++;
+    for (int q = 0; q < m; q++)
+        cnt[q + 1] += cnt[q];
+    for (int k = 0; k < n; k++)
+        out[cnt[key[in[k]]]++] = in[k];
+    free(cnt);
+}
+
+/* The two priorities of every send: the cost behind it (from the origin
+ * to its source) and the cost still ahead (its hop and the longest cost
+ * path below it). */
+static void priorities(const forest *f, double *remaining, double *travelled)
+{
+    int n = f->n;
+    for (int k = 0; k < n; k++) {
+        int i = f->byd[k], p = f->parent[i];
+        travelled[i] = p < 0 ? 0 : travelled[p] + f->cost[p];
+    }
+    for (int k = n - 1; k >= 0; k--) {
+        int i = f->byd[k];
+        double below = 0;
+        for (int j = f->cstart[i]; j < f->cstart[i + 1]; j++)
+            if (remaining[f->child[j]] > below)
+                below = remaining[f->child[j]];
+        remaining[i] = f->cost[i] + below;
+    }
+}
+
+/* send[r]: the send of rank r; sclass[i]: the class of send i. */
+static void rank_sends(const forest *f, int *send, int *sclass)
+{
+    int n = f->n;
+    double *remaining = xcalloc((size_t)n + 1, sizeof *remaining);
+    double *travelled = xcalloc((size_t)n + 1, sizeof *travelled);
+    priorities(f, remaining, travelled);
+    int *rem = xmalloc(((size_t)n + 1) * sizeof *rem);
+    int *trav = xmalloc(((size_t)n + 1) * sizeof *trav);
+    int *tmp = xmalloc(((size_t)n + 1) * sizeof *tmp);
+    int nrem = value_classes(remaining, n, rem);
+    int ntrav = value_classes(travelled, n, trav);
+    for (int i = 0; i < n; i++) {
+        rem[i] = nrem - 1 - rem[i];     /* longest remaining first */
+        send[i] = i;
+    }
+    sort_by_key(send, n, trav, ntrav, tmp);
+    sort_by_key(tmp, n, rem, nrem, send);
+    for (int r = 0, cls = -1; r < n; r++) {
+        int i = send[r], p = r > 0 ? send[r - 1] : -1;
+        if (p < 0 || rem[i] != rem[p] || trav[i] != trav[p])
+            cls++;
+        sclass[i] = cls;
+    }
+    free(remaining);
+    free(travelled);
+    free(rem);
+    free(trav);
+    free(tmp);
+}
+
+/* The nodes: each send's cost, resources, NIC chain, out group, class and
+ * children (buckets come later). */
+static void fill_nodes(sched_ctx *c, const int *send, const int *sclass)
+{
+    const forest *f = c->f;
+    const topo *t = c->t;
+    int n = c->n, nic_base = c->nres - 2 * t->nnics;   /* NICs are numbered last */
+    int *rank = xmalloc(((size_t)n + 1) * sizeof *rank);
+    for (int r = 0; r < n; r++)
+        rank[send[r]] = r;
+    for (int r = 0, nk = 0; r < n; r++) {
+        int i = send[r];
+        snode *s = &c->node[r];
+        s->cost = f->cost[i];
+        s->nres = f->nres[i];
+        s->res[0] = f->res[2 * i];
+        s->res[1] = s->nres == 2 ? f->res[2 * i + 1] : -1;
+        /* a NIC's egress may be shared by several senders: each sender keeps
+         * its own order on it (a chain per sender and NIC) */
+        s->chain = cost_res_kind_of(t, s->res[0]) == COST_NIC_OUT
+                       ? f->src[i] * t->nnics + (s->res[0] - nic_base) / 2
+                       : -1;
+        s->grp = s->chain >= 0 ? c->nres + s->chain : s->res[0];
+        s->sclass = sclass[i];
+        s->send = i;
+        s->kid0 = nk;
+        for (int k = f->cstart[i]; k < f->cstart[i + 1]; k++)
+            c->kids[nk++].r = rank[f->child[k]];
+        s->kid1 = nk;
+    }
+    c->nkids = n > 0 ? c->node[n - 1].kid1 : 0;
+    free(rank);
+}
+
+/* The groups, and their buckets: one per other resource the group's sends
+ * take (c->nres standing for none), numbered group by group. */
+static void index_groups(sched_ctx *c)
+{
+    int n = c->n, ng = c->ngroups;
+    int *at = xcalloc((size_t)ng + 1, sizeof *at);
+    for (int g = 0; g < ng; g++)
+        c->group[g] = (sgroup){0, 0, 0, 0, 0, -1};
+    for (int r = 0; r < n; r++) {
+        c->group[c->node[r].grp].src = c->f->src[c->node[r].send];
+        at[c->node[r].grp]++;
+    }
+    for (int g = 0, sum = 0; g < ng; g++) {
+        c->group[g].pstart = sum;
+        sum += at[g];
+        at[g] = c->group[g].pstart;
+    }
+    int *bygrp = xmalloc(((size_t)n + 1) * sizeof *bygrp);
+    for (int r = 0; r < n; r++)
+        bygrp[at[c->node[r].grp]++] = r;
+    int *stamp = xmalloc(((size_t)c->nres + 1) * sizeof *stamp);
+    int *bof = xmalloc(((size_t)c->nres + 1) * sizeof *bof);
+    for (int q = 0; q <= c->nres; q++)
+        stamp[q] = -1;
+    int nb = 0;
+    for (int g = 0, k = 0; g < ng; g++) {
+        c->group[g].bkt0 = nb;
+        for (; k < at[g]; k++) {
+            snode *s = &c->node[bygrp[k]];
+            int q = s->nres == 2 ? s->res[1] : c->nres;
+            if (stamp[q] != g) {
+                stamp[q] = g;
+                bof[q] = nb;
+                c->bucket[nb++] = (sbucket){{s->res[0], s->res[1]}, s->nres, 0, 0, 0};
+            }
+            s->bkt = bof[q];
+            c->bucket[s->bkt].start++;      /* its size, for now */
+        }
+    }
+    c->nbuckets = nb;
+    for (int b = 0, sum = 0; b < nb; b++) {
+        int size = c->bucket[b].start;
+        c->bucket[b].start = sum;
+        sum += size;
+    }
+    for (int k = 0; k < c->nkids; k++) {
+        const snode *s = &c->node[c->kids[k].r];
+        c->kids[k].grp = s->grp;
+        c->kids[k].bkt = s->bkt;
+    }
+    free(at);
+    free(bygrp);
+    free(stamp);
+    free(bof);
+}
+
+static void ctx_init(sched_ctx *c, const forest *f, const topo *t)
+{
+    memset(c, 0, sizeof *c);
+    c->f = f;
+    c->t = t;
+    c->n = f->n;
+    c->nres = cost_nres(t);
+    c->nchains = t->nranks * (t->nnics > 0 ? t->nnics : 1);
+    c->ngroups = c->nres + c->nchains;
+    size_t nn = (size_t)c->n + 1;
+    c->node = xmalloc(nn * sizeof *c->node);
+    c->kids = xmalloc(nn * sizeof *c->kids);
+    c->group = xmalloc(((size_t)c->ngroups + 1) * sizeof *c->group);
+    c->bucket = xmalloc(nn * sizeof *c->bucket);
+    int *send = xmalloc(nn * sizeof *send), *sclass = xmalloc(nn * sizeof *sclass);
+    rank_sends(f, send, sclass);
+    fill_nodes(c, send, sclass);
+    index_groups(c);
+    free(send);
+    free(sclass);
+}
+
+static void ctx_free(sched_ctx *c)
+{
+    free(c->node);
+    free(c->kids);
+    free(c->group);
+    free(c->bucket);
+}
+
+/* ---- the pick */
+
+/* Is candidate a (possible start ta) preferred to b (tb)?  Ranks order
+ * the two priorities' classes, then the sends. */
 static int better(const sched_ctx *c, order_policy pol, int a, double ta, int b, double tb)
 {
     if (pol == ORDER_EARLIEST && !feq(ta, tb))
         return ta < tb;
-    if (!feq(c->remaining[a], c->remaining[b]))
-        return c->remaining[a] > c->remaining[b];
-    if (!feq(c->travelled[a], c->travelled[b]))
-        return c->travelled[a] < c->travelled[b];
-    if (pol != ORDER_EARLIEST && !feq(ta, tb))
+    if (pol != ORDER_EARLIEST && !feq(ta, tb) && c->node[a].sclass == c->node[b].sclass)
         return ta < tb;
     return a < b;
 }
@@ -287,35 +573,46 @@ static int better(const sched_ctx *c, order_policy pol, int a, double ta, int b,
  * out port, which only its sender uses, or its sender's chain on a NIC
  * egress): every candidate of one such "out group" sees the same free
  * time F, has the same sender, and asks at max(ready, F).  A group's
- * earliest request is max(its smallest ready, F); a heap of groups keyed
- * by (earliest request, sender) finds the groups holding the next send
- * (stale entries are skipped by a version number).  `cand` is the plain
- * list the selection rule is defined on, in its order: candidates tied on
- * (request, sender) are compared in that order. */
+ * earliest request is max(its smallest ready, F); a heap of the groups
+ * holding candidates, keyed by (earliest request, sender), has the groups
+ * holding the next send at its top.
+ *
+ * Requests are met in time order: the time tau of the pick never goes
+ * back, and no candidate asks before it.  So in a group picked at tau
+ * (then F <= tau) the candidates asking at tau are those ready by tau;
+ * they are RELEASED from the group's pending heap (by ready) and ask at
+ * every later pick of the group too (see regroup).  Released candidates
+ * sit in BUCKETS, one per group and other resource (the receiver's switch
+ * in port or NIC ingress; a link has none): a bucket's candidates would
+ * start at the same time, so the policy prefers the one of lowest rank (a
+ * heap of ranks), and a pick compares only the buckets' best — the same
+ * send as a scan of every tied candidate with better(). */
 typedef struct {
     double rq;
     int src, g;
-    unsigned ver;
 } gkey;
+
+typedef struct {
+    double ready;
+    int r, bkt;
+} pending;
 
 typedef struct {
     const sched_ctx *c;
     const cost_lanes *lanes;
-    const double *chain_end, *ready;
-    int ngroups;
-    int *grp;               /* [n] out group of each send */
-    int **gl, *glen, *gcap; /* candidates of each group */
-    int *gpos;              /* [n] index in its group's list */
-    unsigned *ver;          /* [ngroups] */
-    gkey *heap;
-    int nheap, capheap;
-    int *cand, ncand;       /* the candidates in selection order */
-    int *pos;               /* [n] index in cand */
+    const double *chain_end;
+    sgroup *group;          /* [ngroups] */
+    sbucket *bucket;        /* [nbuckets] */
+    pending *pend;          /* [n] each group's pending heap (by ready) */
+    int *bh;                /* [n] each bucket's heap of ranks */
+    int *act;               /* [nbuckets] each group's buckets holding candidates */
+    gkey *heap;             /* [ngroups] the groups holding candidates */
+    int nheap;
+    int *held;              /* [ngroups] scratch for pick_next */
 } picker;
 
-static int gkey_less(const void *ctx, const gkey *a, const gkey *b)
+static int gkey_less(const gkey *a, const gkey *b)
 {
-    (void)ctx;
     if (a->rq != b->rq)
         return a->rq < b->rq;
     if (a->src != b->src)
@@ -323,18 +620,84 @@ static int gkey_less(const void *ctx, const gkey *a, const gkey *b)
     return a->g < b->g;
 }
 
-TC_HEAP_DEFINE(gheap, gkey, const void *, gkey_less)
-
-static void heap_push(picker *P, gkey k)
+static int pend_less(const void *ctx, const pending *a, const pending *b)
 {
-    P->heap = xgrow(P->heap, &P->capheap, P->nheap + 1, sizeof *P->heap);
-    gheap_push(P->heap, &P->nheap, k, NULL);
+    (void)ctx;
+    if (a->ready != b->ready)
+        return a->ready < b->ready;
+    return a->r < b->r;
 }
 
-static gkey heap_pop(picker *P)
+static int int_less(const void *ctx, const int *a, const int *b)
 {
-    return gheap_pop(P->heap, &P->nheap, NULL);
+    (void)ctx;
+    return *a < *b;
 }
+
+TC_HEAP_DEFINE(pheap, pending, const void *, pend_less)
+TC_HEAP_DEFINE(bheap, int, const void *, int_less)
+
+/* ---- the heap of groups: each group at most once, its place in hpos */
+
+static void gh_put(picker *P, int at, gkey k)
+{
+    P->heap[at] = k;
+    P->group[k.g].hpos = at;
+}
+
+static void gh_up(picker *P, int at, gkey k)
+{
+    while (at > 0 && gkey_less(&k, &P->heap[(at - 1) / 2])) {
+        gh_put(P, at, P->heap[(at - 1) / 2]);
+        at = (at - 1) / 2;
+    }
+    gh_put(P, at, k);
+}
+
+static void gh_down(picker *P, int at, gkey k)
+{
+    for (;;) {
+        int ch = 2 * at + 1;
+        if (ch >= P->nheap)
+            break;
+        if (ch + 1 < P->nheap && gkey_less(&P->heap[ch + 1], &P->heap[ch]))
+            ch++;
+        if (!gkey_less(&P->heap[ch], &k))
+            break;
+        gh_put(P, at, P->heap[ch]);
+        at = ch;
+    }
+    gh_put(P, at, k);
+}
+
+/* Group k.g's key becomes k (it enters the heap if it was not in it). */
+static void gh_set(picker *P, gkey k)
+{
+    int at = P->group[k.g].hpos;
+    if (at < 0)
+        gh_up(P, P->nheap++, k);
+    else if (gkey_less(&k, &P->heap[at]))
+        gh_up(P, at, k);
+    else
+        gh_down(P, at, k);
+}
+
+static void gh_remove(picker *P, int g)
+{
+    int at = P->group[g].hpos;
+    if (at < 0)
+        return;
+    P->group[g].hpos = -1;
+    gkey last = P->heap[--P->nheap];
+    if (at == P->nheap)
+        return;
+    if (at > 0 && gkey_less(&last, &P->heap[(at - 1) / 2]))
+        gh_up(P, at, last);
+    else
+        gh_down(P, at, last);
+}
+
+/* ---- groups and buckets */
 
 /* Free time of group g's out resource: its chain's end, else the
  * earliest-free lane of the resource. */
@@ -348,137 +711,133 @@ static double group_free(const picker *P, int g)
     return f;
 }
 
-/* Re-key group g (after its candidates or its free time changed). */
-static void regroup(picker *P, int g)
+/* Re-key group g (after its candidates or its free time changed) at the
+ * pick of time tau.  Its earliest request is max(F, smallest ready); with
+ * released candidates that is max(F, tau): they were ready by an earlier
+ * pick's time, so by tau, and when F < tau no candidate is ready before
+ * tau (none asks before tau), so the smallest ready is tau itself. */
+static void regroup(picker *P, int g, double tau)
 {
-    P->ver[g]++;
-    if (P->glen[g] == 0)
+    const sgroup *G = &P->group[g];
+    double mr;
+    if (G->alen > 0)
+        mr = tau;
+    else if (G->plen > 0)
+        mr = P->pend[G->pstart].ready;
+    else {
+        gh_remove(P, g);
         return;
-    double mr = INFINITY;
-    for (int k = 0; k < P->glen[g]; k++)
-        if (P->ready[P->gl[g][k]] < mr)
-            mr = P->ready[P->gl[g][k]];
-    double f = group_free(P, g);
-    gkey key = {f > mr ? f : mr, P->c->src[P->gl[g][0]], g, P->ver[g]};
-    heap_push(P, key);
-}
-
-static void add_cand(picker *P, int i)
-{
-    P->pos[i] = P->ncand;
-    P->cand[P->ncand++] = i;
-    int g = P->grp[i];
-    if (P->glen[g] == P->gcap[g]) {
-        P->gcap[g] = P->gcap[g] ? 2 * P->gcap[g] : 4;
-        P->gl[g] = xrealloc(P->gl[g], (size_t)P->gcap[g] * sizeof **P->gl);
     }
-    P->gpos[i] = P->glen[g];
-    P->gl[g][P->glen[g]++] = i;
+    double f = group_free(P, g);
+    gh_set(P, (gkey){f > mr ? f : mr, G->src, g});
 }
 
-static void drop_cand(picker *P, int i)
+static void add_cand(picker *P, const kidref *k, double ready)
 {
-    int at = P->pos[i], last = P->cand[--P->ncand];
-    P->cand[at] = last;
-    P->pos[last] = at;
-    int g = P->grp[i], gat = P->gpos[i], glast = P->gl[g][--P->glen[g]];
-    P->gl[g][gat] = glast;
-    P->gpos[glast] = gat;
+    sgroup *G = &P->group[k->grp];
+    pheap_push(P->pend + G->pstart, &G->plen, (pending){ready, k->r, k->bkt}, NULL);
+}
+
+/* Group g is picked at tau: its candidates ready by then join their buckets. */
+static void release(picker *P, int g, double tau)
+{
+    sgroup *G = &P->group[g];
+    pending *pv = P->pend + G->pstart;
+    while (G->plen > 0 && pv[0].ready <= tau) {
+        pending x = pheap_pop(pv, &G->plen, NULL);
+        sbucket *B = &P->bucket[x.bkt];
+        if (B->len == 0) {
+            B->apos = G->alen;
+            P->act[G->bkt0 + G->alen++] = x.bkt;
+        }
+        bheap_push(P->bh + B->start, &B->len, x.r, NULL);
+    }
+}
+
+/* The best candidate of bucket b (of group g) leaves it. */
+static void take(picker *P, int g, int b)
+{
+    sbucket *B = &P->bucket[b];
+    bheap_pop(P->bh + B->start, &B->len, NULL);
+    if (B->len == 0) {
+        sgroup *G = &P->group[g];
+        int *a = P->act + G->bkt0, last = a[--G->alen];
+        a[B->apos] = last;
+        P->bucket[last].apos = B->apos;
+    }
+}
+
+/* The start of bucket b's sends at request time rq: the request, then
+ * every resource's earliest-free lane. */
+static double start_time(const picker *P, int b, double rq)
+{
+    const sbucket *B = &P->bucket[b];
+    return cost_lanes_start(P->lanes, B->res, B->nres, rq, NULL);
 }
 
 static void picker_init(picker *P, const sched_ctx *c, const cost_lanes *lanes,
-                        const double *chain_end, const double *ready)
+                        const double *chain_end)
 {
-    int n = c->f->n;
     memset(P, 0, sizeof *P);
     P->c = c;
     P->lanes = lanes;
     P->chain_end = chain_end;
-    P->ready = ready;
-    P->ngroups = c->nres + c->nchains;
-    P->grp = xmalloc((size_t)n * sizeof *P->grp);
-    for (int i = 0; i < n; i++)
-        P->grp[i] = c->chain[i] >= 0 ? c->nres + c->chain[i] : c->f->res[2 * i];
-    P->gl = xcalloc((size_t)P->ngroups + 1, sizeof *P->gl);
-    P->glen = xcalloc((size_t)P->ngroups + 1, sizeof *P->glen);
-    P->gcap = xcalloc((size_t)P->ngroups + 1, sizeof *P->gcap);
-    P->ver = xcalloc((size_t)P->ngroups + 1, sizeof *P->ver);
-    P->gpos = xmalloc((size_t)n * sizeof *P->gpos);
-    P->cand = xmalloc((size_t)n * sizeof *P->cand);
-    P->pos = xmalloc((size_t)n * sizeof *P->pos);
+    size_t ng = (size_t)c->ngroups + 1, nb = (size_t)c->nbuckets + 1, nn = (size_t)c->n + 1;
+    P->group = xmalloc(ng * sizeof *P->group);
+    memcpy(P->group, c->group, (size_t)c->ngroups * sizeof *P->group);
+    P->bucket = xmalloc(nb * sizeof *P->bucket);
+    memcpy(P->bucket, c->bucket, (size_t)c->nbuckets * sizeof *P->bucket);
+    P->pend = xmalloc(nn * sizeof *P->pend);
+    P->bh = xmalloc(nn * sizeof *P->bh);
+    P->act = xmalloc(nb * sizeof *P->act);
+    P->heap = xmalloc(ng * sizeof *P->heap);
+    P->held = xmalloc(ng * sizeof *P->held);
 }
 
 static void picker_free(picker *P)
 {
-    for (int g = 0; g < P->ngroups; g++)
-        free(P->gl[g]);
-    free(P->gl);
-    free(P->glen);
-    free(P->gcap);
-    free(P->ver);
-    free(P->gpos);
-    free(P->grp);
+    free(P->group);
+    free(P->bucket);
+    free(P->pend);
+    free(P->bh);
+    free(P->act);
     free(P->heap);
-    free(P->cand);
-    free(P->pos);
+    free(P->held);
 }
 
-/* A tied candidate and its place in `cand`. */
-typedef struct {
-    int pos, i;
-} tied;
-
-static int cmp_tied(const void *a, const void *b)
+/* The next send (a rank): the candidates asking first (at *tau), the
+ * lowest sender among them, and among that sender's the policy's pick
+ * (better()); its start in *t_start. */
+static int pick_next(picker *P, order_policy pol, double *tau, double *t_start)
 {
-    return ((const tied *)a)->pos - ((const tied *)b)->pos;
-}
-
-/* The next send: the candidates asking first, the lowest sender among
- * them, and among that sender's the policy's pick (better()), compared in
- * `cand` order — exactly what a scan of all candidates in that order picks.
- * tie is scratch room for n sends. */
-static int pick_next(picker *P, order_policy pol, tied *tie, double *t_start)
-{
-    const sched_ctx *c = P->c;
-    gkey top;
-    do
-        top = heap_pop(P);
-    while (top.ver != P->ver[top.g]);
-    int ntied = 0;
-    gkey *held = NULL;
+    gkey top = P->heap[0];
+    /* the groups with top's (request, sender) are a subtree at the heap's
+     * root: every entry between top and one of them in the order is too */
     int nheld = 0;
-    for (gkey k = top;;) {
-        double f = group_free(P, k.g);
-        for (int q = 0; q < P->glen[k.g]; q++) {
-            int i = P->gl[k.g][q];
-            double rq = P->ready[i] > f ? P->ready[i] : f;
-            if (rq == top.rq)
-                tie[ntied++] = (tied){P->pos[i], i};
-        }
-        held = xrealloc(held, (size_t)(nheld + 1) * sizeof *held);
-        held[nheld++] = k;
-        /* more groups with the same (request, sender)? */
-        while (P->nheap > 0 && P->heap[0].ver != P->ver[P->heap[0].g])
-            heap_pop(P);
-        if (P->nheap == 0 || P->heap[0].rq != top.rq || P->heap[0].src != top.src)
-            break;
-        k = heap_pop(P);
-    }
-    for (int h = 0; h < nheld; h++)
-        heap_push(P, held[h]);
-    free(held);
-    if (ntied > 1)
-        qsort(tie, (size_t)ntied, sizeof *tie, cmp_tied);
-    int b = tie[0].i;
-    double bt = start_time(c, P->lanes, top.rq, b);
-    for (int j = 1; j < ntied; j++) {
-        int a = tie[j].i;
-        double tj = start_time(c, P->lanes, top.rq, a);
-        if (better(c, pol, a, tj, b, bt)) {
-            b = a;
-            bt = tj;
+    P->held[nheld++] = 0;
+    for (int q = 0; q < nheld; q++)
+        for (int ch = 2 * P->held[q] + 1; ch <= 2 * P->held[q] + 2 && ch < P->nheap; ch++)
+            if (P->heap[ch].rq == top.rq && P->heap[ch].src == top.src)
+                P->held[nheld++] = ch;
+    int b = -1, bb = -1, bg = -1;
+    double bt = 0;
+    for (int h = 0; h < nheld; h++) {
+        int g = P->heap[P->held[h]].g;
+        const sgroup *G = &P->group[g];
+        release(P, g, top.rq);
+        for (int q = 0; q < G->alen; q++) {
+            int bk = P->act[G->bkt0 + q], r = P->bh[P->bucket[bk].start];
+            double t = start_time(P, bk, top.rq);
+            if (b < 0 || better(P->c, pol, r, t, b, bt)) {
+                b = r;
+                bt = t;
+                bb = bk;
+                bg = g;
+            }
         }
     }
+    take(P, bg, bb);
+    *tau = top.rq;
     *t_start = bt;
     return b;
 }
@@ -492,51 +851,46 @@ static int pick_next(picker *P, order_policy pol, tied *tie, double *t_start)
  * (picker above finds that send without scanning every candidate.) */
 static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
 {
-    const forest *f = c->f;
-    int n = f->n;
+    int n = c->n;
     cost_lanes *lanes = cost_lanes_new(c->t);
     double *chain_end = xcalloc((size_t)c->nchains + 1, sizeof *chain_end);
-    double *ready = xcalloc((size_t)n, sizeof *ready);
-    tied *tie = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *tie);
     picker P;
-    picker_init(&P, c, lanes, chain_end, ready);
-    for (int i = 0; i < n; i++)
-        if (f->parent[i] < 0)
-            add_cand(&P, i);
-    for (int g = 0; g < P.ngroups; g++)
-        regroup(&P, g);
+    picker_init(&P, c, lanes, chain_end);
+    for (int r = 0; r < n; r++)
+        if (c->f->parent[c->node[r].send] < 0)
+            add_cand(&P, &(kidref){r, c->node[r].grp, c->node[r].bkt}, 0);
+    for (int g = 0; g < c->ngroups; g++)
+        regroup(&P, g, 0);
     out->makespan = 0;
     for (int step = 0; step < n; step++) {
         if (step % 1024 == 0 && lp_stop_requested()) {
             out->stopped = 1;
             break;
         }
-        double bt;
-        int i = pick_next(&P, pol, tie, &bt);
-        drop_cand(&P, i);
-        double end = bt + f->cost[i];
-        if (c->chain[i] >= 0)
-            chain_end[c->chain[i]] = end;
-        out->lane[2 * i] = out->lane[2 * i + 1] = -1;
-        cost_lanes_start(lanes, &f->res[2 * i], f->nres[i], bt, &out->lane[2 * i]);
-        cost_lanes_hold(lanes, &f->res[2 * i], &out->lane[2 * i], f->nres[i], end);
+        double tau, bt;
+        const snode *s = &c->node[pick_next(&P, pol, &tau, &bt)];
+        int i = s->send;
+        double end = bt + s->cost;
+        if (s->chain >= 0)
+            chain_end[s->chain] = end;
+        int *lane = &out->lane[2 * i];
+        lane[0] = lane[1] = -1;
+        cost_lanes_start(lanes, s->res, s->nres, bt, lane);
+        cost_lanes_hold(lanes, s->res, lane, s->nres, end);
         out->t_send[i] = bt;
         out->t_arrive[i] = end;
         out->seq[step] = i;
         if (end > out->makespan)
             out->makespan = end;
-        regroup(&P, P.grp[i]);
-        for (int k = f->cstart[i]; k < f->cstart[i + 1]; k++) {
-            ready[f->child[k]] = end;
-            add_cand(&P, f->child[k]);
-            regroup(&P, P.grp[f->child[k]]);
+        regroup(&P, s->grp, tau);
+        for (int k = s->kid0; k < s->kid1; k++) {
+            add_cand(&P, &c->kids[k], end);
+            regroup(&P, c->kids[k].grp, tau);
         }
     }
     picker_free(&P);
     cost_lanes_free(lanes);
     free(chain_end);
-    free(ready);
-    free(tie);
 }
 
 static void run_alloc(sched_run *r, int n)
@@ -555,49 +909,6 @@ static void run_free(sched_run *r)
     free(r->t_arrive);
     free(r->lane);
     free(r->seq);
-}
-
-static void ctx_init(sched_ctx *c, const forest *f, const algo *a, const topo *t)
-{
-    c->f = f;
-    c->t = t;
-    c->nres = cost_nres(t);
-    int n = f->n;
-    /* a NIC's egress may be shared by several senders: each sender keeps its
-     * own order on it (a chain per sender and NIC) */
-    c->src = xmalloc(((size_t)n + 1) * sizeof *c->src);
-    c->chain = xmalloc(((size_t)n + 1) * sizeof *c->chain);
-    int nic_base = cost_nres(t) - 2 * t->nnics;     /* NICs are numbered last */
-    c->nchains = t->nranks * (t->nnics > 0 ? t->nnics : 1);
-    for (int i = 0; i < n; i++) {
-        c->src[i] = a->sends[i].src;
-        int r0 = f->res[2 * i];
-        c->chain[i] = cost_res_kind_of(t, r0) == COST_NIC_OUT
-                          ? c->src[i] * t->nnics + (r0 - nic_base) / 2
-                          : -1;
-    }
-    c->remaining = xcalloc((size_t)n, sizeof *c->remaining);
-    c->travelled = xcalloc((size_t)n, sizeof *c->travelled);
-    for (int k = 0; k < n; k++) {
-        int i = f->byd[k], p = f->parent[i];
-        c->travelled[i] = p < 0 ? 0 : c->travelled[p] + f->cost[p];
-    }
-    for (int k = n - 1; k >= 0; k--) {
-        int i = f->byd[k];
-        double below = 0;
-        for (int j = f->cstart[i]; j < f->cstart[i + 1]; j++)
-            if (c->remaining[f->child[j]] > below)
-                below = c->remaining[f->child[j]];
-        c->remaining[i] = f->cost[i] + below;
-    }
-}
-
-static void ctx_free(sched_ctx *c)
-{
-    free(c->src);
-    free(c->chain);
-    free(c->remaining);
-    free(c->travelled);
 }
 
 static void fill_result(const sched_ctx *c, const sched_run *r, order_result *res)
@@ -646,7 +957,7 @@ int order_schedule(const algo *routing, const topo *t, double chunk_bytes,
     if (rc)
         return rc;
     sched_ctx c;
-    ctx_init(&c, &f, routing, t);
+    ctx_init(&c, &f, t);
     int n = f.n;
     sched_run runs[2];
     double mk[2] = {NAN, NAN};

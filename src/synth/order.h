@@ -36,10 +36,12 @@
  *                   ORDER_PRIORITY).
  * Costs are compared with a relative tolerance of 1e-9, so symmetric chunks
  * tie exactly and the rest of the key decides; the output is deterministic.
- * The next send is found through a heap of out resources (each one
- * sender's), not by a scan of every candidate: a million sends (AllGather
- * on 1024 ranks) are ordered in about a minute instead of hours, with the
- * same result as the scan.
+ * (The two priorities are ranked once: values that sort next to each other
+ * and agree within the tolerance are one class.)  The next send is found
+ * through a heap of out resources (each one sender's), each holding its
+ * candidates ordered by the priorities and by when they are ready, not by
+ * a scan of every candidate: a million sends (AllGather on 1024 ranks) are
+ * ordered in about a second per policy, with the same result as the scan.
  *
  * Resources, lanes and hop costs are model/cost.h's, the executor's own.
  *
