@@ -105,14 +105,20 @@ static void slot_remove(evq *q, double t)
     }
 }
 
-/* The bucket of later instant t, made if new. */
+/* The bucket of later instant t, made if new.  Pushes for one instant
+ * come in runs (a lockstep schedule ends many transfers at once): the last
+ * bucket found is tried first. */
 static evq_bucket *bucket_for(evq *q, double t)
 {
+    if (q->last >= 0 && q->last < q->nbk && time_bits(q->bk[q->last].t) == time_bits(t))
+        return &q->bk[q->last];
     if (2 * (q->nslot_used + 1) > (q->slot ? q->mask + 1 : 0))
         slots_rehash(q, q->slot ? 2 * (q->mask + 1) : 64);
     int i = slot_find(q, t);
-    if (q->slot[i] >= 0)
-        return &q->bk[q->slot[i]];
+    if (q->slot[i] >= 0) {
+        q->last = q->slot[i];
+        return &q->bk[q->last];
+    }
     int b;
     if (q->nspare > 0) {
         b = q->spare[--q->nspare];
@@ -126,6 +132,7 @@ static evq_bucket *bucket_for(evq *q, double t)
     q->nslot_used++;
     q->inst = xgrow(q->inst, &q->cinst, q->ninst + 1, sizeof *q->inst);
     instheap_push(q->inst, &q->ninst, (evq_instant){t, b}, NULL);
+    q->last = b;
     return &q->bk[b];
 }
 
@@ -175,6 +182,8 @@ static void advance(evq *q)
     b->ev = done;
     q->spare = xgrow(q->spare, &q->cspare, q->nspare + 1, sizeof *q->spare);
     q->spare[q->nspare++] = in.b;
+    if (q->last == in.b)
+        q->last = -1;
     q->now = in.t;
 }
 

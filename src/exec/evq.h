@@ -47,6 +47,7 @@ typedef struct {
     evq_bucket *bk;         /* buckets of later instants; free ones in `spare` */
     int nbk, cbk;
     int *spare, nspare, cspare;
+    int last;               /* the bucket found last, or -1; in use if < nbk */
     int *slot;              /* hash table of the buckets in use (-1: empty) */
     int mask, nslot_used;
     evq_instant *inst;      /* heap of the instants of the buckets in use */
