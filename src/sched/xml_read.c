@@ -1001,8 +1001,9 @@ static size_t count_quotes(const char *s, size_t n)
  * a schedule is: blanks, '<' and a letter or '/', no other '<' or '>' nor a
  * single quote or CR inside, an even number of '"', '>' last (blanks or
  * CRs after it)?  From text, tok_scan_slow() would go through such a line
- * back to text and note nothing. */
-static int plain_tag_line(const char *a, const char *e)
+ * back to text and note nothing.  `rare` says whether the piece holding
+ * the line has a single quote or a CR at all (most have neither). */
+static int plain_tag_line(const char *a, const char *e, int rare)
 {
     while (a < e && *a == ' ')
         a++;
@@ -1015,8 +1016,9 @@ static int plain_tag_line(const char *a, const char *e)
         return 0;
     const char *in = a + 1;
     size_t len = (size_t)(e - 1 - in);
-    return !memchr(in, '<', len) && !memchr(in, '>', len) && !memchr(in, '\'', len) &&
-           !memchr(in, '\r', len) && count_quotes(in, len) % 2 == 0;
+    if (rare && (memchr(in, '\'', len) || memchr(in, '\r', len)))
+        return 0;
+    return !memchr(in, '<', len) && !memchr(in, '>', len) && count_quotes(in, len) % 2 == 0;
 }
 
 /* tok_scan_slow() over n bytes, a line at a time: a plain tag line from
@@ -1026,10 +1028,11 @@ static void tok_scan_bytes(tok_scan *t, prog *p, const char *b, size_t n)
     if (t->line == 0)
         t->line = 1;
     const char *end = b + n;
+    int rare = memchr(b, '\'', n) || memchr(b, '\r', n);
     while (b < end) {
         const char *nl = memchr(b, '\n', (size_t)(end - b));
         const char *next = nl ? nl + 1 : end;
-        if (nl && !t->in_tag && !t->in_quote && !t->in_comment && plain_tag_line(b, nl))
+        if (nl && !t->in_tag && !t->in_quote && !t->in_comment && plain_tag_line(b, nl, rare))
             t->line++;
         else
             tok_scan_slow(t, p, b, (size_t)(next - b));
