@@ -51,12 +51,48 @@ void route_opts_init(route_opts *o)
 
 /* ------------------------------------------------------------ checking */
 
+/* Room for judging one chunk at a time. */
+typedef struct {
+    int *from;              /* [n] the send bringing the chunk to each rank, -1 */
+    int *dr, *oi, *queue;   /* [n] */
+    int *head;              /* [n] first send (of the chunk's) out of each rank, -1 */
+    int *next;              /* [sends of a chunk] the next one out of the same rank */
+    unsigned char *has;     /* [n] the rank holds the chunk */
+} chk_room;
+
+/* Every rank the chunk reaches from its origin o, in w->has (a
+ * breadth-first search over its m sends idx[], through the lists of
+ * sends by sender); the number of sends that reach a new rank. */
+static int chunk_reach(const algo *a, const int *idx, int m, int o, chk_room *w)
+{
+    for (int j = m - 1; j >= 0; j--) {
+        int x = a->sends[idx[j]].src;
+        w->next[j] = w->head[x];
+        w->head[x] = j;
+    }
+    int head = 0, tail = 0, reached = 0;
+    w->has[o] = 1;
+    w->queue[tail++] = o;
+    while (head < tail) {
+        int x = w->queue[head++];
+        for (int j = w->head[x]; j >= 0; j = w->next[j]) {
+            int d = a->sends[idx[j]].dst;
+            if (!w->has[d]) {
+                w->has[d] = 1;
+                w->queue[tail++] = d;
+                reached++;
+            }
+        }
+    }
+    return reached;
+}
+
 static int check_chunk(const algo *a, const sketch *s, const topo *t, coll_kind k, int c,
-                       const int *idx, int m, int *from, int *dr, int *oi, int *queue,
-                       tc_err *err)
+                       const int *idx, int m, chk_room *w, tc_err *err)
 {
     int n = t->nranks, cpr = a->chunks_per_rank, rpn = t->ranks_per_node;
     int o = c / cpr, i = c % cpr, C = k == COLL_ALLTOALL ? cpr : n * cpr;
+    int *from = w->from;
     for (int v = 0; v < n; v++)
         from[v] = -1;
     for (int j = 0; j < m; j++) {
@@ -88,34 +124,25 @@ static int check_chunk(const algo *a, const sketch *s, const topo *t, coll_kind 
         }
     }
     /* every send reachable from the origin */
-    int head = 0, tail = 0, reached = 0;
-    unsigned char *has = xcalloc((size_t)n, 1);
-    has[o] = 1;
-    queue[tail++] = o;
-    while (head < tail) {
-        int x = queue[head++];
-        for (int j = 0; j < m; j++) {
-            const algo_send *y = &a->sends[idx[j]];
-            if (y->src == x && !has[y->dst]) {
-                has[y->dst] = 1;
-                queue[tail++] = y->dst;
-                reached++;
-            }
-        }
-    }
     int rc = TC_OK;
-    if (reached != m)
+    if (chunk_reach(a, idx, m, o, w) != m)
         for (int j = 0; j < m && rc == TC_OK; j++) {
             const algo_send *y = &a->sends[idx[j]];
-            if (!has[y->src])
+            if (!w->has[y->src])
                 rc = tc_err_set(err, TC_WRONG, "send %d: rank %d forwards chunk (%d, %d), "
                                 "which it never receives", idx[j], y->src, o, i);
         }
-    int nd = coll_in_dests(k, n, C, o, i, dr, oi);
+    int nd = coll_in_dests(k, n, C, o, i, w->dr, w->oi);
     for (int j = 0; j < nd && rc == TC_OK; j++)
-        if (dr[j] != o && !has[dr[j]])
-            rc = tc_err_set(err, TC_WRONG, "chunk (%d, %d) never reaches rank %d", o, i, dr[j]);
-    free(has);
+        if (w->dr[j] != o && !w->has[w->dr[j]])
+            rc = tc_err_set(err, TC_WRONG, "chunk (%d, %d) never reaches rank %d", o, i,
+                            w->dr[j]);
+    /* leave the room as found */
+    for (int j = 0; j < m; j++) {
+        w->head[a->sends[idx[j]].src] = -1;
+        w->has[a->sends[idx[j]].dst] = 0;
+    }
+    w->has[o] = 0;
     return rc;
 }
 
@@ -154,18 +181,32 @@ int route_check(const algo *a, const sketch *s, const topo *t, coll_kind k, tc_e
     for (int j = 0; j < a->nsends; j++)
         idx[fill[(long long)a->sends[j].origin * cpr + a->sends[j].index]++] = j;
     free(fill);
-    int *from = xmalloc((size_t)n * sizeof *from), *dr = xmalloc((size_t)n * sizeof *dr);
-    int *oi = xmalloc((size_t)n * sizeof *oi), *queue = xmalloc(((size_t)n + 1) * sizeof *queue);
+    int most = 0;
+    for (long long c = 0; c < nch; c++)
+        if (start[c + 1] - start[c] > most)
+            most = start[c + 1] - start[c];
+    chk_room w;
+    w.from = xmalloc((size_t)n * sizeof *w.from);
+    w.dr = xmalloc((size_t)n * sizeof *w.dr);
+    w.oi = xmalloc((size_t)n * sizeof *w.oi);
+    w.queue = xmalloc(((size_t)n + 1) * sizeof *w.queue);
+    w.head = xmalloc((size_t)n * sizeof *w.head);
+    w.next = xmalloc(((size_t)most + 1) * sizeof *w.next);
+    w.has = xcalloc((size_t)n, 1);
+    for (int v = 0; v < n; v++)
+        w.head[v] = -1;
     int rc = TC_OK;
     for (long long c = 0; c < nch && rc == TC_OK; c++)
-        rc = check_chunk(a, s, t, k, (int)c, idx + start[c], start[c + 1] - start[c], from, dr,
-                         oi, queue, err);
+        rc = check_chunk(a, s, t, k, (int)c, idx + start[c], start[c + 1] - start[c], &w, err);
     free(start);
     free(idx);
-    free(from);
-    free(dr);
-    free(oi);
-    free(queue);
+    free(w.from);
+    free(w.dr);
+    free(w.oi);
+    free(w.queue);
+    free(w.head);
+    free(w.next);
+    free(w.has);
     return rc;
 }
 

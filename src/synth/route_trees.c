@@ -178,6 +178,30 @@ void route_heuristic_trees(const rmodel *M, trees *T)
     free(arr);
 }
 
+/* depth[v]: hops from the root of the tree par to v (0 off the tree or at
+ * the root), at most n + 1 (a cycle's ranks, and those below one, get
+ * n + 1).  Each rank is walked once: a walk stops at a rank already
+ * known.  stack: room for n. */
+static void tree_depths(const rmodel *M, const int *par, int *depth, int *stack)
+{
+    int n = M->n;
+    for (int v = 0; v < n; v++)
+        depth[v] = par[v] >= 0 ? -1 : 0;    /* -1 unknown, -2 on the walk */
+    for (int v = 0; v < n; v++) {
+        int top = 0, x = v;
+        while (depth[x] == -1) {
+            depth[x] = -2;
+            stack[top++] = x;
+            x = M->hops[par[x]].u;
+        }
+        int d = depth[x] == -2 ? n + 1 : depth[x];   /* -2: the walk met itself */
+        while (top > 0) {
+            d = d < n + 1 ? d + 1 : n + 1;
+            depth[stack[--top]] = d;
+        }
+    }
+}
+
 typedef struct {
     int depth;
     double arr;
@@ -202,25 +226,20 @@ algo *route_trees_to_algo(const rmodel *M, const trees *T)
     if (!a)
         tc_oom();
     emit_item *it = xmalloc((size_t)n * sizeof *it);
-    int *depth = xmalloc((size_t)n * sizeof *depth);
+    int *depth = xmalloc((size_t)n * sizeof *depth), *stack = xmalloc((size_t)n * sizeof *stack);
     for (int c = 0; c < M->nch; c++) {
         const int *par = &T->par[(size_t)c * n];
         const double *arr = &T->arr[(size_t)c * n];
+        tree_depths(M, par, depth, stack);
         int m = 0;
-        for (int v = 0; v < n; v++) {
-            depth[v] = -1;
+        for (int v = 0; v < n; v++)
             if (par[v] >= 0) {
-                int d = 0;
-                for (int x = v; par[x] >= 0 && d <= n; x = M->hops[par[x]].u)
-                    d++;
-                depth[v] = d;
-                it[m].depth = d;
+                it[m].depth = depth[v];
                 it[m].arr = arr[v];
                 it[m].dst = v;
                 it[m].hop = par[v];
                 m++;
             }
-        }
         qsort(it, (size_t)m, sizeof *it, cmp_emit);
         for (int j = 0; j < m; j++) {
             const hop *h = &M->hops[it[j].hop];
@@ -230,5 +249,6 @@ algo *route_trees_to_algo(const rmodel *M, const trees *T)
     }
     free(it);
     free(depth);
+    free(stack);
     return a;
 }
