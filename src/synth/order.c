@@ -842,6 +842,12 @@ static int pick_next(picker *P, order_policy pol, double *tau, double *t_start)
     return b;
 }
 
+/* A send as placed, in the order placed. */
+typedef struct {
+    double t_send, t_arrive;
+    int lane[2];
+} placed;
+
 /* The executor meets transfer requests in time order, first come first
  * served (ties: the lower sender rank first), so the schedule is built in
  * that order: the next send is the candidate that asks first; among those
@@ -854,6 +860,7 @@ static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
     int n = c->n;
     cost_lanes *lanes = cost_lanes_new(c->t);
     double *chain_end = xcalloc((size_t)c->nchains + 1, sizeof *chain_end);
+    placed *log = xmalloc(((size_t)n + 1) * sizeof *log);
     picker P;
     picker_init(&P, c, lanes, chain_end);
     for (int r = 0; r < n; r++)
@@ -862,35 +869,43 @@ static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
     for (int g = 0; g < c->ngroups; g++)
         regroup(&P, g, 0);
     out->makespan = 0;
-    for (int step = 0; step < n; step++) {
+    int step = 0;
+    for (; step < n; step++) {
         if (step % 1024 == 0 && lp_stop_requested()) {
             out->stopped = 1;
             break;
         }
         double tau, bt;
         const snode *s = &c->node[pick_next(&P, pol, &tau, &bt)];
-        int i = s->send;
-        double end = bt + s->cost;
+        placed *x = &log[step];
+        x->t_send = bt;
+        x->t_arrive = bt + s->cost;
+        x->lane[0] = x->lane[1] = -1;
         if (s->chain >= 0)
-            chain_end[s->chain] = end;
-        int *lane = &out->lane[2 * i];
-        lane[0] = lane[1] = -1;
-        cost_lanes_start(lanes, s->res, s->nres, bt, lane);
-        cost_lanes_hold(lanes, s->res, lane, s->nres, end);
-        out->t_send[i] = bt;
-        out->t_arrive[i] = end;
-        out->seq[step] = i;
-        if (end > out->makespan)
-            out->makespan = end;
+            chain_end[s->chain] = x->t_arrive;
+        cost_lanes_start(lanes, s->res, s->nres, bt, x->lane);
+        cost_lanes_hold(lanes, s->res, x->lane, s->nres, x->t_arrive);
+        out->seq[step] = s->send;
+        if (x->t_arrive > out->makespan)
+            out->makespan = x->t_arrive;
         regroup(&P, s->grp, tau);
         for (int k = s->kid0; k < s->kid1; k++) {
-            add_cand(&P, &c->kids[k], end);
+            add_cand(&P, &c->kids[k], x->t_arrive);
             regroup(&P, c->kids[k].grp, tau);
         }
+    }
+    /* the times and lanes, by send */
+    for (int k = 0; k < step; k++) {
+        int i = out->seq[k];
+        out->t_send[i] = log[k].t_send;
+        out->t_arrive[i] = log[k].t_arrive;
+        out->lane[2 * i] = log[k].lane[0];
+        out->lane[2 * i + 1] = log[k].lane[1];
     }
     picker_free(&P);
     cost_lanes_free(lanes);
     free(chain_end);
+    free(log);
 }
 
 static void run_alloc(sched_run *r, int n)
