@@ -240,6 +240,46 @@ static int link_parents(const algo *a, const topo *t, forest *f, tc_err *err)
     return TC_OK;
 }
 
+/* Each send's sender, cost and resources, worked out once per (sender,
+ * receiver) pair (the sends sorted by pair): a topology's route lookup
+ * costs up to its number of switches.  TC_INPUT for the first send (in
+ * input order) with a field out of range or no route. */
+static int hop_routes(const algo *a, const topo *t, double bytes, forest *f, tc_err *err)
+{
+    int n = f->n, bad = n;      /* the first send with a field out of range */
+    for (int i = 0; i < n && bad == n; i++)
+        if (check_send_fields(a, t, i, NULL) != TC_OK)
+            bad = i;
+    keyed64 *k = xmalloc(((size_t)bad + 1) * sizeof *k), *tmp = xmalloc(((size_t)bad + 1) * sizeof *tmp);
+    for (int i = 0; i < bad; i++)
+        k[i] = (keyed64){(uint64_t)a->sends[i].src * (uint64_t)t->nranks +
+                             (uint64_t)a->sends[i].dst, i};
+    radix_sort(k, tmp, bad);
+    for (int q = 0; q < bad; q++) {
+        int i = k[q].i, p = q > 0 && k[q].key == k[q - 1].key ? k[q - 1].i : -1;
+        const algo_send *s = &a->sends[i];
+        f->src[i] = s->src;
+        if (p >= 0) {
+            f->cost[i] = f->cost[p];
+            f->nres[i] = f->nres[p];
+            f->res[2 * i] = f->res[2 * p];
+            f->res[2 * i + 1] = f->res[2 * p + 1];
+            continue;
+        }
+        topo_route rt = topo_route_of(t, s->src, s->dst);
+        f->cost[i] = cost_hop_us(&rt, bytes);
+        f->res[2 * i + 1] = -1;
+        f->nres[i] = cost_route_res(t, &rt, s->src, s->dst, &f->res[2 * i]);
+    }
+    free(k);
+    free(tmp);
+    for (int i = 0; i < bad; i++)
+        if (f->nres[i] == 0 || !isfinite(f->cost[i]))
+            return tc_err_set(err, TC_INPUT, "send %d: no route from rank %d to rank %d in "
+                              "topology %s", i, a->sends[i].src, a->sends[i].dst, t->name);
+    return bad < n ? check_send_fields(a, t, bad, err) : TC_OK;
+}
+
 static int forest_build(const algo *a, const topo *t, double bytes, forest *f, tc_err *err)
 {
     memset(f, 0, sizeof *f);
@@ -262,19 +302,7 @@ static int forest_build(const algo *a, const topo *t, double bytes, forest *f, t
     f->cost = xmalloc((size_t)n * sizeof *f->cost);
     f->nres = xmalloc((size_t)n * sizeof *f->nres);
     f->res = xmalloc((size_t)2 * n * sizeof *f->res);
-    int rc = TC_OK;
-    for (int i = 0; i < n && rc == TC_OK; i++) {
-        const algo_send *s = &a->sends[i];
-        if ((rc = check_send_fields(a, t, i, err)))
-            break;
-        topo_route rt = topo_route_of(t, s->src, s->dst);
-        f->src[i] = s->src;
-        f->cost[i] = cost_hop_us(&rt, bytes);
-        f->nres[i] = cost_route_res(t, &rt, s->src, s->dst, &f->res[2 * i]);
-        if (f->nres[i] == 0 || !isfinite(f->cost[i]))
-            rc = tc_err_set(err, TC_INPUT, "send %d: no route from rank %d to rank %d in "
-                            "topology %s", i, s->src, s->dst, t->name);
-    }
+    int rc = hop_routes(a, t, bytes, f, err);
     if (rc == TC_OK)
         rc = link_parents(a, t, f, err);
     if (rc == TC_OK && (rc = forest_depths(f, a, err)) == TC_OK)
@@ -300,8 +328,9 @@ typedef struct {
     double cost;
     int res[2], nres;
     int grp, bkt;       /* its out group and bucket (see picker) */
-    int chain;          /* NIC-egress chain (sender, NIC), -1 when its out resource
-                           is its sender's alone (a link, a switch port) */
+    int chain;          /* NIC-egress chain (sender, NIC), numbered among those the
+                           sends use; -1 when its out resource is its sender's
+                           alone (a link, a switch port) */
     int sclass;         /* class of (remaining, travelled), best first: nodes whose
                            two keys are equal within the tolerance share one */
     int send;           /* its index in the routing */
@@ -435,13 +464,12 @@ static void rank_sends(const forest *f, int *send, int *sclass)
     free(tmp);
 }
 
-/* The nodes: each send's cost, resources, NIC chain, out group, class and
- * children (buckets come later). */
+/* The nodes: each send's cost, resources, class and children (groups
+ * and buckets come later). */
 static void fill_nodes(sched_ctx *c, const int *send, const int *sclass)
 {
     const forest *f = c->f;
-    const topo *t = c->t;
-    int n = c->n, nic_base = c->nres - 2 * t->nnics;   /* NICs are numbered last */
+    int n = c->n;
     int *rank = xmalloc(((size_t)n + 1) * sizeof *rank);
     for (int r = 0; r < n; r++)
         rank[send[r]] = r;
@@ -452,12 +480,6 @@ static void fill_nodes(sched_ctx *c, const int *send, const int *sclass)
         s->nres = f->nres[i];
         s->res[0] = f->res[2 * i];
         s->res[1] = s->nres == 2 ? f->res[2 * i + 1] : -1;
-        /* a NIC's egress may be shared by several senders: each sender keeps
-         * its own order on it (a chain per sender and NIC) */
-        s->chain = cost_res_kind_of(t, s->res[0]) == COST_NIC_OUT
-                       ? f->src[i] * t->nnics + (s->res[0] - nic_base) / 2
-                       : -1;
-        s->grp = s->chain >= 0 ? c->nres + s->chain : s->res[0];
         s->sclass = sclass[i];
         s->send = i;
         s->kid0 = nk;
@@ -467,6 +489,40 @@ static void fill_nodes(sched_ctx *c, const int *send, const int *sclass)
     }
     c->nkids = n > 0 ? c->node[n - 1].kid1 : 0;
     free(rank);
+}
+
+/* Each node's out group: its out resource, or, through a NIC's egress
+ * (which several senders may share: each keeps its own order on it), its
+ * chain (sender, NIC); the chains the sends use are numbered in order of
+ * first use. */
+static void assign_groups(sched_ctx *c)
+{
+    const topo *t = c->t;
+    int nic_base = c->nres - 2 * t->nnics;   /* NICs are numbered last */
+    unsigned char *nic_out = xmalloc((size_t)c->nres + 1);  /* cost_res_kind_of, once */
+    for (int q = 0; q < c->nres; q++)
+        nic_out[q] = cost_res_kind_of(t, q) == COST_NIC_OUT;
+    size_t nkeys = (size_t)t->nranks * (t->nnics > 0 ? t->nnics : 1);
+    int *chain_of = xmalloc((nkeys + 1) * sizeof *chain_of);
+    for (size_t q = 0; q < nkeys; q++)
+        chain_of[q] = -1;
+    c->nchains = 0;
+    for (int r = 0; r < c->n; r++) {
+        snode *s = &c->node[r];
+        s->chain = -1;
+        if (nic_out[s->res[0]]) {
+            int *ch = &chain_of[(size_t)c->f->src[s->send] * t->nnics +
+                                (size_t)(s->res[0] - nic_base) / 2];
+            if (*ch < 0)
+                *ch = c->nchains++;
+            s->chain = *ch;
+        }
+    }
+    c->ngroups = c->nres + c->nchains;
+    for (int r = 0; r < c->n; r++)
+        c->node[r].grp = c->node[r].chain >= 0 ? c->nres + c->node[r].chain : c->node[r].res[0];
+    free(nic_out);
+    free(chain_of);
 }
 
 /* The groups, and their buckets: one per other resource the group's sends
@@ -532,16 +588,15 @@ static void ctx_init(sched_ctx *c, const forest *f, const topo *t)
     c->t = t;
     c->n = f->n;
     c->nres = cost_nres(t);
-    c->nchains = t->nranks * (t->nnics > 0 ? t->nnics : 1);
-    c->ngroups = c->nres + c->nchains;
     size_t nn = (size_t)c->n + 1;
     c->node = xmalloc(nn * sizeof *c->node);
     c->kids = xmalloc(nn * sizeof *c->kids);
-    c->group = xmalloc(((size_t)c->ngroups + 1) * sizeof *c->group);
     c->bucket = xmalloc(nn * sizeof *c->bucket);
     int *send = xmalloc(nn * sizeof *send), *sclass = xmalloc(nn * sizeof *sclass);
     rank_sends(f, send, sclass);
     fill_nodes(c, send, sclass);
+    assign_groups(c);
+    c->group = xmalloc(((size_t)c->ngroups + 1) * sizeof *c->group);
     index_groups(c);
     free(send);
     free(sclass);
