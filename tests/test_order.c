@@ -5,7 +5,8 @@
  * ring times, applies the longest-remaining-path priority, refuses
  * routings that are not chunk trees, and order_verify() catches schedules
  * that break the model; lowered and executed, a stage-2 schedule takes
- * exactly its predicted time. */
+ * exactly its predicted time; and the scheduler's picks are those of a
+ * plain scan of every candidate by the rule order.h states. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -502,6 +503,234 @@ static void test_verify_catches_violations(void **state)
     topo_free(t);
 }
 
+/* ---- the rule of order.h by a plain scan, against order_schedule */
+
+static int close_to(double a, double b)
+{
+    double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    return fabs(a - b) <= 1e-9 * (m > 1 ? m : 1);
+}
+
+/* A send's place in its chunk's tree and the two priorities of order.h. */
+typedef struct {
+    int parent, nres, res[2], chain;    /* chain: NIC egress (sender, resource) or -1 */
+    double cost, remaining, travelled;
+} scan_send;
+
+static double remaining_of(scan_send *s, const algo *a, int i)
+{
+    double below = 0;
+    for (int j = 0; j < a->nsends; j++)
+        if (s[j].parent == i) {
+            double r = remaining_of(s, a, j);
+            below = r > below ? r : below;
+        }
+    return s[i].remaining = s[i].cost + below;
+}
+
+static double travelled_of(scan_send *s, int i)
+{
+    int p = s[i].parent;
+    return p < 0 ? 0 : travelled_of(s, p) + s[p].cost;
+}
+
+static void scan_prepare(const algo *a, const topo *t, double bytes, scan_send *s)
+{
+    int nres = cost_nres(t);
+    for (int i = 0; i < a->nsends; i++) {
+        const algo_send *x = &a->sends[i];
+        topo_route r = topo_route_of(t, x->src, x->dst);
+        s[i].cost = cost_hop_us(&r, bytes);
+        s[i].nres = cost_route_res(t, &r, x->src, x->dst, s[i].res);
+        s[i].chain = cost_res_kind_of(t, s[i].res[0]) == COST_NIC_OUT
+                         ? x->src * nres + s[i].res[0] : -1;
+        s[i].parent = -1;
+        for (int j = 0; j < a->nsends; j++) {
+            const algo_send *y = &a->sends[j];
+            if (x->src != x->origin && y->origin == x->origin && y->index == x->index &&
+                y->dst == x->src)
+                s[i].parent = j;
+        }
+    }
+    for (int i = 0; i < a->nsends; i++) {
+        s[i].travelled = travelled_of(s, i);
+        if (s[i].parent < 0)
+            remaining_of(s, a, i);
+    }
+}
+
+static int scan_better(const scan_send *s, order_policy pol, int a, double ta, int b, double tb)
+{
+    if (pol == ORDER_EARLIEST && !close_to(ta, tb))
+        return ta < tb;
+    if (!close_to(s[a].remaining, s[b].remaining))
+        return s[a].remaining > s[b].remaining;
+    if (!close_to(s[a].travelled, s[b].travelled))
+        return s[a].travelled < s[b].travelled;
+    if (pol != ORDER_EARLIEST && !close_to(ta, tb))
+        return ta < tb;
+    return a < b;
+}
+
+/* When candidate i asks: its chunk is there and its out resource (its
+ * chain on a NIC egress) is free. */
+static double scan_request(const scan_send *s, const cost_lanes *L, const double *chain_end,
+                           const double *ready, int i)
+{
+    double f;
+    if (s[i].chain >= 0)
+        f = chain_end[s[i].chain];
+    else
+        cost_lanes_pick(L, s[i].res[0], &f);
+    return ready[i] > f ? ready[i] : f;
+}
+
+/* Every step looks at every candidate: the earliest request, then the
+ * lowest sender, then the policy among that sender's requests. */
+static void scan_schedule(const algo *a, const topo *t, double bytes, order_policy pol,
+                          double *t_send, double *t_arrive)
+{
+    int n = a->nsends;
+    scan_send *s = calloc((size_t)n, sizeof *s);
+    scan_prepare(a, t, bytes, s);
+    cost_lanes *L = cost_lanes_new(t);
+    double *chain_end = calloc((size_t)t->nranks * cost_nres(t), sizeof *chain_end);
+    double *ready = calloc((size_t)n, sizeof *ready);
+    int *state = calloc((size_t)n, sizeof *state);     /* 0 waits, 1 candidate, 2 placed */
+    for (int i = 0; i < n; i++)
+        state[i] = s[i].parent < 0;
+    for (int step = 0; step < n; step++) {
+        int src = -1;
+        double rq = INFINITY;
+        for (int i = 0; i < n; i++) {
+            double r = state[i] == 1 ? scan_request(s, L, chain_end, ready, i) : INFINITY;
+            if (r < rq || (r == rq && a->sends[i].src < src)) {
+                rq = r;
+                src = a->sends[i].src;
+            }
+        }
+        int b = -1;
+        double bt = 0;
+        for (int i = 0; i < n; i++) {
+            if (state[i] != 1 || a->sends[i].src != src ||
+                scan_request(s, L, chain_end, ready, i) != rq)
+                continue;
+            double ti = cost_lanes_start(L, s[i].res, s[i].nres, rq, NULL);
+            if (b < 0 || scan_better(s, pol, i, ti, b, bt)) {
+                b = i;
+                bt = ti;
+            }
+        }
+        assert_true(b >= 0);
+        int lane[2];
+        cost_lanes_start(L, s[b].res, s[b].nres, bt, lane);
+        t_send[b] = bt;
+        t_arrive[b] = bt + s[b].cost;
+        cost_lanes_hold(L, s[b].res, lane, s[b].nres, t_arrive[b]);
+        if (s[b].chain >= 0)
+            chain_end[s[b].chain] = t_arrive[b];
+        state[b] = 2;
+        for (int j = 0; j < n; j++)
+            if (s[j].parent == b) {
+                state[j] = 1;
+                ready[j] = t_arrive[b];
+            }
+    }
+    cost_lanes_free(L);
+    free(s);
+    free(chain_end);
+    free(ready);
+    free(state);
+}
+
+static int routable(const topo *t, int a, int b)
+{
+    topo_route r = topo_route_of(t, a, b);
+    return r.kind != ROUTE_NONE && r.kind != ROUTE_SELF;
+}
+
+/* A random tree per chunk over the topology's routes (fan: every rank
+ * straight from the origin). */
+static algo *random_routing(const topo *t, int per, int fan, unsigned *seed)
+{
+    int n = t->nranks;
+    algo *a = algo_new(COLL_ALLGATHER, n, per);
+    int *in = malloc((size_t)n * sizeof *in), *perm = malloc((size_t)n * sizeof *perm);
+    for (int o = 0; o < n; o++)
+        for (int j = 0; j < per; j++) {
+            for (int v = 0; v < n; v++)
+                perm[v] = v;
+            for (int v = n - 1; v > 0; v--) {
+                int w = (int)(rand_r(seed) % (unsigned)(v + 1)), x = perm[v];
+                perm[v] = perm[w];
+                perm[w] = x;
+            }
+            int nin = 0;
+            in[nin++] = o;
+            for (int q = 0; q < n; q++) {
+                int v = perm[q], u = o;
+                if (v == o)
+                    continue;
+                for (int tries = 0; !fan && tries < 8; tries++) {
+                    int c = in[rand_r(seed) % (unsigned)nin];
+                    if (routable(t, c, v)) {
+                        u = c;
+                        break;
+                    }
+                }
+                if (!routable(t, u, v))
+                    continue;
+                algo_add_send(a, o, j, u, v, 0, 0);
+                in[nin++] = v;
+            }
+        }
+    free(in);
+    free(perm);
+    return a;
+}
+
+/* order_schedule places the sends exactly where the plain scan of every
+ * candidate does, for both policies: links with several lanes, switch
+ * ports, NICs shared by several ranks, and chunk sizes where the latency
+ * makes many candidates tie. */
+static void test_matches_a_plain_scan(void **state)
+{
+    (void)state;
+    const char *names[] = {"dgx-h100-x2", "ndv2-x2", "torus-2d-4x4", "cs-cluster2"};
+    const double sizes[] = {1 << 20, 3000, 64};
+    unsigned seed = 7;
+    for (size_t q = 0; q < sizeof names / sizeof *names; q++) {
+        topo *t = load(names[q]);
+        for (int fan = 0; fan < 2; fan++)
+            for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+                algo *a = random_routing(t, 2, fan, &seed);
+                double *ts = malloc((size_t)a->nsends * sizeof *ts);
+                double *ta = malloc((size_t)a->nsends * sizeof *ta);
+                order_policy pols[] = {ORDER_PRIORITY, ORDER_EARLIEST};
+                for (int p = 0; p < 2; p++) {
+                    order_opts o;
+                    order_opts_init(&o);
+                    o.policy = pols[p];
+                    algo *out = NULL;
+                    tc_err e;
+                    assert_int_equal(order_schedule(a, t, sizes[z], &o, &out, NULL, &e), TC_OK);
+                    scan_schedule(a, t, sizes[z], pols[p], ts, ta);
+                    for (int i = 0; i < a->nsends; i++)
+                        if (out->sends[i].t_send != ts[i] || out->sends[i].t_arrive != ta[i])
+                            fail_msg("%s, %g bytes, fan %d, policy %d: send %d at %.17g..%.17g, "
+                                     "the scan places it at %.17g..%.17g", names[q], sizes[z],
+                                     fan, (int)pols[p], i, out->sends[i].t_send,
+                                     out->sends[i].t_arrive, ts[i], ta[i]);
+                    algo_free(out);
+                }
+                free(ts);
+                free(ta);
+                algo_free(a);
+            }
+        topo_free(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -514,6 +743,7 @@ int main(void)
         cmocka_unit_test(test_stage2_time_is_executed_time),
         cmocka_unit_test(test_refuses_bad_routings),
         cmocka_unit_test(test_verify_catches_violations),
+        cmocka_unit_test(test_matches_a_plain_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
