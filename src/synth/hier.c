@@ -222,7 +222,7 @@ static void compose_alltoall(compose *c, const chunk_index *ci, const int *sende
                              const int *receiver)
 {
     const topo *t = c->t;
-    int rpn = t->ranks_per_node, N = t->nnodes, n_all = t->nranks;
+    int rpn = t->ranks_per_node, n_all = t->nranks;
     int k = c->out->chunks_per_rank / n_all;
     for (int o = 0; o < n_all; o++) {
         int n = o / rpn, g = o % rpn, x = sender[g], r = receiver[g];
@@ -247,7 +247,6 @@ static void compose_alltoall(compose *c, const chunk_index *ci, const int *sende
             }
         }
     }
-    (void)N;
 }
 
 /* Route one node of t with the node sketch of s. */
@@ -289,7 +288,7 @@ int hier_route(const sketch *s, const topo *t, coll_kind k, double chunk_bytes,
     int rpn = t->ranks_per_node;
     hs->sender = xcalloc((size_t)rpn, sizeof *hs->sender);
     hs->receiver = xcalloc((size_t)rpn, sizeof *hs->receiver);
-    pick_rails(s, t, hs->sender, hs->receiver, err);
+    pick_rails(s, t, hs->sender, hs->receiver, err);  /* hier_applies: it succeeds */
     hs->rails_ring = k == COLL_ALLGATHER;
 
     algo *node = NULL;
