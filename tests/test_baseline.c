@@ -18,28 +18,12 @@
 #include "exec/run.h"
 #include "sched/xml.h"
 #include "synth/baseline.h"
-
-static const char *root(void)
-{
-    const char *r = getenv("TACCL_ROOT");
-    return r && *r ? r : ".";
-}
-
-static topo *load(const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/topologies/%s.json", root(), name);
-    tc_err e;
-    topo *t = topo_load(path, &e);
-    if (!t)
-        fail_msg("cannot load %s: %s", path, e.msg);
-    return t;
-}
+#include "fixtures.h"
 
 static int file_exists(const char *name)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/topologies/%s.json", root(), name);
+    snprintf(path, sizeof path, "%s/topologies/%s.json", fx_root(), name);
     FILE *f = fopen(path, "r");
     if (f)
         fclose(f);
@@ -182,7 +166,7 @@ static void test_gpu_topologies(void **state)
     const char *names[] = {"ndv2-x1", "ndv2-x2", "dgx2-x1"};
     int all_pairs[] = {0, 0, 1};
     for (int i = 0; i < 3; i++) {
-        topo *t = load(names[i]);
+        topo *t = fx_topo(names[i]);
         verify_all_on(t, all_pairs[i], 1, 1);
         topo_free(t);
     }
@@ -191,14 +175,14 @@ static void test_gpu_topologies(void **state)
 static void test_torus_and_chip_topologies(void **state)
 {
     (void)state;
-    topo *t = load("torus-2d-4x4");
+    topo *t = fx_topo("torus-2d-4x4");
     verify_all_on(t, 0, 0, 0);  /* XOR partners 0 and 2 are not neighbours; 0 and 10
                                    share no neighbour to relay through */
     topo_free(t);
-    t = load("cs-chip4");
+    t = fx_topo("cs-chip4");
     verify_all_on(t, 1, 1, 1);
     topo_free(t);
-    t = load("cs-cluster2");
+    t = fx_topo("cs-cluster2");
     verify_all_on(t, 1, 1, 1);
     topo_free(t);
 }
@@ -208,7 +192,7 @@ static void test_rsag_vias_and_chunking(void **state)
     (void)state;
     const char *vias[] = {"direct", "ring", "butterfly"};
     topo *t8 = topo_default(8), *t6 = topo_default(6);
-    topo *dgx = load("dgx2-x1");
+    topo *dgx = fx_topo("dgx2-x1");
     for (int v = 0; v < 3; v++) {
         baseline_opts o;
         baseline_opts_default(&o);
@@ -249,7 +233,7 @@ static void test_tree_multinode(void **state)
     for (int i = 0; i < 3; i++) {
         if (!file_exists(names[i]))
             continue;
-        topo *t = load(names[i]);
+        topo *t = fx_topo(names[i]);
         baseline_opts o;
         baseline_opts_default(&o);
         verify("tree", t, COLL_ALLREDUCE, &o);
@@ -391,7 +375,7 @@ static void test_ring_time_is_textbook(void **state)
 static void test_case_study_syncs(void **state)
 {
     (void)state;
-    topo *t = load("cs-chip4");
+    topo *t = fx_topo("cs-chip4");
     struct {
         const char *algo;
         long long syncs;
@@ -494,7 +478,7 @@ static void test_ring_counts(void **state)
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         if (!file_exists(files[i].name))
             continue;
-        topo *t = load(files[i].name);
+        topo *t = fx_topo(files[i].name);
         int dis, got = rings_on(t, 8, &s, &dis);
         print_message("rings: %-14s %d sharing nothing, %d in all (%.3f ms)\n", files[i].name,
                       dis, got, s * 1e3);
@@ -525,7 +509,7 @@ static void test_large_rings(void **state)
     for (int i = 0; i < 4; i++) {
         if (!file_exists(names[i]))
             continue;
-        topo *t = load(names[i]);
+        topo *t = fx_topo(names[i]);
         double s1, s8;
         int one = rings_on(t, 1, &s1, NULL);
         int all = rings_on(t, 8, &s8, NULL);
@@ -548,7 +532,7 @@ static void test_large_build(void **state)
 {
     (void)state;
     const char *name = file_exists("torus-2d-32x32") ? "torus-2d-32x32" : NULL;
-    topo *t = name ? load(name) : topo_default(1024);
+    topo *t = name ? fx_topo(name) : topo_default(1024);
     baseline_opts o;
     baseline_opts_default(&o);
     tc_err e;
@@ -616,7 +600,7 @@ static void test_refusals(void **state)
     topo_free(t66);
 
     /* a topology without all pairs: direct names the missing pair */
-    topo *nd = load("ndv2-x1");
+    topo *nd = fx_topo("ndv2-x1");
     assert_null(baseline_build("direct", nd, COLL_ALLGATHER, &o, &e));
     assert_non_null(strstr(e.msg, "no link, switch or NIC"));
     topo_free(nd);
@@ -730,7 +714,7 @@ static void test_nccl_bundled(void **state)
         if (quick && strcmp(names[i], "ndv2-x2") && strcmp(names[i], "dgx2-x1") &&
             strcmp(names[i], "dgx-a100-x2") && strcmp(names[i], "ndv5-x1"))
             continue;
-        topo *t = load(names[i]);
+        topo *t = fx_topo(names[i]);
         for (int k = 0; k < COLL_COUNT; k++)
             for (int z = 0; z < 2; z++) {
                 if (t->nranks > 16 && z == 0 && k == COLL_ALLTOALL)
@@ -790,7 +774,7 @@ static void test_nccl_uses_every_nic(void **state)
     (void)state;
     static const char *names[] = {"dgx2-x2", "dgx-a100-x2", "dgx-h100-x4", "ndv4-x2"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        topo *t = load(names[i]);
+        topo *t = fx_topo(names[i]);
         baseline_opts o;
         baseline_opts_default(&o);
         o.size_bytes = 1LL << 30;
@@ -809,7 +793,7 @@ static void test_nccl_uses_every_nic(void **state)
         prog_free(p);
         topo_free(t);
     }
-    topo *t = load("dgx2-x2");
+    topo *t = fx_topo("dgx2-x2");
     baseline_opts o;
     baseline_opts_default(&o);
     o.size_bytes = 1 << 20;
@@ -830,12 +814,12 @@ static void test_nccl_refusals(void **state)
     tc_err e;
     baseline_opts o;
     baseline_opts_default(&o);
-    topo *t = load("cs-chip4");
+    topo *t = fx_topo("cs-chip4");
     assert_null(baseline_build("nccl", t, COLL_ALLGATHER, &o, &e));
     assert_int_equal(e.code, TC_INPUT);
     assert_non_null(strstr(e.msg, "NCCL runs on GPUs"));
     topo_free(t);
-    t = load("ndv2-x1");
+    t = fx_topo("ndv2-x1");
     o.channels = 2;
     assert_null(baseline_build("nccl", t, COLL_ALLGATHER, &o, &e));
     assert_non_null(strstr(e.msg, "--channels"));
@@ -845,7 +829,7 @@ static void test_nccl_refusals(void **state)
 static void test_deterministic(void **state)
 {
     (void)state;
-    topo *t = load("ndv2-x2");
+    topo *t = fx_topo("ndv2-x2");
     const char *algos[] = {"ring", "tree", "butterfly"};
     for (int a = 0; a < 3; a++) {
         baseline_opts o;

@@ -21,25 +21,9 @@
 #include "sched/lower.h"
 #include "synth/order.h"
 #include "model/cost.h"
+#include "fixtures.h"
 
 #define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) < 1e-9 * (1 + fabs((double)(b))))
-
-static const char *root(void)
-{
-    const char *r = getenv("TACCL_ROOT");
-    return r && *r ? r : ".";
-}
-
-static topo *load(const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/topologies/%s.json", root(), name);
-    tc_err e;
-    topo *t = topo_load(path, &e);
-    if (!t)
-        fail_msg("cannot load %s: %s", path, e.msg);
-    return t;
-}
 
 static double hop_cost(const topo *t, int a, int b, double bytes)
 {
@@ -209,7 +193,7 @@ static void test_ring_time(void **state)
 static void test_capacity_switch_and_nics(void **state)
 {
     (void)state;
-    topo *t = load("dgx2-x2");
+    topo *t = fx_topo("dgx2-x2");
     double bytes = 65536;
     algo *r = direct_routing(t->nranks, 1), *s = NULL;
     order_result res;
@@ -348,7 +332,7 @@ static void test_best_policy(void **state)
 static void test_shared_nic_served_in_request_order(void **state)
 {
     (void)state;
-    topo *t = load("dgx2-x2");
+    topo *t = fx_topo("dgx2-x2");
     double bytes = 1024, nic = hop_cost(t, 0, 16, bytes);
     order_opts o;
     order_opts_init(&o);
@@ -378,7 +362,7 @@ static void test_shared_nic_served_in_request_order(void **state)
 static void test_stage2_time_is_executed_time(void **state)
 {
     (void)state;
-    topo *t = load("dgx2-x2");
+    topo *t = fx_topo("dgx2-x2");
     int n = 32, rpn = 16;
     double bytes = 1024;
     algo *r = algo_new(COLL_ALLGATHER, n, 1), *s = NULL;
@@ -463,7 +447,7 @@ static void test_refuses_bad_routings(void **state)
     algo_free(r);
     topo_free(t);
     /* a send with no route: NDv2 has no link between local ranks 0 and 5 */
-    t = load("ndv2-x2");
+    t = fx_topo("ndv2-x2");
     r = algo_new(COLL_ALLGATHER, 16, 1);
     algo_add_send(r, 0, 0, 0, 5, 0, 0);
     assert_int_equal(order_schedule(r, t, 1000, NULL, &s, NULL, &e), TC_INPUT);
@@ -700,7 +684,7 @@ static void test_matches_a_plain_scan(void **state)
     const double sizes[] = {1 << 20, 3000, 64};
     unsigned seed = 7;
     for (size_t q = 0; q < sizeof names / sizeof *names; q++) {
-        topo *t = load(names[q]);
+        topo *t = fx_topo(names[q]);
         for (int fan = 0; fan < 2; fan++)
             for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
                 algo *a = random_routing(t, 2, fan, &seed);
