@@ -4,7 +4,9 @@
  * leave through its sender and enter through its receiver, the sketch's
  * relay rules included), an AllGather rail is a ring (each rank sends to at
  * most two remote peers, whatever the node count), an AllToAll rail is one
- * direct hop, the output is deterministic and stage 2 schedules it, and a
+ * direct hop, node blocks cross whole (one transfer per block per node
+ * pair, the offsets spread over the rails in matched rounds), the output is
+ * deterministic and stage 2 schedules it, and a
  * single node or a collective the composition does not build is refused
  * with a message that says so. */
 #include <setjmp.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "synth/contig.h"
 #include "synth/hier.h"
 #include "synth/order.h"
 #include "fixtures.h"
@@ -198,6 +201,73 @@ static void test_orders_and_is_deterministic(void **state)
     topo_free(t);
 }
 
+/* Node blocks: each inter-node transfer is one group holding every chunk
+ * of the sender's node, each ordered node pair has exactly one, it runs
+ * on a rail, and no NIC sends more than ceil((N - 1) / rails) of them. */
+static void test_allgather_blocks(void **state)
+{
+    (void)state;
+    topo *t = fx_topo("dgx-h100-x4");
+    sketch *s = plain_sketch(t, 2);
+    route_opts o;
+    route_opts_init(&o);
+    o.quiet = 1;
+    o.time_limit_s = 2;
+    algo *a = NULL;
+    hier_stats hs;
+    tc_err e;
+    if (hier_route_blocks(s, t, 1 << 20, &o, &a, &hs, &e) != TC_OK)
+        fail_msg("hier_route_blocks: %s", e.msg);
+    if (route_check(a, NULL, t, COLL_ALLGATHER, &e) != TC_OK)
+        fail_msg("node blocks are not a routing: %s", e.msg);
+    assert_int_equal(hs.blocks, 1);
+    assert_int_equal(hs.rails_ring, 0);
+    assert_on_rails(a, t, &hs);
+    int rpn = t->ranks_per_node, N = t->nnodes, k = a->chunks_per_rank;
+    int ng = 0;
+    for (int i = 0; i < a->nsends; i++)
+        ng = a->sends[i].group >= ng ? a->sends[i].group + 1 : ng;
+    int *members = calloc((size_t)ng, sizeof *members), *pairs = calloc((size_t)N * N, sizeof *pairs);
+    int *per_sender = calloc((size_t)t->nranks, sizeof *per_sender);
+    for (int i = 0; i < a->nsends; i++) {
+        const algo_send *x = &a->sends[i];
+        int sn = topo_node_of(t, x->src), dn = topo_node_of(t, x->dst);
+        if (sn == dn)
+            continue;
+        assert_true(x->group >= 0);
+        assert_int_equal(topo_node_of(t, x->origin), sn);   /* the sender's node's block */
+        if (members[x->group]++ == 0) {
+            pairs[sn * N + dn]++;
+            per_sender[x->src]++;
+        }
+    }
+    for (int i = 0; i < a->nsends; i++)
+        if (a->sends[i].group >= 0 && topo_node_of(t, a->sends[i].src) !=
+                                          topo_node_of(t, a->sends[i].dst))
+            assert_int_equal(members[a->sends[i].group], rpn * k);
+    for (int n = 0; n < N; n++)
+        for (int m = 0; m < N; m++)
+            assert_int_equal(pairs[n * N + m], n != m);
+    int rails = 0;
+    for (int g = 0; g < rpn; g++)
+        rails += hs.sender[g] == g;
+    for (int r = 0; r < t->nranks; r++)
+        assert_true(per_sender[r] <= (N - 1 + rails - 1) / rails);
+    /* the executor's replay times it: a schedule, not just a routing */
+    algo *timed = NULL;
+    if (contig_replay(a, t, 1 << 20, &timed, &e) != TC_OK)
+        fail_msg("replay of the node blocks: %s", e.msg);
+    assert_true(timed->predicted_us > 0);
+    algo_free(timed);
+    free(members);
+    free(pairs);
+    free(per_sender);
+    hier_stats_free(&hs);
+    algo_free(a);
+    sketch_free(s);
+    topo_free(t);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -227,6 +297,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allgather_rings_on_rails),
         cmocka_unit_test(test_alltoall_direct_rails),
+        cmocka_unit_test(test_allgather_blocks),
         cmocka_unit_test(test_sketch_relay_respected),
         cmocka_unit_test(test_orders_and_is_deterministic),
         cmocka_unit_test(test_refusals),

@@ -48,7 +48,8 @@ static const char usage[] =
     "       taccl-synth SKETCH.json TOPO.json -o OUT.xml [--collective C] [--size BYTES]\n"
     "                   [--time-limit S] [--gap G] [--solver glpk|cbc] [--instances K]\n"
     "                   [--mem-limit MB] [--target T] [--bytes LO:HI] [--proto P]\n"
-    "                   [--hierarchical|--flat] [--strict] [-q|-v] [--json]\n"
+    "                   [--hierarchical|--flat] [--rails ring|blocks|best] [--strict]\n"
+    "                   [-q|-v] [--json]\n"
     "       taccl-synth --plan TOPO.json --collective C -o DIR [--sketch S.json ...]\n"
     "                   [--sizes LO:HI] [--target T] [--time-budget S] [--no-propose]\n"
     "                   [--time-limit S] [--strict] [-q] [--json]\n"
@@ -102,6 +103,11 @@ static const char help[] =
     "                    reductions, direct hops for alltoall) instead of one MILP\n"
     "                    over the whole cluster.  Default: hierarchical from 64\n"
     "                    ranks on 2 nodes or more; --flat never\n"
+    "  --rails R         hierarchical allgather between nodes: ring (the rings\n"
+    "                    above), blocks (each node gathers itself, then sends its\n"
+    "                    whole block to every other node directly: one alpha per\n"
+    "                    node instead of one per chunk), or best (default: both,\n"
+    "                    the faster kept)\n"
     "  --proto P         the protocol the runtime moves data with: Simple (default),\n"
     "                    LL, LL128, or auto: whichever the cost model times fastest\n"
     "                    at --size (LL: half the bandwidth at a fraction of the\n"
@@ -152,6 +158,7 @@ typedef struct {
     int instances;
     int mem_limit_mb;           /* sketch mode; 0 = none */
     int hierarchical;           /* sketch mode: 1 --hierarchical, -1 --flat, 0 default */
+    int rails;                  /* --rails: SYNTH_RAILS_* */
     long long min_bytes, max_bytes; /* --bytes; default 0 and INT64_MAX */
     const char *proto;          /* --proto: Simple, LL, LL128, auto; NULL = Simple */
     int strict;                 /* --strict: topology warnings are errors */
@@ -329,6 +336,16 @@ static int parse_args(int argc, char **argv, cli *c)
             if (c->hierarchical && c->hierarchical != h)
                 return report(c, 1, "--hierarchical and --flat do not go together%s%s", "", "");
             c->hierarchical = h;
+        } else if (!strcmp(a, "--rails")) {
+            NEED_VALUE();
+            if (!strcmp(v, "ring"))
+                c->rails = SYNTH_RAILS_RING;
+            else if (!strcmp(v, "blocks"))
+                c->rails = SYNTH_RAILS_BLOCKS;
+            else if (!strcmp(v, "best"))
+                c->rails = SYNTH_RAILS_BEST;
+            else
+                return report(c, 1, "--rails: expected ring, blocks or best, got '%s'%s", v, "");
         } else if (!strcmp(a, "--strict")) {
             c->strict = 1;
         } else if (!strcmp(a, "--plan")) {
@@ -588,6 +605,7 @@ static void print_synth_json(const cli *c, const prog *p, const synth_stats *st)
     cJSON_AddNumberToObject(j, "groups", st->groups);
     cJSON_AddNumberToObject(j, "contig_solves", st->contig_solves);
     cJSON_AddBoolToObject(j, "hierarchical", st->hierarchical);
+    cJSON_AddBoolToObject(j, "hierarchical_blocks", st->hier_blocks);
     if (coll_is_reduction(p->coll))
         cJSON_AddNumberToObject(j, "reducescatter_us", st->rs_us);
     else
@@ -735,6 +753,7 @@ static int synth_main(const cli *c)
     o.verbose = c->verbose;
     o.mem_limit_mb = c->mem_limit_mb;
     o.hierarchical = c->hierarchical;
+    o.rails = c->rails;
     int rc = sketch_check(s, t, &err);
     prog *p = NULL;
     synth_stats st;

@@ -216,6 +216,116 @@ static void compose_allgather(compose *c, const chunk_index *ci, const int *send
             }
 }
 
+/* The distinct rail senders s(g), in local order: the ranks through which
+ * whole node blocks leave (compose_blocks). */
+static int rail_list(const int *sender, int rpn, int *rail)
+{
+    int R = 0;
+    for (int g = 0; g < rpn; g++) {
+        int seen = 0;
+        for (int q = 0; q < R; q++)
+            seen |= rail[q] == sender[g];
+        if (!seen)
+            rail[R++] = sender[g];
+    }
+    return R;
+}
+
+/* Add one transfer of node n's whole block (every local origin, every
+ * index) from a to b in [t0, t1), all of it one group. */
+static void block_send(compose *c, int n, int a, int b, double t0, double t1, int group)
+{
+    int rpn = c->t->ranks_per_node, k = c->out->chunks_per_rank;
+    for (int h = 0; h < rpn; h++)
+        for (int j = 0; j < k; j++)
+            algo_add_send(c->out, n * rpn + h, j, a, b, t0, t1)->group = group;
+}
+
+static int reaches_all(const topo *t, int r);
+
+/* AllGather by node blocks: every node first gathers itself (each chunk
+ * over its node tree), so each local rank holds the node's block, whose
+ * chunks are contiguous in the output.  Then node n sends that block whole
+ * to every other node m = n + d: offset d goes through rail sender
+ * x = rail[(d - 1) % R] to (m, r(x)), in round (d - 1) / R, so in one round
+ * each rail's senders and receivers are matched one to one; node m
+ * spreads the block from (m, r(x)) over the node tree of (r(x), 0), each
+ * hop one transfer.  One alpha per block per hop instead of one per chunk:
+ * on N nodes a NIC sends about (N - 1) / R transfers where the rings send
+ * N - 1. */
+static void compose_blocks(compose *c, const chunk_index *ci, const int *sender,
+                           const int *receiver)
+{
+    const topo *t = c->t;
+    int rpn = t->ranks_per_node, N = t->nnodes, k = c->out->chunks_per_rank;
+    int *rail = xcalloc((size_t)rpn, sizeof *rail), R = rail_list(sender, rpn, rail);
+    int *star = xcalloc((size_t)rpn, sizeof *star);
+    for (int r = 0; r < rpn; r++)
+        star[r] = reaches_all(t, r);
+    double gathered = 0, bytes = c->chunk * rpn * k;
+    for (int n = 0; n < N; n++)
+        for (int g = 0; g < rpn; g++)
+            for (int j = 0; j < k; j++) {
+                for (int v = 0; v < t->nranks; v++)
+                    c->at[v] = -1;
+                c->at[n * rpn + g] = 0;
+                node_tree(c, ci, g * k + j, n, n * rpn + g, j);
+                for (int v = n * rpn; v < (n + 1) * rpn; v++)
+                    gathered = c->at[v] > gathered ? c->at[v] : gathered;
+            }
+    int group = 0;
+    for (int n = 0; n < N; n++)
+        for (int d = 1; d < N; d++) {
+            int x = rail[(d - 1) % R], r = receiver[x], m = (n + d) % N;
+            topo_route rt = topo_route_of(t, n * rpn + x, m * rpn + r);
+            double step = cost_hop_us(&rt, bytes);
+            double t0 = gathered + ((d - 1) / R) * step, t1 = t0 + step;
+            block_send(c, n, n * rpn + x, m * rpn + r, t0, t1, group++);
+            for (int v = m * rpn; v < (m + 1) * rpn; v++)
+                c->at[v] = -1;
+            c->at[m * rpn + r] = t1;
+            if (star[r]) {
+                /* one hop to each local, one after the other out of r,
+                 * starting with the next rank so the receivers are
+                 * spread */
+                double h0 = t1;
+                for (int q = 1; q < rpn; q++) {
+                    int b = m * rpn + (r + q) % rpn;
+                    topo_route hr = topo_route_of(t, m * rpn + r, b);
+                    double h1 = h0 + cost_hop_us(&hr, bytes);
+                    block_send(c, n, m * rpn + r, b, h0, h1, group++);
+                    h0 = h1;
+                }
+                continue;
+            }
+            int nc = r * k;
+            for (int p = ci->start[nc]; p < ci->start[nc + 1]; p++) {
+                const algo_send *s = &ci->a->sends[ci->idx[p]];
+                int a = m * rpn + s->src, b = m * rpn + s->dst;
+                topo_route hr = topo_route_of(t, a, b);
+                double h0 = c->at[a] > 0 ? c->at[a] : 0, h1 = h0 + cost_hop_us(&hr, bytes);
+                block_send(c, n, a, b, h0, h1, group++);
+                c->at[b] = h1;
+            }
+        }
+    free(rail);
+    free(star);
+}
+
+/* Does local r reach every other local rank of a node in one hop (a link
+ * or a switch)?  Then a block it receives goes to each of them directly:
+ * the node tree of one chunk may relay through ranks whose out ports the
+ * other blocks need. */
+static int reaches_all(const topo *t, int r)
+{
+    for (int b = 0; b < t->ranks_per_node; b++) {
+        topo_route rt = topo_route_of(t, r, b);
+        if (b != r && rt.kind != ROUTE_LINK && rt.kind != ROUTE_SWITCH)
+            return 0;
+    }
+    return 1;
+}
+
 /* AllToAll: inside the node the node path; to another node the path to
  * the sender, one hop to the receiver there, the path on to the rank. */
 static void compose_alltoall(compose *c, const chunk_index *ci, const int *sender,
@@ -273,8 +383,25 @@ static int route_node(const sketch *s, const topo *t, coll_kind k, double chunk_
     return rc;
 }
 
+static int route_mode(const sketch *s, const topo *t, coll_kind k, double chunk_bytes,
+                      const route_opts *o, int blocks, algo **out, hier_stats *hs,
+                      tc_err *err);
+
 int hier_route(const sketch *s, const topo *t, coll_kind k, double chunk_bytes,
                const route_opts *o, algo **out, hier_stats *hs, tc_err *err)
+{
+    return route_mode(s, t, k, chunk_bytes, o, 0, out, hs, err);
+}
+
+int hier_route_blocks(const sketch *s, const topo *t, double chunk_bytes, const route_opts *o,
+                      algo **out, hier_stats *hs, tc_err *err)
+{
+    return route_mode(s, t, COLL_ALLGATHER, chunk_bytes, o, 1, out, hs, err);
+}
+
+static int route_mode(const sketch *s, const topo *t, coll_kind k, double chunk_bytes,
+                      const route_opts *o, int blocks, algo **out, hier_stats *hs,
+                      tc_err *err)
 {
     hier_stats local;
     if (!hs)
@@ -289,7 +416,8 @@ int hier_route(const sketch *s, const topo *t, coll_kind k, double chunk_bytes,
     hs->sender = xcalloc((size_t)rpn, sizeof *hs->sender);
     hs->receiver = xcalloc((size_t)rpn, sizeof *hs->receiver);
     pick_rails(s, t, hs->sender, hs->receiver, err);  /* hier_applies: it succeeds */
-    hs->rails_ring = k == COLL_ALLGATHER;
+    hs->rails_ring = k == COLL_ALLGATHER && !blocks;
+    hs->blocks = blocks;
 
     algo *node = NULL;
     int rc = route_node(s, t, k, chunk_bytes, o, &node, &hs->node, err);
@@ -303,7 +431,9 @@ int hier_route(const sketch *s, const topo *t, coll_kind k, double chunk_bytes,
     c.out = algo_new(k, t->nranks, k == COLL_ALLGATHER ? kk : t->nranks * kk);
     chunk_index ci;
     index_chunks(node, &ci);
-    if (k == COLL_ALLGATHER)
+    if (blocks)
+        compose_blocks(&c, &ci, hs->sender, hs->receiver);
+    else if (k == COLL_ALLGATHER)
         compose_allgather(&c, &ci, hs->sender, hs->receiver);
     else
         compose_alltoall(&c, &ci, hs->sender, hs->receiver);

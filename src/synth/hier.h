@@ -31,6 +31,12 @@
  * treat the composed routing like the flat one; ReduceScatter and AllReduce
  * come from the AllGather as before (synth.h).
  *
+ * AllGather by NODE BLOCKS (hier_route_blocks) is the other composition:
+ * each node gathers itself, then sends its block (its ranks' chunks,
+ * contiguous in the output) whole to every other node, one group per block
+ * per hop, so a NIC pays one alpha per node instead of one per chunk; its
+ * order is fixed here (matched rounds over the rails) for contig_replay.
+ *
  * Deterministic: the node MILP is (up to its time limit), and the
  * composition is a fixed walk over nodes, ranks and chunks. */
 #ifndef TC_HIER_H
@@ -46,6 +52,7 @@ typedef struct {
     int *sender;            /* [ranks_per_node]: s(g), local */
     int *receiver;          /* [ranks_per_node]: r(g), local */
     int rails_ring;         /* 1: ring over the nodes (AllGather), 0: direct */
+    int blocks;             /* 1: whole node blocks, direct (hier_route_blocks) */
     int nsends;             /* of the composed routing */
 } hier_stats;
 
@@ -63,6 +70,16 @@ int hier_applies(const sketch *s, const topo *t, tc_err *err);
  * a stop request. */
 int hier_route(const sketch *s, const topo *t, coll_kind k, double chunk_bytes,
                const route_opts *o, algo **out, hier_stats *hs, tc_err *err);
+
+/* AllGather by node blocks: each node gathers itself first, then sends its
+ * block (all its ranks' chunks, contiguous in the output) whole and
+ * directly to every other node, the offsets spread over the rail senders
+ * in rounds, each receiver spreading the block over the node tree.  Same
+ * contract as hier_route, except that the sends of one block on one hop
+ * share a group (one transfer: one alpha) and the times are an order
+ * (rounds) for contig_replay, not a contention-free estimate. */
+int hier_route_blocks(const sketch *s, const topo *t, double chunk_bytes, const route_opts *o,
+                      algo **out, hier_stats *hs, tc_err *err);
 
 void hier_stats_free(hier_stats *hs);
 

@@ -221,6 +221,26 @@ static int precheck(const algo *routing, const synth_opts *o, tc_err *err)
     return lower_precheck(routing, &lo, err);
 }
 
+/* The other hierarchical AllGather: node blocks sent whole
+ * (hier_route_blocks), its order and groups fixed by the composition and
+ * timed as the executor will run them (contig_replay): stages 2 and 3
+ * would only undo the grouping, which is the point of it. */
+static int blocks_allgather(const sketch *s, const topo *t, double chunk, const route_opts *ro,
+                            const synth_opts *o, algo **out, tc_err *err)
+{
+    algo *routing = NULL;
+    route_opts q = *ro;
+    q.quiet = 1;
+    *out = NULL;
+    int rc = hier_route_blocks(s, t, chunk, &q, &routing, NULL, err);
+    if (rc == TC_OK)
+        rc = precheck(routing, o, err);
+    if (rc == TC_OK)
+        rc = contig_replay(routing, t, chunk, out, err);
+    algo_free(routing);
+    return rc;
+}
+
 /* Is stage 1 hierarchical?  Forced on: *rc = TC_INPUT with err when the
  * cluster cannot be (hier_applies); by default, when it is large and can. */
 static int use_hier(const sketch *s, const topo *t, const synth_opts *o, tc_err *err, int *rc)
@@ -233,6 +253,59 @@ static int use_hier(const sketch *s, const topo *t, const synth_opts *o, tc_err 
         return *rc == TC_OK;
     }
     return t->nnodes >= 2 && t->nranks >= SYNTH_HIER_RANKS && hier_applies(s, t, NULL) == TC_OK;
+}
+
+/* The last steps on the algorithm kept (consumed): its figures into st,
+ * the lowering, the topology copy.  Shared by the stages and the
+ * node-blocks AllGather. */
+static int finish(const sketch *s, const topo *t, const synth_opts *o, coll_kind k,
+                  long long size, long long chunk, algo *final, prog **out, synth_stats *st,
+                  tc_err *err)
+{
+    int rc;
+    double t0;
+    st->contig_us = final->predicted_us;
+    st->nsends = final->nsends;
+    st->groups = 0;
+    for (int i = 0; i < final->nsends; i++)
+        if (final->sends[i].group >= st->groups)
+            st->groups = final->sends[i].group + 1;
+    if (k == COLL_ALLREDUCE)
+        progress(o, st->join == REVERSE_JOIN_BARRIER
+                 ? "synth: allreduce: kept the barrier join, makespan %.3f us"
+                 : "synth: allreduce: kept the pipeline join, makespan %.3f us",
+                 st->contig_us, 0, 0);
+    progress(o, "synth: stage 3 contiguity: %.3f s, makespan %.3f us, %.0f groups",
+             st->contig_s, st->contig_us, (double)st->groups);
+
+    lower_opts lo;
+    lower_opts_default(&lo);
+    lo.instances = o->instances > 0 ? o->instances : 1;
+    lo.newer_executor = o->newer_executor;
+    lo.unlimited = o->unlimited;
+    lo.size_bytes = size;
+    char name[256];
+    snprintf(name, sizeof name, "taccl %s %s on %s", coll_name(k), s->name ? s->name : "",
+             t->name ? t->name : "");
+    lo.name = name;
+    t0 = now_s();
+    prog *p = lower_with_notes(&final, t, (double)chunk, &lo, o, st, err);
+    st->lower_s = now_s() - t0;
+    algo_free(final);
+    if (!p)
+        return TC_INPUT;
+    if ((rc = check_stop(err)) != TC_OK) {
+        prog_free(p);
+        return rc;
+    }
+    topo *tc = copy_topo(t, err);
+    if (!tc) {
+        prog_free(p);
+        return TC_INPUT;
+    }
+    prog_set_topo(p, tc);
+    *out = p;
+    return TC_OK;
 }
 
 int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
@@ -269,7 +342,24 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     algo *routing = NULL, *ordered = NULL, *final = NULL;
     double t0 = now_s();
     int rc;
-    if (use_hier(s, t, o, err, &rc)) {
+    int hier = use_hier(s, t, o, err, &rc);
+    if (rc == TC_OK && o->rails == SYNTH_RAILS_BLOCKS && (!hier || k != COLL_ALLGATHER))
+        return tc_err_set(err, TC_INPUT,
+                          "%s: --rails blocks needs a hierarchical allgather; this call is %s%s",
+                          t->name, hier ? "" : "a flat ", coll_name(k));
+    if (hier && o->rails == SYNTH_RAILS_BLOCKS) {
+        rc = blocks_allgather(s, t, (double)chunk, &ro, o, &final, err);
+        st->route_s = now_s() - t0;
+        if (rc != TC_OK)
+            return rc;
+        st->hierarchical = st->hier_blocks = 1;
+        st->hier_blocks_us = final->predicted_us;
+        st->route_status = LP_UNSOLVED;
+        progress(o, "synth: hierarchical: node blocks sent whole: %.3f s, makespan %.3f us",
+                 st->route_s, final->predicted_us, 0);
+        return finish(s, t, o, k, size, chunk, final, out, st, err);
+    }
+    if (hier) {
         hier_stats hs;
         rc = hier_route(s, t, routed, (double)chunk, &ro, &routing, &hs, err);
         if (rc == TC_OK) {
@@ -386,46 +476,28 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
         algo_free(final);
     if (rc != TC_OK)
         return rc;
-    st->contig_us = final->predicted_us;
-    st->nsends = final->nsends;
-    st->groups = 0;
-    for (int i = 0; i < final->nsends; i++)
-        if (final->sends[i].group >= st->groups)
-            st->groups = final->sends[i].group + 1;
-    if (k == COLL_ALLREDUCE)
-        progress(o, st->join == REVERSE_JOIN_BARRIER
-                 ? "synth: allreduce: kept the barrier join, makespan %.3f us"
-                 : "synth: allreduce: kept the pipeline join, makespan %.3f us",
-                 st->contig_us, 0, 0);
-    progress(o, "synth: stage 3 contiguity: %.3f s, makespan %.3f us, %.0f groups",
-             st->contig_s, st->contig_us, (double)st->groups);
-
-    lower_opts lo;
-    lower_opts_default(&lo);
-    lo.instances = o->instances > 0 ? o->instances : 1;
-    lo.newer_executor = o->newer_executor;
-    lo.unlimited = o->unlimited;
-    lo.size_bytes = size;
-    char name[256];
-    snprintf(name, sizeof name, "taccl %s %s on %s", coll_name(k), s->name ? s->name : "",
-             t->name ? t->name : "");
-    lo.name = name;
-    t0 = now_s();
-    prog *p = lower_with_notes(&final, t, (double)chunk, &lo, o, st, err);
-    st->lower_s = now_s() - t0;
-    algo_free(final);
-    if (!p)
-        return TC_INPUT;
-    if ((rc = check_stop(err)) != TC_OK) {
-        prog_free(p);
-        return rc;
+    if (k == COLL_ALLGATHER && st->hierarchical && o->rails != SYNTH_RAILS_RING) {
+        algo *b = NULL;
+        tc_err e2;
+        tc_err_clear(&e2);
+        t0 = now_s();
+        if (blocks_allgather(s, t, (double)chunk, &ro, o, &b, &e2) == TC_OK) {
+            st->hier_blocks_us = b->predicted_us;
+            progress(o, "synth: hierarchical: node blocks sent whole: makespan %.3f us "
+                     "(%.3f s; rings on rails %.3f us)", b->predicted_us, now_s() - t0,
+                     final->predicted_us);
+            if (b->predicted_us < final->predicted_us - 1e-9) {
+                algo_free(final);
+                final = b;
+                b = NULL;
+                st->hier_blocks = 1;
+            }
+        } else {
+            if (!o->quiet)
+                fprintf(stderr, "synth: hierarchical: node blocks not built: %s\n", e2.msg);
+        }
+        algo_free(b);
+        st->contig_s += now_s() - t0;
     }
-    topo *tc = copy_topo(t, err);
-    if (!tc) {
-        prog_free(p);
-        return TC_INPUT;
-    }
-    prog_set_topo(p, tc);
-    *out = p;
-    return TC_OK;
+    return finish(s, t, o, k, size, chunk, final, out, st, err);
 }

@@ -45,7 +45,15 @@ typedef struct {
     int hierarchical;       /* stage 1 on one node + rails (hier.h): 1 always,
                                -1 never, 0 (default) when the cluster has
                                SYNTH_HIER_RANKS ranks or more over >= 2 nodes */
+    int rails;              /* hierarchical AllGather between nodes:
+                               SYNTH_RAILS_* (hier.h: rings or node blocks) */
 } synth_opts;
+
+enum {
+    SYNTH_RAILS_BEST = 0,   /* both, the faster kept */
+    SYNTH_RAILS_RING = 1,
+    SYNTH_RAILS_BLOCKS = 2
+};
 
 /* The cluster size from which stage 1 is hierarchical by default. */
 #define SYNTH_HIER_RANKS 64
@@ -74,6 +82,9 @@ typedef struct {
     double pipeline_us;
     int join;               /* AllReduce: reverse_join kept; -1 otherwise */
     int hierarchical;       /* 1: stage 1 was hier_route */
+    int hier_blocks;        /* 1: the AllGather kept is hier_route_blocks'
+                               (node blocks sent whole), timed by replay */
+    double hier_blocks_us;  /* that candidate's makespan (0: not built) */
 } synth_stats;
 
 void synth_opts_init(synth_opts *o);

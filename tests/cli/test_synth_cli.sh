@@ -86,6 +86,12 @@ done
 expect "hierarchical allreduce verifies in place" 0 "result +verified" -- "$R" "$TMP/h-allreduce.xml" --inplace
 expect "--json says hierarchical" 0 '"hierarchical":true' -- "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective allgather --size 1G --hierarchical -q --json -o "$TMP/h-j.xml"
 expect "32 ranks default to flat" 0 '"hierarchical":false' -- "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective allgather --size 1G --time-limit 2 -q --json -o "$TMP/h-f.xml"
+expect "--rails blocks is written" 0 '"hierarchical_blocks":true' -- "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective allgather --size 4M --hierarchical --rails blocks -q --json -o "$TMP/h-b.xml"
+expect "node blocks verify, data checked" 0 "result +verified" -- "$R" "$TMP/h-b.xml"
+expect "node blocks cross nodes one transfer per block" 0 "" -- bash -c "'$R' '$TMP/h-b.xml' --trace '$TMP/h-b.trace.json' -q && grep -q '\"0->8, 8 chunks\"' '$TMP/h-b.trace.json'"
+refuse "--rails blocks for allreduce" "--rails blocks needs a hierarchical allgather; this call is allreduce" -- "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective allreduce --hierarchical --rails blocks
+refuse "--rails blocks when flat" "this call is a flat allgather" -- "$TMP/plain4.json" "$T/dgx-a100-x4.json" --flat --rails blocks
+refuse "--rails with a bad value" "--rails: expected ring, blocks or best, got 'tree'" -- "$TMP/plain4.json" "$T/dgx-a100-x4.json" --hierarchical --rails tree
 "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective allgather --size 1G --hierarchical -q -o "$TMP/h-j2.xml"
 expect "hierarchical synthesis is deterministic" 0 "" -- cmp "$TMP/h-j.xml" "$TMP/h-j2.xml"
 
