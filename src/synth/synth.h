@@ -55,6 +55,10 @@ enum {
     SYNTH_RAILS_BLOCKS = 2
 };
 
+/* The routing MILP's default relative gap (stage 3's is 0): a sketch's
+ * solver.mip_gap or --gap sets both. */
+#define SYNTH_ROUTE_GAP 1e-3
+
 /* The cluster size from which stage 1 is hierarchical by default. */
 #define SYNTH_HIER_RANKS 64
 
