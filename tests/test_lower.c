@@ -734,6 +734,56 @@ static void test_limits_refused_with_message(void **state)
     topo_free(t);
 }
 
+/* Rank 0 receives the chunk of each of `peers` ranks (3, 4, ...) and sends
+ * every one on to ranks 1 and 2: each recv peer's tb is one that another
+ * tb (a send to 1 or to 2: a tb has one send peer) waits on. */
+static algo *fan_relay(int peers)
+{
+    algo *a = algo_new(COLL_ALLGATHER, peers + 3, 1);
+    for (int p = 3; p < peers + 3; p++) {
+        send_at(a, p, 0, p, 0, 0, 1);
+        send_at(a, p, 0, 0, 1, 1, 1);
+        send_at(a, p, 0, 0, 2, 2, 1);
+    }
+    return a;
+}
+
+static void test_depid_judged_before_stage2(void **state)
+{
+    (void)state;
+    lower_opts o;
+    lower_opts_default(&o);
+    tc_err e = {0};
+    algo *a = fan_relay(128);      /* 128 waited-on tbs: ids 0..127 fit */
+    assert_int_equal(lower_precheck(a, &o, &e), TC_OK);
+    algo_free(a);
+    a = fan_relay(129);
+    assert_int_equal(lower_precheck(a, &o, &e), TC_INPUT);
+    assert_non_null(strstr(e.msg, "rank 0 sends on what 129 peers send it"));
+    assert_non_null(strstr(e.msg, "depid <= 127"));
+    assert_non_null(strstr(e.msg, "only --target unlimited"));
+    o.unlimited = 1;
+    assert_int_equal(lower_precheck(a, &o, &e), TC_OK);
+    algo_free(a);
+    /* instances multiply them, and the message says which count fits */
+    lower_opts_default(&o);
+    o.instances = 3;
+    a = fan_relay(50);
+    assert_int_equal(lower_precheck(a, &o, &e), TC_INPUT);
+    assert_non_null(strstr(e.msg, "150 tbs others wait on (x 3 instances)"));
+    assert_non_null(strstr(e.msg, "--instances 2 fits"));
+    algo_free(a);
+    /* a relay to one rank only can share its tb: not counted */
+    a = algo_new(COLL_ALLGATHER, 203, 1);
+    for (int p = 3; p < 203; p++) {
+        send_at(a, p, 0, p, 0, 0, 1);
+        send_at(a, p, 0, 0, 1, 1, 1);
+    }
+    lower_opts_default(&o);
+    assert_int_equal(lower_precheck(a, &o, &e), TC_OK);
+    algo_free(a);
+}
+
 /* ------------------------------------------------------------ (8) instances */
 
 static void test_instances_replicate(void **state)
@@ -919,6 +969,7 @@ int main(void)
         cmocka_unit_test(test_held_back_forward_is_not_fused),
         cmocka_unit_test(test_long_connection_is_sliced),
         cmocka_unit_test(test_limits_refused_with_message),
+        cmocka_unit_test(test_depid_judged_before_stage2),
         cmocka_unit_test(test_instances_replicate),
         cmocka_unit_test(test_lowering_is_deterministic),
         cmocka_unit_test(test_overlapping_sends_use_channels),

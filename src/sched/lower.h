@@ -154,7 +154,9 @@ void lower_opts_default(lower_opts *o);
  * before stages 2 and 3 run (lower_limits.c): its peer blocks x o's
  * instances within MAXCHANNELS, and each rank's tbs (one per send peer and
  * recv peer, paired at best) x instances within the loader's tbs per GPU
- * (legacy 216, newer executor 1024).  TC_OK (always with o->unlimited), or
+ * (legacy 216, newer executor 1024), and the tbs others wait on (a recv
+ * peer whose chunks go on to several ranks) x instances within depid 127.
+ * TC_OK (always with o->unlimited), or
  * TC_INPUT naming the limit and the --instances that would fit. */
 int lower_precheck(const algo *a, const lower_opts *o, tc_err *err);
 

@@ -1,14 +1,16 @@
 /* lower_limits.c — the runtime limits a routing cannot escape, judged
  * before the later stages run (lower_precheck in lower.h).
  *
- * Once stage 1 has fixed who sends to whom, two of the runtimes' limits are
+ * Once stage 1 has fixed who sends to whom, three of the runtimes' limits are
  * settled whatever stages 2 and 3 and the lowering then decide: the peer
  * blocks of channels (each rank holds at most 32 tbs with a send peer and 32
  * with a recv peer per channel, so the ring offsets in use, 32 to a block,
  * each need channels of their own: lower_xfer.c) times the instances
  * against MAXCHANNELS, and the tbs a rank needs (one per send peer and one
  * per recv peer, two paired at best) times the instances against the
- * loader's tbs per GPU.  Checking them here turns a refusal that used to
+ * loader's tbs per GPU; and the tbs other tbs must wait on (at least: a
+ * recv peer whose chunks the rank sends on to several ranks) against
+ * depid <= 127.  Checking them here turns a refusal that used to
  * come after minutes of solving into one that comes at once, and says
  * which --instances would fit. */
 #include "lower_int.h"
@@ -80,6 +82,81 @@ static int peer_tbs(const algo *a, int *rank)
     return most;
 }
 
+/* A chunk's arrival at a rank: (rank, origin, index) -> the sender. */
+typedef struct {
+    int rank, origin, index, from;
+} arrival;
+
+static int cmp_arrival(const void *x, const void *y)
+{
+    const arrival *a = x, *b = y;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->origin != b->origin)
+        return a->origin < b->origin ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+typedef struct {
+    int rank, from, to;
+} relay;
+
+static int cmp_relay(const void *x, const void *y)
+{
+    const relay *a = x, *b = y;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->from != b->from)
+        return a->from < b->from ? -1 : 1;
+    return (a->to > b->to) - (a->to < b->to);
+}
+
+/* The fewest tbs on one rank that other tbs must wait on: a recv peer
+ * whose chunks the rank sends on to two or more ranks has a tb (its own:
+ * a tb has one recv peer) that some other tb depends on, since a tb has
+ * only one send peer.  A lower bound: the lowering adds waits of its own
+ * (a scratch slot reused).  *rank which.  Chunks are (origin, index), as a
+ * stage-1 AllGather or AllToAll routing has them. */
+static int relay_tbs(const algo *a, int *rank)
+{
+    int n = a->nsends, nr = 0, most = 0;
+    *rank = 0;
+    if (n == 0)
+        return 0;
+    arrival *in = xmalloc((size_t)n * sizeof *in);
+    for (int i = 0; i < n; i++)
+        in[i] = (arrival){a->sends[i].dst, a->sends[i].origin, a->sends[i].index,
+                          a->sends[i].src};
+    qsort(in, (size_t)n, sizeof *in, cmp_arrival);
+    relay *rl = xmalloc((size_t)n * sizeof *rl);
+    for (int i = 0; i < n; i++) {
+        const algo_send *x = &a->sends[i];
+        arrival key = {x->src, x->origin, x->index, 0};
+        const arrival *got = bsearch(&key, in, (size_t)n, sizeof *in, cmp_arrival);
+        if (got)
+            rl[nr++] = (relay){x->src, got->from, x->dst};
+    }
+    qsort(rl, (size_t)nr, sizeof *rl, cmp_relay);
+    for (int b = 0; b < nr;) {
+        int r = rl[b].rank, count = 0;
+        while (b < nr && rl[b].rank == r) {
+            int from = rl[b].from, tos = 0;
+            for (int prev = -1; b < nr && rl[b].rank == r && rl[b].from == from; b++) {
+                tos += rl[b].to != prev;
+                prev = rl[b].to;
+            }
+            count += tos >= 2;
+        }
+        if (count > most) {
+            most = count;
+            *rank = r;
+        }
+    }
+    free(in);
+    free(rl);
+    return most;
+}
+
 int lower_precheck(const algo *a, const lower_opts *o, tc_err *err)
 {
     if (!a || !o || o->unlimited)
@@ -111,6 +188,20 @@ int lower_precheck(const algo *a, const lower_opts *o, tc_err *err)
                           "rank %d needs at least %d tbs (one per peer, %d peers one way); %s "
                           "allows %d per GPU: only --target unlimited (simulation) takes it",
                           rank, tbs, tbs, who, cap);
+    }
+    int dep = relay_tbs(a, &rank);
+    if ((long long)dep * k > MAX_DEPID + 1) {
+        if ((MAX_DEPID + 1) / dep >= 1)
+            return tc_err_set(err, TC_INPUT,
+                              "rank %d sends on what %d peers send it, each to several ranks: "
+                              "%d tbs others wait on (x %d instances), but a dependency names "
+                              "a tb by depid <= %d (int8 in both runtimes): --instances %d fits",
+                              rank, dep, dep * k, k, MAX_DEPID, (MAX_DEPID + 1) / dep);
+        return tc_err_set(err, TC_INPUT,
+                          "rank %d sends on what %d peers send it, each to several ranks: %d "
+                          "tbs others wait on, but a dependency names a tb by depid <= %d "
+                          "(int8 in both runtimes): only --target unlimited (simulation) "
+                          "takes it", rank, dep, dep, MAX_DEPID);
     }
     return TC_OK;
 }

@@ -640,6 +640,15 @@ static int solve_groups(const ctx *c, const groups *g, const sched *S1, const co
                                : "MILP off: local search only");
         return TC_OK;
     }
+    if (g->ncand > CONTIG_MILP_CANDIDATES) {
+        /* about 12 columns and 60 nonzeros per send: 2 M sends with 780 k
+         * candidates (AllToAll on 1024 GPUs) built 9.8 M columns and took
+         * 15 GiB before GLPK's first node */
+        snprintf(st->msg, sizeof st->msg,
+                 "%d grouping candidates, more than the MILP takes (%d): local search only",
+                 g->ncand, CONTIG_MILP_CANDIDATES);
+        return TC_OK;
+    }
     /* the MILP's incumbent and bounds are in its own (fixed-order) model */
     double T;
     tc_err ignored;

@@ -116,6 +116,10 @@
 #ifndef TC_CONTIG_H
 #define TC_CONTIG_H
 
+/* Above this many grouping candidates the MILP is not built (its memory
+ * grows past several GiB): the local search's grouping is kept. */
+#define CONTIG_MILP_CANDIDATES 200000
+
 #include "../lp/lp.h"
 #include "../model/topo.h"
 #include "../util/err.h"
