@@ -771,7 +771,22 @@ static void test_depid_judged_before_stage2(void **state)
     a = fan_relay(50);
     assert_int_equal(lower_precheck(a, &o, &e), TC_INPUT);
     assert_non_null(strstr(e.msg, "150 tbs others wait on (x 3 instances)"));
-    assert_non_null(strstr(e.msg, "--instances 2 fits"));
+    assert_non_null(strstr(e.msg, "at most --instances 2 can fit"));
+    algo_free(a);
+    /* tbs: a recv tb pairs only with a send that forwards what it got, so
+     * 120 peers each way with nothing forwarded are 240 tbs, not 120 */
+    a = algo_new(COLL_ALLTOALL, 121, 121);
+    for (int p = 1; p <= 120; p++) {
+        send_at(a, 0, p, 0, p, 0, 1);
+        send_at(a, p, 0, p, 0, 0, 1);
+    }
+    lower_opts_default(&o);
+    assert_int_equal(lower_precheck(a, &o, &e), TC_INPUT);
+    assert_non_null(strstr(e.msg, "rank 0 needs at least 240 tbs (120 send and 120 recv peers, "
+                                  "at most 0 paired)"));
+    assert_non_null(strstr(e.msg, "--target msccl-executor (1024 per GPU)"));
+    o.newer_executor = 1;
+    assert_int_equal(lower_precheck(a, &o, &e), TC_OK);
     algo_free(a);
     /* a relay to one rank only can share its tb: not counted */
     a = algo_new(COLL_ALLGATHER, 203, 1);

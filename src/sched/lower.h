@@ -146,6 +146,10 @@ typedef struct {
     lower_note *notes;      /* NULL, or a->nsends entries to fill in: what
                                became of each send (all zero when every
                                transfer went whole) */
+    int for_reduction;      /* lower_precheck: the routing is the AllGather a
+                               ReduceScatter or AllReduce is built from (its
+                               reversed sends pair differently: the tbs bound
+                               falls back to one tb per peer one way) */
 } lower_opts;
 
 void lower_opts_default(lower_opts *o);

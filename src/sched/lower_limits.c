@@ -15,6 +15,7 @@
  * which --instances would fit. */
 #include "lower_int.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../util/mem.h"
@@ -37,8 +38,11 @@ static int peer_blocks(const algo *a)
     return used > 0 ? (used + PEERS_PER_BLOCK - 1) / PEERS_PER_BLOCK : 1;
 }
 
-/* The most tbs any rank needs: max(send peers, recv peers); *rank which. */
-static int peer_tbs(const algo *a, int *rank)
+/* The most tbs any rank needs: one per send peer and one per recv peer,
+ * less the pairs the lowering can merge into one tb (a recv tb with a send
+ * tb forwarding what it received: at most pairable[r] on rank r); *rank
+ * which, *speers and *rpeers its peers. */
+static int peer_tbs(const algo *a, const int *pairable, int *rank, int *speers, int *rpeers)
 {
     int n = a->nranks, most = 0;
     int *sendp = xcalloc((size_t)n, sizeof *sendp), *recvp = xcalloc((size_t)n, sizeof *recvp);
@@ -67,10 +71,13 @@ static int peer_tbs(const algo *a, int *rank)
     }
     *rank = 0;
     for (int r = 0; r < n; r++) {
-        int need = sendp[r] > recvp[r] ? sendp[r] : recvp[r];
+        int most_pairs = sendp[r] < recvp[r] ? sendp[r] : recvp[r];
+        int need = sendp[r] + recvp[r] - (pairable[r] < most_pairs ? pairable[r] : most_pairs);
         if (need > most) {
             most = need;
             *rank = r;
+            *speers = sendp[r];
+            *rpeers = recvp[r];
         }
     }
     free(sendp);
@@ -111,18 +118,20 @@ static int cmp_relay(const void *x, const void *y)
     return (a->to > b->to) - (a->to < b->to);
 }
 
-/* The fewest tbs on one rank that other tbs must wait on: a recv peer
- * whose chunks the rank sends on to two or more ranks has a tb (its own:
- * a tb has one recv peer) that some other tb depends on, since a tb has
- * only one send peer.  A lower bound: the lowering adds waits of its own
- * (a scratch slot reused).  *rank which.  Chunks are (origin, index), as a
- * stage-1 AllGather or AllToAll routing has them. */
-static int relay_tbs(const algo *a, int *rank)
+/* What each rank sends on, from the routing's relays: waited[r] = its recv
+ * peers whose chunks it sends on to two or more ranks (each such peer's
+ * tb is waited on from another tb: a tb has one recv and one send peer),
+ * pairable[r] = min(recv peers it forwards from, send peers it forwards
+ * to) (the lowering merges a recv tb with a send tb only when the send
+ * forwards what the recv wrote, each tb once).  waited is a lower bound on
+ * the tbs other tbs wait on (the lowering adds waits of its own: port
+ * order, a slot reused), pairable an upper bound on merges.  Chunks are
+ * (origin, index), as a stage-1 AllGather or AllToAll routing has them. */
+static void relay_counts(const algo *a, int *waited, int *pairable)
 {
-    int n = a->nsends, nr = 0, most = 0;
-    *rank = 0;
+    int n = a->nsends, nr = 0;
     if (n == 0)
-        return 0;
+        return;
     arrival *in = xmalloc((size_t)n * sizeof *in);
     for (int i = 0; i < n; i++)
         in[i] = (arrival){a->sends[i].dst, a->sends[i].origin, a->sends[i].index,
@@ -137,24 +146,32 @@ static int relay_tbs(const algo *a, int *rank)
             rl[nr++] = (relay){x->src, got->from, x->dst};
     }
     qsort(rl, (size_t)nr, sizeof *rl, cmp_relay);
+    unsigned char *to_seen = xcalloc((size_t)a->nranks, 1);
     for (int b = 0; b < nr;) {
-        int r = rl[b].rank, count = 0;
-        while (b < nr && rl[b].rank == r) {
-            int from = rl[b].from, tos = 0;
-            for (int prev = -1; b < nr && rl[b].rank == r && rl[b].from == from; b++) {
-                tos += rl[b].to != prev;
-                prev = rl[b].to;
+        int r = rl[b].rank, froms = 0, tos = 0, e = b;
+        while (e < nr && rl[e].rank == r)
+            e++;
+        for (int q = b; q < e;) {
+            int from = rl[q].from, dsts = 0;
+            for (int prev = -1; q < e && rl[q].from == from; q++) {
+                dsts += rl[q].to != prev;
+                prev = rl[q].to;
+                if (!to_seen[rl[q].to]) {
+                    to_seen[rl[q].to] = 1;
+                    tos++;
+                }
             }
-            count += tos >= 2;
+            froms++;
+            waited[r] += dsts >= 2;
         }
-        if (count > most) {
-            most = count;
-            *rank = r;
-        }
+        pairable[r] = froms < tos ? froms : tos;
+        for (int q = b; q < e; q++)
+            to_seen[rl[q].to] = 0;
+        b = e;
     }
+    free(to_seen);
     free(in);
     free(rl);
-    return most;
 }
 
 int lower_precheck(const algo *a, const lower_opts *o, tc_err *err)
@@ -168,7 +185,8 @@ int lower_precheck(const algo *a, const lower_opts *o, tc_err *err)
         return fit >= 1
             ? tc_err_set(err, TC_INPUT,
                          "needs at least %d channels (%d peer blocks x %d instances); the "
-                         "runtimes allow %d (MAXCHANNELS): --instances %d fits",
+                         "runtimes allow %d (MAXCHANNELS): at most --instances %d can "
+                         "fit",
                          blocks * k, blocks, k, MAX_CHANNELS, fit)
             : tc_err_set(err, TC_INPUT,
                          "needs at least %d channels (%d peer blocks of 32 ring offsets); the "
@@ -176,26 +194,49 @@ int lower_precheck(const algo *a, const lower_opts *o, tc_err *err)
                          "(simulation) takes it",
                          blocks, blocks, MAX_CHANNELS);
     }
-    int tbs = peer_tbs(a, &rank), cap = o->newer_executor ? EXECUTOR_TBS : LEGACY_TBS;
+    int *waited = xcalloc((size_t)a->nranks + 1, sizeof *waited);
+    int *pairable = xcalloc((size_t)a->nranks + 1, sizeof *pairable);
+    relay_counts(a, waited, pairable);
+    if (o->for_reduction) {
+        /* the reversed phase forwards along other pairs: take the pairing
+         * at its best, one tb per peer one way */
+        for (int r = 0; r < a->nranks; r++)
+            pairable[r] = INT_MAX / 4;
+    }
+    int sp = 0, rp = 0, tbs = peer_tbs(a, pairable, &rank, &sp, &rp);
+    int pairs = sp + rp - tbs, dep = 0, drank = 0;
+    for (int r = 0; r < a->nranks; r++)
+        if (waited[r] > dep) {
+            dep = waited[r];
+            drank = r;
+        }
+    free(waited);
+    free(pairable);
+    int cap = o->newer_executor ? EXECUTOR_TBS : LEGACY_TBS;
     if ((long long)tbs * k > cap) {
         const char *who = o->newer_executor ? "the newer executor" : "the legacy runtime";
         if (cap / tbs >= 1)
             return tc_err_set(err, TC_INPUT,
-                              "rank %d needs at least %d tbs (%d peers one way x %d instances); "
-                              "%s allows %d per GPU: --instances %d fits",
-                              rank, tbs * k, tbs, k, who, cap, cap / tbs);
+                              "rank %d needs at least %d tbs (%d send and %d recv peers, at "
+                              "most %d paired, x %d instances); %s allows %d per GPU: "
+                              "at most --instances %d can fit",
+                              rank, tbs * k, sp, rp, pairs, k, who, cap, cap / tbs);
         return tc_err_set(err, TC_INPUT,
-                          "rank %d needs at least %d tbs (one per peer, %d peers one way); %s "
-                          "allows %d per GPU: only --target unlimited (simulation) takes it",
-                          rank, tbs, tbs, who, cap);
+                          "rank %d needs at least %d tbs (%d send and %d recv peers, at most %d "
+                          "paired); %s allows %d per GPU: only %s takes it",
+                          rank, tbs, sp, rp, pairs, who, cap,
+                          !o->newer_executor && tbs <= EXECUTOR_TBS
+                              ? "--target msccl-executor (1024 per GPU) or --target unlimited"
+                              : "--target unlimited (simulation)");
     }
-    int dep = relay_tbs(a, &rank);
     if ((long long)dep * k > MAX_DEPID + 1) {
+        rank = drank;
         if ((MAX_DEPID + 1) / dep >= 1)
             return tc_err_set(err, TC_INPUT,
                               "rank %d sends on what %d peers send it, each to several ranks: "
                               "%d tbs others wait on (x %d instances), but a dependency names "
-                              "a tb by depid <= %d (int8 in both runtimes): --instances %d fits",
+                              "a tb by depid <= %d (int8 in both runtimes): at most "
+                              "--instances %d can fit",
                               rank, dep, dep * k, k, MAX_DEPID, (MAX_DEPID + 1) / dep);
         return tc_err_set(err, TC_INPUT,
                           "rank %d sends on what %d peers send it, each to several ranks: %d "

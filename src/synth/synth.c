@@ -211,10 +211,11 @@ static int join_phases(const algo *rs, const algo *ag, reverse_join j, const top
 
 /* The runtime limits the routing settles (lower_precheck), judged before
  * stages 2 and 3 spend their time on it. */
-static int precheck(const algo *routing, const synth_opts *o, tc_err *err)
+static int precheck(const algo *routing, coll_kind k, const synth_opts *o, tc_err *err)
 {
     lower_opts lo;
     lower_opts_default(&lo);
+    lo.for_reduction = coll_is_reduction(k);
     lo.instances = o->instances > 0 ? o->instances : 1;
     lo.newer_executor = o->newer_executor;
     lo.unlimited = o->unlimited;
@@ -234,7 +235,7 @@ static int blocks_allgather(const sketch *s, const topo *t, double chunk, const 
     *out = NULL;
     int rc = hier_route_blocks(s, t, chunk, &q, &routing, NULL, err);
     if (rc == TC_OK)
-        rc = precheck(routing, o, err);
+        rc = precheck(routing, COLL_ALLGATHER, o, err);
     if (rc == TC_OK)
         rc = contig_replay(routing, t, chunk, out, err);
     algo_free(routing);
@@ -388,7 +389,7 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     st->route_status = rst.status;
     progress(o, "synth: stage 1 routing: %.3f s, relaxed makespan %.3f us, gap %.4f",
              st->route_s, rst.time_us, rst.gap);
-    if ((rc = precheck(routing, o, err)) != TC_OK) {
+    if ((rc = precheck(routing, k, o, err)) != TC_OK) {
         algo_free(routing);
         return rc;
     }
