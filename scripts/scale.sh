@@ -27,7 +27,8 @@
 #                DGX-2 x8 AllReduce the same way.  Then the growth exponent of
 #                time and memory from 128 to 1024 GPUs (A100, H100) and each
 #                row against the targets: synthesis <= 2 min at 128 GPUs and
-#                <= 10 min at 1024, AllGather >= 0.90 of the bound, < 4 GiB;
+#                <= 10 min at 1024, AllGather >= 0.90 of the bound (each
+#                row, and each cluster by its best sketch), < 4 GiB;
 #                and torus-2d-32x32 AllGather (flat, its symmetries, default
 #                limits) in the same table, against <= 30 s at >= 0.97 of the
 #                bound.
@@ -382,7 +383,8 @@ for name, n, coll, sk, s, m, ratio in rows:
     t, mem, r = num(s), num(m), num(ratio)
     tc = mark("synthesis <= %d s at %s GPUs" % (lim, n), t, t is not None and t <= lim,
               "%s s" % s)
-    rc = (mark("AllGather >= 0.90 of the bound", r, r is not None and r >= 0.90, ratio)
+    rc = (mark("AllGather >= 0.90 of the bound, every sketch", r, r is not None and r >= 0.90,
+               ratio)
           if coll == "allgather" else "n/a (%s)" % coll)
     mc = mark("peak memory < 4096 MiB", mem, t is not None and mem is not None and mem < 4096,
               "%s MiB" % m)
@@ -398,6 +400,22 @@ for target, v in seen.items():
     out.append("%s: %s, %s (%d of %d rows)" % (
         target, shown, "met" if all(ok for _, ok in v) else "not met",
         sum(ok for _, ok in v), len(v)))
+# the AllGather target is per cluster: its best sketch (DGX-2 x8 is tried
+# with chunkup 1 and 4); rows below 0.90 are named, not hidden
+best = {}
+for name, n, coll, sk, s, m, ratio in rows:
+    if coll == "allgather":
+        r = num(ratio)
+        best[name] = max(best.get(name, -1.0), r if r is not None else -1.0)
+if best:
+    low = min(best.values())
+    below = ["%s %s %s" % (name, sk, ratio) for name, n, coll, sk, s, m, ratio in rows
+             if coll == "allgather" and (num(ratio) is None or num(ratio) < 0.90)]
+    out.append("AllGather >= 0.90 of the bound, the best sketch of each cluster: lowest %.3f, "
+               "%s (%d of %d clusters)%s" % (
+                   low, "met" if low >= 0.90 else "not met",
+                   sum(v >= 0.90 for v in best.values()), len(best),
+                   "; rows below 0.90: " + ", ".join(below) if below else ""))
 print("targets against the measured values: " + "; ".join(out))
 for name, n, coll, sk, s, m, ratio in rows:
     if name.startswith("torus"):
