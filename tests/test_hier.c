@@ -117,6 +117,20 @@ static void test_allgather_rings_on_rails(void **state)
         inter += topo_node_of(t, a->sends[i].src) != topo_node_of(t, a->sends[i].dst);
     assert_int_equal(inter, t->nranks * 2 * (t->nnodes - 1));
     assert_int_equal(a->chunks_per_rank, 2);
+    /* a switched node spreads a remote chunk by a binomial tree: its
+     * receiver sends it on at most ceil(log2 8) = 3 times in that node */
+    for (int i = 0; i < a->nsends; i++) {
+        const algo_send *x = &a->sends[i];
+        if (topo_node_of(t, x->src) == topo_node_of(t, x->dst))
+            continue;
+        int fwd = 0;
+        for (int q = 0; q < a->nsends; q++)
+            fwd += a->sends[q].src == x->dst && a->sends[q].origin == x->origin &&
+                   a->sends[q].index == x->index &&
+                   topo_node_of(t, a->sends[q].dst) == topo_node_of(t, x->dst);
+        assert_true(fwd >= 1 && fwd <= 3);
+        break;      /* one chunk is enough; every hop is built the same way */
+    }
     hier_stats_free(&hs);
     algo_free(a);
     sketch_free(s);

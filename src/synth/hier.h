@@ -24,7 +24,8 @@
  *
  * AllGather: chunk (o, j) of o = (node n, local g) takes g's node tree in
  * node n; then the ring hops (m-1, s) -> (m, r) (and the mirror), each
- * remote node m spreading it with the node tree of (r, j).  AllToAll: chunk
+ * remote node m spreading it from r by a binomial tree when every local
+ * pair has a direct route (a switch), else by the node tree of (r, j).  AllToAll: chunk
  * (o, d k + j) for d = (m, h) takes the node path g -> h when m = n, else the
  * node path g -> s, the hop to (m, r), and the node path r -> h.  Every chunk
  * is still a tree (route_check holds), so stage 2, stage 3 and the lowering
