@@ -6,7 +6,7 @@
 #   executor     taccl-run --no-data (timing only) on a ring AllReduce of 64,
 #                256 and 1024 ranks: `taccl-synth --algo ring --channels 1
 #                --target unlimited` on a ring topology (gen_topologies.py
-#                ring(n)), 2 n (n - 1) steps;
+#                ring(n)), 2 n (n - 1) steps; the fastest of 3 runs;
 #   synthesizer  taccl-synth AllGather on 2D tori of 16, 32, 64 and 128 ranks
 #                (the bundled 4x4 and 8x8 sketches; 4x8 and 8x16 with the same
 #                symmetries), 1 MiB per rank, the default time limits (60 s
@@ -129,7 +129,7 @@ header() {
     echo "$sep"
 }
 
-echo "## executor: taccl-run --no-data, ring AllReduce (1 channel, 2n(n-1) steps)"
+echo "## executor: taccl-run --no-data, ring AllReduce (1 channel, 2n(n-1) steps), the fastest of 3 runs"
 echo
 cols=("ranks" "steps")
 for l in "${labels[@]}"; do cols+=("$l: time s" "$l: peak MiB"); done
@@ -139,10 +139,18 @@ for n in 64 256 1024; do
         --target unlimited -q -o "$work/ring$n.xml" || exit 1
     cells=("$n" "$((2 * n * (n - 1)))")
     for b in "${bins[@]}"; do
-        measure "$work/m" "$b/taccl-run" "$work/ring$n.xml" --no-data --target unlimited -q
-        read -r s m rc <"$work/m"
-        [ "$rc" = 0 ] || s="$s ($rc)"
-        cells+=("$s" "$m")
+        # the fastest of 3 (these machines are shared: one run can be 1.5x
+        # another); its peak memory with it
+        best=
+        for _ in 1 2 3; do
+            measure "$work/m" "$b/taccl-run" "$work/ring$n.xml" --no-data --target unlimited -q
+            read -r s m rc <"$work/m"
+            [ "$rc" = 0 ] || { best="$s ($rc) $m"; break; }
+            if [ -z "$best" ] || awk -v a="$s" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
+                best="$s $m"
+            fi
+        done
+        cells+=("${best% *}" "${best##* }")
     done
     row "${cells[@]}"
 done
