@@ -183,12 +183,18 @@ int propose_sketches(const topo *t, proposal *out)
         snprintf(name, sizeof name, "%s-uc-min-cup2", tn);
         n += keep(t, &out[n], name, "uc-min", 2, "uc-min with each chunk cut in two (more "
                   "pipelining: large sizes)", 0, 1);
+        snprintf(name, sizeof name, "%s-uc-min-cup4", tn);
+        n += keep(t, &out[n], name, "uc-min", 4, "uc-min with each chunk cut in four (a "
+                  "shorter pipeline fill and drain: the largest sizes)", 0, 1);
     } else {
         snprintf(name, sizeof name, "%s-cup1", tn);
         n += keep(t, &out[n], name, NULL, 1, "links only, the NIC pattern of the node", 1, 1);
         snprintf(name, sizeof name, "%s-cup2", tn);
         n += keep(t, &out[n], name, NULL, 2, "links only, each chunk cut in two (large sizes)",
                   0, 1);
+        snprintf(name, sizeof name, "%s-cup4", tn);
+        n += keep(t, &out[n], name, NULL, 4, "links only, each chunk cut in four (a shorter "
+                  "pipeline fill and drain: the largest sizes)", 0, 1);
     }
     return n;
 }

@@ -108,7 +108,7 @@ expect "--plan --proto auto refused" 2 "tries every protocol already" -- "$S" --
 
 # no sketch: sketches proposed from the topology, written into the plan, synthesized
 Q="$TMP/plan-prop"
-expect "plan proposes sketches" 0 "2 sketches proposed" -- "$S" --plan "$T/ndv2-x1.json" \
+expect "plan proposes sketches" 0 "3 sketches proposed" -- "$S" --plan "$T/ndv2-x1.json" \
     --collective allgather --sizes 1K:1M --time-limit 2 -o "$Q"
 expect "... written to sketches/ and loadable" 0 "wrote" -- "$S" "$Q/sketches/ndv2-x1-cup1.json" \
     "$T/ndv2-x1.json" --collective allgather --size 64K --time-limit 2 -o "$TMP/prop.xml"
