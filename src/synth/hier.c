@@ -293,8 +293,9 @@ static void block_send(compose *c, int n, int a, int b, double t0, double t1, in
  * to every other node m = n + d: offset d goes through rail sender
  * x = rail[(d - 1) % R] to (m, r(x)), in round (d - 1) / R, so in one round
  * each rail's senders and receivers are matched one to one; node m
- * spreads the block from (m, r(x)) over the node tree of (r(x), 0), each
- * hop one transfer.  One alpha per block per hop instead of one per chunk:
+ * hands the block out from (m, r(x)): one hop to each local rank on a
+ * switched node, else over the node tree of (r(x), 0); each hop one
+ * transfer.  One alpha per block per hop instead of one per chunk:
  * on N nodes a NIC sends about (N - 1) / R transfers where the rings send
  * N - 1. */
 static void compose_blocks(compose *c, const chunk_index *ci, const int *sender,
@@ -356,8 +357,6 @@ static void compose_blocks(compose *c, const chunk_index *ci, const int *sender,
     free(rail);
 }
 
-
-
 /* AllToAll: inside the node the node path; to another node the path to
  * the sender, one hop to the receiver there, the path on to the rank. */
 static void compose_alltoall(compose *c, const chunk_index *ci, const int *sender,
@@ -415,22 +414,7 @@ static int route_node(const sketch *s, const topo *t, coll_kind k, double chunk_
     return rc;
 }
 
-static int route_mode(const sketch *s, const topo *t, coll_kind k, double chunk_bytes,
-                      const route_opts *o, int blocks, algo **out, hier_stats *hs,
-                      tc_err *err);
-
-int hier_route(const sketch *s, const topo *t, coll_kind k, double chunk_bytes,
-               const route_opts *o, algo **out, hier_stats *hs, tc_err *err)
-{
-    return route_mode(s, t, k, chunk_bytes, o, 0, out, hs, err);
-}
-
-int hier_route_blocks(const sketch *s, const topo *t, double chunk_bytes, const route_opts *o,
-                      algo **out, hier_stats *hs, tc_err *err)
-{
-    return route_mode(s, t, COLL_ALLGATHER, chunk_bytes, o, 1, out, hs, err);
-}
-
+/* hier_route (blocks 0) and hier_route_blocks (blocks 1, AllGather). */
 static int route_mode(const sketch *s, const topo *t, coll_kind k, double chunk_bytes,
                       const route_opts *o, int blocks, algo **out, hier_stats *hs,
                       tc_err *err)
@@ -478,4 +462,16 @@ static int route_mode(const sketch *s, const topo *t, coll_kind k, double chunk_
         hier_stats_free(hs);
     *out = c.out;
     return TC_OK;
+}
+
+int hier_route(const sketch *s, const topo *t, coll_kind k, double chunk_bytes,
+               const route_opts *o, algo **out, hier_stats *hs, tc_err *err)
+{
+    return route_mode(s, t, k, chunk_bytes, o, 0, out, hs, err);
+}
+
+int hier_route_blocks(const sketch *s, const topo *t, double chunk_bytes, const route_opts *o,
+                      algo **out, hier_stats *hs, tc_err *err)
+{
+    return route_mode(s, t, COLL_ALLGATHER, chunk_bytes, o, 1, out, hs, err);
 }
