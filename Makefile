@@ -21,6 +21,10 @@
 #                regenerates the tracked bench/ instead; TOPO=T.json
 #                [SKETCHES="a.json ..."] [COLLECTIVES="allgather ..."]: the
 #                same for your topology, in build/bench/<its name>/)
+#   make bench-plan  plans made with no sketch against NCCL and every
+#                baseline at every size (TOPOS="T ...", BUDGET=S per plan,
+#                default 120; all 15 bundled machines x 4 collectives take
+#                one to two hours)
 #   make speed   executor speed next to memcpy
 #   make fuzz    libFuzzer on the sketch, topology and XML loaders, each for
 #                SECONDS seconds (default 60), in build-fuzz/ (clang)
@@ -67,7 +71,7 @@ SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=all
 TALLY      := $(BUILD)/tally
 
-.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench speed fuzz fuzzers scale
+.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench bench-plan speed fuzz fuzzers scale
 .SECONDARY:
 
 all: $(BINS)
@@ -164,6 +168,12 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@QUICK=$(QUICK) UPDATE=$(UPDATE) TOPO=$(TOPO) SKETCHES="$(SKETCHES)" \
 	    COLLECTIVES="$(COLLECTIVES)" scripts/bench.sh $(BUILD)/bin
+
+bench-plan: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/bench_plan.sh $(BUILD)/bin --budget $(or $(BUDGET),120) \
+	    $(if $(TOPOS),--topos "$(TOPOS)") $(if $(COLLECTIVES),--collectives "$(COLLECTIVES)") \
+	    --out $(BUILD)/bench-plan.md
 
 # libFuzzer: the library and the targets built with clang and the fuzzer,
 # address and undefined-behaviour sanitizers into their own directory, then
