@@ -197,6 +197,70 @@ static void test_relay_ndv2_sk1(void **state)
     topo_free(t);
 }
 
+/* Latency-first trees (route_opts.latency): no load, so every chunk takes
+ * its cheapest uncontended arrival (the model's lower bound lb at each
+ * rank), and all chunks that enter node 1 at its one receiver share one
+ * tree below it: the parent of each other node-1 rank is the same for all
+ * of them, so stage 3 can send them together.  The load-aware heuristic
+ * spreads them over several trees. */
+static void test_latency_first_trees(void **state)
+{
+    (void)state;
+    topo *t = fx_topo("ndv2-x2");
+    sketch *s = fx_sketch("ndv2-x2-sk-1", t);
+    double bytes = 64;
+    route_opts o = quiet_opts();
+    algo *lat = NULL, *h = NULL;
+    tc_err e;
+    o.latency = 1;
+    assert_int_equal(route_heuristic(s, t, COLL_ALLGATHER, bytes, &o, &lat, &e), TC_OK);
+    o.latency = 0;
+    assert_int_equal(route_heuristic(s, t, COLL_ALLGATHER, bytes, &o, &h, &e), TC_OK);
+    assert_delivers(lat, t, COLL_ALLGATHER, bytes);
+    assert_ndv2_sk1_relay(lat, t);
+    assert_int_equal(route_check(lat, s, t, COLL_ALLGATHER, &e), TC_OK);
+    int spread = 0;
+    const algo *as[2] = {lat, h};
+    for (int w = 0; w < 2; w++) {
+        int parent[16];
+        for (int r = 0; r < 16; r++)
+            parent[r] = -1;
+        for (int i = 0; i < as[w]->nsends; i++) {
+            const algo_send *x = &as[w]->sends[i];
+            if (x->origin >= 8 || x->dst < 8 || x->dst == 9)
+                continue;
+            if (w == 0) {
+                if (parent[x->dst] < 0)
+                    parent[x->dst] = x->src;
+                assert_int_equal(x->src, parent[x->dst]);
+            } else if (parent[x->dst] >= 0 && parent[x->dst] != x->src) {
+                spread = 1;
+            } else {
+                parent[x->dst] = x->src;
+            }
+        }
+    }
+    assert_true(spread);
+    /* no waiting on loads: each arrival is the uncontended shortest one, so
+     * rank 12 (two NVLink hops below the receiver 9) gets node 0's chunk 5
+     * after 5 -> ... -> 0 (two hops), the NIC, and two hops */
+    double want = 2 * hop_cost(t, 5, 4, bytes) + hop_cost(t, 0, 9, bytes) +
+                  hop_cost(t, 9, 8, bytes) + hop_cost(t, 8, 12, bytes);
+    int seen = 0;
+    for (int i = 0; i < lat->nsends; i++) {
+        const algo_send *x = &lat->sends[i];
+        if (x->origin == 5 && x->dst == 12) {
+            assert_true(fabs(x->t_arrive - want) < 1e-6);
+            seen = 1;
+        }
+    }
+    assert_true(seen);
+    algo_free(lat);
+    algo_free(h);
+    sketch_free(s);
+    topo_free(t);
+}
+
 static void test_symmetry_substitution(void **state)
 {
     (void)state;
@@ -630,6 +694,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_node_allgather),
         cmocka_unit_test(test_relay_ndv2_sk1),
+        cmocka_unit_test(test_latency_first_trees),
         cmocka_unit_test(test_symmetry_substitution),
         cmocka_unit_test(test_milp_not_worse_than_heuristic),
         cmocka_unit_test(test_time_limit_and_rev_map),

@@ -48,7 +48,8 @@ static const char usage[] =
     "       taccl-synth SKETCH.json TOPO.json -o OUT.xml [--collective C] [--size BYTES]\n"
     "                   [--time-limit S] [--gap G] [--solver glpk|cbc] [--instances K]\n"
     "                   [--mem-limit MB] [--target T] [--bytes LO:HI] [--proto P]\n"
-    "                   [--hierarchical|--flat] [--rails ring|blocks|best] [--strict]\n"
+    "                   [--hierarchical|--flat] [--rails ring|blocks|best]\n"
+    "                   [--route auto|milp|latency|best] [--strict]\n"
     "                   [-q|-v] [--json]\n"
     "       taccl-synth --plan TOPO.json --collective C -o DIR [--sketch S.json ...]\n"
     "                   [--sizes LO:HI] [--target T] [--time-budget S] [--no-propose]\n"
@@ -109,6 +110,13 @@ static const char help[] =
     "                    whole block to every other node directly: one alpha per\n"
     "                    node instead of one per chunk), or best (default: both,\n"
     "                    the faster kept)\n"
+    "  --route R         sketch mode, flat stage 1: milp (the routing MILP: each\n"
+    "                    chunk pays its own alpha, so chunks spread over paths),\n"
+    "                    latency (each chunk on its fewest-alpha tree, trees shared\n"
+    "                    below a common relay, so stage 3 sends chunks together:\n"
+    "                    small sizes), best (both, the faster kept), or auto\n"
+    "                    (default: best when a chunk costs less than its alpha on\n"
+    "                    every link, switch and NIC, else milp)\n"
     "  --proto P         the protocol the runtime moves data with: Simple (default),\n"
     "                    LL, LL128, or auto: whichever the cost model times fastest\n"
     "                    at --size (LL: half the bandwidth at a fraction of the\n"
@@ -160,6 +168,7 @@ typedef struct {
     int mem_limit_mb;           /* sketch mode; 0 = none */
     int hierarchical;           /* sketch mode: 1 --hierarchical, -1 --flat, 0 default */
     int rails;                  /* --rails: SYNTH_RAILS_* */
+    int route;                  /* --route: SYNTH_ROUTE_* */
     long long min_bytes, max_bytes; /* --bytes; default 0 and INT64_MAX */
     const char *proto;          /* --proto: Simple, LL, LL128, auto; NULL = Simple */
     int strict;                 /* --strict: topology warnings are errors */
@@ -347,6 +356,19 @@ static int parse_args(int argc, char **argv, cli *c)
                 c->rails = SYNTH_RAILS_BEST;
             else
                 return report(c, 1, "--rails: expected ring, blocks or best, got '%s'%s", v, "");
+        } else if (!strcmp(a, "--route")) {
+            NEED_VALUE();
+            if (!strcmp(v, "auto"))
+                c->route = SYNTH_ROUTE_AUTO;
+            else if (!strcmp(v, "milp"))
+                c->route = SYNTH_ROUTE_MILP;
+            else if (!strcmp(v, "latency"))
+                c->route = SYNTH_ROUTE_LATENCY;
+            else if (!strcmp(v, "best"))
+                c->route = SYNTH_ROUTE_BEST;
+            else
+                return report(c, 1, "--route: expected auto, milp, latency or best, got '%s'%s",
+                              v, "");
         } else if (!strcmp(a, "--strict")) {
             c->strict = 1;
         } else if (!strcmp(a, "--plan")) {
@@ -607,6 +629,15 @@ static void print_synth_json(const cli *c, const prog *p, const synth_stats *st)
     cJSON_AddNumberToObject(j, "contig_solves", st->contig_solves);
     cJSON_AddBoolToObject(j, "hierarchical", st->hierarchical);
     cJSON_AddBoolToObject(j, "hierarchical_blocks", st->hier_blocks);
+    cJSON_AddBoolToObject(j, "latency_first", st->latency_first);
+    if (st->latency_us > 0)
+        cJSON_AddNumberToObject(j, "latency_first_us", st->latency_us);
+    else
+        cJSON_AddNullToObject(j, "latency_first_us");
+    if (st->milp_us > 0)
+        cJSON_AddNumberToObject(j, "milp_routing_us", st->milp_us);
+    else
+        cJSON_AddNullToObject(j, "milp_routing_us");
     if (coll_is_reduction(p->coll))
         cJSON_AddNumberToObject(j, "reducescatter_us", st->rs_us);
     else
@@ -755,6 +786,7 @@ static int synth_main(const cli *c)
     o.mem_limit_mb = c->mem_limit_mb;
     o.hierarchical = c->hierarchical;
     o.rails = c->rails;
+    o.route = c->route;
     int rc = sketch_check(s, t, &err);
     prog *p = NULL;
     synth_stats st;

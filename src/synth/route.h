@@ -95,6 +95,8 @@ typedef struct {
     int cuts;               /* GLPK's cut generators (default 1: on DGX-2 x2 sk-1
                                at 1 MB they cut the proof from 37 s to 1.8 s) */
     int heuristics;         /* GLPK's feasibility pump + proximity search (default 0) */
+    int latency;            /* route_heuristic: latency-first trees, no load
+                               (default 0) */
     int build_only;         /* build and measure the model, do not solve:
                                *out is the heuristic routing (default 0) */
     int verbose;            /* GLPK's log on stderr (default 0) */
@@ -149,7 +151,11 @@ int route_solve(const sketch *s, const topo *t, coll_kind k, double chunk_bytes,
  * at a time, the hop that would finish earliest — its sender's arrival or
  * the load earlier hops put on its resources, whichever is later, plus its
  * cost (ties: the lower (sender, receiver)); relays left without a
- * receiver are dropped.  Symmetric under the sketch's symmetries when
+ * receiver are dropped.  With o->latency the load is not counted: each
+ * chunk gets the tree of its earliest uncontended arrivals (fewest alphas),
+ * and chunks entering a node at the same relay share the tree below it, so
+ * stage 3 can send them together (the latency-first routing, synth.h).
+ * Symmetric under the sketch's symmetries when
  * o->use_symmetry (one tree per orbit, carried to the rest).  Times are
  * uncontended arrivals (t_send = arrival at src); predicted_us = -1.
  * Schedule it with order_schedule().  o may be NULL (defaults). */

@@ -542,6 +542,7 @@ int route_rmodel_build(rmodel *M, const sketch *s, const topo *t, coll_kind k, d
     M->C = M->n * M->kup;
     M->nch = M->n * M->cpr;
     M->slack = o->slack;
+    M->latency = o->latency;
     M->dbuf = xmalloc((size_t)M->n * sizeof *M->dbuf);
     M->obuf = xmalloc((size_t)M->n * sizeof *M->obuf);
     build_hops(M);

@@ -81,6 +81,7 @@ typedef struct {
     double bytes;
     int n, rpn, kup, cpr, C, nch;
     int slack;
+    int latency;            /* route_opts.latency */
     int nhops;
     hop *hops;
     int *hop_of;            /* [n * n] hop index or -1 */

@@ -111,7 +111,7 @@ static void heuristic_tree(const rmodel *M, int c, int *par, double *load, int *
             if (!in[h->u] || in[h->v])
                 continue;
             double busy = 0;
-            for (int q = 0; q < h->nres; q++) {
+            for (int q = 0; q < h->nres && !M->latency; q++) {
                 double b = load[h->res[q]] / M->lanes[h->res[q]];
                 if (b > busy)
                     busy = b;

@@ -222,6 +222,181 @@ static int precheck(const algo *routing, coll_kind k, const synth_opts *o, tc_er
     return lower_precheck(routing, &lo, err);
 }
 
+/* Stages 2 and 3 on a routing: the order, then contiguity and
+ * exact times; for the reductions the reversal, and for AllReduce the two
+ * joins.  st gets the stages' figures; *out the algorithm kept. */
+static int stages_2_3(const algo *routing, const sketch *s, const topo *t, coll_kind k, double chunk,
+                      double gap, int milp, const synth_opts *o, algo **out, synth_stats *st,
+                      tc_err *err)
+{
+    algo *ordered = NULL, *final = NULL;
+    double t0;
+    int rc;
+    *out = NULL;
+    order_opts oo;
+    order_opts_init(&oo);
+    order_result ores;
+    t0 = now_s();
+    rc = order_schedule(routing, t, chunk, &oo, &ordered, &ores, err);
+    st->order_s = now_s() - t0;
+    if (rc != TC_OK)
+        return rc;
+    st->order_us = ores.makespan_us;
+    order_result_free(&ores);
+    progress(o, "synth: stage 2 ordering: %.3f s, makespan %.3f us", st->order_s,
+             st->order_us, 0);
+
+    contig_opts co;
+    contig_opts_default(&co);
+    co.time_limit_s = o->contig_time_s > 0 ? o->contig_time_s
+                      : s->contig_time_s > 0 ? s->contig_time_s : 30;
+    co.mip_gap = gap >= 0 ? gap : 0;
+    co.quiet = o->quiet;
+    co.solver_verbose = o->verbose;
+    co.backend = o->backend;
+    co.mem_limit_mb = o->mem_limit_mb;
+    co.milp = milp;
+    t0 = now_s();
+    if (k == COLL_ALLGATHER || k == COLL_ALLTOALL) {
+        rc = stage3(ordered, t, chunk, &co, &final, st, err);
+    } else {
+        /* ReduceScatter: the AllGather reversed, re-solved on the reversed
+         * links; AllReduce: that, then the AllGather, joined both ways. */
+        algo *rs0 = NULL, *rs = NULL, *ag = NULL;
+        rc = reverse_reducescatter(ordered, t, &rs0, err);
+        if (rc == TC_OK) {
+            progress(o, "synth: reverse: %.0f reduce sends, reversed makespan %.3f us",
+                     (double)rs0->nsends, rs0->predicted_us, 0);
+            rc = stage3(rs0, t, chunk, &co, &rs, st, err);
+        }
+        algo_free(rs0);
+        if (rc == TC_OK)
+            st->rs_us = rs->predicted_us;
+        if (rc == TC_OK && k == COLL_REDUCESCATTER) {
+            final = rs;
+            rs = NULL;
+        } else if (rc == TC_OK) {
+            progress(o, "synth: stage 3 reducescatter phase: %.3f us", rs->predicted_us, 0, 0);
+            rc = stage3(ordered, t, chunk, &co, &ag, st, err);
+            if (rc == TC_OK)
+                progress(o, "synth: stage 3 allgather phase: %.3f us", ag->predicted_us, 0, 0);
+            for (int j = 0; j < 2 && rc == TC_OK; j++) {
+                algo *ar = NULL;
+                rc = join_phases(rs, ag, (reverse_join)j, t, chunk, &co, &ar, err);
+                if (rc != TC_OK)
+                    break;
+                if (j == REVERSE_JOIN_BARRIER)
+                    st->barrier_us = ar->predicted_us;
+                else
+                    st->pipeline_us = ar->predicted_us;
+                progress(o, j == REVERSE_JOIN_BARRIER
+                         ? "synth: allreduce, allgather after the whole reducescatter "
+                           "(barrier): %.3f us"
+                         : "synth: allreduce, each chunk's allgather once its sum is complete "
+                           "(pipeline): %.3f us", ar->predicted_us, 0, 0);
+                if (!final || ar->predicted_us < final->predicted_us - 1e-9) {
+                    algo_free(final);
+                    final = ar;
+                    st->join = j;
+                } else {
+                    algo_free(ar);
+                }
+            }
+            if (rc != TC_OK) {
+                algo_free(final);
+                final = NULL;
+            }
+        }
+        algo_free(rs);
+        algo_free(ag);
+    }
+    st->contig_s = now_s() - t0;
+    algo_free(ordered);
+    if (rc == TC_OK && (rc = check_stop(err)) != TC_OK)
+        algo_free(final);
+    if (rc != TC_OK)
+        return rc;
+    *out = final;
+    return TC_OK;
+}
+
+int synth_alpha_bound(const topo *t, double chunk_bytes)
+{
+    /* GB/s = 1e3 bytes per us */
+    for (int i = 0; i < t->nlinks; i++)
+        if (chunk_bytes / (t->links[i].bw_gbps * 1e3) >= t->links[i].alpha_us)
+            return 0;
+    for (int i = 0; i < t->nswitches; i++)
+        if (chunk_bytes / (t->switches[i].bw_gbps * 1e3) >= t->switches[i].alpha_us)
+            return 0;
+    for (int i = 0; i < t->nnics; i++)
+        if (chunk_bytes / (t->nics[i].bw_gbps * 1e3) >= t->nics[i].alpha_us)
+            return 0;
+    return 1;
+}
+
+#define LATENCY_SCREEN 1.25
+
+/* The latency-first routing through stages 2 and 3 beside the MILP's
+ * result *final: the faster kept (the MILP's on a tie), st's stage figures
+ * from the one kept, the time of both stages counted.  A latency-first
+ * routing the runtime limits refuse is skipped, said on stderr. */
+static int latency_alternative(const sketch *s, const topo *t, coll_kind k, double chunk,
+                               double gap, const route_opts *ro, const synth_opts *o,
+                               algo **final, synth_stats *st, tc_err *err)
+{
+    coll_kind routed = k == COLL_ALLTOALL ? COLL_ALLTOALL : COLL_ALLGATHER;
+    route_opts q = *ro;
+    q.latency = 1;
+    synth_opts qo = *o;
+    qo.quiet = 1;
+    synth_stats alt = *st;
+    algo *routing = NULL, *lat = NULL;
+    tc_err e2;
+    tc_err_clear(&e2);
+    st->milp_us = (*final)->predicted_us;
+    int rc = route_heuristic(s, t, routed, chunk, &q, &routing, err);
+    if (rc != TC_OK)
+        return rc;
+    if (precheck(routing, k, o, &e2) != TC_OK) {
+        algo_free(routing);
+        if (!o->quiet)
+            fprintf(stderr, "synth: latency-first routing skipped: %s\n", e2.msg);
+        return TC_OK;
+    }
+    alt.order_s = alt.contig_s = 0;
+    alt.contig_solves = 0;
+    /* screened by stage 3's local search (no MILP; a fraction of the
+     * time): the MILP runs on it only when that comes within
+     * LATENCY_SCREEN of the MILP routing's result */
+    rc = stages_2_3(routing, s, t, k, chunk, gap, 0, &qo, &lat, &alt, err);
+    if (rc == TC_OK && lat->predicted_us < LATENCY_SCREEN * (*final)->predicted_us) {
+        algo_free(lat);
+        lat = NULL;
+        rc = stages_2_3(routing, s, t, k, chunk, gap, 1, &qo, &lat, &alt, err);
+    }
+    algo_free(routing);
+    if (rc != TC_OK)
+        return rc;
+    st->latency_us = lat->predicted_us;
+    double order_s = st->order_s + alt.order_s, contig_s = st->contig_s + alt.contig_s;
+    int solves = st->contig_solves + alt.contig_solves;
+    if (lat->predicted_us < (*final)->predicted_us - 1e-9) {
+        alt.latency_first = 1;
+        alt.latency_us = st->latency_us;
+        alt.milp_us = st->milp_us;
+        *st = alt;
+        algo_free(*final);
+        *final = lat;
+    } else {
+        algo_free(lat);
+    }
+    st->order_s = order_s;
+    st->contig_s = contig_s;
+    st->contig_solves = solves;
+    return TC_OK;
+}
+
 /* The other hierarchical AllGather: node blocks sent whole
  * (hier_route_blocks), its order and groups fixed by the composition and
  * timed as the executor will run them (contig_replay): stages 2 and 3
@@ -344,7 +519,7 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
     ro.verbose = o->verbose;
     ro.mem_limit_mb = o->mem_limit_mb;
     route_stats rst;
-    algo *routing = NULL, *ordered = NULL, *final = NULL;
+    algo *routing = NULL, *final = NULL;
     double t0 = now_s();
     int rc;
     int hier = use_hier(s, t, o, err, &rc);
@@ -377,6 +552,14 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
                        "rails: %.0f sends", (double)t->nnodes, (double)hs.nsends, 0);
         }
         hier_stats_free(&hs);
+    } else if (rc == TC_OK && o->route == SYNTH_ROUTE_LATENCY) {
+        route_opts q = ro;
+        q.latency = 1;
+        memset(&rst, 0, sizeof rst);
+        rst.status = LP_UNSOLVED;
+        rst.time_us = rst.gap = NAN;
+        rc = route_heuristic(s, t, routed, (double)chunk, &q, &routing, err);
+        st->latency_first = 1;
     } else if (rc == TC_OK) {
         rc = route_solve(s, t, routed, (double)chunk, &ro, &routing, &rst, err);
     }
@@ -398,89 +581,22 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
         return rc;
     }
 
-    order_opts oo;
-    order_opts_init(&oo);
-    order_result ores;
-    t0 = now_s();
-    rc = order_schedule(routing, t, (double)chunk, &oo, &ordered, &ores, err);
-    st->order_s = now_s() - t0;
+    rc = stages_2_3(routing, s, t, k, (double)chunk, gap, 1, o, &final, st, err);
     algo_free(routing);
     if (rc != TC_OK)
         return rc;
-    st->order_us = ores.makespan_us;
-    order_result_free(&ores);
-    progress(o, "synth: stage 2 ordering: %.3f s, makespan %.3f us", st->order_s,
-             st->order_us, 0);
-
-    contig_opts co;
-    contig_opts_default(&co);
-    co.time_limit_s = o->contig_time_s > 0 ? o->contig_time_s
-                      : s->contig_time_s > 0 ? s->contig_time_s : 30;
-    co.mip_gap = gap >= 0 ? gap : 0;
-    co.quiet = o->quiet;
-    co.solver_verbose = o->verbose;
-    co.backend = o->backend;
-    co.mem_limit_mb = o->mem_limit_mb;
-    t0 = now_s();
-    if (k == COLL_ALLGATHER || k == COLL_ALLTOALL) {
-        rc = stage3(ordered, t, (double)chunk, &co, &final, st, err);
-    } else {
-        /* ReduceScatter: the AllGather reversed, re-solved on the reversed
-         * links; AllReduce: that, then the AllGather, joined both ways. */
-        algo *rs0 = NULL, *rs = NULL, *ag = NULL;
-        rc = reverse_reducescatter(ordered, t, &rs0, err);
-        if (rc == TC_OK) {
-            progress(o, "synth: reverse: %.0f reduce sends, reversed makespan %.3f us",
-                     (double)rs0->nsends, rs0->predicted_us, 0);
-            rc = stage3(rs0, t, (double)chunk, &co, &rs, st, err);
-        }
-        algo_free(rs0);
-        if (rc == TC_OK)
-            st->rs_us = rs->predicted_us;
-        if (rc == TC_OK && k == COLL_REDUCESCATTER) {
-            final = rs;
-            rs = NULL;
-        } else if (rc == TC_OK) {
-            progress(o, "synth: stage 3 reducescatter phase: %.3f us", rs->predicted_us, 0, 0);
-            rc = stage3(ordered, t, (double)chunk, &co, &ag, st, err);
-            if (rc == TC_OK)
-                progress(o, "synth: stage 3 allgather phase: %.3f us", ag->predicted_us, 0, 0);
-            for (int j = 0; j < 2 && rc == TC_OK; j++) {
-                algo *ar = NULL;
-                rc = join_phases(rs, ag, (reverse_join)j, t, (double)chunk, &co, &ar, err);
-                if (rc != TC_OK)
-                    break;
-                if (j == REVERSE_JOIN_BARRIER)
-                    st->barrier_us = ar->predicted_us;
-                else
-                    st->pipeline_us = ar->predicted_us;
-                progress(o, j == REVERSE_JOIN_BARRIER
-                         ? "synth: allreduce, allgather after the whole reducescatter "
-                           "(barrier): %.3f us"
-                         : "synth: allreduce, each chunk's allgather once its sum is complete "
-                           "(pipeline): %.3f us", ar->predicted_us, 0, 0);
-                if (!final || ar->predicted_us < final->predicted_us - 1e-9) {
-                    algo_free(final);
-                    final = ar;
-                    st->join = j;
-                } else {
-                    algo_free(ar);
-                }
-            }
-            if (rc != TC_OK) {
-                algo_free(final);
-                final = NULL;
-            }
-        }
-        algo_free(rs);
-        algo_free(ag);
+    if (!hier && (o->route == SYNTH_ROUTE_BEST ||
+                  (o->route == SYNTH_ROUTE_AUTO && synth_alpha_bound(t, (double)chunk)))) {
+        t0 = now_s();
+        rc = latency_alternative(s, t, k, (double)chunk, gap, &ro, o, &final, st, err);
+        if (rc != TC_OK)
+            return rc;
+        progress(o, st->latency_first
+                 ? "synth: latency-first routing kept: makespan %.3f us (MILP routing %.3f us; "
+                   "%.3f s)"
+                 : "synth: latency-first routing: makespan %.3f us, MILP routing kept "
+                   "(%.3f us; %.3f s)", st->latency_us, st->milp_us, now_s() - t0);
     }
-    st->contig_s = now_s() - t0;
-    algo_free(ordered);
-    if (rc == TC_OK && (rc = check_stop(err)) != TC_OK)
-        algo_free(final);
-    if (rc != TC_OK)
-        return rc;
     if (k == COLL_ALLGATHER && st->hierarchical && o->rails != SYNTH_RAILS_RING) {
         algo *b = NULL;
         tc_err e2;

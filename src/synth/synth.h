@@ -47,6 +47,7 @@ typedef struct {
                                SYNTH_HIER_RANKS ranks or more over >= 2 nodes */
     int rails;              /* hierarchical AllGather between nodes:
                                SYNTH_RAILS_* (hier.h: rings or node blocks) */
+    int route;              /* flat stage 1: SYNTH_ROUTE_* */
 } synth_opts;
 
 enum {
@@ -54,6 +55,25 @@ enum {
     SYNTH_RAILS_RING = 1,
     SYNTH_RAILS_BLOCKS = 2
 };
+
+/* Flat stage 1.  The routing MILP minimises a makespan in which every
+ * chunk pays its own alpha on every hop, so it spreads chunks over paths;
+ * when alpha outweighs the bytes, sending many chunks as one message over
+ * shared paths is faster.  The latency-first routing gives each chunk the
+ * tree of its earliest uncontended arrivals (route_opts.latency: fewest
+ * alphas, the same tree below a common relay for every chunk entering
+ * there), so stage 3 can merge the chunks that share hops. */
+enum {
+    SYNTH_ROUTE_AUTO = 0,   /* the MILP; also latency-first when alpha-bound
+                               (synth_alpha_bound), the faster kept */
+    SYNTH_ROUTE_MILP = 1,   /* the MILP only */
+    SYNTH_ROUTE_LATENCY = 2,    /* latency-first only (no MILP) */
+    SYNTH_ROUTE_BEST = 3    /* both, the faster kept */
+};
+
+/* 1 when a chunk of chunk_bytes costs less than its alpha on every link,
+ * switch and NIC of t: the sizes where SYNTH_ROUTE_AUTO tries both. */
+int synth_alpha_bound(const topo *t, double chunk_bytes);
 
 /* The routing MILP's default relative gap (stage 3's is 0): a sketch's
  * solver.mip_gap or --gap sets both. */
@@ -89,6 +109,10 @@ typedef struct {
     int hier_blocks;        /* 1: the AllGather kept is hier_route_blocks'
                                (node blocks sent whole), timed by replay */
     double hier_blocks_us;  /* that candidate's makespan (0: not built) */
+    int latency_first;      /* 1: the algorithm kept came from the
+                               latency-first routing */
+    double latency_us;      /* that candidate's makespan (0: not built) */
+    double milp_us;         /* the MILP routing's makespan (0: not built) */
 } synth_stats;
 
 void synth_opts_init(synth_opts *o);

@@ -11,6 +11,14 @@
 # once, at its owner, and copies those bits everywhere.  The direct
 # AllReduce of the case study is the contrast: its replicas sum in
 # different orders (test_case_study.sh shows they can differ).
+#
+# At these sizes a chunk costs less than its alpha, so by default stage 1
+# would build both routings (--route auto, docs/design.md section 6) and
+# stage 3 run twice.  The loop over every sketch pins each routing in turn
+# where it is cheap enough: the MILP's on every sketch, the latency-first
+# one on five sketches of up to 32 ranks, one node and several (each
+# schedule verified as above); the choice between them is tested in
+# test_synth_cli.sh.
 source "$(dirname "$0")/lib.sh"
 S="$BIN/taccl-synth"
 R="$BIN/taccl-run"
@@ -25,15 +33,17 @@ print(ranks * s.get("hyperparameters", {}).get("input_chunkup", 1) * 256)
 EOF
 }
 
-# reduce_pair SKETCH-NAME — both collectives on the sketch's own topology
+# reduce_pair SKETCH-NAME ROUTE — both collectives on the sketch's own
+# topology, stage 1 by --route ROUTE
 reduce_pair() {
-    local name=$1 sk=$ROOT/sketches/$1.json topo size
+    local name=$1 route=$2 sk=$ROOT/sketches/$1.json topo size
+    [ "$route" = milp ] || name=$1-$route
     topo=$ROOT/$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["topology"])' "$sk")
     size=$(small "$sk" "$topo")
     for coll in reducescatter allreduce; do
         local out=$TMP/$name.$coll.xml
         if ! "$S" "$sk" "$topo" --collective "$coll" --size "$size" --time-limit 1 -q \
-            -o "$out" 2>"$TMP/err"; then
+            --route "$route" -o "$out" 2>"$TMP/err"; then
             echo "not ok - $name $coll: taccl-synth failed"
             sed 's/^/  | /' "$TMP/err" | head -5
             continue
@@ -61,7 +71,10 @@ sys.exit(0 if j["verified"] and j["replicas_identical"] is True else 1)' "$TMP/f
 
 for f in "$ROOT"/sketches/*.json; do
     quick_skip "$(basename "$f" .json)" "$f" && continue
-    reduce_pair "$(basename "$f" .json)"
+    reduce_pair "$(basename "$f" .json)" milp
+done
+for f in ndv2-x1-sk-1 ndv2-x2-sk-1 ndv2-x4-sk-1 dgx2-x2-sk-1 torus-2d-4x4-sk-1; do
+    reduce_pair "$f" latency
 done
 
 # The ReduceScatter phase is the AllGather reversed: on a topology fast
