@@ -8,11 +8,13 @@
 # the file the runtime would pick (or says NCCL fallback) and times NCCL's
 # own schedule there (`--algo nccl` at that size); and each `--algo`
 # baseline that supports the collective, written once and swept the same
-# way.  The table says, per topology and collective, the plan's synthesis
-# time, at how many sizes the plan is at least as fast as NCCL and as every
-# baseline, and the worst size (plan time / the fastest of the others).
-# All times are the executor's model (docs/design.md section 4), out of
-# place.
+# way.  Both modes: out of place and in place (--inplace: the file the
+# runtime picks for an in-place call; a baseline that does not run in
+# place is left out of that mode).  The table says, per topology,
+# collective and mode, the plan's synthesis time, at how many sizes the
+# plan is at least as fast as NCCL and as every baseline, and the worst
+# size (plan time / the fastest of the others).  All times are the
+# executor's model (docs/design.md section 4).
 #
 # usage: scripts/bench_plan.sh [BIN_DIR] [--topos "T ..."] [--collectives "C ..."]
 #                              [--budget S] [--out FILE]
@@ -55,19 +57,26 @@ for tp in $topos; do
         rc=$?
         secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
         if [ $rc -ne 0 ]; then
-            printf '%s\t%s\tplan\t%s\t%s\n' "$tp" "$c" "$secs" "failed ($rc): $(head -1 "$work/err")" \
+            printf '%s\t%s\tplan\t%s\t-\t%s\n' "$tp" "$c" "$secs" "failed ($rc): $(head -1 "$work/err")" \
                 >>"$work/rows.tsv"
             continue
         fi
-        "$bin/taccl-run" "$work/plan-$tp-$c" --sweep 1K:1G --outofplace --no-data --json -q \
-            >"$work/plan-$tp-$c.json" 2>/dev/null
-        printf '%s\t%s\tplan\t%s\t%s\n' "$tp" "$c" "$secs" "$work/plan-$tp-$c.json" >>"$work/rows.tsv"
+        for m in outofplace inplace; do
+            "$bin/taccl-run" "$work/plan-$tp-$c" --sweep 1K:1G --$m --no-data --json -q \
+                >"$work/plan-$tp-$c-$m.json" 2>/dev/null
+            printf '%s\t%s\tplan\t%s\t%s\t%s\n' "$tp" "$c" "$secs" "$m" \
+                "$work/plan-$tp-$c-$m.json" >>"$work/rows.tsv"
+        done
         for a in ring direct butterfly rsag tree; do
             "$bin/taccl-synth" --algo "$a" "$tf" --collective "$c" -q -o "$work/$a.xml" \
                 2>/dev/null || continue
-            "$bin/taccl-run" "$work/$a.xml" --sweep 1K:1G --outofplace --no-data --json -q \
-                >"$work/$tp-$c-$a.json" 2>/dev/null
-            printf '%s\t%s\t%s\t-\t%s\n' "$tp" "$c" "$a" "$work/$tp-$c-$a.json" >>"$work/rows.tsv"
+            # a baseline that does not run in place serves no in-place call
+            for m in outofplace inplace; do
+                "$bin/taccl-run" "$work/$a.xml" --sweep 1K:1G --$m --no-data --json -q \
+                    >"$work/$tp-$c-$a-$m.json" 2>/dev/null || continue
+                printf '%s\t%s\t%s\t-\t%s\t%s\n' "$tp" "$c" "$a" "$m" "$work/$tp-$c-$a-$m.json" \
+                    >>"$work/rows.tsv"
+            done
         done
     done
 done
@@ -91,42 +100,44 @@ def size(b):
     return str(b)
 
 
-lines = ["| topology | collective | plan s | sizes | >= NCCL | >= every baseline | worst size: "
-         "plan / fastest other | NCCL fallback sizes |", "|---" * 8 + "|"]
+lines = ["| topology | collective | mode | plan s | sizes | >= NCCL | >= every baseline | "
+         "worst size: plan / fastest other | NCCL fallback sizes |", "|---" * 9 + "|"]
 groups = {}
-for tp, c, kind, secs, what in rows:
-    groups.setdefault((tp, c), []).append((kind, secs, what))
+for tp, c, kind, secs, mode, what in rows:
+    groups.setdefault((tp, c), []).append((kind, secs, mode, what))
 for (tp, c), items in groups.items():
-    plan = [x for x in items if x[0] == "plan"][0]
-    if not plan[2].endswith(".json"):
-        lines.append("| %s | %s | %s | - | - | - | %s | - |" % (tp, c, plan[1], plan[2]))
+    plans = [x for x in items if x[0] == "plan"]
+    if len(plans) == 1 and plans[0][2] == "-":
+        lines.append("| %s | %s | - | %s | - | - | - | %s | - |" % (tp, c, plans[0][1], plans[0][3]))
         continue
-    ps = sweep(plan[2])
-    base = {k: sweep(w) for k, _, w in items if k != "plan"}
-    n = ok_nccl = ok_base = fallback = 0
-    worst, worst_at, worst_who = 0.0, None, ""
-    for s, r in sorted(ps.items()):
-        n += 1
-        t, nc = r.get("time_us"), r.get("nccl_us")
-        fallback += bool(r.get("nccl_fallback"))
-        others = [(nc, "nccl")] + [(b[s]["time_us"], k) for k, b in base.items()
-                                     if s in b and b[s].get("time_us") is not None]
-        others = [(v, k) for v, k in others if v is not None]
-        ok_nccl += nc is None or t <= nc * (1 + 1e-9)
-        ok_base += all(t <= v * (1 + 1e-9) for v, k in others if k != "nccl")
-        if others:
-            v, k = min(others)
-            if t / v > worst:
-                worst, worst_at, worst_who = t / v, s, k
-    lines.append("| %s | %s | %s | %d | %d | %d | %s | %d |" % (
-        tp, c, plan[1], n, ok_nccl, ok_base,
-        "%.3f at %s (%s)" % (worst, size(worst_at), worst_who) if worst_at else "-", fallback))
+    for _, secs, mode, what in plans:
+        ps = sweep(what)
+        base = {k: sweep(w) for k, _, m, w in items if k != "plan" and m == mode}
+        n = ok_nccl = ok_base = fallback = 0
+        worst, worst_at, worst_who = 0.0, None, ""
+        for s, r in sorted(ps.items()):
+            n += 1
+            t, nc = r.get("time_us"), r.get("nccl_us")
+            fallback += bool(r.get("nccl_fallback"))
+            others = [(nc, "nccl")] + [(b[s]["time_us"], k) for k, b in base.items()
+                                         if s in b and b[s].get("time_us") is not None]
+            others = [(v, k) for v, k in others if v is not None]
+            ok_nccl += nc is None or t <= nc * (1 + 1e-9)
+            ok_base += all(t <= v * (1 + 1e-9) for v, k in others if k != "nccl")
+            if others:
+                v, k = min(others)
+                if t / v > worst:
+                    worst, worst_at, worst_who = t / v, s, k
+        lines.append("| %s | %s | %s | %s | %d | %d | %d | %s | %d |" % (
+            tp, c, "in place" if mode == "inplace" else "out of place", secs, n, ok_nccl, ok_base,
+            "%.3f at %s (%s)" % (worst, size(worst_at), worst_who) if worst_at else "-",
+            fallback))
 text = "\n".join(lines)
 print(text)
 if sys.argv[3]:
     open(sys.argv[3], "w").write(
         "Plans with no sketch (`taccl-synth --plan TOPO --collective C --time-budget %s`), "
-        "swept 1 KiB-1 GiB out of place with `taccl-run PLAN --sweep 1K:1G --outofplace "
-        "--no-data`, against NCCL's schedule at each size and every `--algo` baseline "
-        "(scripts/bench_plan.sh).\n\n%s\n" % (sys.argv[2], text))
+        "swept 1 KiB-1 GiB in each mode with `taccl-run PLAN --sweep 1K:1G --outofplace|--inplace "
+        "--no-data`, against NCCL's schedule at each size and every `--algo` baseline that runs "
+        "in that mode (scripts/bench_plan.sh).\n\n%s\n" % (sys.argv[2], text))
 EOF
