@@ -370,16 +370,23 @@ static int latency_alternative(const sketch *s, const topo *t, coll_kind k, doub
      * time): the MILP runs on it only when that comes within
      * LATENCY_SCREEN of the MILP routing's result */
     rc = stages_2_3(routing, s, t, k, chunk, gap, 0, &qo, &lat, &alt, err);
+    double screen_s = alt.order_s + alt.contig_s;
     if (rc == TC_OK && lat->predicted_us < LATENCY_SCREEN * (*final)->predicted_us) {
         algo_free(lat);
         lat = NULL;
+        alt.contig_solves = 0;
         rc = stages_2_3(routing, s, t, k, chunk, gap, 1, &qo, &lat, &alt, err);
+    } else {
+        alt.contig_solves = 0;      /* the screen ran no MILP */
+        alt.order_s = 0;
+        alt.contig_s = 0;
     }
     algo_free(routing);
     if (rc != TC_OK)
         return rc;
     st->latency_us = lat->predicted_us;
-    double order_s = st->order_s + alt.order_s, contig_s = st->contig_s + alt.contig_s;
+    double order_s = st->order_s + alt.order_s,
+           contig_s = st->contig_s + alt.contig_s + screen_s;
     int solves = st->contig_solves + alt.contig_solves;
     if (lat->predicted_us < (*final)->predicted_us - 1e-9) {
         alt.latency_first = 1;
