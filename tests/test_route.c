@@ -499,6 +499,89 @@ static void test_build_only_and_determinism(void **state)
     topo_free(t);
 }
 
+/* A DGX-2 x2 sketch where every GPU crosses to its counterpart through the
+ * NIC it shares with its neighbour, carrying its own chunks only. */
+static sketch *dgx2_rail_sketch(const topo *t, int chunkup)
+{
+    char txt[2048];
+    int n = snprintf(txt, sizeof txt, "{\"name\": \"dgx2-rail\", \"nnodes\": 2, "
+                     "\"intranode_sketch\": {\"strategy\": \"switch\", \"switches\": "
+                     "[[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]], \"switch_hyperedge_strategy\": "
+                     "[\"uc-min\"]}, \"internode_sketch\": {\"strategy\": \"relay\", "
+                     "\"internode_conn\": \"direct-map\", \"gpus_to_sender_rev_map\": {");
+    for (int i = 0; i < 16; i++)
+        n += snprintf(txt + n, sizeof txt - (size_t)n, "%s\"%d\": [%d]", i ? ", " : "", i, i);
+    snprintf(txt + n, sizeof txt - (size_t)n, "}}, \"symmetry_offsets\": [[2, 16], [16, 32]], "
+             "\"hyperparameters\": {\"input_chunkup\": %d}}", chunkup);
+    return parse_sketch(txt, t);
+}
+
+/* A coarse routing (chunkup 1) seeds the chunkup-2 MILP: each piece on its
+ * coarse chunk's tree, kept as the incumbent when stage 2 times it faster
+ * than the heuristic; a coarse routing that does not fit is ignored. */
+static void test_coarse_seed(void **state)
+{
+    (void)state;
+    topo *t = fx_topo("dgx2-x2");
+    sketch *s1 = dgx2_rail_sketch(t, 1), *s2 = dgx2_rail_sketch(t, 2);
+    sketch *s3 = dgx2_rail_sketch(t, 3);
+    double bytes = 1073741824.0 / 64;
+    route_opts o = quiet_opts();
+    route_stats st;
+    algo *coarse = NULL, *a = NULL, *h = NULL, *wrong = NULL;
+    tc_err e;
+    assert_int_equal(route_solve(s1, t, COLL_ALLGATHER, bytes * 2, &o, &coarse, NULL, &e),
+                     TC_OK);
+    o.build_only = 1;
+    assert_int_equal(route_solve(s2, t, COLL_ALLGATHER, bytes, &o, &h, &st, &e), TC_OK);
+    assert_true(isnan(st.coarse_makespan_us));
+    double heur = st.heur_makespan_us;
+    o.coarse = coarse;
+    assert_int_equal(route_solve(s2, t, COLL_ALLGATHER, bytes, &o, &a, &st, &e), TC_OK);
+    /* the heuristic's trees are the slower (11166 us against 8074 us) */
+    assert_true(st.coarse_makespan_us < 0.8 * heur);
+    assert_true(st.heur_makespan_us == st.coarse_makespan_us);
+    assert_delivers(a, t, COLL_ALLGATHER, bytes);
+    assert_int_equal(route_check(a, s2, t, COLL_ALLGATHER, &e), TC_OK);
+    /* every piece (o, j) takes the hops coarse chunk (o, 0) takes */
+    assert_int_equal(a->nsends, 2 * coarse->nsends);
+    for (int i = 0; i < a->nsends; i++) {
+        const algo_send *x = &a->sends[i];
+        int found = 0;
+        for (int q = 0; q < coarse->nsends && !found; q++)
+            found = coarse->sends[q].origin == x->origin && coarse->sends[q].src == x->src &&
+                    coarse->sends[q].dst == x->dst;
+        assert_true(found);
+    }
+    /* the MILP started from it is never worse than it */
+    o.build_only = 0;
+    algo *m = NULL;
+    assert_int_equal(route_solve(s2, t, COLL_ALLGATHER, bytes, &o, &m, &st, &e), TC_OK);
+    assert_true(st.time_us <= st.heur_relaxed_us * (1 + 1e-9));
+    algo_free(m);
+    /* a seed of another collective, or at a chunkup that does not divide 2,
+     * is ignored */
+    o.build_only = 1;
+    const sketch *other[2] = {s1, s3};
+    coll_kind ok[2] = {COLL_ALLTOALL, COLL_ALLGATHER};
+    for (int w = 0; w < 2; w++) {
+        assert_int_equal(route_heuristic(other[w], t, ok[w], bytes, NULL, &wrong, &e), TC_OK);
+        o.coarse = wrong;
+        algo_free(a);
+        assert_int_equal(route_solve(s2, t, COLL_ALLGATHER, bytes, &o, &a, &st, &e), TC_OK);
+        assert_true(isnan(st.coarse_makespan_us));
+        assert_true(st.heur_makespan_us == heur);
+        algo_free(wrong);
+    }
+    algo_free(a);
+    algo_free(h);
+    algo_free(coarse);
+    sketch_free(s1);
+    sketch_free(s2);
+    sketch_free(s3);
+    topo_free(t);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -701,6 +784,7 @@ int main(void)
         cmocka_unit_test(test_alltoall_ndv2_sk2),
         cmocka_unit_test(test_uc_min_max),
         cmocka_unit_test(test_build_only_and_determinism),
+        cmocka_unit_test(test_coarse_seed),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_route_check_catches),
         cmocka_unit_test(test_unreachable_named),

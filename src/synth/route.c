@@ -252,6 +252,7 @@ static void stats_reset(route_stats *st)
     st->status = LP_UNSOLVED;
     st->objective = st->best_bound = st->gap = st->time_us = NAN;
     st->heur_makespan_us = st->heur_relaxed_us = st->heur_objective = NAN;
+    st->coarse_makespan_us = NAN;
     st->incumbent_used = -1;
 }
 
@@ -275,6 +276,83 @@ int route_heuristic(const sketch *s, const topo *t, coll_kind k, double chunk_by
     route_trees_free(&H);
     route_rmodel_free(&M);
     return TC_OK;
+}
+
+/* The coarse routing's trees carried to M's chunks (route.h, A COARSE
+ * SEED): per orbit representative, the tree of the coarse chunk it is a
+ * piece of, then carried to its orbit.  0 (T untouched but for -1s) if the
+ * chunkups do not divide or a hop is not a candidate of its piece. */
+static int coarse_trees(const rmodel *M, const algo *a, trees *T)
+{
+    int n = M->n, a2a = M->k == COLL_ALLTOALL;
+    if (!a || a->nranks != n || a->coll != M->k)
+        return 0;
+    int ccpr = a->chunks_per_rank, ckup = a2a ? ccpr / n : ccpr;
+    if (ckup < 1 || (a2a && ccpr % n) || M->kup % ckup || ckup == M->kup)
+        return 0;
+    int f = M->kup / ckup;
+    int *src = xmalloc((size_t)n * ccpr * n * sizeof *src);
+    for (size_t i = 0; i < (size_t)n * ccpr * n; i++)
+        src[i] = -1;
+    for (int i = 0; i < a->nsends; i++) {
+        const algo_send *x = &a->sends[i];
+        if (x->origin < 0 || x->origin >= n || x->index < 0 || x->index >= ccpr ||
+            x->dst < 0 || x->dst >= n) {
+            free(src);
+            return 0;
+        }
+        src[((size_t)x->origin * ccpr + x->index) * n + x->dst] = x->src;
+    }
+    int ok = 1;
+    for (int c = 0; c < M->nch && ok; c++) {
+        if (M->rep[c] != c)
+            continue;
+        int i = c % M->cpr;
+        int ci = a2a ? (i / M->kup) * ckup + (i % M->kup) / f : i / f;
+        const int *sv = &src[((size_t)origin_of(M, c) * ccpr + ci) * n];
+        for (int v = 0; v < n && ok; v++) {
+            if (sv[v] < 0)
+                continue;
+            int hi = M->hop_of[sv[v] * n + v];
+            ok = hi >= 0 && slot_of(M, c, hi) >= 0;
+            if (ok)
+                T->par[(size_t)c * n + v] = hi;
+        }
+        for (int q = M->orb_start[c]; q < M->orb_start[c + 1] && ok; q++) {
+            int m = M->orb[q];
+            if (m == c)
+                continue;
+            route_carry_tree(M, T, c, m);
+            for (int v = 0; v < n && ok; v++) {
+                int hi = T->par[(size_t)m * n + v];
+                ok = hi < 0 || slot_of(M, m, hi) >= 0;
+            }
+        }
+    }
+    free(src);
+    if (!ok)
+        return 0;
+    int *order = xmalloc((size_t)n * sizeof *order);
+    for (int c = 0; c < M->nch; c++)
+        route_tree_arrivals(M, T, c, order);
+    free(order);
+    return 1;
+}
+
+/* Stage 2's makespan of trees T, or INFINITY if they are not a routing of
+ * the collective that keeps the sketch's rules. */
+static double trees_makespan(const rmodel *M, const trees *T, const sketch *s, const topo *t,
+                             coll_kind k, double bytes, tc_err *err)
+{
+    algo *a = route_trees_to_algo(M, T), *sched = NULL;
+    tc_err e;
+    double ms = INFINITY;
+    if (route_check(a, s, t, k, &e) == TC_OK &&
+        order_schedule(a, t, bytes, NULL, &sched, NULL, err) == TC_OK)
+        ms = sched->predicted_us;
+    algo_free(sched);
+    algo_free(a);
+    return ms;
 }
 
 /* Slots the heuristic trees use. */
@@ -328,6 +406,25 @@ static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err 
     }
     double makespan = hs->predicted_us;
     algo_free(hs);
+    double coarse_ms = NAN;
+    if (o->coarse) {
+        trees G;
+        route_trees_init(&G, &M);
+        if (coarse_trees(&M, o->coarse, &G)) {
+            tc_err e2;
+            coarse_ms = trees_makespan(&M, &G, J->s, J->t, J->k, J->bytes, &e2);
+        }
+        if (coarse_ms < makespan) {
+            trees X = H;
+            H = G;
+            G = X;
+            makespan = coarse_ms;
+            algo_free(ha);
+            ha = route_trees_to_algo(&M, &H);
+        }
+        route_trees_free(&G);
+    }
+    st->coarse_makespan_us = coarse_ms;
     int times_ok = route_incumbent_times(&M, &H);
     double relaxed = route_relaxed_time(&M, &H);
     double U = (makespan > relaxed ? makespan : relaxed) * (1 + 1e-9) + 1e-9;
@@ -360,9 +457,10 @@ static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err 
     st->heur_objective = route_objective_of_incumbent(&P);
     st->build_s = now_s() - J->t0;
     progress(o, "%s %s on %s, %.6g-byte chunks: %d chunks (%d orbit%s), %d candidate hops; "
-             "heuristic makespan %.6g us (relaxed %.6g us)", J->s->name, coll_name(J->k),
+             "%s makespan %.6g us (relaxed %.6g us)", J->s->name, coll_name(J->k),
              J->t->name, J->bytes, M.nch, M.nreps, M.nreps == 1 ? "" : "s", st->nslots,
-             makespan, relaxed);
+             st->coarse_makespan_us == makespan ? "coarse routing's" : "heuristic", makespan,
+             relaxed);
     progress(o, "model: %d columns (%d binary), %d rows, %d nonzeros; built in %.3f s",
              st->ncols, st->nbin, st->nrows, st->nnz, st->build_s);
     algo *res = NULL;

@@ -74,6 +74,17 @@
  * route_solve returns the heuristic routing and says so (stats.fallback);
  * a stop request or the solver's memory limit is an error instead.
  *
+ * A COARSE SEED (route_opts.coarse): with chunkup k, the routing found at
+ * chunkup k / f (f pieces per coarse chunk, each piece on its coarse
+ * chunk's tree) is scheduled by stage 2 beside the heuristic's and the
+ * faster seeds the MILP.  The coarse MILP is f times smaller, so it is
+ * solved quickly; the fine MILP then starts from its makespan instead of
+ * the heuristic's (DGX-2 x2, one sender per NIC, chunkup 2 at 1 GiB: the
+ * heuristic's 11166 us left GLPK at its 30 s limit; from the chunkup-1
+ * routing's 8074 us, see synth.c).  A seed that does not fit (a hop that
+ * is not a candidate of its piece, a chunkup it does not divide) is
+ * ignored.
+ *
  * Times are in microseconds.  Deterministic except when a time limit cuts
  * GLPK short. */
 #ifndef TC_ROUTE_H
@@ -97,6 +108,12 @@ typedef struct {
     int heuristics;         /* GLPK's feasibility pump + proximity search (default 0) */
     int latency;            /* route_heuristic: latency-first trees, no load
                                (default 0) */
+    const algo *coarse;     /* a routing of the same sketch and collective at a
+                               coarser chunkup that divides this one's (NULL:
+                               none, the default): each chunk takes the tree
+                               of the coarse chunk it is a piece of, and that
+                               routing seeds the MILP instead of the heuristic
+                               when stage 2 schedules it faster */
     int build_only;         /* build and measure the model, do not solve:
                                *out is the heuristic routing (default 0) */
     int verbose;            /* GLPK's log on stderr (default 0) */
@@ -118,8 +135,12 @@ typedef struct {
     double best_bound;      /* proven bound on it; NAN if unknown */
     double gap;             /* relative gap; NAN if unknown */
     double time_us;         /* the MILP's relaxed makespan `time`; NAN if none */
-    double heur_makespan_us;    /* stage-2 makespan of the heuristic routing (= U) */
-    double heur_relaxed_us;     /* the heuristic's relaxed makespan (the incumbent's time) */
+    double heur_makespan_us;    /* stage-2 makespan of the incumbent: the heuristic
+                                   routing, or the coarse seed's if faster (= U) */
+    double heur_relaxed_us;     /* the incumbent's relaxed makespan (its time) */
+    double coarse_makespan_us;  /* stage-2 makespan of the coarse seed's routing;
+                                   NAN if none given or it did not fit; the
+                                   incumbent when it equals heur_makespan_us */
     double heur_objective;      /* the incumbent's objective */
     int incumbent_used;     /* as lp_result.incumbent_used */
     int fallback;           /* 1: *out is the heuristic routing, see msg */

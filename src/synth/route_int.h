@@ -206,6 +206,8 @@ void route_trees_free(trees *T);
 void route_tree_arrivals(const rmodel *M, trees *T, int c, int *order);
 /* Drop relays that receive a chunk and pass it to nobody. */
 void route_prune_dead_relays(const rmodel *M, int *par, const unsigned char *isdest);
+/* Carry the representative's tree to chunk c of its orbit. */
+void route_carry_tree(const rmodel *M, trees *T, int rep, int c);
 /* The heuristic routing: a load-aware earliest-finish tree per orbit
  * representative, carried to the rest of its orbit. */
 void route_heuristic_trees(const rmodel *M, trees *T);

@@ -70,7 +70,7 @@ void route_prune_dead_relays(const rmodel *M, int *par, const unsigned char *isd
     free(kids);
 }
 /* Carry the representative's tree to every member of its orbit. */
-static void carry_tree(const rmodel *M, trees *T, int rep, int c)
+void route_carry_tree(const rmodel *M, trees *T, int rep, int c)
 {
     int n = M->n;
     const int *g = &M->perm[(size_t)c * n];
@@ -160,7 +160,7 @@ void route_heuristic_trees(const rmodel *M, trees *T)
             int m = M->orb[k];
             if (m == c)
                 continue;
-            carry_tree(M, T, c, m);
+            route_carry_tree(M, T, c, m);
             const int *pm = &T->par[(size_t)m * n];
             for (int v = 0; v < n; v++)
                 if (pm[v] >= 0)
