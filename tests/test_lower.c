@@ -290,6 +290,40 @@ static void test_ndv2_allgather_relays_through_destinations(void **state)
     assert_int_equal(static_hazards(p, 0), 0);
     double us = judge(p, t, size, 0);
     assert_close(us, makespan(a), 0.02);
+    /* in place as written, each rank's copy of its own chunk into o is a
+     * copy onto itself that races the sends reading it; the in-place copy
+     * drops it (a nop) and addresses o only, as msccl-tools writes one */
+    run_opts ro;
+    run_opts_default(&ro);
+    ro.size_bytes = size;
+    ro.mode = 1;
+    run_report r;
+    int inplace_was = p->inplace;
+    p->inplace = 1;
+    assert_int_equal(run_schedule(p, t, &ro, &r, &e), TC_OK);
+    assert_false(r.verified);
+    run_report_free(&r);
+    p->inplace = inplace_was;
+    prog *q = prog_inplace_copy(p);
+    assert_non_null(q);
+    assert_int_equal(q->inplace, 1);
+    assert_int_equal(q->outofplace, 0);
+    assert_int_equal(count_type(q, ST_CPY), 0);
+    assert_int_equal(count_type(q, ST_NOP), count_type(p, ST_NOP) + count_type(p, ST_CPY));
+    for (int g = 0; g < q->ngpu; g++) {
+        assert_int_equal(q->gpus[g].i_chunks, 0);
+        for (int k = 0; k < q->gpus[g].ntbs; k++)
+            for (int j = 0; j < q->gpus[g].tbs[k].nsteps; j++) {
+                const prog_step *x = &q->gpus[g].tbs[k].steps[j];
+                assert_true(x->srcbuf != BUF_I && x->dstbuf != BUF_I);
+                assert_int_equal(x->hasdep, p->gpus[g].tbs[k].steps[j].hasdep);
+            }
+    }
+    assert_int_equal(run_schedule(q, t, &ro, &r, &e), TC_OK);
+    assert_true(r.verified);
+    assert_true(run_report_time_us(&r) <= us * (1 + 1e-9));
+    run_report_free(&r);
+    prog_free(q);
     free(s.busy);
     free(s.arrive);
     prog_free(p);

@@ -49,7 +49,7 @@ static const char usage[] =
     "                   [--time-limit S] [--gap G] [--solver glpk|cbc] [--instances K]\n"
     "                   [--mem-limit MB] [--target T] [--bytes LO:HI] [--proto P]\n"
     "                   [--hierarchical|--flat] [--rails ring|blocks|best]\n"
-    "                   [--route auto|milp|latency|best] [--strict]\n"
+    "                   [--route auto|milp|latency|best] [--inplace] [--strict]\n"
     "                   [-q|-v] [--json]\n"
     "       taccl-synth --plan TOPO.json --collective C -o DIR [--sketch S.json ...]\n"
     "                   [--sizes LO:HI] [--target T] [--time-budget S] [--no-propose]\n"
@@ -131,16 +131,22 @@ static const char help[] =
     "                    byte range, where it came from and its predicted time;\n"
     "                    DIR/nccl/ holds NCCL's schedule at each size.  Run it\n"
     "                    with taccl-run DIR --sweep LO:HI\n"
-    "  --sketch S.json   plan mode: a sketch to synthesize from (repeatable); with\n"
-    "                    none, sketches are proposed from the topology (the patterns\n"
-    "                    of TACCL's: switch uc-max for small sizes, uc-min for large,\n"
-    "                    each GPU through its own NIC or TACCL's relays, chunkup 1/2,\n"
-    "                    the node symmetry) and written to DIR/sketches/\n"
+    "  --sketch S.json   plan mode: a sketch to synthesize from (repeatable); after\n"
+    "                    them, sketches proposed from the topology (the patterns of\n"
+    "                    TACCL's: switch uc-max for small sizes, uc-min for large,\n"
+    "                    each GPU through its own NIC or TACCL's relays, chunkup\n"
+    "                    1/2/4/8, the node symmetry), written to DIR/sketches/\n"
     "  --no-propose      plan mode: no proposed sketches (baselines and --sketch only)\n"
     "                    (with --plan, --proto P keeps only protocol P's candidates)\n"
     "  --sizes LO:HI     plan mode: the sizes to cover (powers of two from LO)\n"
     "  --time-budget S   plan mode: stop synthesizing anchors after S seconds\n"
     "                    (default 600)\n"
+    "  --inplace         sketch mode: write the schedule for in-place calls\n"
+    "                    (inplace=\"1\" outofplace=\"0\"), as msccl-tools writes one:\n"
+    "                    references to the buffer the runtime aliases into the other\n"
+    "                    rewritten onto it, a rank's copy of its own chunk dropped\n"
+    "                    (a nop).  Not for alltoall (in place it would overwrite data\n"
+    "                    still to be sent).  taccl-run checks it in place\n"
     "  --strict          a topology whose figures lack a \"source\" is an error\n"
     "                    (exit 2), not a warning\n"
     "  -v                sketch mode: the solver's own log on stderr too\n"
@@ -172,6 +178,7 @@ typedef struct {
     long long min_bytes, max_bytes; /* --bytes; default 0 and INT64_MAX */
     const char *proto;          /* --proto: Simple, LL, LL128, auto; NULL = Simple */
     int strict;                 /* --strict: topology warnings are errors */
+    int inplace;                /* --inplace (sketch mode): the in-place copy */
     int plan;                   /* --plan: a plan directory */
     const char *sketches[16];   /* --sketch (plan mode) */
     int nsketches;
@@ -371,6 +378,8 @@ static int parse_args(int argc, char **argv, cli *c)
                               v, "");
         } else if (!strcmp(a, "--strict")) {
             c->strict = 1;
+        } else if (!strcmp(a, "--inplace")) {
+            c->inplace = 1;
         } else if (!strcmp(a, "--plan")) {
             c->plan = 1;
         } else if (!strcmp(a, "--no-propose")) {
@@ -787,6 +796,14 @@ static int synth_main(const cli *c)
     o.hierarchical = c->hierarchical;
     o.rails = c->rails;
     o.route = c->route;
+    coll_kind kind = o.has_coll ? o.coll : s->has_coll ? s->coll : COLL_ALLGATHER;
+    if (c->inplace && kind == COLL_ALLTOALL) {
+        sketch_free(s);
+        topo_free(t);
+        return report(c, 1, "--inplace: an alltoall cannot run in place without scratch for "
+                      "what it overwrites; synthesize it out of place (the runtime then falls "
+                      "back to NCCL for in-place calls)%s%s", "", "");
+    }
     int rc = sketch_check(s, t, &err);
     prog *p = NULL;
     synth_stats st;
@@ -797,6 +814,13 @@ static int synth_main(const cli *c)
     char range_note[400] = "";
     if (rc == TC_OK)
         rc = set_proto(c, p, t, &err);
+    if (rc == TC_OK && c->inplace) {
+        prog *q = prog_inplace_copy(p);
+        prog_set_topo(q, p->topo);
+        p->topo = NULL;
+        prog_free(p);
+        p = q;
+    }
     if (rc == TC_OK) {
         set_bytes_range(c, p, range_note, sizeof range_note);
         xml_write_opts wo = {.newer_executor = o.newer_executor, .embed_topology = 1};
@@ -909,6 +933,10 @@ int main(int argc, char **argv)
         return 0;
     }
     catch_sigint();
+    if (c.inplace && (c.plan || c.algo))
+        return report(&c, 1, c.plan ? "--inplace is for sketch mode: a plan writes both modes "
+                      "already%s%s" : "--inplace is for sketch mode: a baseline says itself "
+                      "whether it runs in place (inplace=\"1\")%s%s", "", "");
     if (c.plan)
         return plan_main(&c);
     if (!c.algo) {

@@ -47,6 +47,7 @@ typedef struct {
     prog *p;                /* shared by the protocol variants of one schedule */
     int owns;               /* this candidate frees p */
     char proto[16];         /* the protocol this candidate runs p with */
+    int synthesized;        /* from a sketch (has an in-place copy if it needs one) */
     int modes;              /* bit 0 out of place, bit 1 in place: verified */
     double us[MAXSIZES];    /* at each size; < 0 = cannot serve it */
 } cand;
@@ -73,7 +74,7 @@ struct plan {
     int executor;           /* newer executor: one file for both modes where possible */
     char notes[8][256];
     int nnotes;
-    proposal props[PROPOSE_MAX];    /* sketches proposed (no --sketch given) */
+    proposal props[PROPOSE_MAX];    /* sketches proposed from the topology */
     int nprops;
 };
 
@@ -302,6 +303,7 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
                 continue;
             cand *c = add_cand(pl);
             c->p = p;
+            c->synthesized = 1;
             c->owns = owner;
             owner = 0;
             snprintf(c->proto, sizeof c->proto, "%s", cost_proto_name((cost_proto)pr));
@@ -334,15 +336,15 @@ static int add_sketch_file(plan *pl, const char *path, double deadline, tc_err *
     return rc;
 }
 
-/* No sketch given: propose some from the topology and synthesize each at
- * the anchors it is for. */
+/* Propose sketches from the topology and synthesize each at the anchors
+ * it is for, after the given sketches (so they get the budget first). */
 static int add_proposals(plan *pl, double deadline, tc_err *err)
 {
     pl->nprops = propose_sketches(pl->t, pl->props);
     if (!pl->o.quiet)
-        fprintf(stderr, "taccl-synth: plan: no --sketch: %d sketch%s proposed from the "
-                "topology (written to sketches/ in the plan)\n", pl->nprops,
-                pl->nprops == 1 ? "" : "es");
+        fprintf(stderr, "taccl-synth: plan: %d sketch%s proposed from the topology%s "
+                "(written to sketches/ in the plan)\n", pl->nprops, pl->nprops == 1 ? "" : "es",
+                pl->o.nsketches ? ", after the given ones" : "");
     for (int i = 0; i < pl->nprops; i++) {
         tc_err e;
         sketch *s = sketch_parse(pl->props[i].json, pl->props[i].name, &e);
@@ -385,6 +387,35 @@ static void time_nccl(plan *pl)
             prog_free(p);
         }
     }
+}
+
+/* Synthesized schedules are written out of place; one that does not run
+ * in place as it is (an AllGather copies each rank's own chunk into its
+ * output: in place a copy onto itself, racing the sends that read it) gets
+ * its in-place copy as msccl-tools writes one (prog_inplace_copy), one
+ * candidate per protocol candidate of the original, appended (the caller's
+ * loop verifies and times them in turn). */
+static void add_inplace_copies(plan *pl, int k)
+{
+    prog *orig = pl->cands[k].p;
+    prog *q = prog_inplace_copy(orig);
+    if (!q)
+        return;
+    int n = pl->ncands, owner = 1;
+    for (int j = k; j < n; j++) {
+        if (pl->cands[j].p != orig)
+            continue;
+        cand *c = add_cand(pl);
+        const cand *o = &pl->cands[j];
+        c->p = q;
+        c->owns = owner;
+        owner = 0;
+        snprintf(c->proto, sizeof c->proto, "%s", o->proto);
+        snprintf(c->label, sizeof c->label, "%.170s in place", o->label);
+        snprintf(c->source, sizeof c->source, "%.300s --inplace", o->source);
+    }
+    if (owner)
+        prog_free(q);
 }
 
 /* ------------------------------------------------------------- choosing */
@@ -448,7 +479,7 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
             return rc;
         }
     }
-    if (o->nsketches == 0 && o->propose) {
+    if (o->propose) {
         int rc = add_proposals(pl, t0 + budget, err);
         if (rc != TC_OK) {
             plan_free(pl);
@@ -459,6 +490,9 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
         cand *c = &pl->cands[k];
         snprintf(c->p->proto, sizeof c->p->proto, "%s", c->proto);
         c->modes = verified_modes(c->p, t);
+        if (c->owns && c->synthesized && !(c->modes & 2))
+            add_inplace_copies(pl, k);
+        c = &pl->cands[k];
         if (c->modes)
             time_all(pl, c);
         else

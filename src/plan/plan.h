@@ -38,8 +38,9 @@ typedef struct {
     double budget_s;            /* synthesis time budget; 0 = 600 */
     int quiet;                  /* no progress on stderr */
     const char *proto;          /* only this protocol ("Simple", "LL", "LL128"); NULL: all */
-    int propose;                /* no sketch given: propose some from the topology
-                                   (plan/propose.h); plan_opts_init sets it */
+    int propose;                /* also synthesize sketches proposed from the topology
+                                   (plan/propose.h), after the given ones; plan_opts_init
+                                   sets it */
 } plan_opts;
 
 typedef struct plan plan;

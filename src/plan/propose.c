@@ -71,8 +71,8 @@ static void put_map(cJSON *obj, int key, const int *v, int n)
 }
 
 /* The sketch for one variant as JSON text; sym: keep symmetry_offsets. */
-static char *variant(const topo *t, const char *name, const char *hyper, int chunkup, int sym,
-                     const char *why)
+static char *variant(const topo *t, const char *name, const char *hyper, int chunkup, int rail,
+                     int sym, const char *why)
 {
     int R = t->ranks_per_node, N = t->nnodes, sw = node_switch(t), m, x0;
     int nics = nic_layout(t, &m, &x0);
@@ -101,7 +101,16 @@ static char *variant(const topo *t, const char *name, const char *hyper, int chu
         cJSON *inter = cJSON_AddObjectToObject(j, "internode_sketch");
         cJSON_AddStringToObject(inter, "strategy", "relay");
         cJSON *conn = cJSON_AddObjectToObject(inter, "internode_conn");
-        if (m >= 1 && nics > 1) {
+        if (rail && m > 1 && nics > 1) {
+            /* every GPU to the same GPU of the other nodes with its own
+             * chunks, through the NIC it shares with its group */
+            cJSON *rev = cJSON_AddObjectToObject(inter, "gpus_to_sender_rev_map");
+            for (int i = 0; i < R; i++) {
+                put_map(conn, i, &i, 1);
+                put_map(rev, i, &i, 1);
+            }
+            intra_rot = sw >= 0 ? m : 0;
+        } else if (m >= 1 && nics > 1) {
             cJSON *rev = cJSON_AddObjectToObject(inter, "gpus_to_sender_rev_map");
             int *grp = xmalloc((size_t)m * sizeof *grp);
             for (int k = 0; k < nics; k++) {
@@ -147,10 +156,10 @@ static char *variant(const topo *t, const char *name, const char *hyper, int chu
 /* Keep the variant if it loads and fits t (without its symmetry if that is
  * what fails); 1 if kept. */
 static int keep(const topo *t, proposal *p, const char *name, const char *hyper, int chunkup,
-                const char *why, int small, int large)
+                int rail, const char *why, int small, int large)
 {
     for (int sym = 1; sym >= 0; sym--) {
-        char *text = variant(t, name, hyper, chunkup, sym, why);
+        char *text = variant(t, name, hyper, chunkup, rail, sym, why);
         tc_err e;
         sketch *s = sketch_parse(text, name, &e);
         int ok = s && sketch_check(s, t, &e) == TC_OK;
@@ -168,6 +177,14 @@ static int keep(const topo *t, proposal *p, const char *name, const char *hyper,
     return 0;
 }
 
+/* 1 if several nodes, and node 0 has several NICs, each serving a regular
+ * group of more than one GPU (DGX-2: a NIC per pair). */
+static int shared_nics(const topo *t)
+{
+    int m, x0;
+    return t->nnodes > 1 && nic_layout(t, &m, &x0) > 1 && m > 1;
+}
+
 int propose_sketches(const topo *t, proposal *out)
 {
     int n = 0, sw = node_switch(t) >= 0;
@@ -175,26 +192,39 @@ int propose_sketches(const topo *t, proposal *out)
     const char *tn = t->name && *t->name ? t->name : "topology";
     if (sw) {
         snprintf(name, sizeof name, "%s-uc-max-cup1", tn);
-        n += keep(t, &out[n], name, "uc-max", 1, "the switch as one uc-max hyperedge (many "
+        n += keep(t, &out[n], name, "uc-max", 1, 0, "the switch as one uc-max hyperedge (many "
                   "connections, few hops: small sizes)", 1, 0);
         snprintf(name, sizeof name, "%s-uc-min-cup1", tn);
-        n += keep(t, &out[n], name, "uc-min", 1, "the switch as one uc-min hyperedge (few "
+        n += keep(t, &out[n], name, "uc-min", 1, 0, "the switch as one uc-min hyperedge (few "
                   "connections, less contention: large sizes)", 0, 1);
         snprintf(name, sizeof name, "%s-uc-min-cup2", tn);
-        n += keep(t, &out[n], name, "uc-min", 2, "uc-min with each chunk cut in two (more "
+        n += keep(t, &out[n], name, "uc-min", 2, 0, "uc-min with each chunk cut in two (more "
                   "pipelining: large sizes)", 0, 1);
         snprintf(name, sizeof name, "%s-uc-min-cup4", tn);
-        n += keep(t, &out[n], name, "uc-min", 4, "uc-min with each chunk cut in four (a "
+        n += keep(t, &out[n], name, "uc-min", 4, 0, "uc-min with each chunk cut in four (a "
                   "shorter pipeline fill and drain: the largest sizes)", 0, 1);
+        if (shared_nics(t)) {
+            snprintf(name, sizeof name, "%s-rails-cup1", tn);
+            n += keep(t, &out[n], name, "uc-min", 1, 1, "uc-min; every GPU crosses to the same "
+                      "GPU of the other nodes with its own chunks, through the NIC it shares",
+                      1, 1);
+            snprintf(name, sizeof name, "%s-rails-cup2", tn);
+            n += keep(t, &out[n], name, "uc-min", 2, 1, "uc-min, every GPU through its shared "
+                      "NIC, each chunk cut in two (every GPU's port takes NIC traffic: the "
+                      "largest sizes)", 0, 1);
+        }
     } else {
         snprintf(name, sizeof name, "%s-cup1", tn);
-        n += keep(t, &out[n], name, NULL, 1, "links only, the NIC pattern of the node", 1, 1);
+        n += keep(t, &out[n], name, NULL, 1, 0, "links only, the NIC pattern of the node", 1, 1);
         snprintf(name, sizeof name, "%s-cup2", tn);
-        n += keep(t, &out[n], name, NULL, 2, "links only, each chunk cut in two (large sizes)",
+        n += keep(t, &out[n], name, NULL, 2, 0, "links only, each chunk cut in two (large sizes)",
                   0, 1);
         snprintf(name, sizeof name, "%s-cup4", tn);
-        n += keep(t, &out[n], name, NULL, 4, "links only, each chunk cut in four (a shorter "
+        n += keep(t, &out[n], name, NULL, 4, 0, "links only, each chunk cut in four (a shorter "
                   "pipeline fill and drain: the largest sizes)", 0, 1);
+        snprintf(name, sizeof name, "%s-cup8", tn);
+        n += keep(t, &out[n], name, NULL, 8, 0, "links only, each chunk cut in eight (the "
+                  "shortest fill and drain: the largest sizes)", 0, 1);
     }
     return n;
 }

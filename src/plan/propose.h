@@ -1,5 +1,5 @@
-/* propose.h — sketches proposed from a topology, for a plan made without
- * any (`taccl-synth --plan` with no --sketch).
+/* propose.h — sketches proposed from a topology, for a plan (`taccl-synth
+ * --plan`; after the user's own sketches, unless --no-propose).
  *
  * TACCL leaves "which sketch for which size" to the user; these are the
  * patterns its published sketches follow, derived from the machine:
@@ -12,14 +12,20 @@
  *     GPUs, the group's last GPU sends for the group to the first GPU of
  *     the same group on the other node (TACCL's dgx2-sk-1); one NIC for the
  *     whole node: its first GPU sends to its second on the other node
- *     (TACCL's ndv2-sk-1);
+ *     (TACCL's ndv2-sk-1); and where a NIC serves a group, also every GPU
+ *     to the same GPU of the other nodes with its own chunks (rails
+ *     through the shared NIC: every GPU's port then takes NIC traffic,
+ *     which the bound asks for at large sizes: DGX-2 x2 AllGather at
+ *     1 GiB 0.982 of the bound with chunkup 2, against 0.950 for the
+ *     group pattern, whose non-receiving GPUs take everything through
+ *     the switch);
  *   - symmetry from the node structure: the nodes are copies (rotate by a
  *     node) and, on a switch with a regular NIC layout, the NIC groups are
  *     too (rotate by a group);
- *   - input_chunkup 1 for small sizes, 1, 2 and 4 for large (TACCL ships
- *     chunkup variants of its sketches; at 1 GiB a quarter chunk shortens
- *     the pipeline's fill and drain: ndv2-x2-sk-1 0.976 of the bound with
- *     chunkup 4).
+ *   - input_chunkup 1 for small sizes, 1, 2 and 4 for large, and 8 on a
+ *     node of links (TACCL ships chunkup variants of its sketches; at
+ *     1 GiB a smaller chunk shortens the pipeline's fill and drain:
+ *     ndv2-x2-sk-1 0.976 of the bound with chunkup 4, 0.987 with 8).
  * Each proposal is checked against the topology (sketch_check); one whose
  * symmetry does not hold is kept without it. */
 #ifndef TC_PROPOSE_H
@@ -27,7 +33,7 @@
 
 #include "../model/topo.h"
 
-#define PROPOSE_MAX 4
+#define PROPOSE_MAX 8
 
 typedef struct {
     char name[96];          /* e.g. "dgx2-x2-uc-min-cup2" */

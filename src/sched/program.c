@@ -173,3 +173,63 @@ long long prog_parser_nodes(const prog *p, int *worst_rank)
         *worst_rank = wr;
     return 1 + p->ngpu + worst;
 }
+
+/* One reference rewritten onto the in-place buffer of rank r (see
+ * prog_inplace_copy). */
+static void onto_one_buffer(buf_kind *b, int *off, int in_at_out, int out_at_in)
+{
+    if (in_at_out >= 0 && *b == BUF_I) {
+        *b = BUF_O;
+        *off += in_at_out;
+    } else if (out_at_in >= 0 && *b == BUF_O) {
+        *b = BUF_I;
+        *off += out_at_in;
+    }
+}
+
+prog *prog_inplace_copy(const prog *p)
+{
+    prog *q = prog_new(p->name, p->coll, p->ngpus, p->nchunksperloop);
+    if (!q)
+        return NULL;
+    snprintf(q->proto, sizeof q->proto, "%s", p->proto);
+    q->nchannels = p->nchannels;
+    q->inplace = 1;
+    q->outofplace = 0;
+    q->min_bytes = p->min_bytes;
+    q->max_bytes = p->max_bytes;
+    q->size_bytes = p->size_bytes;
+    q->target = p->target;
+    q->predicted_us = p->predicted_us;
+    for (int r = 0; r < p->ngpu; r++) {
+        const prog_gpu *g = &p->gpus[r];
+        int ia, oa;
+        coll_inplace_alias(p->coll, p->ngpus, p->nchunksperloop, r, &ia, &oa);
+        if (ia == 0 && p->coll != COLL_ALLGATHER) {
+            /* one buffer (AllReduce): msccl-tools keeps i and rewrites o */
+            ia = -1;
+            oa = 0;
+        }
+        /* the aliased buffer is not addressed any more: its count is 0 */
+        prog_gpu *h = prog_add_gpu(q, ia >= 0 ? 0 : g->i_chunks, oa >= 0 ? 0 : g->o_chunks,
+                                   g->s_chunks);
+        for (int t = 0; t < g->ntbs; t++) {
+            const prog_tb *tb = &g->tbs[t];
+            prog_tb *u = prog_add_tb(h, tb->send, tb->recv, tb->chan);
+            for (int s = 0; s < tb->nsteps; s++) {
+                prog_step x = tb->steps[s];
+                onto_one_buffer(&x.srcbuf, &x.srcoff, ia, oa);
+                onto_one_buffer(&x.dstbuf, &x.dstoff, ia, oa);
+                prog_step *y;
+                if (x.type == ST_CPY && x.srcbuf == x.dstbuf && x.srcoff == x.dstoff)
+                    y = prog_add_step(u, ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, x.depid,
+                                      x.deps);
+                else
+                    y = prog_add_step(u, x.type, x.srcbuf, x.srcoff, x.dstbuf, x.dstoff, x.cnt,
+                                      x.depid, x.deps);
+                y->hasdep = x.hasdep;
+            }
+        }
+    }
+    return q;
+}

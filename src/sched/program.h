@@ -143,6 +143,18 @@ int prog_line_of(const prog *p, int rank, int tb, int step);
  * s: the count as given.  -1 for any other b. */
 int prog_buf_len(const prog *p, int r, buf_kind b);
 
+/* A copy of p that runs in place, written as msccl-tools writes an in-place
+ * file: every reference to the buffer the runtime aliases into the other
+ * (AllGather: i, inside o at r*C/n; ReduceScatter: o, inside i; AllReduce
+ * and AllToAll: o, which is i) is rewritten onto that other buffer, and a
+ * copy that thereby copies a chunk onto itself becomes a nop with the same
+ * dependency (out of place it put a rank's own chunk in its output; in
+ * place the chunk is already there, and a copy onto itself would race with
+ * the sends reading it); the aliased buffer's count is written 0.
+ * inplace="1" outofplace="0"; no topology attached.
+ * Whether it verifies in place is the executor's to say.  NULL only when
+ * out of memory. */
+prog *prog_inplace_copy(const prog *p);
 /* Take ownership of t (replacing any topology already attached). */
 void prog_set_topo(prog *p, topo *t);
 

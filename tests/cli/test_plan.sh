@@ -6,7 +6,8 @@
 # plan.json says (or says NCCL runs the call) and is never slower than NCCL's
 # own schedule; the newer executor gets one file for both modes where one
 # schedule wins both; refusals write nothing; a sketch adds synthesized
-# candidates.
+# candidates, then the proposed ones; a synthesized AllGather serves
+# in-place calls through its in-place copy.
 source "$(dirname "$0")/lib.sh"
 S="$BIN/taccl-synth"
 R="$BIN/taccl-run"
@@ -96,6 +97,15 @@ K="$TMP/plan-sk"
 expect "plan with a sketch" 0 "synthesizing ndv2-x2-sk-1 at 1K" -- "$S" --plan "$T/ndv2-x2.json" \
     --collective allgather --sizes 1K:64K --sketch "$ROOT/sketches/ndv2-x2-sk-1.json" --time-limit 2 -o "$K"
 expect "the sketch's schedule is in the plan" 0 '"from":[[:space:]]+"ndv2-x2-sk-1 @' -- cat "$K/plan.json"
+# an AllGather as synthesized races in place (its copy of a rank's own chunk):
+# in place the plan uses its in-place copy (taccl-synth --inplace), verified
+expect "... and its in-place copy serves in-place calls" 0 \
+    '"from":[[:space:]]+"ndv2-x2-sk-1 @[0-9]+K [A-Za-z0-9]+ in place"' -- cat "$K/plan.json"
+expect "... which is written in place and says how to make it" 0 '--inplace' -- cat "$K/plan.json"
+expect "... the in-place plan covers 1K..64K" 0 "^ok$" -- check_plan "$K" inplace 1024 65536
+"$R" "$K" --sweep 1K:64K --inplace --json >"$TMP/sweep-sk.json" 2>"$TMP/sweep.err"
+expect "... taccl-run DIR --sweep --inplace runs it, verified" 0 "^ok$" -- picked_match "$K" inplace "$TMP/sweep-sk.json"
+expect "proposals follow the given sketches" 0 "" -- test -f "$K/sketches/ndv2-x2-cup1.json"
 expect "plan --json" 0 '"files":\[\{' -- "$S" --plan "$T/ndv2-x2.json" --collective allgather \
     --sizes 1K:4K --no-propose -o "$TMP/plan-json" -q --json
 
@@ -108,7 +118,7 @@ expect "--plan --proto auto refused" 2 "tries every protocol already" -- "$S" --
 
 # no sketch: sketches proposed from the topology, written into the plan, synthesized
 Q="$TMP/plan-prop"
-expect "plan proposes sketches" 0 "3 sketches proposed" -- "$S" --plan "$T/ndv2-x1.json" \
+expect "plan proposes sketches" 0 "4 sketches proposed" -- "$S" --plan "$T/ndv2-x1.json" \
     --collective allgather --sizes 1K:1M --time-limit 2 -o "$Q"
 expect "... written to sketches/ and loadable" 0 "wrote" -- "$S" "$Q/sketches/ndv2-x1-cup1.json" \
     "$T/ndv2-x1.json" --collective allgather --size 64K --time-limit 2 -o "$TMP/prop.xml"

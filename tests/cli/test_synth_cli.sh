@@ -320,3 +320,24 @@ expect "1 GiB on 32 ranks: run it with --no-data" 0 "run it with: taccl-run .*bi
 expect "the suggested command runs" 0 "timing only" -- "$BIN/taccl-run" "$TMP/big.xml" --no-data
 "$S" --algo ring "$T/ndv2-x1.json" --collective allgather --size 1M -o "$TMP/small.xml" 2>"$TMP/small.err"
 expect "1 MiB: no --no-data suggested" 1 "" -- grep -q -- --no-data "$TMP/small.err"
+
+# --inplace: the file for in-place calls, as msccl-tools writes one (the
+# aliased buffer's references rewritten, a rank's copy of its own chunk a
+# nop); as synthesized, an AllGather races in place
+"$S" "$ROOT/sketches/ndv2-x2-sk-1.json" "$T/ndv2-x2.json" --collective allgather --size 64K \
+    --time-limit 5 -q -o "$TMP/oop-ag.xml"
+expect "an AllGather as synthesized does not run in place" 1 "result +FAILED" -- \
+    "$BIN/taccl-run" "$TMP/oop-ag.xml" --inplace
+for c in allgather reducescatter allreduce; do
+    "$S" "$ROOT/sketches/ndv2-x2-sk-1.json" "$T/ndv2-x2.json" --collective $c --size 64K \
+        --time-limit 5 -q --inplace -o "$TMP/ip-$c.xml"
+    expect "--inplace $c: inplace=1 outofplace=0" 0 'inplace="1" outofplace="0"' -- cat "$TMP/ip-$c.xml"
+    expect "--inplace $c: verifies in place" 0 "result +verified \(in-place\)" -- \
+        "$BIN/taccl-run" "$TMP/ip-$c.xml"
+done
+expect "--inplace allgather: input never addressed (but by nops, written as msccl-tools does)" 1 "" -- \
+    bash -c "grep -v 'type=\"nop\"' '$TMP/ip-allgather.xml' | grep -Eq 'i_chunks=\"[1-9]|buf=\"i\"'"
+refuse "--inplace alltoall" "alltoall cannot run in place" -- \
+    "$ROOT/sketches/ndv2-x2-sk-2.json" "$T/ndv2-x2.json" --collective alltoall --inplace
+refuse "--inplace with --algo" "--inplace is for sketch mode" -- \
+    --algo ring "$T/ndv2-x2.json" --collective allgather --inplace
