@@ -24,7 +24,8 @@
 #   make bench-plan  plans made with no sketch against NCCL and every
 #                baseline at every size (TOPOS="T ...", BUDGET=S per plan,
 #                default 120; all 15 bundled machines x 4 collectives take
-#                one to two hours)
+#                one to two hours), then issue 14's targets with TACCL's
+#                sketches given (scripts/bench_plan_targets.py, ~10 min)
 #   make speed   executor speed next to memcpy
 #   make fuzz    libFuzzer on the sketch, topology and XML loaders, each for
 #                SECONDS seconds (default 60), in build-fuzz/ (clang)
@@ -174,6 +175,7 @@ bench-plan: deps
 	@scripts/bench_plan.sh $(BUILD)/bin --budget $(or $(BUDGET),120) \
 	    $(if $(TOPOS),--topos "$(TOPOS)") $(if $(COLLECTIVES),--collectives "$(COLLECTIVES)") \
 	    --out $(BUILD)/bench-plan.md
+	@scripts/bench_plan_targets.py $(BUILD)/bin --out $(BUILD)/bench-plan-targets.md
 
 # libFuzzer: the library and the targets built with clang and the fuzzer,
 # address and undefined-behaviour sanitizers into their own directory, then

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""bench_plan_targets.py — the plan targets measured with TACCL's sketches given.
+
+For each target: a plan (`taccl-synth --plan TOPO --collective C --sketch
+sketches/SK.json --sizes LO:HI`, proposals after the sketch as always),
+then `taccl-run PLAN --size S --no-data --json` in each buffer mode, which
+runs the file the runtime would pick at S (or says NCCL fallback).  The
+table gives the figure each target is stated in: algbw (GB/s) against
+TE-CCL's figures at 1 KiB and 64 KiB on NDv2 x2 (Simple protocol only,
+`--proto Simple`: TE-CCL models none), the lower bound over the
+time for AllGather and ReduceScatter at 1 GiB, and the ReduceScatter-then-
+AllGather floor (their two bounds at S summed) over the time for AllReduce at
+1 GiB.  Where the legacy runtime cannot take our schedule at S (it
+allocates maxBytes x scratch / nchunksperloop at start, see docs/design.md
+section 8) the plan falls back to NCCL there; the row is then measured
+again for the newer executor (`--target msccl-executor`), which has no
+such allocation, and both are shown.  All times are the executor's model.
+
+usage: scripts/bench_plan_targets.py [BIN_DIR] [--budget S] [--out FILE]
+  BIN_DIR   taccl-synth and taccl-run (default build/bin)
+  --budget  --time-budget of each plan, seconds (default 600)
+  --out     also write the table to FILE
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# (topology, collective, TACCL's sketch, plan sizes, size measured, figure, target)
+TARGETS = [
+    ("ndv2-x2", "allgather", "ndv2-x2-sk-1", "1K:64K", 1 << 10, "algbw", 0.242),
+    ("ndv2-x2", "allgather", "ndv2-x2-sk-1", "1K:64K", 64 << 10, "algbw", 10.53),
+    ("dgx2-x2", "allreduce", "dgx2-x2-sk-1", "512M:1G", 1 << 30, "floor", 0.90),
+    ("ndv2-x2", "allgather", "ndv2-x2-sk-1", "512M:1G", 1 << 30, "bound", 0.98),
+    ("ndv2-x2", "reducescatter", "ndv2-x2-sk-1", "512M:1G", 1 << 30, "bound", 0.98),
+    ("ndv2-x4", "allgather", "ndv2-x4-sk-1", "512M:1G", 1 << 30, "bound", 0.98),
+    ("ndv2-x4", "reducescatter", "ndv2-x4-sk-1", "512M:1G", 1 << 30, "bound", 0.98),
+    ("dgx2-x2", "allgather", "dgx2-x2-sk-1", "512M:1G", 1 << 30, "bound", 0.98),
+    ("dgx2-x2", "reducescatter", "dgx2-x2-sk-1", "512M:1G", 1 << 30, "bound", 0.98),
+]
+
+
+def run(cmd):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def bound_us(bin_dir, topo, coll, size):
+    """The lower bound at size, read off a baseline run (it depends on the
+    topology, the collective and the size only)."""
+    with tempfile.TemporaryDirectory() as d:
+        x = os.path.join(d, "ring.xml")
+        r = run([os.path.join(bin_dir, "taccl-synth"), "--algo", "ring", topo, "--collective",
+                 coll, "--size", str(size), "-q", "-o", x])
+        if r.returncode:
+            return None
+        r = run([os.path.join(bin_dir, "taccl-run"), x, "--no-data", "--json", "-q"])
+        try:
+            return json.loads(r.stdout)["lower_bound_us"]
+        except (ValueError, KeyError):
+            return None
+
+
+def measure(bin_dir, t, target, budget, work):
+    tp, coll, sk, sizes, at, fig, want = t
+    topo = os.path.join(ROOT, "topologies", tp + ".json")
+    d = os.path.join(work, "%s-%s-%s-%s" % (tp, coll, sizes.replace(":", "-"), target))
+    if not os.path.isdir(d):
+        start = time.time()
+        # TE-CCL has no protocols: its figures are compared in the Simple model
+        proto = ["--proto", "Simple"] if fig == "algbw" else []
+        r = run([os.path.join(bin_dir, "taccl-synth"), "--plan", topo, "--collective", coll,
+                 "--sketch", os.path.join(ROOT, "sketches", sk + ".json"), "--sizes", sizes,
+                 "--time-budget", str(budget), "--target", target, "-q", "-o", d] + proto)
+        if r.returncode:
+            return {"error": r.stderr.strip().splitlines()[-1:]}
+        open(d + ".secs", "w").write("%.1f" % (time.time() - start))
+    out = {"secs": float(open(d + ".secs").read())}
+    for mode in ("outofplace", "inplace"):
+        r = run([os.path.join(bin_dir, "taccl-run"), d, "--size", str(at), "--" + mode,
+                 "--no-data", "--json", "-q"])
+        try:
+            j = json.loads(r.stdout)
+            row = j["rows"][0] if "rows" in j else j
+        except (ValueError, KeyError, IndexError):
+            row = {}
+        frm = None
+        if row.get("picked"):
+            plan = json.load(open(os.path.join(d, "plan.json")))
+            frm = next((f["from"] for f in plan["files"] if f["file"] == row["picked"]), None)
+        out[mode] = (row, frm)
+    return out
+
+
+def figure(fig, row, size, bnd):
+    t = row.get("time_us")
+    if not t:
+        return None
+    if fig == "algbw":
+        return size / t / 1e3
+    return bnd / t if bnd else None
+
+
+def main():
+    args = sys.argv[1:]
+    if "-h" in args or "--help" in args:
+        print(__doc__.strip())
+        return 0
+    bin_dir, budget, out = os.path.join(ROOT, "build", "bin"), 600, None
+    while args:
+        a = args.pop(0)
+        if a == "--budget":
+            budget = float(args.pop(0))
+        elif a == "--out":
+            out = args.pop(0)
+        elif a.startswith("-"):
+            print("bench_plan_targets.py: unknown option '%s'" % a, file=sys.stderr)
+            return 2
+        else:
+            bin_dir = a
+    names = {"algbw": "algbw GB/s", "bound": "bound / time", "floor": "RS+AG floor / time"}
+    lines = ["| topology | collective | TACCL's sketch | plan sizes | at | target | runtime | "
+             "out of place | in place | picked (out of place) | plan s | met? |",
+             "|---" * 12 + "|"]
+    with tempfile.TemporaryDirectory() as work:
+        for t in TARGETS:
+            tp, coll, sk, sizes, at, fig, want = t
+            print("bench_plan_targets.py: %s %s at %d" % (tp, coll, at), file=sys.stderr)
+            topo = os.path.join(ROOT, "topologies", tp + ".json")
+            bnd = None
+            if fig == "bound":
+                bnd = bound_us(bin_dir, topo, coll, at)
+            elif fig == "floor":
+                # the AllReduce floor: a ReduceScatter's bound then an AllGather's
+                rs, ag = (bound_us(bin_dir, topo, c, at) for c in ("reducescatter", "allgather"))
+                bnd = rs + ag if rs and ag else None
+            for target in ("msccl", "msccl-executor"):
+                m = measure(bin_dir, t, target, budget, work)
+                if "error" in m:
+                    lines.append("| %s | %s | %s | %s | %s | %s %s | %s | failed: %s | | | | |" % (
+                        tp, coll, sk, sizes, at, names[fig], want, target, m["error"]))
+                    break
+                vals, cells = [], []
+                for mode in ("outofplace", "inplace"):
+                    row, frm = m[mode]
+                    v = None if row.get("nccl_fallback") else figure(fig, row, at, bnd)
+                    vals.append(v)
+                    cells.append("NCCL fallback" if row.get("nccl_fallback") else
+                                 "%.4g" % v if v is not None else "-")
+                ok = all(v is not None and v >= want for v in vals)
+                lines.append("| %s | %s | %s | %s | %s | %s ≥ %s | %s | %s | %s | %s | %s | %s |" % (
+                    tp, coll, sk, sizes, "1 KiB" if at == 1024 else "64 KiB" if at == 65536
+                    else "1 GiB", names[fig], want, target, cells[0], cells[1],
+                    m["outofplace"][1] or "NCCL", m["secs"], "**met**" if ok else "not met"))
+                # the newer executor only where the legacy runtime could not take ours
+                if not any(m[md][0].get("nccl_fallback") for md in ("outofplace", "inplace")):
+                    break
+    text = "\n".join(lines)
+    print(text)
+    if out:
+        open(out, "w").write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
