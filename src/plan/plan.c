@@ -733,6 +733,10 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
         cJSON_AddStringToObject(o, "command", c->source);
         cJSON_AddBoolToObject(o, "outofplace", c->modes & 1);
         cJSON_AddBoolToObject(o, "inplace", (c->modes & 2) != 0);
+        cJSON *us = cJSON_AddArrayToObject(o, "predicted_us");
+        for (int i = 0; i < pl->nsizes; i++)
+            cJSON_AddItemToArray(us, c->modes && c->us[i] >= 0 ? cJSON_CreateNumber(c->us[i])
+                                                              : cJSON_CreateNull());
         cJSON_AddItemToArray(cs, o);
     }
     cJSON *notes = cJSON_AddArrayToObject(j, "notes");

@@ -106,6 +106,18 @@ expect "... the in-place plan covers 1K..64K" 0 "^ok$" -- check_plan "$K" inplac
 "$R" "$K" --sweep 1K:64K --inplace --json >"$TMP/sweep-sk.json" 2>"$TMP/sweep.err"
 expect "... taccl-run DIR --sweep --inplace runs it, verified" 0 "^ok$" -- picked_match "$K" inplace "$TMP/sweep-sk.json"
 expect "proposals follow the given sketches" 0 "" -- test -f "$K/sketches/ndv2-x2-cup1.json"
+expect "every candidate's time at every size; the picked file's is the least" 0 "^ok$" -- python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1] + "/plan.json"))
+sizes = [x["size_bytes"] for x in p["nccl"]]
+assert all(len(c["predicted_us"]) == len(sizes) for c in p["candidates"])
+for f in p["files"]:
+    for s in f["sizes"]:
+        i = sizes.index(s["size_bytes"])
+        ts = [c["predicted_us"][i] for c in p["candidates"]
+              if c[f["mode"]] and c["predicted_us"][i] is not None]
+        assert abs(min(ts) - s["predicted_us"]) <= 1e-6 * s["predicted_us"], (f["file"], s)
+print("ok")' "$K"
 expect "plan --json" 0 '"files":\[\{' -- "$S" --plan "$T/ndv2-x2.json" --collective allgather \
     --sizes 1K:4K --no-propose -o "$TMP/plan-json" -q --json
 
