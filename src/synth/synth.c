@@ -493,31 +493,41 @@ static int finish(const sketch *s, const topo *t, const synth_opts *o, coll_kind
 
 /* With a chunkup above 1, the routing of the same sketch at chunkup 1
  * (each chunk whole, so a MILP chunkup times smaller), found within a
- * quarter of the routing's time limit: route_solve seeds the full MILP
- * with it where stage 2 schedules it faster than the heuristic routing
- * (route.h, A COARSE SEED).  NULL if there is none or it failed. */
-static algo *coarse_routing(const sketch *s, const topo *t, coll_kind k, double chunk,
-                            const route_opts *ro, const synth_opts *o)
+ * quarter of the routing's time limit, into *out: route_solve seeds the
+ * full MILP with it where stage 2 schedules it faster than the heuristic
+ * routing (route.h, A COARSE SEED).  *out stays NULL if there is none or
+ * it failed (the heuristic seeds alone then); TC_STOP on a stop request,
+ * else TC_OK. */
+static int coarse_routing(const sketch *s, const topo *t, coll_kind k, double chunk,
+                          const route_opts *ro, const synth_opts *o, algo **out, tc_err *err)
 {
+    *out = NULL;
     if (s->chunkup <= 1)
-        return NULL;
+        return TC_OK;
     sketch c = *s;
     c.chunkup = 1;
     route_opts q = *ro;
     q.coarse = NULL;
-    q.quiet = 1;
     if (q.time_limit_s > 0)
         q.time_limit_s /= 4;
     route_stats rs;
     tc_err e;
-    algo *a = NULL;
     double t0 = now_s();
-    if (route_solve(&c, t, k, chunk * s->chunkup, &q, &a, &rs, &e) != TC_OK)
-        return NULL;
+    if (!o->quiet)
+        fprintf(stderr, "synth: stage 1: routing at chunkup 1 first, to seed chunkup %d\n",
+                s->chunkup);
+    int rc = route_solve(&c, t, k, chunk * s->chunkup, &q, out, &rs, &e);
+    if (rc == TC_STOP || lp_stop_requested()) {
+        algo_free(*out);
+        *out = NULL;
+        return tc_err_set(err, TC_STOP, "%s", rc == TC_STOP ? e.msg : "interrupted");
+    }
+    if (rc != TC_OK)
+        return TC_OK;
     if (!o->quiet)
         fprintf(stderr, "synth: stage 1: the routing at chunkup 1 (%s, %.3f s) offered as the "
                 "seed of chunkup %d\n", lp_status_name(rs.status), now_s() - t0, s->chunkup);
-    return a;
+    return TC_OK;
 }
 
 int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
@@ -597,10 +607,13 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
         rc = route_heuristic(s, t, routed, (double)chunk, &q, &routing, err);
         st->latency_first = 1;
     } else if (rc == TC_OK) {
-        algo *coarse = coarse_routing(s, t, routed, (double)chunk, &ro, o);
-        ro.coarse = coarse;
-        rc = route_solve(s, t, routed, (double)chunk, &ro, &routing, &rst, err);
-        ro.coarse = NULL;
+        algo *coarse = NULL;
+        rc = coarse_routing(s, t, routed, (double)chunk, &ro, o, &coarse, err);
+        if (rc == TC_OK) {
+            ro.coarse = coarse;
+            rc = route_solve(s, t, routed, (double)chunk, &ro, &routing, &rst, err);
+            ro.coarse = NULL;
+        }
         algo_free(coarse);
     }
     st->route_s = now_s() - t0;

@@ -181,7 +181,8 @@ interrupt() {
         else echo "not ok - $what: existing file changed or a file left: $(ls -A "$dir")"; fi
     done
 }
-# GLPK proves dgx2-x2-sk-1's routing in several seconds (about 9 here)
+# dgx2-x2-sk-1 (chunkup 2): GLPK's routing at chunkup 1, which seeds the full
+# routing, takes about 2 s here; the first 'route: model:' line is that one
 interrupt "SIGINT during GLPK's routing" "^route: model:" "$SK/dgx2-x2-sk-1.json" "$T/dgx2-x2.json"
 # a 4x8 torus at 1 KiB chunks: CBC's contiguity MILP runs to its 30 s limit
 python3 - "$TMP" <<'EOF'
