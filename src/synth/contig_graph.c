@@ -31,6 +31,8 @@ void contig_ctx_free(ctx *c)
     free(c->dep);
     free(c->slot);
     free(c->rslot);
+    free(c->pair);
+    free(c->chain);
     memset(c, 0, sizeof *c);
 }
 
@@ -169,6 +171,28 @@ int contig_cmp_chain_key(const void *x, const void *y)
     return (a->T > b->T) - (a->T < b->T);
 }
 
+/* Numbers the distinct keys key[0..n-1] 0, 1, ... in key order: id[i] is
+ * key[i]'s number (a new array), *nid how many there are.  Lets the hot
+ * replay find "the previous send with the same key" with an array indexed
+ * by number instead of sorting on every call. */
+static int *compact_ids(const long long *key, int n, int *nid)
+{
+    int *id = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *id);
+    chain_key *k = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *k);
+    for (int i = 0; i < n; i++)
+        k[i] = (chain_key){key[i], i};
+    qsort(k, (size_t)n, sizeof *k, contig_cmp_chain_key);
+    int m = 0;
+    for (int q = 0; q < n; q++) {
+        if (q > 0 && k[q].key != k[q - 1].key)
+            m++;
+        id[k[q].T] = m;
+    }
+    *nid = n > 0 ? m + 1 : 0;
+    free(k);
+    return id;
+}
+
 /* Reductions into one chunk at one rank read and write the same buffer
  * slot, so the lowering orders them (a dependency chain) and the executor
  * performs them one after another: number those (dst, chunk) places. */
@@ -239,6 +263,11 @@ int contig_ctx_init(ctx *c, const algo *a, const topo *t, double cb, tc_err *err
     }
     free(k);
     reduce_slots(c);
+    long long *pk = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *pk);
+    for (int i = 0; i < n; i++)
+        pk[i] = (long long)a->sends[i].src * a->nranks + a->sends[i].dst;
+    c->pair = compact_ids(pk, n, &c->npairs);
+    free(pk);
     return build_deps(c, err);
 }
 
@@ -467,6 +496,12 @@ void contig_assign_slots(ctx *c, const part *p)
     c->nslots = nu;
     free(all);
     free(raw);
+    long long *ck = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *ck);
+    for (int i = 0; i < n; i++)
+        ck[i] = (long long)c->a->sends[i].src * (c->nslots + 1) + c->slot[2 * i] + 1;
+    free(c->chain);
+    c->chain = compact_ids(ck, n, &c->nchains);
+    free(ck);
     free(lane);
 }
 

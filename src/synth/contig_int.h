@@ -34,6 +34,10 @@ typedef struct {
     int *slot;          /* [2n] slots of each send, -1 = unused */
     int nrslots;        /* chunks reduced into at a rank: (dst, chunk) */
     int *rslot;         /* [n] the one send i reduces into, -1 = a copy */
+    int npairs;         /* (src, dst) pairs that carry sends */
+    int *pair;          /* [n] the pair of send i, 0 .. npairs-1 */
+    int nchains;        /* (src, out slot) chains: a sender's order on its out slot */
+    int *chain;         /* [n] the chain of send i (set with the slots) */
 } ctx;
 
 typedef struct {

@@ -48,19 +48,19 @@ TC_HEAP_DEFINE(req, request, const void *, req_before)
  * out slot, in the fixed order (= transfer numbering). */
 static int replay_edges(const ctx *c, const part *p, edge **out, int *nout, tc_err *err)
 {
-    int n = c->n, ntr = p->ntr, sz = ntr > 0 ? ntr : 1;
+    int n = c->n, ntr = p->ntr;
     int cap = 2 * ntr + c->dep0[n] + 1, ne = 0;
     edge *e = xmalloc((size_t)cap * sizeof *e);
-    chain_key *ck = xmalloc((size_t)sz * sizeof *ck);
+    int *last = xmalloc((size_t)(c->nchains > 0 ? c->nchains : 1) * sizeof *last);
+    for (int q = 0; q < c->nchains; q++)
+        last[q] = -1;
     for (int T = 0; T < ntr; T++) {
-        int f = p->first[T];
-        ck[T] = (chain_key){(long long)c->a->sends[f].src * (c->nslots + 1) + c->slot[2 * f], T};
+        int *l = &last[c->chain[p->first[T]]];
+        if (*l >= 0)
+            e[ne++] = (edge){*l, T, E_RES};
+        *l = T;
     }
-    qsort(ck, (size_t)ntr, sizeof *ck, contig_cmp_chain_key);
-    for (int k = 1; k < ntr; k++)
-        if (ck[k].key == ck[k - 1].key)
-            e[ne++] = (edge){ck[k - 1].T, ck[k].T, E_RES};
-    free(ck);
+    free(last);
     for (int i = 0; i < n; i++)
         for (int d = c->dep0[i]; d < c->dep0[i + 1]; d++) {
             int u = p->tr[c->dep[d]], v = p->tr[i];
@@ -79,19 +79,17 @@ static int replay_edges(const ctx *c, const part *p, edge **out, int *nout, tc_e
  * order (= transfer numbering), -1 for the first. */
 static int *pair_prev(const ctx *c, const part *p)
 {
-    int ntr = p->ntr, sz = ntr > 0 ? ntr : 1;
-    int *pp = xmalloc((size_t)sz * sizeof *pp);
-    chain_key *k = xmalloc((size_t)sz * sizeof *k);
+    int ntr = p->ntr;
+    int *pp = xmalloc((size_t)(ntr > 0 ? ntr : 1) * sizeof *pp);
+    int *last = xmalloc((size_t)(c->npairs > 0 ? c->npairs : 1) * sizeof *last);
+    for (int q = 0; q < c->npairs; q++)
+        last[q] = -1;
     for (int T = 0; T < ntr; T++) {
-        const algo_send *s = &c->a->sends[p->first[T]];
-        k[T] = (chain_key){(long long)s->src * c->a->nranks + s->dst, T};
-        pp[T] = -1;
+        int *l = &last[c->pair[p->first[T]]];
+        pp[T] = *l;
+        *l = T;
     }
-    qsort(k, (size_t)ntr, sizeof *k, contig_cmp_chain_key);
-    for (int q = 1; q < ntr; q++)
-        if (k[q].key == k[q - 1].key)
-            pp[k[q].T] = k[q - 1].T;
-    free(k);
+    free(last);
     return pp;
 }
 
