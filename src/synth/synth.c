@@ -438,6 +438,26 @@ static int use_hier(const sketch *s, const topo *t, const synth_opts *o, tc_err 
     return t->nnodes >= 2 && t->nranks >= SYNTH_HIER_RANKS && hier_applies(s, t, NULL) == TC_OK;
 }
 
+/* The algorithm kept lowered once more with k instances (lower.h,
+ * Instances), carrying its own copy of t; NULL where that lowering fails
+ * (the size is no multiple of the k-fold chunks, a runtime limit). */
+static prog *lower_also(const algo *a, const topo *t, const lower_opts *lo1, int k)
+{
+    lower_opts lo = *lo1;
+    lo.instances = k;
+    lo.notes = NULL;
+    tc_err e;
+    tc_err_clear(&e);
+    prog *p = lower_algo(a, t, &lo, &e);
+    topo *tc = p ? copy_topo(t, &e) : NULL;
+    if (!tc) {
+        prog_free(p);
+        return NULL;
+    }
+    prog_set_topo(p, tc);
+    return p;
+}
+
 /* The last steps on the algorithm kept (consumed): its figures into st,
  * the lowering, the topology copy.  Shared by the stages and the
  * node-blocks AllGather. */
@@ -474,16 +494,22 @@ static int finish(const sketch *s, const topo *t, const synth_opts *o, coll_kind
     t0 = now_s();
     prog *p = lower_with_notes(&final, t, (double)chunk, &lo, o, st, err);
     st->lower_s = now_s() - t0;
+    if (p && o->also_instances > 1)
+        st->also = lower_also(final, t, &lo, o->also_instances);
     algo_free(final);
     if (!p)
         return TC_INPUT;
     if ((rc = check_stop(err)) != TC_OK) {
         prog_free(p);
+        prog_free(st->also);
+        st->also = NULL;
         return rc;
     }
     topo *tc = copy_topo(t, err);
     if (!tc) {
         prog_free(p);
+        prog_free(st->also);
+        st->also = NULL;
         return TC_INPUT;
     }
     prog_set_topo(p, tc);
@@ -530,12 +556,9 @@ static int coarse_routing(const sketch *s, const topo *t, coll_kind k, double ch
     return TC_OK;
 }
 
-int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
-              synth_stats *st, tc_err *err)
+static int run_pipeline(const sketch *s, const topo *t, const synth_opts *o, prog **out,
+                        synth_stats *st, tc_err *err)
 {
-    synth_stats local;
-    if (!st)
-        st = &local;
     memset(st, 0, sizeof *st);
     st->route_gap = st->contig_gap = NAN;
     st->route_status = st->contig_status = LP_UNSOLVED;
@@ -674,4 +697,15 @@ int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
         st->contig_s += now_s() - t0;
     }
     return finish(s, t, o, k, size, chunk, final, out, st, err);
+}
+
+int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,
+              synth_stats *st, tc_err *err)
+{
+    if (st)
+        return run_pipeline(s, t, o, out, st, err);
+    synth_stats local;
+    int rc = run_pipeline(s, t, o, out, &local, err);
+    prog_free(local.also);
+    return rc;
 }

@@ -48,6 +48,8 @@ typedef struct {
     int rails;              /* hierarchical AllGather between nodes:
                                SYNTH_RAILS_* (hier.h: rings or node blocks) */
     int route;              /* flat stage 1: SYNTH_ROUTE_* */
+    int also_instances;     /* > 1: also lower the same algorithm with this
+                               many instances, into synth_stats.also */
 } synth_opts;
 
 enum {
@@ -113,6 +115,10 @@ typedef struct {
                                latency-first routing */
     double latency_us;      /* that candidate's makespan (0: not built) */
     double milp_us;         /* the MILP routing's makespan (0: not built) */
+    prog *also;             /* with also_instances: the algorithm kept,
+                               lowered with that many instances (the
+                               caller frees it; NULL where it could not be,
+                               e.g. a size not a multiple of its chunks) */
 } synth_stats;
 
 void synth_opts_init(synth_opts *o);

@@ -118,6 +118,27 @@ for f in p["files"]:
               if c[f["mode"]] and c["predicted_us"][i] is not None]
         assert abs(min(ts) - s["predicted_us"]) <= 1e-6 * s["predicted_us"], (f["file"], s)
 print("ok")' "$K"
+# at 1 MiB and above each synthesized schedule is also lowered on two channel
+# sets (--instances 2): on NDv2 x1 its AllReduce then overlaps a receive's
+# reduction with the next transfer, and that variant wins 1M..4M
+X="$TMP/plan-inst"
+expect "plan at 1M..4M with a sketch" 0 "" -- "$S" --plan "$T/ndv2-x1.json" --collective allreduce \
+    --sizes 1M:4M --sketch "$ROOT/sketches/ndv2-x1-sk-1.json" --time-limit 2 --no-propose -q -o "$X"
+expect "... lists the two-instance variant, with the command that makes it" 0 "^ok$" -- python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1] + "/plan.json"))
+c = [c for c in p["candidates"] if c["label"] == "ndv2-x1-sk-1 @1M x2 Simple"]
+assert c and c[0]["command"].endswith("--instances 2"), c
+assert c[0]["outofplace"] and c[0]["inplace"], c
+print("ok")' "$X"
+expect "... which serves every size, both modes" 0 "^ok$" -- python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1] + "/plan.json"))
+print("ok" if p["files"] and all(" x2 " in f["from"] for f in p["files"]) else p["files"])' "$X"
+for m in outofplace inplace; do
+    "$R" "$X" --sweep 1M:4M --$m --json >"$TMP/sweep-inst.json" 2>"$TMP/sweep.err"
+    expect "... taccl-run DIR --sweep --$m runs it, verified" 0 "^ok$" -- picked_match "$X" $m "$TMP/sweep-inst.json"
+done
 expect "plan --json" 0 '"files":\[\{' -- "$S" --plan "$T/ndv2-x2.json" --collective allgather \
     --sizes 1K:4K --no-propose -o "$TMP/plan-json" -q --json
 
