@@ -182,8 +182,10 @@ static void time_all(plan *pl, cand *c)
                 if (c->p->gpus[r].s_chunks > smax)
                     smax = c->p->gpus[r].s_chunks;
             /* the legacy runtime allocates maxBytes x s/ncpl at start: keep
-             * the range's top (at most 2s) within the budget */
-            if ((double)2 * s * smax / c->p->nchunksperloop > (double)CHECK_LEGACY_SCRATCH_BUDGET)
+             * the top of a range serving s within the budget (at most 2s, the
+             * next size; HI + 1 for the plan's largest size) */
+            double top = i == pl->nsizes - 1 ? (double)s + 1 : 2.0 * s;
+            if (top * smax / c->p->nchunksperloop > (double)CHECK_LEGACY_SCRATCH_BUDGET)
                 continue;
         }
         double us;

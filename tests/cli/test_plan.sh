@@ -139,6 +139,28 @@ for m in outofplace inplace; do
     "$R" "$X" --sweep 1M:4M --$m --json >"$TMP/sweep-inst.json" 2>"$TMP/sweep.err"
     expect "... taccl-run DIR --sweep --$m runs it, verified" 0 "^ok$" -- picked_match "$X" $m "$TMP/sweep-inst.json"
 done
+# the legacy runtime allocates maxBytes x s_chunks / nchunksperloop of scratch
+# when it starts: the plan's largest size is served by a file whose maxBytes is
+# HI + 1, so a ReduceScatter keeping 0.94 of its chunks in scratch serves 1 GiB
+L="$TMP/plan-legacy"
+expect "legacy plan 512M..1G with a sketch" 0 "" -- "$S" --plan "$T/ndv2-x2.json" \
+    --collective reducescatter --sizes 512M:1G --sketch "$ROOT/sketches/ndv2-x2-sk-1.json" \
+    --time-limit 2 --no-propose -q -o "$L"
+expect "... serves 1 GiB from a file whose scratch fits 1 GiB per GPU" 0 "^ok$" -- python3 -c '
+import json, os, re, sys
+d = sys.argv[1]
+p = json.load(open(os.path.join(d, "plan.json")))
+for mode in ("outofplace", "inplace"):
+    f = [f for f in p["files"] if f["mode"] == mode and f["min_bytes"] <= 1 << 30 < f["max_bytes_excl"]]
+    assert f, (mode, p["files"], p["nccl_fallback"])
+    x = open(os.path.join(d, f[0]["file"])).read()
+    ncpl = int(re.search(r"nchunksperloop=\"(\d+)\"", x).group(1))
+    smax = max(int(v) for v in re.findall(r"s_chunks=\"(\d+)\"", x))
+    top = int(re.search(r"maxBytes=\"(\d+)\"", x).group(1))
+    assert smax > ncpl // 2 and top * smax / ncpl <= 1 << 30, (top, smax, ncpl)
+print("ok")' "$L"
+"$R" "$L" --size 1G --no-data --json >"$TMP/legacy-1g.json" 2>"$TMP/legacy.err"
+expect "... and taccl-run DIR --size 1G picks it" 0 '"picked":[[:space:]]*"reducescatter-' -- cat "$TMP/legacy-1g.json"
 expect "plan --json" 0 '"files":\[\{' -- "$S" --plan "$T/ndv2-x2.json" --collective allgather \
     --sizes 1K:4K --no-propose -o "$TMP/plan-json" -q --json
 
