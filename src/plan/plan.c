@@ -252,16 +252,18 @@ static int anchors(const plan *pl, long long *out)
     return n;
 }
 
-/* Synthesize sketch s (named `stem`, from `path` for the command line) at
- * the anchors in the range that `want` admits (bit 0: up to 64 KiB, bit 1:
- * from 1 MiB), until the deadline. */
 /* Candidates for synthesized program p (the plan owns it now): p under
  * each protocol, since the anchor's best need not be the best at every
- * size it may serve.  inst: its instances (tag " x2" in the label). */
+ * size it may serve.  inst: its instances (" xK" in the label, --instances
+ * K in the command, when above 1). */
 static void add_protocols(plan *pl, prog *p, const char *stem, const char *path,
-                          const char *anchor, long long at, const char *tag, int inst,
-                          double limit_s)
+                          const char *anchor, long long at, int inst, double limit_s)
 {
+    char tag[16] = "", extra[32] = "";
+    if (inst > 1) {
+        snprintf(tag, sizeof tag, " x%d", inst);
+        snprintf(extra, sizeof extra, " --instances %d", inst);
+    }
     int owner = 1;
     for (int pr = 0; pr < COST_NPROTO; pr++) {
         if (pl->o.proto && strcmp(pl->o.proto, cost_proto_name((cost_proto)pr)))
@@ -273,9 +275,6 @@ static void add_protocols(plan *pl, prog *p, const char *stem, const char *path,
         owner = 0;
         snprintf(c->proto, sizeof c->proto, "%s", cost_proto_name((cost_proto)pr));
         snprintf(c->label, sizeof c->label, "%s @%s%s %s", stem, anchor, tag, c->proto);
-        char extra[32] = "";
-        if (inst > 1)
-            snprintf(extra, sizeof extra, " --instances %d", inst);
         snprintf(c->source, sizeof c->source, "taccl-synth %s %s --collective %s --size "
                  "%lld --proto %s --time-limit %g%s", path, pl->t->path,
                  coll_name(pl->o.coll), at, c->proto, limit_s, extra);
@@ -284,6 +283,9 @@ static void add_protocols(plan *pl, prog *p, const char *stem, const char *path,
         prog_free(p);       /* no protocol asked for (cannot happen with a valid --proto) */
 }
 
+/* Synthesize sketch s (named `stem`, from `path` for the command line) at
+ * the anchors in the range that `want` admits (bit 0: up to 64 KiB, bit 1:
+ * from 1 MiB), until the deadline. */
 static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, int want,
                       double deadline, tc_err *err)
 {
@@ -329,9 +331,9 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
                 fprintf(stderr, "taccl-synth: plan: %s at %s: %s\n", stem, a, e.msg);
             continue;
         }
-        add_protocols(pl, p, stem, path, a, at[i], "", 1, so.route_time_s);
+        add_protocols(pl, p, stem, path, a, at[i], 1, so.route_time_s);
         if (st.also)
-            add_protocols(pl, st.also, stem, path, a, at[i], " x2", 2, so.route_time_s);
+            add_protocols(pl, st.also, stem, path, a, at[i], so.also_instances, so.route_time_s);
     }
     return TC_OK;
 }
