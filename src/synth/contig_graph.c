@@ -172,9 +172,9 @@ int contig_cmp_chain_key(const void *x, const void *y)
 }
 
 /* Numbers the distinct keys key[0..n-1] 0, 1, ... in key order: id[i] is
- * key[i]'s number (a new array), *nid how many there are.  Lets the hot
- * replay find "the previous send with the same key" with an array indexed
- * by number instead of sorting on every call. */
+ * key[i]'s number (a new array), *nid how many there are.  The reduction
+ * slots, and the pairs and out-slot chains with which the hot replay finds
+ * "the previous send with the same key" by an array instead of a sort. */
 static int *compact_ids(const long long *key, int n, int *nid)
 {
     int *id = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *id);
@@ -201,24 +201,23 @@ static void reduce_slots(ctx *c)
     const algo *a = c->a;
     int n = c->n, nk = 0;
     c->rslot = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *c->rslot);
-    chain_key *k = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *k);
+    long long *key = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *key);
+    int *send = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *send);
     long long C = (long long)a->chunks_per_rank + 1, N = (long long)a->nranks + 1;
     for (int i = 0; i < n; i++) {
         const algo_send *s = &a->sends[i];
         c->rslot[i] = -1;
-        if (s->reduce)
-            k[nk++] = (chain_key){((long long)s->dst * N + s->origin + 1) * C + s->index, i};
+        if (s->reduce) {
+            key[nk] = ((long long)s->dst * N + s->origin + 1) * C + s->index;
+            send[nk++] = i;
+        }
     }
-    qsort(k, (size_t)nk, sizeof *k, contig_cmp_chain_key);
-    c->nrslots = 0;
-    for (int q = 0; q < nk; q++) {
-        if (q > 0 && k[q].key != k[q - 1].key)
-            c->nrslots++;
-        c->rslot[k[q].T] = c->nrslots;
-    }
-    if (nk > 0)
-        c->nrslots++;
-    free(k);
+    int *id = compact_ids(key, nk, &c->nrslots);
+    for (int q = 0; q < nk; q++)
+        c->rslot[send[q]] = id[q];
+    free(id);
+    free(send);
+    free(key);
 }
 
 int contig_ctx_init(ctx *c, const algo *a, const topo *t, double cb, tc_err *err)

@@ -494,23 +494,14 @@ static int finish(const sketch *s, const topo *t, const synth_opts *o, coll_kind
     t0 = now_s();
     prog *p = lower_with_notes(&final, t, (double)chunk, &lo, o, st, err);
     st->lower_s = now_s() - t0;
-    if (p && o->also_instances > 1)
+    rc = p ? check_stop(err) : TC_INPUT;
+    topo *tc = rc == TC_OK ? copy_topo(t, err) : NULL;
+    if (tc && o->also_instances > 1)
         st->also = lower_also(final, t, &lo, o->also_instances);
     algo_free(final);
-    if (!p)
-        return TC_INPUT;
-    if ((rc = check_stop(err)) != TC_OK) {
-        prog_free(p);
-        prog_free(st->also);
-        st->also = NULL;
-        return rc;
-    }
-    topo *tc = copy_topo(t, err);
     if (!tc) {
         prog_free(p);
-        prog_free(st->also);
-        st->also = NULL;
-        return TC_INPUT;
+        return rc != TC_OK ? rc : TC_INPUT;
     }
     prog_set_topo(p, tc);
     *out = p;
