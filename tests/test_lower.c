@@ -331,6 +331,81 @@ static void test_ndv2_allgather_relays_through_destinations(void **state)
     topo_free(t);
 }
 
+/* In place, a copy of a rank's own chunk becomes a nop, and the runtimes
+ * drop nops: a step that waited for that copy would wait for a step that
+ * never signals (the runtime hangs).  The in-place copy moves each such
+ * wait to what the copy stood for: nothing when the copy did nothing
+ * else's waiting (the data is in place from the start), else the tb's last
+ * step before it that does something and the copy's own dependency, one
+ * extra nop per extra wait, steps renumbered. */
+static void test_inplace_moves_waits_off_dead_copies(void **state)
+{
+    (void)state;
+    /* 2-rank AllGather: tb0 copies i into o[r], tb1 sends o[r] after it,
+     * tb2 receives the peer's chunk */
+    prog *p = prog_new("ag2", COLL_ALLGATHER, 2, 2);
+    for (int r = 0; r < 2; r++) {
+        prog_gpu *g = prog_add_gpu(p, 1, 2, 0);
+        prog_tb *tb = prog_add_tb(g, -1, -1, 0);
+        prog_add_step(tb, ST_CPY, BUF_I, 0, BUF_O, r, 1, -1, -1)->hasdep = 1;
+        tb = prog_add_tb(g, 1 - r, -1, 0);
+        prog_add_step(tb, ST_S, BUF_O, r, BUF_O, r, 1, 0, 0);
+        tb = prog_add_tb(g, -1, 1 - r, 0);
+        prog_add_step(tb, ST_R, BUF_O, 1 - r, BUF_O, 1 - r, 1, -1, -1);
+    }
+    topo *t = topo_default(2);
+    long long size = 2LL * 4096;
+    assert_int_equal(static_hazards(p, 0), 0);
+    judge(p, t, size, 0);
+    prog *q = prog_inplace_copy(p);
+    assert_non_null(q);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(q->gpus[r].tbs[0].steps[0].type, ST_NOP);
+        /* the send waits for nothing: its chunk is in o from the start */
+        assert_int_equal(q->gpus[r].tbs[1].nsteps, 1);
+        assert_int_equal(q->gpus[r].tbs[1].steps[0].depid, -1);
+    }
+    assert_int_equal(static_hazards(q, 0), 0);
+    tc_err e = {0};
+    run_opts ro;
+    run_opts_default(&ro);
+    ro.size_bytes = size;
+    run_report rr;
+    assert_int_equal(run_schedule(q, t, &ro, &rr, &e), TC_OK);
+    assert_true(rr.verified);
+    run_report_free(&rr);
+    prog_free(q);
+
+    /* the copy waits for tb2's receive and follows a copy into s: the send
+     * now waits for both (a nop for the receive, then the send itself for
+     * tb0's step 0), and both are marked hasdep */
+    for (int r = 0; r < 2; r++) {
+        prog_tb *t0 = &p->gpus[r].tbs[0];
+        t0->nsteps = 0;
+        prog_add_step(t0, ST_CPY, BUF_I, 0, BUF_S, 0, 1, -1, -1);
+        prog_add_step(t0, ST_CPY, BUF_I, 0, BUF_O, r, 1, 2, 0)->hasdep = 1;
+        p->gpus[r].tbs[1].steps[0].deps = 1;
+        p->gpus[r].s_chunks = 1;
+    }
+    q = prog_inplace_copy(p);
+    assert_non_null(q);
+    for (int r = 0; r < 2; r++) {
+        const prog_tb *send = &q->gpus[r].tbs[1];
+        assert_int_equal(send->nsteps, 2);
+        assert_int_equal(send->steps[0].type, ST_NOP);
+        assert_int_equal(send->steps[0].depid, 2);
+        assert_int_equal(send->steps[0].deps, 0);
+        assert_int_equal(send->steps[1].type, ST_S);
+        assert_int_equal(send->steps[1].depid, 0);
+        assert_int_equal(send->steps[1].deps, 0);
+        assert_int_equal(q->gpus[r].tbs[0].steps[0].hasdep, 1);
+        assert_int_equal(q->gpus[r].tbs[2].steps[0].hasdep, 1);
+    }
+    prog_free(q);
+    prog_free(p);
+    topo_free(t);
+}
+
 /* ------------------------------------------------------------ (4) AllToAll scratch relay */
 
 static void test_alltoall_relays_through_scratch(void **state)
@@ -1025,6 +1100,7 @@ int main(void)
         cmocka_unit_test(test_ring_reducescatter),
         cmocka_unit_test(test_ring_allreduce),
         cmocka_unit_test(test_bad_algorithms_refused),
+        cmocka_unit_test(test_inplace_moves_waits_off_dead_copies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

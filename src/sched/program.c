@@ -187,11 +187,117 @@ static void onto_one_buffer(buf_kind *b, int *off, int in_at_out, int out_at_in)
     }
 }
 
+/* A set of dependencies of one rank, at most one per tb (the latest step:
+ * waiting for it waits for the tb's earlier steps too). */
+typedef struct {
+    int *tb, *step;
+    int n, cap;
+} dep_set;
+
+static void dep_add(dep_set *d, int tb, int step)
+{
+    for (int i = 0; i < d->n; i++)
+        if (d->tb[i] == tb) {
+            if (step > d->step[i])
+                d->step[i] = step;
+            return;
+        }
+    if (d->n == d->cap) {
+        int cap = d->cap;
+        d->tb = xgrow(d->tb, &cap, d->n + 1, sizeof *d->tb);
+        d->step = xgrow(d->step, &d->cap, d->n + 1, sizeof *d->step);
+    }
+    d->tb[d->n] = tb;
+    d->step[d->n++] = step;
+}
+
+/* What waiting for step s of tb t of g amounts to once the runtimes drop
+ * the nops, added to out.  dead[t][s]: a copy the in-place rewrite made a
+ * nop.  Waiting for a step that does something is waiting for it; waiting
+ * for a dead copy is waiting for what it stood for: the tb's last step
+ * before it that does something, and the dependencies of the nops between
+ * (the copy's own, and those of the nops that carry its extra ones). */
+static void dep_resolve(const prog_gpu *g, char *const *dead, int t, int s, dep_set *out)
+{
+    if (!dead[t][s]) {
+        dep_add(out, t, s);
+        return;
+    }
+    for (int k = s; k >= 0; k--) {
+        const prog_step *x = &g->tbs[t].steps[k];
+        if (x->type != ST_NOP) {
+            dep_add(out, t, k);
+            return;
+        }
+        if (x->depid >= 0 && x->deps >= 0)
+            dep_resolve(g, dead, x->depid, x->deps, out);
+    }
+}
+
+/* Rank w (rewritten in place) into h, with every dependency on a dead copy
+ * (see dep_resolve) replaced by what it stood for: none, one, or several
+ * (one nop more per extra one, right before the step, as the lowering
+ * writes them); steps renumbered accordingly and every step depended on
+ * marked hasdep. */
+static void emit_rank(const prog_gpu *w, char *const *dead, prog_gpu *h)
+{
+    dep_set **L = xcalloc((size_t)w->ntbs, sizeof *L);
+    int **idx = xcalloc((size_t)w->ntbs, sizeof *idx);
+    for (int t = 0; t < w->ntbs; t++) {
+        const prog_tb *tb = &w->tbs[t];
+        L[t] = xcalloc((size_t)tb->nsteps + 1, sizeof **L);
+        idx[t] = xcalloc((size_t)tb->nsteps + 1, sizeof **idx);
+        for (int s = 0, at = 0; s < tb->nsteps; s++) {
+            const prog_step *x = &tb->steps[s];
+            if (x->depid >= 0 && x->deps >= 0)
+                dep_resolve(w, dead, x->depid, x->deps, &L[t][s]);
+            at += L[t][s].n > 1 ? L[t][s].n : 1;
+            idx[t][s] = at - 1;
+        }
+    }
+    for (int t = 0; t < w->ntbs; t++) {
+        const prog_tb *tb = &w->tbs[t];
+        prog_tb *u = prog_add_tb(h, tb->send, tb->recv, tb->chan);
+        for (int s = 0; s < tb->nsteps; s++) {
+            const prog_step *x = &tb->steps[s];
+            const dep_set *d = &L[t][s];
+            for (int i = 0; i + 1 < d->n; i++)
+                prog_add_step(u, ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, d->tb[i],
+                              idx[d->tb[i]][d->step[i]]);
+            int depid = d->n ? d->tb[d->n - 1] : -1;
+            int deps = d->n ? idx[depid][d->step[d->n - 1]] : -1;
+            prog_step *y = prog_add_step(u, x->type, x->srcbuf, x->srcoff, x->dstbuf,
+                                         x->dstoff, x->cnt, depid, deps);
+            y->hasdep = x->hasdep;
+        }
+    }
+    for (int t = 0; t < w->ntbs; t++)
+        for (int s = 0; s < w->tbs[t].nsteps; s++) {
+            const dep_set *d = &L[t][s];
+            for (int i = 0; i < d->n; i++)
+                h->tbs[d->tb[i]].steps[idx[d->tb[i]][d->step[i]]].hasdep = 1;
+        }
+    for (int t = 0; t < w->ntbs; t++) {
+        for (int s = 0; s < w->tbs[t].nsteps; s++) {
+            free(L[t][s].tb);
+            free(L[t][s].step);
+        }
+        free(L[t]);
+        free(idx[t]);
+    }
+    free(L);
+    free(idx);
+}
+
 prog *prog_inplace_copy(const prog *p)
 {
     prog *q = prog_new(p->name, p->coll, p->ngpus, p->nchunksperloop);
-    if (!q)
+    prog *w = prog_new(p->name, p->coll, p->ngpus, p->nchunksperloop);
+    if (!q || !w) {
+        prog_free(q);
+        prog_free(w);
         return NULL;
+    }
     snprintf(q->proto, sizeof q->proto, "%s", p->proto);
     q->nchannels = p->nchannels;
     q->inplace = 1;
@@ -211,17 +317,20 @@ prog *prog_inplace_copy(const prog *p)
             oa = 0;
         }
         /* the aliased buffer is not addressed any more: its count is 0 */
-        prog_gpu *h = prog_add_gpu(q, ia >= 0 ? 0 : g->i_chunks, oa >= 0 ? 0 : g->o_chunks,
-                                   g->s_chunks);
+        int ic = ia >= 0 ? 0 : g->i_chunks, oc = oa >= 0 ? 0 : g->o_chunks;
+        prog_gpu *v = prog_add_gpu(w, ic, oc, g->s_chunks);
+        char **dead = xcalloc((size_t)g->ntbs + 1, sizeof *dead);
         for (int t = 0; t < g->ntbs; t++) {
             const prog_tb *tb = &g->tbs[t];
-            prog_tb *u = prog_add_tb(h, tb->send, tb->recv, tb->chan);
+            prog_tb *u = prog_add_tb(v, tb->send, tb->recv, tb->chan);
+            dead[t] = xcalloc((size_t)tb->nsteps + 1, 1);
             for (int s = 0; s < tb->nsteps; s++) {
                 prog_step x = tb->steps[s];
                 onto_one_buffer(&x.srcbuf, &x.srcoff, ia, oa);
                 onto_one_buffer(&x.dstbuf, &x.dstoff, ia, oa);
                 prog_step *y;
-                if (x.type == ST_CPY && x.srcbuf == x.dstbuf && x.srcoff == x.dstoff)
+                dead[t][s] = x.type == ST_CPY && x.srcbuf == x.dstbuf && x.srcoff == x.dstoff;
+                if (dead[t][s])
                     y = prog_add_step(u, ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, x.depid,
                                       x.deps);
                 else
@@ -230,6 +339,11 @@ prog *prog_inplace_copy(const prog *p)
                 y->hasdep = x.hasdep;
             }
         }
+        emit_rank(&w->gpus[r], dead, prog_add_gpu(q, ic, oc, g->s_chunks));
+        for (int t = 0; t < g->ntbs; t++)
+            free(dead[t]);
+        free(dead);
     }
+    prog_free(w);
     return q;
 }

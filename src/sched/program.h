@@ -150,7 +150,13 @@ int prog_buf_len(const prog *p, int r, buf_kind b);
  * copy that thereby copies a chunk onto itself becomes a nop with the same
  * dependency (out of place it put a rank's own chunk in its output; in
  * place the chunk is already there, and a copy onto itself would race with
- * the sends reading it); the aliased buffer's count is written 0.
+ * the sends reading it); the aliased buffer's count is written 0.  The
+ * runtimes drop nops, so a step that waited for such a copy would wait for
+ * a step that never signals: its wait moves to what the copy stood for (the
+ * tb's last step before it that does something and the copy's own
+ * dependencies; none when there are none, as for a rank's own chunk at the
+ * start), one nop more per extra wait, steps renumbered, each step waited
+ * for marked hasdep.
  * inplace="1" outofplace="0"; no topology attached.
  * Whether it verifies in place is the executor's to say.  NULL only when
  * out of memory. */
