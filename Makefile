@@ -3,11 +3,12 @@
 #   make run     install missing dependencies, build, run the bundled example
 #   make test    build and run the unit tests (cmocka) alone: the
 #                edit-compile-test loop, under a minute
-#   make check   install missing dependencies, build, run every test, and
+#   make check   install missing dependencies, build, run every test (the
+#                loops over every bundled sketch on a few of them), and
 #                beside it (the second core) the suite under ASan + UBSan
-#                without the "tier: full" loops over every bundled sketch
-#                and collective; ends with one line "N passed, N failed"
-#                over both runs.  What CI runs
+#                without the scripts marked "tier: full" or "tier: plain";
+#                ends with one line "N passed, N failed" over both runs.
+#                What CI runs; 8 minutes at most
 #   make check-full     every test plain, then every test under ASan + UBSan
 #                (CI may run it when it fits its budget)
 #   make check-asan     the whole sanitized suite alone, built with
@@ -120,9 +121,11 @@ ASAN_LOG  := $(BUILD)/check-asan.log
 # sanitized suite side by side, one per core (the sanitized one's output is
 # kept in $(ASAN_LOG) and printed after); each run prints its own "N passed,
 # N failed" and adds it to $(TALLY), the last line sums both (a run that
-# printed no count fails the total).
-# The plain suite's longest script runs after the sanitized suite, on its
-# core, so both cores stay busy (make check's 8-minute budget).
+# printed no count fails the total).  The normal suite runs the loops over
+# every bundled sketch on a few (TACCL_FEW, tests/cli/lib.sh); the quick
+# sanitized one leaves out the scripts marked "tier: full" or "tier: plain".
+# One plain script runs after the sanitized suite, on its core, so the two
+# cores finish together (make check's 8-minute budget).
 LANE2 := ^test_synth_predict\.sh$$
 
 check: deps
@@ -131,9 +134,10 @@ check: deps
 	@mkdir -p $(BUILD) && rm -f $(TALLY)
 	@(TACCL_TALLY=$(abspath $(TALLY)) TACCL_TIER=quick \
 	    scripts/run_tests.sh --asan $(ASAN_BUILD) >$(ASAN_LOG) 2>&1 || true; \
-	  TACCL_TALLY=$(abspath $(TALLY)) TACCL_ONLY='$(LANE2)' \
+	  TACCL_TALLY=$(abspath $(TALLY)) TACCL_FEW=1 TACCL_ONLY='$(LANE2)' \
 	    scripts/run_tests.sh $(BUILD) >>$(ASAN_LOG) 2>&1 || true) & \
-	 TACCL_TALLY=$(abspath $(TALLY)) TACCL_EXCEPT='$(LANE2)' scripts/run_tests.sh $(BUILD) || true; \
+	 TACCL_TALLY=$(abspath $(TALLY)) TACCL_FEW=1 TACCL_EXCEPT='$(LANE2)' \
+	    scripts/run_tests.sh $(BUILD) || true; \
 	 wait; cat $(ASAN_LOG)
 	@scripts/run_tests.sh --total $(TALLY) 3
 

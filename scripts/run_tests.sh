@@ -11,9 +11,11 @@
 #   run_tests.sh --total TALLY N   sum the N runs recorded in TALLY
 #
 # With TACCL_TIER=quick, a CLI script carrying the line "# tier: full" (the
-# loops over every bundled sketch and collective) is left out, said on a
-# "# skip - " line: make check runs the sanitized suite that way, make
-# check-full runs everything.
+# loops over every bundled sketch and collective) or "# tier: plain" (the
+# scripts whose programs' code paths the others take, or that run none) is
+# left out, said on a "# skip - " line: make check runs the sanitized suite
+# that way (and those scripts in its plain suite), make check-full runs
+# everything.
 #
 # cmocka binaries report "[  PASSED  ] N test(s)." and "[  FAILED  ] N
 # test(s)"; CLI scripts (tests/cli/*.sh) print "ok - ..." / "not ok - ..."
@@ -186,8 +188,8 @@ for s in "$root"/tests/cli/*.sh; do
         echo "# elsewhere - $(basename "$s"): the other lane runs it"
         continue
     fi
-    if [ "${TACCL_TIER:-}" = quick ] && grep -q '^# tier: full' "$s"; then
-        echo "# skip - $(basename "$s"): tier full (make check-full runs it here)"
+    if [ "${TACCL_TIER:-}" = quick ] && grep -q '^# tier: \(full\|plain\)' "$s"; then
+        echo "# skip - $(basename "$s"): tier $(sed -n 's/^# tier: \([a-z]*\).*/\1/p' "$s" | head -1) (make check-full runs it here)"
         skipped=$((skipped + 1))
         continue
     fi

@@ -9,6 +9,13 @@ BIN=${TACCL_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/bin}
 ROOT=${TACCL_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# python3 behind a version manager's shim (pyenv's is a shell script) costs
+# about 0.3 s a start, and the scripts start it hundreds of times: put the
+# interpreter's own directory first on PATH, once.
+if py=$(python3 -c 'import os, sys; print(os.path.dirname(os.path.realpath(sys.executable)))' \
+    2>/dev/null) && [ -n "$py" ]; then
+    PATH="$py:$PATH"
+fi
 # SLOW: how many times slower the programs run than a plain build (run_tests.sh
 # sets TACCL_SLOW under ASan and valgrind); checks that depend on wall-clock
 # time (a time limit meant to stop a search part-way, how soon SIGINT is
@@ -33,11 +40,37 @@ expect() {
     fi
 }
 
+# FEW_SKETCHES: the bundled sketches the loops over every sketch
+# (test_synth_reduce.sh, test_synth_predict.sh) run when TACCL_FEW is set,
+# as make check sets it; make check-full runs every one.  One of each kind
+# of machine and code path: the chip device's DMA rule across clusters,
+# TACCL's NDv2 relay (and its small-chunk variant, where stage 3 must reject
+# groups that wait on their own data), DGX-2's shared NICs and switch ports
+# at 32 ranks, a torus with chunk-up 4, and a modern NVSwitch node with a
+# NIC per GPU.
+FEW_SKETCHES="cs-chip4x2-sk-1 ndv2-x2-sk-1 ndv2-x2-sk-2 dgx2-x2-sk-1 torus-2d-4x4-sk-1-cup4 dgx-h100-x2-sk-1"
+
+# sketch_skip NAME SKETCH — whether this run leaves the bundled sketch NAME
+# out of a loop over every sketch: with TACCL_FEW set, every sketch not in
+# FEW_SKETCHES; with TACCL_QUICK set, as quick_skip.  A case left out gets a
+# "# skip - " line (counted neither passed nor failed) and status 0.
+sketch_skip() {
+    if [ -n "${TACCL_FEW:-}" ]; then
+        case " $FEW_SKETCHES " in
+        *" $1 "*) ;;
+        *) echo "# skip - $1: make check runs a few sketches (TACCL_FEW), make check-full every one"
+           return 0 ;;
+        esac
+    fi
+    quick_skip "$@"
+}
+
 # quick_skip NAME SKETCH — with TACCL_QUICK set (make check-asan and
 # make check-valgrind set it), skip a case whose sketch's topology has more
 # than 32 ranks: print a "# skip" line, counted neither passed nor failed,
 # and return 0.  The 64-rank cases take the code paths of the smaller ones
-# at 3-4 times their cost under AddressSanitizer; the normal suite runs them.
+# at 3-4 times their cost under AddressSanitizer; make check-full runs them
+# plain.
 quick_skip() {
     [ -n "${TACCL_QUICK:-}" ] || return 1
     local ranks

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# tier: plain  (make check runs it plain only: the bench report's arithmetic,
+#              runs no program of ours; make check-full and make check-asan
+#              also sanitized)
 # test_bench_calibration.sh — the benchmark's calibration against TACCL's
 # measured speed-ups over NCCL (scripts/bench_ref.py CALIBRATION, the
 # report's "Calibration" section and calibration.json), on made-up rows:

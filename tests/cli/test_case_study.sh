@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# tier: plain  (make check runs it plain only: nine files taccl-run reads like
+#              any other (test_interop.sh, test_run_cli.sh); make check-full
+#              and make check-asan also sanitized)
 # test_case_study.sh — the chip/cluster case study's nine schedules run on
 # their own topologies, give the right result and the synchronisation counts
 # the case study derives (docs/design.md §4): one ChipSync per chip-to-chip

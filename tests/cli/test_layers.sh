@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tier: plain  (make check runs it plain only: reads src/ only, runs no
+#              program; make check-full and make check-asan also sanitized)
 # test_layers.sh — the parts of src/ include only the parts beneath them:
 #
 #   util  <  model  <  lp  <  bound, sched  <  synth, exec  <  plan  <  cli

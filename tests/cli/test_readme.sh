@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# tier: plain  (make check runs it plain only: the README walkthrough: its
+#              commands are the other scripts' code paths; make check-full and
+#              make check-asan also sanitized)
 # test_readme.sh — the README's walkthrough works as written: every ```sh
 # block of README.md runs, in order, in a scratch directory that holds the
 # repository's files (build/ being the build under test), and must exit 0;

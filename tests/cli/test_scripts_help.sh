@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# tier: plain  (make check runs it plain only: the scripts' --help, runs no
+#              program of ours; make check-full and make check-asan also
+#              sanitized)
 # test_scripts_help.sh — every script answers --help: exit 0, says what it
 # is (its own name in the text), and does nothing else — no file written or
 # changed anywhere in the repository (scripts that take a directory as their
