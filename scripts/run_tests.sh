@@ -46,8 +46,8 @@
 #
 # TACCL_ONLY=REGEX runs only the CLI scripts whose file name matches (no
 # unit binaries); TACCL_EXCEPT=REGEX leaves those scripts out, each said on
-# a "# elsewhere - " line (not counted as skipped: make check runs them in
-# its other lane, with TACCL_ONLY, so both cores stay busy).
+# a "# elsewhere - " line (not counted as skipped: for splitting one suite
+# over several runs, each running its share).
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
