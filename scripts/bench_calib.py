@@ -22,6 +22,14 @@ bench_run.py after the sweeps, reported by bench_report.py).
               us).  Variant: each hop's alpha is NCCL's own per-step hardware
               latency (src/graph/tuning.cc, ring, Simple: 3.4 us over NVLink,
               14 us over the network; LL/LL128 scale it as usual).
+     launch   a call costs only its transfers and local work: no GPU-side
+              cost per call.  Variant (arithmetic on the measured times, at
+              every size of the range): each call also pays NCCL's base
+              latency (src/graph/tuning.cc baseLatencies: ring LL 6.6,
+              LL128 14, Simple 8.4 us; tree LL 6.8, LL128 14, Simple 8.4),
+              NCCL's row for its algorithm and protocol, the synthesized
+              schedule the ring's for its protocol (MSCCL's schedules run as
+              an NCCL kernel, launched and set up the same way).
    The report names, for a row not reproduced, the variant that brings the
    ratio nearest the published range, and the ratio under it.
 
@@ -44,7 +52,31 @@ VARIANTS = [
     ("latency", "hop latency is the topology's alpha (TE-CCL's 0.35-2.6 us): "
                 "with NCCL's per-step latencies (3.4 us NVLink, 14 us "
                 "network)"),
+    ("launch", "no GPU-side cost per call: with NCCL's base latency added to "
+               "both calls (6.6-14 us by algorithm and protocol)"),
 ]
+
+# NCCL's baseLatencies (us), by algorithm and protocol (the launch variant)
+BASE_LAT_US = {"tree": {"LL": 6.8, "LL128": 14.0, "Simple": 8.4},
+               "ring": {"LL": 6.6, "LL128": 14.0, "Simple": 8.4}}
+
+
+def launch_variant(sizes):
+    """{size: (nccl_us, synth_us)} with NCCL's base latency added to each
+    (the launch variant), from calibration_rows' per-size entries: NCCL's
+    by the algorithm and protocol it chose, the synthesized schedule's the
+    ring's for its protocol (the anchor label's LL/LL128 suffix, else
+    Simple)."""
+    out = {}
+    for x in sizes:
+        c = x.get("nccl_choice") or {}
+        nb = BASE_LAT_US.get(c.get("algo"), {}).get(c.get("proto"))
+        m = re.search(r" (LL128|LL)$", x.get("anchor") or "")
+        sb = BASE_LAT_US["ring"][m.group(1) if m else "Simple"]
+        if nb is None or not x.get("nccl_us") or not x.get("synth_us"):
+            continue
+        out[x["size_bytes"]] = (x["nccl_us"] + nb, x["synth_us"] + sb)
+    return out
 
 
 def variant_topology(path, which, out):
@@ -65,7 +97,9 @@ def variant_topology(path, which, out):
                 if k in s:
                     pair[k] = s[k]
             links.append(pair)
-    elif which == "latency":
+    elif which != "latency":
+        return False     # launch: no topology of its own
+    else:
         for group, lat in (("links", NVLINK_LAT_US), ("switches", NVLINK_LAT_US),
                            ("nics", NET_LAT_US)):
             for g in t.get(group, []):

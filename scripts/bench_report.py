@@ -556,6 +556,11 @@ def calibration_rows(data, exp=None):
         row["verdict"] = calibration_verdict(kind, pub_lo, pub_hi,
                                              a["ratio"], b["ratio"])
         if row["verdict"] != "reproduced" and row["note"] == "—":
+            import bench_calib
+            exp = dict(exp or {})
+            e = exp[rid] = dict(exp.get(rid) or {})
+            e["variants"] = dict(e.get("variants") or {})
+            e["variants"]["launch"] = bench_calib.launch_variant(row["sizes"])
             v = variant_note(rid, row, exp)
             if v:
                 row["variant"] = v
@@ -609,7 +614,10 @@ def calibration_md(rows, meta):
         "range's ends by running the same two schedules on a variant of "
         "the topology (scripts/bench_calib.py: switch ports shared instead "
         "of first come first served; NCCL's per-step hop latencies instead "
-        "of TE-CCL's alphas), with the ratios under it. "
+        "of TE-CCL's alphas), or at every size by adding to both times "
+        "the GPU-side cost of a call the model leaves out (launch: NCCL's "
+        "base latency, 6.6–14 us by algorithm and protocol), with the "
+        "ratios under it. "
         "**reproduced**: every endpoint the paper states is matched within "
         "×/÷ %s (a range: both; \"up to X\": the maximum; \"down to X\": "
         "the minimum). Sizes are nccl-tests per-rank buffers: \"up to 1 "
@@ -621,7 +629,7 @@ def calibration_md(rows, meta):
             "%g" % bench_ref.CALIBRATION_FACTOR),
         "", table(head, body), "",
         "Where no variant explains a row (\"not explained\"), the model "
-        "differs from the machines TACCL measured in ways these two variants "
+        "differs from the machines TACCL measured in ways these variants "
         "do not change, and we do not claim which: TACCL measured NCCL "
         "2.8.4, while our nccl row follows today's NCCL (its constants, its "
         "channel search, its protocols and their thresholds); the model "
@@ -629,8 +637,9 @@ def calibration_md(rows, meta):
         "first come first served, and a hop across nodes holds the sender's "
         "egress and the receiver's ingress at once (so NCCL's many "
         "point-to-point messages queue where real NICs overlap them); and it "
-        "has no GPU-side costs (kernel launch, the runtimes' per-step "
-        "synchronisation), which weigh most on small calls.", "",
+        "has no GPU-side costs but the launch variant's per call (none per "
+        "step: the runtimes' synchronisation between steps), which weigh "
+        "most on small calls.", "",
         "Sketches (TACCL's name → our file; where the published range names "
         "none, which we took and why):", ""] + whys)
 

@@ -109,3 +109,24 @@ ok &= v["variant"] is None and v["text"].startswith("not explained by the varian
 ok &= br.variant_note("r", row, {}) is None
 print("all ok" if ok else v)
 '
+
+# the launch variant: NCCL's base latency (tuning.cc baseLatencies) added to
+# both calls, NCCL's by the algorithm and protocol it chose, the
+# synthesized schedule's the ring's for its protocol (the anchor's suffix)
+expect "launch variant: NCCL's base latency added to each call" 0 "^all ok$" -- py '
+import sys; sys.path.insert(0, sys.argv[1] + "/scripts")
+import bench_calib as bc
+sizes = [{"size_bytes": 1024, "nccl_us": 4.0, "synth_us": 1.0,
+          "nccl_choice": {"algo": "ring", "proto": "LL"}, "anchor": "sk @1 KiB LL128"},
+         {"size_bytes": 2048, "nccl_us": 5.0, "synth_us": 2.0,
+          "nccl_choice": {"algo": "tree", "proto": "LL"}, "anchor": "sk @1 KiB"},
+         {"size_bytes": 4096, "nccl_us": 6.0, "synth_us": 3.0,
+          "nccl_choice": {"algo": "ring", "proto": "Simple"}, "anchor": "sk @1 KiB LL"},
+         {"size_bytes": 8192, "nccl_us": 6.0, "synth_us": 3.0, "nccl_choice": {},
+          "anchor": "sk @1 KiB"}]
+got = bc.launch_variant(sizes)
+want = {1024: (10.6, 15.0), 2048: (11.8, 10.4), 4096: (14.4, 9.6)}
+ok = set(got) == set(want) and all(
+    abs(got[s][i] - want[s][i]) < 1e-9 for s in want for i in (0, 1))
+print("all ok" if ok else got)
+'
