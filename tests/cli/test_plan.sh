@@ -95,7 +95,7 @@ expect "executor plan: files serving both modes" 0 "both\.xml" -- ls "$E"
 # a sketch adds synthesized candidates (the sketch wins small AllGathers on NDv2)
 K="$TMP/plan-sk"
 expect "plan with a sketch" 0 "synthesizing ndv2-x2-sk-1 at 1K" -- "$S" --plan "$T/ndv2-x2.json" \
-    --collective allgather --sizes 1K:64K --sketch "$ROOT/sketches/ndv2-x2-sk-1.json" --time-limit 2 -o "$K"
+    --collective allgather --sizes 1K:64K --sketch "$ROOT/sketches/ndv2-x2-sk-1.json" --time-limit 1 -o "$K"
 expect "the sketch's schedule is in the plan" 0 '"from":[[:space:]]+"ndv2-x2-sk-1 @' -- cat "$K/plan.json"
 # an AllGather as synthesized races in place (its copy of a rank's own chunk):
 # in place the plan uses its in-place copy (taccl-synth --inplace), verified
@@ -174,7 +174,7 @@ expect "--plan --proto auto refused" 2 "tries every protocol already" -- "$S" --
 # no sketch: sketches proposed from the topology, written into the plan, synthesized
 Q="$TMP/plan-prop"
 expect "plan proposes sketches" 0 "4 sketches proposed" -- "$S" --plan "$T/ndv2-x1.json" \
-    --collective allgather --sizes 1K:1M --time-limit 2 -o "$Q"
+    --collective allgather --sizes 1K:1M --time-limit 1 -o "$Q"
 expect "... written to sketches/ and loadable" 0 "wrote" -- "$S" "$Q/sketches/ndv2-x1-cup1.json" \
     "$T/ndv2-x1.json" --collective allgather --size 64K --time-limit 2 -o "$TMP/prop.xml"
 expect "... synthesized as candidates" 0 '"label":[[:space:]]+"ndv2-x1-cup1 @1K Simple"' -- cat "$Q/plan.json"
