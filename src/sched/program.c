@@ -190,25 +190,24 @@ static void onto_one_buffer(buf_kind *b, int *off, int in_at_out, int out_at_in)
 /* A set of dependencies of one rank, at most one per tb (the latest step:
  * waiting for it waits for the tb's earlier steps too). */
 typedef struct {
-    int *tb, *step;
+    int tb, step;
+} dep_ref;
+
+typedef struct {
+    dep_ref *v;
     int n, cap;
 } dep_set;
 
 static void dep_add(dep_set *d, int tb, int step)
 {
     for (int i = 0; i < d->n; i++)
-        if (d->tb[i] == tb) {
-            if (step > d->step[i])
-                d->step[i] = step;
+        if (d->v[i].tb == tb) {
+            if (step > d->v[i].step)
+                d->v[i].step = step;
             return;
         }
-    if (d->n == d->cap) {
-        int cap = d->cap;
-        d->tb = xgrow(d->tb, &cap, d->n + 1, sizeof *d->tb);
-        d->step = xgrow(d->step, &d->cap, d->n + 1, sizeof *d->step);
-    }
-    d->tb[d->n] = tb;
-    d->step[d->n++] = step;
+    d->v = xgrow(d->v, &d->cap, d->n + 1, sizeof *d->v);
+    d->v[d->n++] = (dep_ref){tb, step};
 }
 
 /* What waiting for step s of tb t of g amounts to once the runtimes drop
@@ -262,10 +261,10 @@ static void emit_rank(const prog_gpu *w, char *const *dead, prog_gpu *h)
             const prog_step *x = &tb->steps[s];
             const dep_set *d = &L[t][s];
             for (int i = 0; i + 1 < d->n; i++)
-                prog_add_step(u, ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, d->tb[i],
-                              idx[d->tb[i]][d->step[i]]);
-            int depid = d->n ? d->tb[d->n - 1] : -1;
-            int deps = d->n ? idx[depid][d->step[d->n - 1]] : -1;
+                prog_add_step(u, ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, d->v[i].tb,
+                              idx[d->v[i].tb][d->v[i].step]);
+            int depid = d->n ? d->v[d->n - 1].tb : -1;
+            int deps = d->n ? idx[depid][d->v[d->n - 1].step] : -1;
             prog_step *y = prog_add_step(u, x->type, x->srcbuf, x->srcoff, x->dstbuf,
                                          x->dstoff, x->cnt, depid, deps);
             y->hasdep = x->hasdep;
@@ -275,13 +274,11 @@ static void emit_rank(const prog_gpu *w, char *const *dead, prog_gpu *h)
         for (int s = 0; s < w->tbs[t].nsteps; s++) {
             const dep_set *d = &L[t][s];
             for (int i = 0; i < d->n; i++)
-                h->tbs[d->tb[i]].steps[idx[d->tb[i]][d->step[i]]].hasdep = 1;
+                h->tbs[d->v[i].tb].steps[idx[d->v[i].tb][d->v[i].step]].hasdep = 1;
         }
     for (int t = 0; t < w->ntbs; t++) {
-        for (int s = 0; s < w->tbs[t].nsteps; s++) {
-            free(L[t][s].tb);
-            free(L[t][s].step);
-        }
+        for (int s = 0; s < w->tbs[t].nsteps; s++)
+            free(L[t][s].v);
         free(L[t]);
         free(idx[t]);
     }
