@@ -30,6 +30,14 @@ bench_run.py after the sweeps, reported by bench_report.py).
               NCCL's row for its algorithm and protocol, the synthesized
               schedule the ring's for its protocol (MSCCL's schedules run as
               an NCCL kernel, launched and set up the same way).
+     proto    NCCL's schedule runs the protocol NCCL's tuning model picks
+              (its constants: LL128 capped per channel, 14 us base), while
+              the synthesized side takes the fastest of three in the
+              executor.  Variant (at the range's ends): NCCL's schedule too
+              under each protocol (the same steps, proto rewritten, as for
+              the anchors), the fastest.
+     launch+proto  both of the last two: each side's time under proto plus
+              NCCL's base latency for the protocol it then runs.
    The report names, for a row not reproduced, the variant that brings the
    ratio nearest the published range, and the ratio under it.
 
@@ -54,6 +62,11 @@ VARIANTS = [
                 "network)"),
     ("launch", "no GPU-side cost per call: with NCCL's base latency added to "
                "both calls (6.6-14 us by algorithm and protocol)"),
+    ("proto", "NCCL runs the protocol its tuning model picks: with NCCL's "
+              "schedule under the protocol the executor times fastest, as "
+              "the synthesized side's"),
+    ("launch+proto", "no GPU-side cost per call and NCCL's protocol by its "
+                     "tuning model: with both changes"),
 ]
 
 # NCCL's baseLatencies (us), by algorithm and protocol (the launch variant)
@@ -79,6 +92,31 @@ def launch_variant(sizes):
     return out
 
 
+def launch_proto_variant(sizes, proto, picks):
+    """{size: (nccl_us, synth_us)} for launch+proto: the proto variant's
+    times (proto: {size: (nccl_us, synth_us)}, picks: {size: (NCCL's
+    protocol, the synthesized schedule's)}) plus NCCL's base latency, by
+    NCCL's algorithm at that size (calibration_rows' entries) and each
+    side's protocol."""
+    algo = {x["size_bytes"]: (x.get("nccl_choice") or {}).get("algo")
+            for x in sizes}
+    out = {}
+    for size, (n, y) in proto.items():
+        pk = picks.get(size)
+        if not n or not y or not pk or algo.get(size) not in BASE_LAT_US:
+            continue
+        out[size] = (n + BASE_LAT_US[algo[size]][pk[0]],
+                     y + BASE_LAT_US["ring"][pk[1]])
+    return out
+
+
+def proto_of(xml):
+    """The proto attribute of a schedule file (Simple when absent)."""
+    with open(xml) as f:
+        m = re.search(r'proto="([A-Za-z0-9]+)"', f.read(4096))
+    return m.group(1) if m else "Simple"
+
+
 def variant_topology(path, which, out):
     """Write topology `path` with one assumption changed into out; False
     if the change does not apply (no switch for 'ports')."""
@@ -98,7 +136,7 @@ def variant_topology(path, which, out):
                     pair[k] = s[k]
             links.append(pair)
     elif which != "latency":
-        return False     # launch: no topology of its own
+        return False     # launch, proto: no topology of their own
     else:
         for group, lat in (("links", NVLINK_LAT_US), ("switches", NVLINK_LAT_US),
                            ("nics", NET_LAT_US)):
@@ -175,7 +213,10 @@ def experiments(runner, work, secs, results, calibration, data):
                         jobs.append(("proto", rid, size, px, sec.topo_path,
                                      target, "%s %s" % (a["label"], proto)))
         for v, _ in VARIANTS:
-            vt = os.path.join(work, "%s.%s.json" % (topo, v))
+            if v in ("launch", "launch+proto"):
+                continue     # arithmetic on measured times (the report)
+            vt = sec.topo_path if v == "proto" else \
+                os.path.join(work, "%s.%s.json" % (topo, v))
             if not os.path.exists(vt) and not variant_topology(sec.topo_path, v, vt):
                 continue
             for size in sorted({sizes[0], sizes[-1]}):
@@ -200,9 +241,18 @@ def experiments(runner, work, secs, results, calibration, data):
                                       "--size", str(size), "-o", nx, "-q"] +
                                      target)
         nus = run_time(runner, nx, vt, size, target) if rc == 0 else None
+        npick = proto_of(nx) if rc == 0 else None
+        if v == "proto" and rc == 0:
+            for q in ("LL", "LL128", "Simple"):
+                px = "%s.%s.xml" % (nx[:-4], q)
+                with_proto(nx, q, px)
+                us = run_time(runner, px, vt, size, target)
+                os.remove(px)
+                if us and (nus is None or us < nus):
+                    nus, npick = us, q
         if os.path.exists(nx):
             os.remove(nx)
-        best = None
+        best, spick = None, None
         for a in data.ok(sec):
             if a["kind"] != "sketch" or a["spec"]["sketch"] != stem or \
                     a["spec"].get("instances", 1) != inst or \
@@ -214,9 +264,11 @@ def experiments(runner, work, secs, results, calibration, data):
                 if os.path.exists(p):
                     us = run_time(runner, p, vt, size, target)
                     if us and (best is None or us < best):
-                        best = us
+                        best, spick = us, proto_of(p)
         with lock:
             out[rid]["variants"].setdefault(v, {})[size] = (nus, best)
+            out[rid].setdefault("picks", {}).setdefault(v, {})[size] = \
+                (npick, spick)
 
     with concurrent.futures.ThreadPoolExecutor(max(1, runner.jobs)) as ex:
         list(ex.map(one, jobs))

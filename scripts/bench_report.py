@@ -561,6 +561,9 @@ def calibration_rows(data, exp=None):
             e = exp[rid] = dict(exp.get(rid) or {})
             e["variants"] = dict(e.get("variants") or {})
             e["variants"]["launch"] = bench_calib.launch_variant(row["sizes"])
+            e["variants"]["launch+proto"] = bench_calib.launch_proto_variant(
+                row["sizes"], e["variants"].get("proto") or {},
+                (e.get("picks") or {}).get("proto") or {})
             v = variant_note(rid, row, exp)
             if v:
                 row["variant"] = v
@@ -614,10 +617,12 @@ def calibration_md(rows, meta):
         "range's ends by running the same two schedules on a variant of "
         "the topology (scripts/bench_calib.py: switch ports shared instead "
         "of first come first served; NCCL's per-step hop latencies instead "
-        "of TE-CCL's alphas), or at every size by adding to both times "
-        "the GPU-side cost of a call the model leaves out (launch: NCCL's "
-        "base latency, 6.6–14 us by algorithm and protocol), with the "
-        "ratios under it. "
+        "of TE-CCL's alphas; NCCL's schedule under the protocol the "
+        "executor times fastest, not the one NCCL's tuning model picks), or "
+        "at every size by adding to both times the GPU-side cost of a call "
+        "the model leaves out (launch: NCCL's base latency, 6.6–14 us by "
+        "algorithm and protocol), or both of the last two, with the ratios "
+        "under it. "
         "**reproduced**: every endpoint the paper states is matched within "
         "×/÷ %s (a range: both; \"up to X\": the maximum; \"down to X\": "
         "the minimum). Sizes are nccl-tests per-rank buffers: \"up to 1 "

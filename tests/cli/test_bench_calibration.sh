@@ -130,3 +130,20 @@ ok = set(got) == set(want) and all(
     abs(got[s][i] - want[s][i]) < 1e-9 for s in want for i in (0, 1))
 print("all ok" if ok else got)
 '
+
+# launch+proto: the proto variant's times (NCCL's schedule under its fastest
+# protocol) plus NCCL's base latency for the protocol each side then runs
+expect "launch+proto variant: base latency by each side's protocol" 0 "^all ok$" -- py '
+import sys; sys.path.insert(0, sys.argv[1] + "/scripts")
+import bench_calib as bc
+sizes = [{"size_bytes": 1024, "nccl_choice": {"algo": "ring", "proto": "LL"}},
+         {"size_bytes": 2048, "nccl_choice": {"algo": "tree", "proto": "LL"}},
+         {"size_bytes": 4096, "nccl_choice": {}}]
+proto = {1024: (90.0, 50.0), 2048: (20.0, 10.0), 4096: (5.0, 4.0)}
+picks = {1024: ("LL128", "LL128"), 2048: ("Simple", "LL"), 4096: ("LL", "LL")}
+got = bc.launch_proto_variant(sizes, proto, picks)
+want = {1024: (104.0, 64.0), 2048: (28.4, 16.6)}
+ok = set(got) == set(want) and all(
+    abs(got[s][i] - want[s][i]) < 1e-9 for s in want for i in (0, 1))
+print("all ok" if ok else got)
+'
