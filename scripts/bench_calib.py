@@ -240,9 +240,10 @@ def experiments(runner, work, secs, results, calibration, data):
                                       sec.topo_path, "--collective", sec.coll,
                                       "--size", str(size), "-o", nx, "-q"] +
                                      target)
-        nus = run_time(runner, nx, vt, size, target) if rc == 0 else None
-        npick = proto_of(nx) if rc == 0 else None
-        if v == "proto" and rc == 0:
+        nus, npick = None, None
+        if rc == 0 and v != "proto":
+            nus, npick = run_time(runner, nx, vt, size, target), proto_of(nx)
+        elif rc == 0:       # its own protocol is one of the three
             for q in ("LL", "LL128", "Simple"):
                 px = "%s.%s.xml" % (nx[:-4], q)
                 with_proto(nx, q, px)
