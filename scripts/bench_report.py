@@ -557,14 +557,13 @@ def calibration_rows(data, exp=None):
                                              a["ratio"], b["ratio"])
         if row["verdict"] != "reproduced" and row["note"] == "—":
             import bench_calib
-            exp = dict(exp or {})
-            e = exp[rid] = dict(exp.get(rid) or {})
+            e = dict((exp or {}).get(rid) or {})
             e["variants"] = dict(e.get("variants") or {})
             e["variants"]["launch"] = bench_calib.launch_variant(row["sizes"])
             e["variants"]["launch+proto"] = bench_calib.launch_proto_variant(
                 row["sizes"], e["variants"].get("proto") or {},
                 (e.get("picks") or {}).get("proto") or {})
-            v = variant_note(rid, row, exp)
+            v = variant_note(rid, row, {rid: e})
             if v:
                 row["variant"] = v
                 row["note"] = v["text"] + (" — reproduced under it" if
