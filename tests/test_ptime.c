@@ -1,6 +1,6 @@
 /* test_ptime.c — the time of a program by the cost model (sched/ptime):
  * hand-computed makespans for a hop, a dependency, a reduction on receive,
- * a NIC two senders share, the FIFO depth, and the errors (no route, a
+ * a NIC two senders share, the FIFO depth, alpha as a delay, and the errors (no route, a
  * dependency on nothing, a program that cannot finish).  Runs from the
  * repository root (bundled topologies). */
 #include <setjmp.h>
@@ -103,12 +103,9 @@ static void test_dependency_and_reduce(void **state)
     topo_free(t);
 }
 
-/* Ranks 0 and 1 both send to node 1 through node 0's one NIC: the second
- * transfer waits for the first. */
-static void test_shared_nic(void **state)
+/* Ranks 0 and 1 both send to node 1 (ranks 8, 9) through node 0's one NIC. */
+static prog *two_over_one_nic(void)
 {
-    (void)state;
-    topo *t = ndv2();
     prog *p = prog_new("nic", COLL_ALLGATHER, 10, 1);
     for (int r = 0; r < 10; r++) {
         prog_gpu *g = prog_add_gpu(p, 1, 1, 0);
@@ -117,6 +114,15 @@ static void test_shared_nic(void **state)
         if (r >= 8)
             prog_add_step(prog_add_tb(g, -1, r - 8, 0), ST_R, BUF_I, 0, BUF_O, 0, 1, -1, -1);
     }
+    return p;
+}
+
+/* Two senders on one NIC: the second transfer waits for the first. */
+static void test_shared_nic(void **state)
+{
+    (void)state;
+    topo *t = ndv2();
+    prog *p = two_over_one_nic();
     assert_near(timed(p, t, MB), 2 * hop(t, 0, 8, 1e6));
     prog_free(p);
     topo_free(t);
@@ -141,6 +147,39 @@ static void test_fifo_depth(void **state)
     double h = hop(t, 0, 1, 1e6), copy = cost_copy_us(t, 80e6);
     assert_true(copy > 8 * h);                      /* the FIFO fills first */
     assert_near(timed(p, t, 100 * MB), copy + 2 * h);
+    prog_free(p);
+    topo_free(t);
+}
+
+/* Where alpha is a delay ("alpha_mode": "delay"), a hop holds its NIC or
+ * link for bytes / B only and lands alpha later: two senders sharing node
+ * 0's NIC finish one hold apart plus one alpha, not two hops apart; three
+ * sends on one connection pipeline behind each other. */
+static void test_alpha_delay(void **state)
+{
+    (void)state;
+    topo *t = ndv2();
+    t->alpha_delay = 1;
+    topo_route nic = topo_route_of(t, 0, 8), nvl = topo_route_of(t, 0, 1);
+    double hold = 1e6 / (nic.bw_gbps * 1e3);
+    assert_near(cost_hold_us(t, &nic, 1e6), hold);
+    assert_near(cost_hop_us(&nic, 1e6), nic.alpha_us + hold);
+    prog *p = two_over_one_nic();
+    assert_near(timed(p, t, MB), 2 * hold + nic.alpha_us);
+    prog_free(p);
+
+    p = prog_new("pipe", COLL_ALLGATHER, 2, 3);
+    prog_tb *s = prog_add_tb(prog_add_gpu(p, 3, 3, 0), 1, -1, 0);
+    prog_tb *r = prog_add_tb(prog_add_gpu(p, 3, 3, 0), -1, 0, 0);
+    for (int k = 0; k < 3; k++) {
+        prog_add_step(s, ST_S, BUF_I, k, BUF_NONE, 0, 1, -1, -1);
+        prog_add_step(r, ST_R, BUF_NONE, 0, BUF_O, k, 1, -1, -1);
+    }
+    double nvl_hold = 1e6 / (nvl.bw_gbps * 1e3);
+    assert_near(timed(p, t, 3 * MB), 3 * nvl_hold + nvl.alpha_us);
+    t->alpha_delay = 0;                             /* the default: 3 whole hops */
+    assert_near(timed(p, t, 3 * MB), 3 * (nvl.alpha_us + nvl_hold));
+    assert_near(cost_hold_us(t, &nvl, 1e6), nvl.alpha_us + nvl_hold);
     prog_free(p);
     topo_free(t);
 }
@@ -200,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_dependency_and_reduce),
         cmocka_unit_test(test_shared_nic),
         cmocka_unit_test(test_fifo_depth),
+        cmocka_unit_test(test_alpha_delay),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

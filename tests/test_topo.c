@@ -530,6 +530,10 @@ static void test_errors_fields(void **state)
         {GPU_ARCH("\"pascal\""),
          "t.json:1: device.arch: expected one of \"volta\", \"ampere\", \"hopper\", "
          "\"blackwell\", got \"pascal\""},
+        {HEAD(2) ", \"alpha_mode\": \"Delay\"}",
+         "t.json:1: alpha_mode: expected \"hold\" or \"delay\", got \"Delay\""},
+        {HEAD(2) ", \"alpha_mode\": 1}", "alpha_mode: expected \"hold\" or \"delay\", got 1"},
+        {HEAD(2) ", \"alpha_mode\": null}", "alpha_mode: expected \"hold\" or \"delay\", got null"},
         {GPU_ARCH("\"Volta\""), "device.arch: expected one of \"volta\", \"ampere\", "
                                 "\"hopper\", \"blackwell\", got \"Volta\""},
         {GPU_ARCH("\"volta \""), "device.arch: expected one of"},
@@ -722,6 +726,7 @@ static void assert_topo_equal(const topo *a, const topo *b)
     assert_true(a->copy_gbps == b->copy_gbps);
     assert_true(a->reduce_gbps == b->reduce_gbps);
     assert_int_equal(a->is_default, b->is_default);
+    assert_int_equal(a->alpha_delay, b->alpha_delay);
     assert_int_equal(a->nlinks, b->nlinks);
     for (int i = 0; i < a->nlinks; i++) {
         assert_int_equal(a->links[i].src, b->links[i].src);
@@ -926,6 +931,45 @@ static void test_arch(void **state)
     topo_free(b);
 }
 
+/* ------------------------------------------------------------ alpha_mode */
+
+/* "delay" sets alpha_delay and is written back; "hold" and absent are the
+ * default and write nothing; the mode changes no hop's figures. */
+static void test_alpha_mode(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int delay;
+    } cases[] = {
+        {HEAD(2) ", \"alpha_mode\": \"delay\", \"links\": [" LINK01 "]}", 1},
+        {HEAD(2) ", \"alpha_mode\": \"hold\", \"links\": [" LINK01 "]}", 0},
+        {HEAD(2) ", \"links\": [" LINK01 "]}", 0},
+    };
+    tc_err e;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        topo *t = topo_parse(cases[i].text, "t.json", &e);
+        if (!t)
+            fail_msg("%s", e.msg);
+        assert_int_equal(t->alpha_delay, cases[i].delay);
+        char *js = topo_to_json(t);
+        if (cases[i].delay)
+            assert_non_null(strstr(js, "\"alpha_mode\": \"delay\""));
+        else
+            assert_null(strstr(js, "alpha_mode"));
+        free(js);
+        round_trip(t);          /* the mode survives load -> write -> load */
+        topo_route r = topo_route_of(t, 0, 1);
+        assert_true(r.alpha_us == 0.7 && r.bw_gbps == 50);
+        topo *one = topo_one_node(t, &e);
+        if (!one)
+            fail_msg("%s", e.msg);
+        assert_int_equal(one->alpha_delay, cases[i].delay);
+        topo_free(one);
+        topo_free(t);
+    }
+}
+
 /* Every bundled machine names its generation, or none when it is no GPU
  * of a known one. */
 static void test_bundled_arch(void **state)
@@ -1026,6 +1070,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_arch),
         cmocka_unit_test(test_bundled_arch),
+        cmocka_unit_test(test_alpha_mode),
         cmocka_unit_test(test_large_torus_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,7 +39,7 @@
 
 /* ------------------------------------------------------------ events */
 
-enum { EV_RUN, EV_XFER_REQ, EV_XFER_END, EV_RECV_DONE, EV_LOCAL_END };
+enum { EV_RUN, EV_XFER_REQ, EV_XFER_END, EV_RECV_DONE, EV_LOCAL_END, EV_ARRIVE };
 
 /* ------------------------------------------------------------ state */
 
@@ -81,6 +81,7 @@ typedef struct {
     int pprev, pnext;       /* in the source rank's pending-reader list */
     int arrived, registered;
     int src_rank, src_slot, cnt;
+    int conn;               /* its connection */
     long long bytes;
     unsigned char *payload; /* owned snapshot, or NULL: read the source slots */
     size_t payload_cap;
@@ -412,6 +413,7 @@ static void start_send(sim *S, int g)
     b->payload = NULL;
     b->payload_cap = 0;
     x->send_rank = b->rank;
+    x->conn = b->send_conn;
     x->send_tb = b->tb->id;
     x->send_step = b->pc;
     x->id = S->nxfer++;
@@ -434,10 +436,11 @@ static void xfer_request(sim *S, int g, double now)
     int lane[2] = {-1, -1};
     double start = cost_lanes_start(S->lanes, c->res, c->nres, now, lane);
     double cost = cost_hop_us(&c->route, (double)x->bytes);
+    double hold = cost_hold_us(S->t, &c->route, (double)x->bytes);
     double end = start + cost;
-    cost_lanes_hold(S->lanes, c->res, lane, c->nres, end);
+    cost_lanes_hold(S->lanes, c->res, lane, c->nres, start + hold);
     for (int k = 0; k < c->nres; k++) {
-        S->r->res_busy_us[c->res[k]] += cost;
+        S->r->res_busy_us[c->res[k]] += hold;
         S->r->res_bytes[c->res[k]] += (double)x->bytes;
     }
     const sim_observer *ob = S->o->obs;
@@ -458,7 +461,20 @@ static void xfer_request(sim *S, int g, double now)
     }
     S->r->chip_syncs += c->chip_diff;
     S->r->cluster_syncs += c->cluster_diff;
-    push_event(S, end, EV_XFER_END, g);
+    if (S->t->alpha_delay) {
+        /* alpha is latency: the sender is done when the bytes have left */
+        push_event(S, start + hold, EV_XFER_END, g);
+        push_event(S, end, EV_ARRIVE, b->msg);
+    } else {
+        push_event(S, end, EV_XFER_END, g);
+    }
+}
+
+/* Where alpha is a delay: message m reaches its receiver. */
+static void xfer_arrive(sim *S, int m, double now)
+{
+    S->msgs[m].arrived = 1;
+    wake_list(S, &S->conns[S->msgs[m].conn].recv_waiters, now);
 }
 
 static void xfer_end(sim *S, int g, double now)
@@ -467,8 +483,9 @@ static void xfer_end(sim *S, int g, double now)
     conn *c = &S->conns[b->send_conn];
     int m = b->msg;
     message *x = &S->msgs[m];
-    x->arrived = 1;                     /* the data is captured now */
-    if (S->data && !x->payload)
+    if (!S->t->alpha_delay)
+        x->arrived = 1;                 /* else at its EV_ARRIVE */
+    if (S->data && !x->payload)         /* the data is captured now */
         msg_register(S, m);
     b->msg = -1;
     wake_list(S, &c->recv_waiters, now);
@@ -1033,6 +1050,7 @@ static void run_events(sim *S)
         case EV_XFER_END: xfer_end(S, e.g, e.t); break;
         case EV_RECV_DONE: recv_done(S, e.g, e.t); break;
         case EV_LOCAL_END: local_end(S, e.g, e.t); break;
+        case EV_ARRIVE: xfer_arrive(S, e.g, e.t); break;
         default: break;
         }
     }

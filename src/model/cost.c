@@ -163,6 +163,12 @@ double cost_hop_us(const topo_route *rt, double bytes)
     return rt->alpha_us + bytes / (rt->bw_gbps * 1e3);
 }
 
+double cost_hold_us(const topo *t, const topo_route *rt, double bytes)
+{
+    double us = cost_hop_us(rt, bytes);
+    return t && t->alpha_delay && isfinite(us) ? us - rt->alpha_us : us;
+}
+
 /* ------------------------------------------------------------ protocols */
 
 /* NCCL's per-step ring latency in µs, by hardware (NVLink, network) and

@@ -14,6 +14,10 @@
  *   and the receiver's in port, or the sender's NIC egress and the
  *   receiver's NIC ingress (one lane each).
  * - It costs alpha + bytes / bandwidth of the route (GB/s = 1e3 bytes/us).
+ *   Where the topology says "alpha_mode": "delay" (topo.alpha_delay), it
+ *   holds its resources for bytes / bandwidth only, its sender's step ends
+ *   then, and the data arrives alpha later: alpha is latency, not
+ *   occupancy (TE-CCL's model), so messages pipeline behind each other.
  * - A local copy costs bytes / copy_gbps; a reduction (of received data
  *   into a buffer, or a local reduce step) bytes / reduce_gbps.  Local work
  *   holds no shared resource.
@@ -73,6 +77,10 @@ int cost_hop_res(const topo *t, int a, int b, int res[2]);
 /* Microseconds to move `bytes` over rt: alpha + bytes / B (INFINITY when
  * the route is none or has no bandwidth). */
 double cost_hop_us(const topo_route *rt, double bytes);
+
+/* Microseconds the hop holds its resources (and its sender): the same as
+ * cost_hop_us, or bytes / B alone where t->alpha_delay. */
+double cost_hold_us(const topo *t, const topo_route *rt, double bytes);
 
 /* ------------------------------------------------------------ protocols
  *

@@ -11,6 +11,10 @@
  *     "is_default": true,                   optional; only topo_default() sets it
  *     "nodes": 2,                           required integer >= 1
  *     "ranks_per_node": 8,                  required integer >= 1
+ *     "alpha_mode": "hold" | "delay",       optional, default "hold": a hop
+ *               holds its link, ports or NICs for alpha + s / B; "delay":
+ *               for s / B only, and arrives alpha after that (alpha as pure
+ *               latency, TE-CCL's model; model/cost.h)
  *     "device": {"kind": "gpu"}             optional, default gpu; a GPU
  *               device may name its generation, "arch": "volta", "ampere",
  *               "hopper" or "blackwell" (NCCL's tuning model keys on it, no
@@ -440,7 +444,7 @@ static int read_ranks(pstate *ps, const cJSON *obj, int min, const char *what,
 
 static const char *const top_keys[] = {
     "name", "description", "notes", "is_default", "nodes", "ranks_per_node",
-    "device", "local", "links", "switches", "nics"};
+    "alpha_mode", "device", "local", "links", "switches", "nics"};
 static const char *const gpu_keys[] = {"kind", "arch", "source", "notes"};
 static const char *const chip_keys[] = {
     "kind", "chips_per_node", "clusters_per_chip", "dma_bytes", "source",
@@ -481,6 +485,26 @@ static int read_arch(jsonin_ctx *c, const cJSON *dev, topo_arch *out)
     jsonin_push_key(c, "arch", 0);
     int rc = jsonin_fail(c, "expected one of \"volta\", \"ampere\", \"hopper\", "
                             "\"blackwell\", got %s", jsonin_got(c, it, g, sizeof g));
+    jsonin_pop(c);
+    return rc;
+}
+
+/* The optional top-level "alpha_mode": "hold" (default) or "delay". */
+static int read_alpha_mode(jsonin_ctx *c, const cJSON *root, int *delay)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "alpha_mode");
+    char g[64];
+    *delay = 0;
+    if (!it)
+        return TC_OK;
+    if (cJSON_IsString(it) && it->valuestring &&
+        (strcmp(it->valuestring, "hold") == 0 || strcmp(it->valuestring, "delay") == 0)) {
+        *delay = strcmp(it->valuestring, "delay") == 0;
+        return TC_OK;
+    }
+    jsonin_push_key(c, "alpha_mode", 0);
+    int rc = jsonin_fail(c, "expected \"hold\" or \"delay\", got %s",
+                         jsonin_got(c, it, g, sizeof g));
     jsonin_pop(c);
     return rc;
 }
@@ -1034,6 +1058,8 @@ static int parse_top(pstate *ps, const cJSON *root)
         return rc;
     }
     t->nranks = (int)nranks;
+    if ((rc = read_alpha_mode(c, root, &t->alpha_delay)))
+        return rc;
     ps->rpn = t->ranks_per_node;
     ps->stamp = xcalloc((size_t)ps->rpn, sizeof *ps->stamp);
     if ((rc = parse_device(ps, root)) || (rc = parse_local(ps, root)) ||

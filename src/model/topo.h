@@ -84,6 +84,9 @@ typedef struct topo {
     topo_nic *nics;
     int *nic_of_rank;       /* [nranks]: index into nics, or -1 */
     int is_default;         /* 1 for topo_default(): timing is only indicative */
+    int alpha_delay;        /* 1: a hop's alpha delays its arrival but holds no
+                               resource ("alpha_mode": "delay"); 0: the hop
+                               holds its resources for alpha + bytes / B */
     /* PRIVATE to topo.c — do not read or write elsewhere: the route index
      * built at load time and the provenance ("source"/"notes" strings) that
      * topo_to_json() writes back.  NULL in a struct built by hand, in which

@@ -257,6 +257,8 @@ static char *to_json(const topo *t, int nnodes)
         sb_puts(&b, ",\n  \"is_default\": true");
     sb_printf(&b, ",\n  \"nodes\": %d,\n  \"ranks_per_node\": %d,\n",
               nnodes, t->ranks_per_node);
+    if (t->alpha_delay)
+        sb_puts(&b, "  \"alpha_mode\": \"delay\",\n");
     const char *dsrc = topo_pool_get(pv, pv ? pv->device_source : -1);
     const char *dnotes = topo_pool_get(pv, pv ? pv->device_notes : -1);
     if (t->kind == TOPO_CHIP) {

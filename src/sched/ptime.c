@@ -19,7 +19,7 @@
 #include "../util/heap.h"
 #include "../util/mem.h"
 
-enum { T_RUN, T_REQUEST, T_ARRIVE, T_DONE };
+enum { T_RUN, T_REQUEST, T_ARRIVE, T_DONE, T_SENT, T_LANDED };
 enum { S_START, S_RECV, S_SEND, S_BUSY };
 
 typedef struct {
@@ -176,9 +176,28 @@ static void request(ptimer *P, int g, double now)
     pconn *c = &P->conns[b->out];
     int lane[2] = {-1, -1};
     double start = cost_lanes_start(P->lanes, c->res, c->nres, now, lane);
-    double end = start + cost_hop_us(&c->route, b->tb->steps[b->pc].cnt * P->chunk);
-    cost_lanes_hold(P->lanes, c->res, lane, c->nres, end);
-    post(P, end, T_ARRIVE, g);
+    double bytes = b->tb->steps[b->pc].cnt * P->chunk;
+    double end = start + cost_hop_us(&c->route, bytes);
+    if (!P->t->alpha_delay) {
+        cost_lanes_hold(P->lanes, c->res, lane, c->nres, end);
+        post(P, end, T_ARRIVE, g);
+        return;
+    }
+    /* alpha is latency: the sender is done when the bytes have left, the
+     * receiver sees them alpha later */
+    double sent = start + cost_hold_us(P->t, &c->route, bytes);
+    cost_lanes_hold(P->lanes, c->res, lane, c->nres, sent);
+    c->arrive[b->slot] = end;
+    post(P, sent, T_SENT, g);
+    post(P, end, T_LANDED, g);
+}
+
+/* Where alpha is a delay: threadblock g's send has left (T_SENT), or its
+ * data has reached the receiver (T_LANDED, g's connection). */
+static void sent(ptimer *P, int g, double now)
+{
+    step_over(P, &P->tbs[g], now);
+    advance(P, g, now);
 }
 
 static void arrive(ptimer *P, int g, double now)
@@ -314,6 +333,8 @@ int ptime_run(const prog *p, const topo *t, long long size_bytes, double *us, tc
             case T_RUN: advance(&P, e.g, e.t); break;
             case T_REQUEST: request(&P, e.g, e.t); break;
             case T_ARRIVE: arrive(&P, e.g, e.t); break;
+            case T_SENT: sent(&P, e.g, e.t); break;
+            case T_LANDED: wake_conn(&P, &P.conns[P.tbs[e.g].out], e.t); break;
             default: done(&P, e.g, e.t); break;
             }
         }
