@@ -38,6 +38,20 @@ bench_run.py after the sweeps, reported by bench_report.py).
               the anchors), the fastest.
      launch+proto  both of the last two: each side's time under proto plus
               NCCL's base latency for the protocol it then runs.
+     delay    a hop holds its link, ports or NICs for its whole alpha +
+              bytes / B, so messages through one NIC or port pay their
+              alphas in turn.  Variant (at the range's ends): the topology
+              with "alpha_mode": "delay" (alpha is latency, not occupancy:
+              TE-CCL's model; docs/design.md section 4).
+     latency+delay  both the latency and the delay changes.
+     nccl-model  NCCL's call takes what our executor times its schedule
+              at.  Variant (arithmetic, every size): NCCL's call takes
+              what NCCL's own tuning model estimates for the algorithm,
+              protocol and channels it picks (base latency, per-hop
+              latencies, bandwidth; `taccl-synth --algo nccl --json`'s
+              nccl.estimate_us) -- NVIDIA's fit of its own machines -- and
+              the synthesized schedule its executor time plus NCCL's ring
+              base latency for its protocol, as in launch.
    The report names, for a row not reproduced, the variant that brings the
    ratio nearest the published range, and the ratio under it.
 
@@ -67,7 +81,16 @@ VARIANTS = [
               "the synthesized side's"),
     ("launch+proto", "no GPU-side cost per call and NCCL's protocol by its "
                      "tuning model: with both changes"),
+    ("delay", "a hop's alpha holds its link, port or NIC: with alpha as "
+              "latency only (alpha_mode delay, TE-CCL's model)"),
+    ("latency+delay", "hop latency is the topology's alpha and holds the "
+                      "hop's resources: with NCCL's per-step latencies as "
+                      "latency only"),
+    ("nccl-model", "NCCL's call takes our executor's time of its schedule: "
+                   "with NCCL's own tuning-model estimate for its pick, the "
+                   "synthesized schedule plus NCCL's ring base latency"),
 ]
+ARITHMETIC = ("launch", "launch+proto", "nccl-model")   # no runs of their own
 
 # NCCL's baseLatencies (us), by algorithm and protocol (the launch variant)
 BASE_LAT_US = {"tree": {"LL": 6.8, "LL128": 14.0, "Simple": 8.4},
@@ -89,6 +112,22 @@ def launch_variant(sizes):
         if nb is None or not x.get("nccl_us") or not x.get("synth_us"):
             continue
         out[x["size_bytes"]] = (x["nccl_us"] + nb, x["synth_us"] + sb)
+    return out
+
+
+def nccl_model_variant(sizes):
+    """{size: (nccl_us, synth_us)} for nccl-model, from calibration_rows'
+    per-size entries: NCCL's own estimate for its pick (nccl_choice's
+    estimate_us), and the synthesized time plus NCCL's ring base latency
+    for its protocol (as launch_variant)."""
+    out = {}
+    for x in sizes:
+        est = (x.get("nccl_choice") or {}).get("estimate_us")
+        m = re.search(r" (LL128|LL)$", x.get("anchor") or "")
+        sb = BASE_LAT_US["ring"][m.group(1) if m else "Simple"]
+        if not est or not x.get("synth_us"):
+            continue
+        out[x["size_bytes"]] = (est, x["synth_us"] + sb)
     return out
 
 
@@ -135,14 +174,18 @@ def variant_topology(path, which, out):
                 if k in s:
                     pair[k] = s[k]
             links.append(pair)
-    elif which != "latency":
-        return False     # launch, proto: no topology of their own
+    elif which not in ("latency", "delay", "latency+delay"):
+        return False     # launch, proto, nccl-model: no topology of their own
     else:
-        for group, lat in (("links", NVLINK_LAT_US), ("switches", NVLINK_LAT_US),
-                           ("nics", NET_LAT_US)):
-            for g in t.get(group, []):
-                g.pop("alpha", None)
-                g["alpha_us"] = lat
+        if which != "delay":
+            for group, lat in (("links", NVLINK_LAT_US),
+                               ("switches", NVLINK_LAT_US),
+                               ("nics", NET_LAT_US)):
+                for g in t.get(group, []):
+                    g.pop("alpha", None)
+                    g["alpha_us"] = lat
+        if which != "latency":
+            t["alpha_mode"] = "delay"
     t["name"] = "%s-%s" % (t.get("name", "topo"), which)
     with open(out, "w") as f:
         json.dump(t, f)
@@ -213,7 +256,7 @@ def experiments(runner, work, secs, results, calibration, data):
                         jobs.append(("proto", rid, size, px, sec.topo_path,
                                      target, "%s %s" % (a["label"], proto)))
         for v, _ in VARIANTS:
-            if v in ("launch", "launch+proto"):
+            if v in ARITHMETIC:
                 continue     # arithmetic on measured times (the report)
             vt = sec.topo_path if v == "proto" else \
                 os.path.join(work, "%s.%s.json" % (topo, v))

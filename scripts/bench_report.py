@@ -540,7 +540,8 @@ def calibration_rows(data, exp=None):
             row["sizes"].append({
                 "size_bytes": size, "nccl_us": nccl,
                 "nccl_choice": {k: choice.get(k) for k in
-                                ("algo", "proto", "channels")},
+                                ("algo", "proto", "channels",
+                                 "estimate_us")},
                 "synth_us": synth_us,
                 "anchor": anchor,
                 "anchor_bytes": (tb[0].get("synth") or {}).get("size_bytes"),
@@ -560,6 +561,8 @@ def calibration_rows(data, exp=None):
             e = dict((exp or {}).get(rid) or {})
             e["variants"] = dict(e.get("variants") or {})
             e["variants"]["launch"] = bench_calib.launch_variant(row["sizes"])
+            e["variants"]["nccl-model"] = bench_calib.nccl_model_variant(
+                row["sizes"])
             e["variants"]["launch+proto"] = bench_calib.launch_proto_variant(
                 row["sizes"], e["variants"].get("proto") or {},
                 (e.get("picks") or {}).get("proto") or {})
@@ -617,11 +620,15 @@ def calibration_md(rows, meta):
         "the topology (scripts/bench_calib.py: switch ports shared instead "
         "of first come first served; NCCL's per-step hop latencies instead "
         "of TE-CCL's alphas; NCCL's schedule under the protocol the "
-        "executor times fastest, not the one NCCL's tuning model picks), or "
+        "executor times fastest, not the one NCCL's tuning model picks; "
+        "alpha as latency only, not occupancy of the hop's link, port or "
+        "NIC (delay), alone or with NCCL's latencies), or "
         "at every size by adding to both times the GPU-side cost of a call "
         "the model leaves out (launch: NCCL's base latency, 6.6–14 us by "
-        "algorithm and protocol), or both of the last two, with the ratios "
-        "under it. "
+        "algorithm and protocol), or both of launch and proto, or by taking "
+        "NCCL's call at what NCCL's own tuning model estimates for it "
+        "(nccl-model: its fit of its machines, the synthesized side plus "
+        "the launch cost), with the ratios under it. "
         "**reproduced**: every endpoint the paper states is matched within "
         "×/÷ %s (a range: both; \"up to X\": the maximum; \"down to X\": "
         "the minimum). Sizes are nccl-tests per-rank buffers: \"up to 1 "

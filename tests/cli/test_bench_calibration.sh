@@ -60,7 +60,8 @@ r = got["ndv2-ar-large"]
 want = [(2 * MIB, 2.5, "ndv2-x2-sk-1 @B"), (4 * MIB, 3.0, "ndv2-x2-sk-1 @A")]
 ok = [(x["size_bytes"], x["ratio"], x["anchor"]) for x in r["sizes"]] == want
 ok &= (r["ours_lo"], r["ours_hi"], r["ours_lo_at"], r["ours_hi_at"]) == (2.5, 3.0, 2 * MIB, 4 * MIB)
-ok &= r["sizes"][0]["nccl_choice"] == {"algo": "ring", "proto": "LL", "channels": 2}
+ok &= r["sizes"][0]["nccl_choice"] == {"algo": "ring", "proto": "LL", "channels": 2,
+                                      "estimate_us": None}
 ok &= GIB in r["sizes_missing"] and len(r["sizes_missing"]) == 8
 ok &= r["verdict"].startswith("not reproduced (ours/published = min 1.953, max 1.111")
 ok &= got["dgx2-ag-sk1"]["verdict"] == "not run"
@@ -146,4 +147,47 @@ want = {1024: (104.0, 64.0), 2048: (28.4, 16.6)}
 ok = set(got) == set(want) and all(
     abs(got[s][i] - want[s][i]) < 1e-9 for s in want for i in (0, 1))
 print("all ok" if ok else got)
+'
+
+# nccl-model: NCCL's call at its own tuning model's estimate for its pick,
+# the synthesized schedule at its time plus the ring's base latency for its
+# protocol; a size without an estimate is left out
+expect "nccl-model variant: NCCL's own estimate against ours plus launch" 0 "^all ok$" -- py '
+import sys; sys.path.insert(0, sys.argv[1] + "/scripts")
+import bench_calib as bc
+sizes = [{"size_bytes": 1024, "nccl_us": 4.0, "synth_us": 1.0,
+          "nccl_choice": {"algo": "tree", "proto": "LL", "estimate_us": 34.9},
+          "anchor": "sk @1 KiB LL"},
+         {"size_bytes": 2048, "nccl_us": 5.0, "synth_us": 2.0,
+          "nccl_choice": {"algo": "ring", "proto": "Simple", "estimate_us": 50.0},
+          "anchor": "sk @1 KiB"},
+         {"size_bytes": 4096, "nccl_us": 6.0, "synth_us": 3.0,
+          "nccl_choice": {"algo": "ring", "proto": "LL"}, "anchor": "sk @1 KiB"}]
+got = bc.nccl_model_variant(sizes)
+want = {1024: (34.9, 7.6), 2048: (50.0, 10.4)}
+ok = set(got) == set(want) and all(
+    abs(got[s][i] - want[s][i]) < 1e-9 for s in want for i in (0, 1))
+print("all ok" if ok else got)
+'
+
+# delay and latency+delay run the same two schedules on the topology with
+# "alpha_mode": "delay" (latency+delay also with NCCL's latencies); latency
+# keeps alpha as occupancy
+expect "delay variants: alpha_mode delay, with or without NCCL's latencies" 0 "^all ok$" -- py '
+import json, os, sys, tempfile; sys.path.insert(0, sys.argv[1] + "/scripts")
+import bench_calib as bc
+src = os.path.join(sys.argv[1], "topologies", "ndv2-x2.json")
+base = json.load(open(src))
+ok = True
+with tempfile.TemporaryDirectory() as d:
+    for v, mode, lat in (("delay", "delay", False), ("latency+delay", "delay", True),
+                         ("latency", None, True)):
+        out = os.path.join(d, v + ".json")
+        ok &= bc.variant_topology(src, v, out)
+        t = json.load(open(out))
+        ok &= t.get("alpha_mode") == mode
+        nic = t["nics"][0].get("alpha_us")
+        ok &= (nic == bc.NET_LAT_US) if lat else (nic == base["nics"][0].get("alpha_us"))
+    ok &= not bc.variant_topology(src, "nccl-model", os.path.join(d, "x.json"))
+print("all ok" if ok else "mismatch")
 '
