@@ -44,6 +44,13 @@ bench_run.py after the sweeps, reported by bench_report.py).
               with "alpha_mode": "delay" (alpha is latency, not occupancy:
               TE-CCL's model; docs/design.md section 4).
      latency+delay  both the latency and the delay changes.
+     nccl-2.8.4  as nccl-model, with the tuning model of NCCL 2.8.4, the
+              version TACCL measured (NVIDIA/nccl tag v2.8.4-1,
+              src/graph/tuning.cc: its base and hardware latencies, LL/LL128
+              and tree caps, tree correction factors and ring plateau;
+              nccl_284_time below), for the communicator our NCCL model
+              saw (ranks, nodes, channels, per-channel bandwidths); the
+              synthesized side plus 2.8.4's ring base latency.
      nccl-model  NCCL's call takes what our executor times its schedule
               at.  Variant (arithmetic, every size): NCCL's call takes
               what NCCL's own tuning model estimates for the algorithm,
@@ -89,8 +96,12 @@ VARIANTS = [
     ("nccl-model", "NCCL's call takes our executor's time of its schedule: "
                    "with NCCL's own tuning-model estimate for its pick, the "
                    "synthesized schedule plus NCCL's ring base latency"),
+    ("nccl-2.8.4", "NCCL's call takes our executor's time of its schedule: "
+                   "with the estimate of NCCL 2.8.4's tuning model (the "
+                   "version TACCL measured) for its fastest pick, the "
+                   "synthesized schedule plus 2.8.4's ring base latency"),
 ]
-ARITHMETIC = ("launch", "launch+proto", "nccl-model")   # no runs of their own
+ARITHMETIC = ("launch", "launch+proto", "nccl-model", "nccl-2.8.4")   # no runs of their own
 
 # NCCL's baseLatencies (us), by algorithm and protocol (the launch variant)
 BASE_LAT_US = {"tree": {"LL": 6.8, "LL128": 14.0, "Simple": 8.4},
@@ -128,6 +139,102 @@ def nccl_model_variant(sizes):
         if not est or not x.get("synth_us"):
             continue
         out[x["size_bytes"]] = (est, x["synth_us"] + sb)
+    return out
+
+
+# NCCL 2.8.4's tuning model (NVIDIA/nccl tag v2.8.4-1, src/graph/tuning.cc
+# ncclTopoTuneModel and ncclTopoGetAlgoTime), transcribed: index [algo][proto]
+# with algo 0 tree, 1 ring and proto 0 LL, 1 LL128, 2 Simple.
+N284_BASE = ((4.4, 4.4, 0.0), (3.6, 10.0, 8.4))
+N284_NVLINK = ((.52, 1.25, 28.0), (.47, 1.9, 3.4))
+N284_NET = ((5.0, 8.5, 28.0), (2.7, 4.0, 9.6))
+N284_LL128_PER_CH = {"allgather": 18.3, "reducescatter": 15.2,
+                     "allreduce": 16.9}
+N284_LL_MAX = ((39.0, 39.0, 20.4), (87.7, 22.5, 19.0))  # [ampere 1 node][nodes]
+N284_TREE_PER_CH = ((26.5, 18.5, 10.0), (24.0, 22.5, 16.0))  # [ampere][nodes]
+N284_TREE_CORR = (
+    (1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7,
+     .8, .9, 1.0, 1.0, 1.0, 1.0),
+    (1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7,
+     .7, .8, .9, .9, .92, .92),
+    (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8,
+     .7, .7, .8, .9, .9))
+N284_PROTOS = ("LL", "LL128", "Simple")
+
+
+def nccl_284_time(coll, nranks, nnodes, nchannels, bw_intra, bw_inter,
+                  nbytes, ampere=False):
+    """NCCL 2.8.4's estimate (us) of its fastest (algorithm, protocol)
+    for `coll` ("allgather", "reducescatter", "allreduce") on nbytes (the
+    larger per-rank buffer, NCCL's nBytes), and that pair: (us, algo,
+    proto).  Assumed: NVLink inside a node, an Intel host, LL128 enabled
+    (2.8.4 enables it on Volta or Ampere over NVLink with the NIC at most a
+    PCIe switch away)."""
+    i2 = nnodes - 1 if nnodes <= 2 else 2
+    i1 = int(ampere) if nnodes == 1 else 0
+    ll_max = N284_LL_MAX[i1][i2]
+    tree_per_ch = N284_TREE_PER_CH[int(ampere)][i2]
+    ppn = nranks / nnodes
+    ar = coll == "allreduce"
+    nsteps = 2 * (nranks - 1) if ar else nranks - 1
+    inter_steps = 2 * (nnodes - 1) if ar else nnodes - 1
+    log_size = max(0, (nbytes >> 6).bit_length() - 1)
+    best = None
+    for a in ((0, 1) if ar else (1,)):
+        for p in range(3):
+            bus = nchannels * (bw_intra if nnodes <= 2 else bw_inter)
+            if ampere:
+                bus = min(bus, 235.0)
+            if a == 1 and p == 0:
+                bus = min(ll_max, bus * (0.25 if nnodes > 1 or ar else 1 / 3))
+            if a == 1 and p == 1:
+                bus = min(bus * (0.7 if ppn < 2 else 0.92),
+                          N284_LL128_PER_CH[coll] * nchannels)
+            if a == 0:
+                bus = min(bus * .92, nchannels * tree_per_ch)
+            if a == 0 and p == 0:
+                bus = min(bus / 3.8, ll_max)
+            if a == 0 and p == 1:
+                bus = min(bus * (7 / 9 if nnodes == 1 else 0.915),
+                          N284_LL128_PER_CH[coll] * nchannels)
+            bw = bus * (.5 if a == 0 else nranks / nsteps)
+            lat = N284_BASE[a][p]
+            intra, inter = N284_NVLINK[a][p], N284_NET[a][p]
+            if nnodes > 1 and p == 0:
+                intra *= 1.8
+            if a == 1:
+                lat += (nsteps - inter_steps) * intra + inter_steps * inter
+            else:
+                lat += 2 * ((nranks // nnodes - 1) * intra +
+                            (nnodes.bit_length() - 1) * inter)
+            if a == 0 and log_size < 23:
+                bw *= N284_TREE_CORR[p][log_size]
+            if a == 1 and p == 2 and nnodes > 1 and ar and \
+                    nbytes >= nranks / 16.0 * 65536:
+                lat *= 1.9
+            us = lat + nbytes / (1000.0 * bw)
+            if bw > 0 and (best is None or us < best[0]):
+                best = (us, ("tree", "ring")[a], N284_PROTOS[p])
+    return best
+
+
+def nccl_284_variant(sizes, coll, nranks, nnodes, ampere=False):
+    """{size: (nccl_us, synth_us)} for nccl-2.8.4: NCCL 2.8.4's estimate
+    of its pick for the communicator our NCCL model saw (nccl_choice's
+    channels_max, bw_intra_gbps, bw_inter_gbps), and the synthesized time
+    plus 2.8.4's ring base latency for its protocol."""
+    out = {}
+    for x in sizes:
+        c = x.get("nccl_choice") or {}
+        if not c.get("channels_max") or not c.get("bw_intra_gbps") or \
+                not x.get("synth_us") or coll not in N284_LL128_PER_CH:
+            continue
+        est = nccl_284_time(coll, nranks, nnodes, c["channels_max"],
+                            c["bw_intra_gbps"], c["bw_inter_gbps"],
+                            x["size_bytes"], ampere)
+        m = re.search(r" (LL128|LL)$", x.get("anchor") or "")
+        p = N284_PROTOS.index(m.group(1) if m else "Simple")
+        out[x["size_bytes"]] = (est[0], x["synth_us"] + N284_BASE[1][p])
     return out
 
 

@@ -12,6 +12,7 @@ did not verify, a tool that crashed, a plot gnuplot could not draw).
 
 Python 3 standard library only; gnuplot (pngcairo, else png) draws.
 """
+import json
 import math
 import os
 import re
@@ -499,6 +500,20 @@ def variant_note(rid, row, exp):
                 lo, hi) == "reproduced"}
 
 
+def topology_shape(name):
+    """(nodes, ranks, device arch) of bundled topology `name`, (None, None,
+    None) if there is no such file."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "topologies", name + ".json")
+    try:
+        with open(path) as f:
+            t = json.load(f)
+    except (OSError, ValueError):
+        return None, None, None
+    return (t["nodes"], t["nodes"] * t["ranks_per_node"],
+            (t.get("device") or {}).get("arch"))
+
+
 def calibration_rows(data, exp=None):
     """One dict per bench_ref.CALIBRATION row: at every size of its range
     that ran, the nccl row's time and the fastest verified schedule
@@ -541,7 +556,8 @@ def calibration_rows(data, exp=None):
                 "size_bytes": size, "nccl_us": nccl,
                 "nccl_choice": {k: choice.get(k) for k in
                                 ("algo", "proto", "channels",
-                                 "estimate_us")},
+                                 "estimate_us", "channels_max",
+                                 "bw_intra_gbps", "bw_inter_gbps")},
                 "synth_us": synth_us,
                 "anchor": anchor,
                 "anchor_bytes": (tb[0].get("synth") or {}).get("size_bytes"),
@@ -563,6 +579,10 @@ def calibration_rows(data, exp=None):
             e["variants"]["launch"] = bench_calib.launch_variant(row["sizes"])
             e["variants"]["nccl-model"] = bench_calib.nccl_model_variant(
                 row["sizes"])
+            nodes, ranks, arch = topology_shape(topo)
+            if nodes:
+                e["variants"]["nccl-2.8.4"] = bench_calib.nccl_284_variant(
+                    row["sizes"], coll, ranks, nodes, arch == "ampere")
             e["variants"]["launch+proto"] = bench_calib.launch_proto_variant(
                 row["sizes"], e["variants"].get("proto") or {},
                 (e.get("picks") or {}).get("proto") or {})
@@ -628,7 +648,8 @@ def calibration_md(rows, meta):
         "algorithm and protocol), or both of launch and proto, or by taking "
         "NCCL's call at what NCCL's own tuning model estimates for it "
         "(nccl-model: its fit of its machines, the synthesized side plus "
-        "the launch cost), with the ratios under it. "
+        "the launch cost; nccl-2.8.4: the same with the model of NCCL "
+        "2.8.4, the version TACCL measured), with the ratios under it. "
         "**reproduced**: every endpoint the paper states is matched within "
         "×/÷ %s (a range: both; \"up to X\": the maximum; \"down to X\": "
         "the minimum). Sizes are nccl-tests per-rank buffers: \"up to 1 "

@@ -519,6 +519,10 @@ static void print_json(const cli *c, const prog *p, const baseline_stats *st, co
             cJSON_AddNumberToObject(nc, "estimate_us", st->nccl.estimate_us);
         else
             cJSON_AddNullToObject(nc, "estimate_us");
+        if (st->nccl.bw_intra > 0) {    /* the communicator its model saw */
+            cJSON_AddNumberToObject(nc, "bw_intra_gbps", st->nccl.bw_intra);
+            cJSON_AddNumberToObject(nc, "bw_inter_gbps", st->nccl.bw_inter);
+        }
     }
     if (st->note[0])
         cJSON_AddStringToObject(j, "note", st->note);

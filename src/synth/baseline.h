@@ -76,6 +76,8 @@ typedef struct {
         int channels, channels_max, rings;
         long long piece_bytes;  /* slice (ring, tree) or P2P chunk */
         double estimate_us;     /* NCCL's own estimate, -1 for p2p */
+        double bw_intra, bw_inter;  /* the channel bandwidths its model took
+                                       (GB/s); 0 for p2p */
     } nccl;
 } baseline_stats;
 

@@ -216,6 +216,8 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
         st->nccl.rings = nrings;
         st->nccl.piece_bytes = ch.slice_bytes;
         st->nccl.estimate_us = ch.time_us;
+        st->nccl.bw_intra = c.bw_intra;
+        st->nccl.bw_inter = c.bw_inter;
     }
     snprintf(st->nccl.algo, sizeof st->nccl.algo, "%s", what);
     snprintf(p->name, sizeof p->name, "taccl baseline nccl %s: %s %s, %d ranks on %s, %d "

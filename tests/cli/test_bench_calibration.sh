@@ -61,7 +61,8 @@ want = [(2 * MIB, 2.5, "ndv2-x2-sk-1 @B"), (4 * MIB, 3.0, "ndv2-x2-sk-1 @A")]
 ok = [(x["size_bytes"], x["ratio"], x["anchor"]) for x in r["sizes"]] == want
 ok &= (r["ours_lo"], r["ours_hi"], r["ours_lo_at"], r["ours_hi_at"]) == (2.5, 3.0, 2 * MIB, 4 * MIB)
 ok &= r["sizes"][0]["nccl_choice"] == {"algo": "ring", "proto": "LL", "channels": 2,
-                                      "estimate_us": None}
+                                      "estimate_us": None, "channels_max": None,
+                                      "bw_intra_gbps": None, "bw_inter_gbps": None}
 ok &= GIB in r["sizes_missing"] and len(r["sizes_missing"]) == 8
 ok &= r["verdict"].startswith("not reproduced (ours/published = min 1.953, max 1.111")
 ok &= got["dgx2-ag-sk1"]["verdict"] == "not run"
@@ -190,4 +191,29 @@ with tempfile.TemporaryDirectory() as d:
         ok &= (nic == bc.NET_LAT_US) if lat else (nic == base["nics"][0].get("alpha_us"))
     ok &= not bc.variant_topology(src, "nccl-model", os.path.join(d, "x.json"))
 print("all ok" if ok else "mismatch")
+'
+
+# nccl-2.8.4: NCCL 2.8.4's tuning model (tag v2.8.4-1, tuning.cc), by hand.
+# DGX-2 x2 AllReduce, 1 KiB, 16 channels of 7.8125 GB/s: tree LL, latency
+# 4.4 + 2 (15 x 0.52 x 1.8 + 5.0) = 42.48 us, bandwidth min(125 x .92 / 3.8,
+# 39) x .5 x .9 (tree correction at 1 KiB) = 13.62 GB/s.  NDv2 x2 AllGather,
+# 1 MiB, 2 channels of 25 GB/s: ring LL128, 10 + 14 x 1.9 + 4.0 us and
+# min(50 x .92, 2 x 18.3) x 16/15 GB/s.  Ours gains 2.8.4's ring base latency
+# for its protocol (LL 3.6, LL128 10, Simple 8.4).
+expect "nccl-2.8.4 variant: NCCL 2.8.4's estimate, by hand" 0 "^all ok$" -- py '
+import sys; sys.path.insert(0, sys.argv[1] + "/scripts")
+import bench_calib as bc
+def near(a, b): return abs(a - b) < 1e-9 * max(1, abs(b))
+us, a, p = bc.nccl_284_time("allreduce", 32, 2, 16, 7.8125, 6.25, 1024)
+ok = (a, p) == ("tree", "LL") and near(us, 42.48 + 1024 / (1000 * 125 * .92 / 3.8 * .5 * .9))
+us, a, p = bc.nccl_284_time("allgather", 16, 2, 2, 25.0, 6.25, 1 << 20)
+ok &= (a, p) == ("ring", "LL128") and near(us, 40.6 + (1 << 20) / (1000 * 36.6 * 16 / 15))
+sizes = [{"size_bytes": 1024, "synth_us": 2.0, "anchor": "sk @1 KiB LL",
+          "nccl_choice": {"channels_max": 16, "bw_intra_gbps": 7.8125, "bw_inter_gbps": 6.25}},
+         {"size_bytes": 2048, "synth_us": 2.0, "anchor": "sk @1 KiB", "nccl_choice": {}}]
+got = bc.nccl_284_variant(sizes, "allreduce", 32, 2)
+ok &= list(got) == [1024] and near(got[1024][1], 5.6)
+ok &= near(got[1024][0], bc.nccl_284_time("allreduce", 32, 2, 16, 7.8125, 6.25, 1024)[0])
+ok &= bc.nccl_284_variant(sizes, "alltoall", 32, 2) == {}
+print("all ok" if ok else got)
 '

@@ -209,7 +209,7 @@ expect "--list names nccl" 0 "^nccl +allgather,alltoall,reducescatter,allreduce 
 for sz in 4K 1G; do
     "$S" --algo nccl "$T/dgx2-x2.json" --collective allgather --size $sz -o "$TMP/nccl$sz.xml" --json >"$TMP/nccl$sz.json" 2>/dev/null
 done
-python3 - "$TMP" <<'PY' && echo "ok - nccl --json: LL ring on 1 channel at 4K, Simple on 16 at 1G" || echo "not ok - nccl --json"
+python3 - "$TMP" <<'PY' && echo "ok - nccl --json: LL ring on 1 channel at 4K, Simple on 16 at 1G, the model's bandwidths" || echo "not ok - nccl --json"
 import json, sys, re
 d = sys.argv[1]
 small = json.load(open(d + "/nccl4K.json"))["nccl"]
@@ -217,6 +217,9 @@ big = json.load(open(d + "/nccl1G.json"))["nccl"]
 assert (small["algo"], small["proto"], small["channels"]) == ("ring", "LL", 1), small
 assert (big["algo"], big["proto"], big["channels"], big["rings"]) == ("ring", "Simple", 16, 8), big
 assert big["estimate_us"] > 0 and big["piece_bytes"] == 1 << 20, big
+# the per-channel bandwidths NCCL's model took: a switch port (125 GB/s) over
+# the 16 channels crossing it, a NIC (12.5 GB/s) over the 2 rings through it
+assert (big["bw_intra_gbps"], big["bw_inter_gbps"]) == (7.8125, 6.25), big
 assert re.search(r'proto="LL"', open(d + "/nccl4K.xml").read())
 assert re.search(r'proto="Simple"', open(d + "/nccl1G.xml").read())
 PY
