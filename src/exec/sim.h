@@ -40,7 +40,9 @@ typedef struct {
     int tb, step;           /* the sending tb (index in src's <gpu>) and step */
     int cnt;                /* chunks */
     double bytes;
-    double t_req, t_start, t_end;   /* asked, started (every lane free), ended */
+    double t_req, t_start, t_end;   /* asked, started (every lane free), landed
+                                       (where alpha is a delay its lanes were
+                                       free alpha before t_end) */
     int nres;               /* the resources it held (model/cost numbering) */
     int res[2], lane[2];
 } sim_xfer_event;
