@@ -167,7 +167,9 @@ def nccl_284_time(coll, nranks, nnodes, nchannels, bw_intra, bw_inter,
     """NCCL 2.8.4's estimate (us) of its fastest (algorithm, protocol)
     for `coll` ("allgather", "reducescatter", "allreduce") on nbytes (the
     larger per-rank buffer, NCCL's nBytes), and that pair: (us, algo,
-    proto).  Assumed: NVLink inside a node, an Intel host, LL128 enabled
+    proto).  On two nodes, as 2.8.4's search.cc builds its graphs, a ring
+    runs at min(bw_intra, bw_inter) and a tree inside a node at most twice
+    bw_inter.  Assumed: NVLink inside a node, an Intel host, LL128 enabled
     (2.8.4 enables it on Volta or Ampere over NVLink with the NIC at most a
     PCIe switch away)."""
     i2 = nnodes - 1 if nnodes <= 2 else 2
@@ -182,7 +184,10 @@ def nccl_284_time(coll, nranks, nnodes, nchannels, bw_intra, bw_inter,
     best = None
     for a in ((0, 1) if ar else (1,)):
         for p in range(3):
-            bus = nchannels * (bw_intra if nnodes <= 2 else bw_inter)
+            bw_ch = bw_intra if nnodes <= 2 else bw_inter
+            if nnodes == 2:     # search.cc: a ring's one speed; a tree's
+                bw_ch = min(bw_intra, bw_inter * (1 if a == 1 else 2))
+            bus = nchannels * bw_ch
             if ampere:
                 bus = min(bus, 235.0)
             if a == 1 and p == 0:

@@ -63,6 +63,34 @@ static void test_tree_estimates(void **state)
     assert_true(nccl_time_us(&c, COLL_ALLTOALL, NCCL_RING, COST_SIMPLE, MIB) < 0);
 }
 
+/* On two nodes NCCL's search gives a ring graph one speed inside and
+ * between nodes, and a tree inside a node at most twice its inter-node
+ * speed (search.cc): NVLink at 25 GB/s and a NIC share of 6.25 time a ring
+ * as 6.25 everywhere and a tree as 12.5 inside. */
+static void test_two_node_speeds(void **state)
+{
+    (void)state;
+    nccl_comm fast = {16, 2, TOPO_ARCH_VOLTA, 2, 25.0, 6.25};
+    nccl_comm ring = {16, 2, TOPO_ARCH_VOLTA, 2, 6.25, 6.25};
+    nccl_comm tree = {16, 2, TOPO_ARCH_VOLTA, 2, 12.5, 6.25};
+    for (int p = 0; p < COST_NPROTO; p++) {
+        assert_float_equal(nccl_time_us(&fast, COLL_ALLGATHER, NCCL_RING, (cost_proto)p, MIB),
+                           nccl_time_us(&ring, COLL_ALLGATHER, NCCL_RING, (cost_proto)p, MIB),
+                           1e-9);
+        assert_float_equal(nccl_time_us(&fast, COLL_ALLREDUCE, NCCL_TREE, (cost_proto)p, MIB),
+                           nccl_time_us(&tree, COLL_ALLREDUCE, NCCL_TREE, (cost_proto)p, MIB),
+                           1e-9);
+    }
+    /* Simple ring AllGather by hand: 2 channels x 6.25, x 16/15 */
+    assert_float_equal(nccl_time_us(&fast, COLL_ALLGATHER, NCCL_RING, COST_SIMPLE, MIB),
+                       70.0 + MIB / (1000.0 * 12.5 * 16 / 15), 1e-3);
+    /* more nodes: the inter-node speed, as before */
+    nccl_comm four = {32, 4, TOPO_ARCH_VOLTA, 2, 25.0, 6.25};
+    nccl_comm four_eq = {32, 4, TOPO_ARCH_VOLTA, 2, 6.25, 6.25};
+    assert_float_equal(nccl_time_us(&four, COLL_ALLREDUCE, NCCL_TREE, COST_SIMPLE, MIB),
+                       nccl_time_us(&four_eq, COLL_ALLREDUCE, NCCL_TREE, COST_SIMPLE, MIB), 1e-9);
+}
+
 static void test_choice(void **state)
 {
     (void)state;
@@ -146,6 +174,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_estimates),
         cmocka_unit_test(test_tree_estimates),
+        cmocka_unit_test(test_two_node_speeds),
         cmocka_unit_test(test_choice),
         cmocka_unit_test(test_tree_picked_small_allreduce),
         cmocka_unit_test(test_generation_constants),

@@ -90,6 +90,11 @@ static double model_bw(const nccl_comm *c, coll_kind k, nccl_algo a, int p)
     int i1 = c->nnodes == 1 ? g : 0;
     double ll_max = LL_MAX_BW[i1][i2];
     double bw = c->nnodes <= 2 ? c->bw_intra : c->bw_inter;
+    /* search.cc (ncclTopoCompute) gives a graph across nodes one speed for
+     * both bwIntra and bwInter; pass 2 raises a tree's bwIntra while it is
+     * below twice its bwInter, never a ring's */
+    if (c->nnodes == 2)
+        bw = fmin(c->bw_intra, a == NCCL_RING ? c->bw_inter : 2 * c->bw_inter);
     double bus = c->nchannels * bw;
     if (a == NCCL_RING && p == P_LL)
         bus = fmin(ll_max, bus * .5);

@@ -32,7 +32,9 @@ typedef struct {
     topo_arch arch;         /* TOPO_ARCH_UNKNOWN is taken as Volta */
     int nchannels;          /* ring channels after NCCL's duplication */
     double bw_intra;        /* GB/s per channel inside a node */
-    double bw_inter;        /* GB/s per channel between nodes */
+    double bw_inter;        /* GB/s per channel between nodes (on two nodes
+                               NCCL's ring runs at the lower of the two, its
+                               tree inside a node at most twice bw_inter) */
 } nccl_comm;
 
 /* One call's choice. */

@@ -44,7 +44,7 @@ if [ "$rc" -eq 0 ]; then echo "ok - every README command ran (exit 0)"
 else echo "not ok - a README command failed (exit $rc)"; tail -15 "$TMP/out" | sed 's/^/  | /'; fi
 expect "the ring AllReduce verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/ring.xml"
 expect "NCCL's AllReduce verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/nccl.xml"
-expect "NCCL's AllReduce is its ring on 8 channels" 0 "baseline nccl allreduce: ring Simple, 8 ranks on my-cluster, 8 channels" -- grep -o "baseline nccl allreduce: ring Simple, 8 ranks on my-cluster, 8 channels" "$W/my-cluster/nccl.xml"
+expect "NCCL's AllReduce is its tree under LL128 on 8 channels (4 pairs of trees)" 0 "baseline nccl allreduce: tree LL128, 8 ranks on my-cluster, 4 channels" -- grep -o "baseline nccl allreduce: tree LL128, 8 ranks on my-cluster, 4 channels" "$W/my-cluster/nccl.xml"
 expect "the synthesized AllGather verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/ag.xml"
 expect "the synthesized AllReduce verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/ar.xml"
 expect "the plan's sweep ran every size (17 rows), each verified or NCCL's" 0 "^17$" -- bash -c \
