@@ -108,6 +108,13 @@ BASE_LAT_US = {"tree": {"LL": 6.8, "LL128": 14.0, "Simple": 8.4},
                "ring": {"LL": 6.6, "LL128": 14.0, "Simple": 8.4}}
 
 
+def anchor_proto(x):
+    """The protocol of a calibration size entry's synthesized schedule: its
+    anchor label's LL/LL128 suffix, else Simple."""
+    m = re.search(r" (LL128|LL)$", x.get("anchor") or "")
+    return m.group(1) if m else "Simple"
+
+
 def launch_variant(sizes):
     """{size: (nccl_us, synth_us)} with NCCL's base latency added to each
     (the launch variant), from calibration_rows' per-size entries: NCCL's
@@ -118,8 +125,7 @@ def launch_variant(sizes):
     for x in sizes:
         c = x.get("nccl_choice") or {}
         nb = BASE_LAT_US.get(c.get("algo"), {}).get(c.get("proto"))
-        m = re.search(r" (LL128|LL)$", x.get("anchor") or "")
-        sb = BASE_LAT_US["ring"][m.group(1) if m else "Simple"]
+        sb = BASE_LAT_US["ring"][anchor_proto(x)]
         if nb is None or not x.get("nccl_us") or not x.get("synth_us"):
             continue
         out[x["size_bytes"]] = (x["nccl_us"] + nb, x["synth_us"] + sb)
@@ -134,8 +140,7 @@ def nccl_model_variant(sizes):
     out = {}
     for x in sizes:
         est = (x.get("nccl_choice") or {}).get("estimate_us")
-        m = re.search(r" (LL128|LL)$", x.get("anchor") or "")
-        sb = BASE_LAT_US["ring"][m.group(1) if m else "Simple"]
+        sb = BASE_LAT_US["ring"][anchor_proto(x)]
         if not est or not x.get("synth_us"):
             continue
         out[x["size_bytes"]] = (est, x["synth_us"] + sb)
@@ -237,8 +242,7 @@ def nccl_284_variant(sizes, coll, nranks, nnodes, ampere=False):
         est = nccl_284_time(coll, nranks, nnodes, c["channels_max"],
                             c["bw_intra_gbps"], c["bw_inter_gbps"],
                             x["size_bytes"], ampere)
-        m = re.search(r" (LL128|LL)$", x.get("anchor") or "")
-        p = N284_PROTOS.index(m.group(1) if m else "Simple")
+        p = N284_PROTOS.index(anchor_proto(x))
         out[x["size_bytes"]] = (est[0], x["synth_us"] + N284_BASE[1][p])
     return out
 

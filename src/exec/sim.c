@@ -483,12 +483,13 @@ static void xfer_end(sim *S, int g, double now)
     conn *c = &S->conns[b->send_conn];
     int m = b->msg;
     message *x = &S->msgs[m];
-    if (!S->t->alpha_delay)
-        x->arrived = 1;                 /* else at its EV_ARRIVE */
     if (S->data && !x->payload)         /* the data is captured now */
         msg_register(S, m);
     b->msg = -1;
-    wake_list(S, &c->recv_waiters, now);
+    if (!S->t->alpha_delay) {           /* else it lands at its EV_ARRIVE */
+        x->arrived = 1;
+        wake_list(S, &c->recv_waiters, now);
+    }
     step_end(S, g, now);
     tb_run(S, g, now);
 }
