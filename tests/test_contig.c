@@ -2,7 +2,7 @@
  * makespans for grouping and for keeping sends apart, the no-group
  * recompute reproducing a stage-2 list schedule, time limits, resource
  * exclusivity checked pair by pair by an independent checker, determinism,
- * reductions, and input errors.
+ * reductions, alpha as a delay (TE-CCL's model), and input errors.
  *
  * The "stage 2" here is a small greedy list scheduler written in this file
  * (earliest start first, FCFS resources like the executor), so the inputs
@@ -33,6 +33,14 @@
  * 1000 bytes cost 10 + 1 us. */
 static const char *NIC2 =
     "{\"name\": \"nic2\", \"nodes\": 2, \"ranks_per_node\": 1,"
+    " \"local\": {\"copy_gbps\": 100, \"reduce_gbps\": 100, \"source\": \"assumed: test\"},"
+    " \"nics\": [{\"ranks\": [0], \"alpha_us\": 10, \"bandwidth_gbps\": 1,"
+    "   \"source\": \"assumed: test\"}]}";
+
+/* NIC2 with alpha as a delay: a transfer holds the NIC for its bytes alone
+ * (1000 B: 1 us) and lands 10 us later. */
+static const char *NIC2_DELAY =
+    "{\"name\": \"nic2-delay\", \"nodes\": 2, \"ranks_per_node\": 1, \"alpha_mode\": \"delay\","
     " \"local\": {\"copy_gbps\": 100, \"reduce_gbps\": 100, \"source\": \"assumed: test\"},"
     " \"nics\": [{\"ranks\": [0], \"alpha_us\": 10, \"bandwidth_gbps\": 1,"
     "   \"source\": \"assumed: test\"}]}";
@@ -972,6 +980,49 @@ static void test_replay_pre_post(void **state)
     topo_free(t);
 }
 
+/* Where alpha is a delay, the next transfer on a lane starts when the one
+ * before has sent its bytes, not when it lands: two chunks over NIC2_DELAY
+ * start at 0 and 1 us and land at 11 and 12 us, in the fixed-order pass,
+ * the executor's replay and the solve alike (grouping them gains nothing
+ * there; with alpha held it saves one alpha). */
+static void test_alpha_delay(void **state)
+{
+    (void)state;
+    topo *t = parse(NIC2_DELAY);
+    assert_true(t->alpha_delay);
+    algo *in = algo_new(COLL_ALLGATHER, 2, 2);
+    algo_add_send(in, 0, 0, 0, 1, 0, 11);
+    algo_add_send(in, 0, 1, 0, 1, 1, 12);
+    tc_err e;
+    algo *out;
+    for (int replay = 0; replay <= 1; replay++) {
+        int rc = replay ? contig_replay(in, t, 1000, &out, &e)
+                        : contig_schedule(in, t, 1000, &out, &e);
+        assert_int_equal(rc, TC_OK);
+        NEAR(out->sends[0].t_send, 0);
+        NEAR(out->sends[0].t_arrive, 11);
+        NEAR(out->sends[1].t_send, 1);
+        NEAR(out->sends[1].t_arrive, 12);
+        NEAR(out->predicted_us, 12);
+        algo_free(out);
+    }
+    contig_opts o = quiet_opts();
+    contig_stats st;
+    assert_int_equal(contig_solve(in, t, 1000, &o, &out, &st, &e), TC_OK);
+    NEAR(out->predicted_us, 12);
+    algo_free(out);
+    t->alpha_delay = 0;                 /* alpha held: one after the other, or grouped */
+    assert_int_equal(contig_schedule(in, t, 1000, &out, &e), TC_OK);
+    NEAR(out->predicted_us, 22);
+    algo_free(out);
+    assert_int_equal(contig_solve(in, t, 1000, &o, &out, &st, &e), TC_OK);
+    NEAR(out->predicted_us, 12);
+    assert_int_equal(out->sends[0].group, out->sends[1].group);
+    algo_free(out);
+    algo_free(in);
+    topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -979,6 +1030,7 @@ int main(void)
         cmocka_unit_test(test_relay_keeps_separate),
         cmocka_unit_test(test_schedule_reproduces_stage2),
         cmocka_unit_test(test_schedule_uses_order_only),
+        cmocka_unit_test(test_alpha_delay),
         cmocka_unit_test(test_time_limit),
         cmocka_unit_test(test_resources_respected),
         cmocka_unit_test(test_deterministic),

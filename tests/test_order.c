@@ -4,9 +4,10 @@
  * the order they ask for it as the executor does, matches hand-computed
  * ring times, applies the longest-remaining-path priority, refuses
  * routings that are not chunk trees, and order_verify() catches schedules
- * that break the model; lowered and executed, a stage-2 schedule takes
- * exactly its predicted time; and the scheduler's picks are those of a
- * plain scan of every candidate by the rule order.h states. */
+ * that break the model, also where alpha is a delay; lowered and executed,
+ * a stage-2 schedule takes exactly its predicted time; and the scheduler's
+ * picks are those of a plain scan of every candidate by the rule order.h
+ * states. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -350,6 +351,49 @@ static void test_shared_nic_served_in_request_order(void **state)
     assert_int_equal(order_verify(s, t, bytes, 1e-6, &e), TC_OK);
     algo_free(r);
     algo_free(s);
+    topo_free(t);
+}
+
+/* Where alpha is a delay ("alpha_mode": "delay"), a hop holds its
+ * resources and its sender for its bytes alone and lands alpha later: three
+ * ranks of one NDv2 node sending at once through the node's one NIC go one
+ * after another, each bytes / B after the one before (with alpha held, a
+ * whole hop after); each lands alpha + bytes / B after it starts. */
+static void test_alpha_delay(void **state)
+{
+    (void)state;
+    topo *t = fx_topo("ndv2-x2");
+    double bytes = 4096;
+    for (int delay = 0; delay <= 1; delay++) {
+        t->alpha_delay = delay;
+        topo_route nic = topo_route_of(t, 0, 8);
+        double cost = cost_hop_us(&nic, bytes), hold = cost_hold_us(t, &nic, bytes);
+        NEAR(hold, delay ? bytes / (nic.bw_gbps * 1e3) : cost);
+        algo *r = algo_new(COLL_ALLGATHER, 16, 1), *s = NULL;
+        for (int k = 0; k < 3; k++)
+            algo_add_send(r, k, 0, k, 8 + k, 0, 0);
+        tc_err e;
+        assert_int_equal(order_schedule(r, t, bytes, NULL, &s, NULL, &e), TC_OK);
+        double st[3];
+        for (int i = 0; i < 3; i++) {
+            st[i] = s->sends[i].t_send;
+            NEAR(s->sends[i].t_arrive - st[i], cost);
+        }
+        /* the NIC takes them one by one in rank order */
+        NEAR(st[0], 0);
+        NEAR(st[1], hold);
+        NEAR(st[2], 2 * hold);
+        NEAR(s->predicted_us, 2 * hold + cost);
+        assert_int_equal(order_verify(s, t, bytes, 1e-6, &e), TC_OK);
+        /* the same times with alpha held would overlap on the NIC */
+        if (delay) {
+            t->alpha_delay = 0;
+            assert_int_equal(order_verify(s, t, bytes, 1e-6, &e), TC_WRONG);
+            t->alpha_delay = 1;
+        }
+        algo_free(r);
+        algo_free(s);
+    }
     topo_free(t);
 }
 
@@ -725,6 +769,7 @@ int main(void)
         cmocka_unit_test(test_best_policy),
         cmocka_unit_test(test_shared_nic_served_in_request_order),
         cmocka_unit_test(test_stage2_time_is_executed_time),
+        cmocka_unit_test(test_alpha_delay),
         cmocka_unit_test(test_refuses_bad_routings),
         cmocka_unit_test(test_verify_catches_violations),
         cmocka_unit_test(test_matches_a_plain_scan),

@@ -153,6 +153,8 @@ typedef struct {
     int *cs, *ca, *cf, *cy;     /* [n] by position; -1 = none */
     double *lbs, *ubs, *lba, *uba;
     double *dur, *beta, *red, *alpha;  /* [n] by position, one chunk */
+    double *lat;                /* [n] alpha where it is a delay (the hop frees its
+                                   resources that long before it lands), else 0 */
     int nce;                    /* work-cut chain elements, lane by lane in order */
     int *ce_q, *ce_P, *ce_M;    /* position, columns P and M */
     unsigned char *ce_first;    /* first element of its lane */
@@ -173,6 +175,7 @@ static void milp_free(milp *m)
     free(m->beta);
     free(m->red);
     free(m->alpha);
+    free(m->lat);
     free(m->ce_q);
     free(m->ce_P);
     free(m->ce_M);
@@ -205,7 +208,7 @@ static void milp_bounds(const ctx *c, const groups *g, const sched *S1, double T
         for (int x = o0[u]; x < o0[u + 1]; x++) {
             const edge *e = &S1->e[oe[x]];
             double w = e->kind == E_DATA ? m->dur[u] + m->red[u]
-                       : g->cpred[e->to] == u ? 0 : m->dur[u];
+                       : g->cpred[e->to] == u ? 0 : m->dur[u] - m->lat[u];
             if (es[u] + w > es[e->to])
                 es[e->to] = es[u] + w;
         }
@@ -216,7 +219,7 @@ static void milp_bounds(const ctx *c, const groups *g, const sched *S1, double T
         for (int x = o0[u]; x < o0[u + 1]; x++) {
             const edge *e = &S1->e[oe[x]];
             double w = e->kind == E_DATA ? m->red[u] + qq[e->to]
-                       : g->cpred[e->to] == u ? ta[e->to] : qq[e->to];
+                       : g->cpred[e->to] == u ? ta[e->to] : qq[e->to] - m->lat[u];
             if (w > t)
                 t = w;
         }
@@ -281,8 +284,8 @@ static void add_work_cuts(const ctx *c, const groups *g, milp *m)
     m->ce_P = xmalloc((size_t)2 * (n > 0 ? n : 1) * sizeof *m->ce_P);
     m->ce_M = xmalloc((size_t)2 * (n > 0 ? n : 1) * sizeof *m->ce_M);
     m->ce_first = xmalloc((size_t)2 * (n > 0 ? n : 1));
-    if (g->ncand == 0)
-        return;
+    if (g->ncand == 0 || c->t->alpha_delay)
+        return;     /* where alpha is a delay a lane's work is its bytes alone */
     int *c0 = xcalloc((size_t)ns + 1, sizeof *c0);
     int *ch = xmalloc((size_t)2 * (n > 0 ? n : 1) * sizeof *ch);
     for (int q = 0; q < n; q++)
@@ -356,11 +359,13 @@ static void milp_build(const ctx *c, const groups *g, const sched *S1, double T,
     m->beta = xmalloc((size_t)n * sizeof *m->beta);
     m->red = xmalloc((size_t)n * sizeof *m->red);
     m->alpha = xmalloc((size_t)n * sizeof *m->alpha);
+    m->lat = xmalloc((size_t)n * sizeof *m->lat);
     for (int q = 0; q < n; q++) {
         int i = c->ord[q];
         m->dur[q] = cost_hop_us(&c->rt[i], c->cb);
         m->beta[q] = c->beta[i];
         m->alpha[q] = c->rt[i].alpha_us;
+        m->lat[q] = c->t->alpha_delay ? m->alpha[q] : 0;
         m->red[q] = c->red[i];
     }
     milp_bounds(c, g, S1, T, m);
@@ -408,10 +413,10 @@ static void milp_build(const ctx *c, const groups *g, const sched *S1, double T,
         if (e[x].kind == E_DATA) {
             row_after_ready(m, m->cs[v], u);
         } else if (g->cpred[v] == u) {
-            double M = fmax(0, m->uba[u] - m->lbs[v]);
-            row3(p, m->cs[v], 1, m->ca[u], -1, m->cy[v], M, 0, INFINITY);
+            double M = fmax(0, m->uba[u] - m->lat[u] - m->lbs[v]);
+            row3(p, m->cs[v], 1, m->ca[u], -1, m->cy[v], M, -m->lat[u], INFINITY);
         } else {
-            row2(p, m->cs[v], 1, m->ca[u], -1, 0, INFINITY);
+            row2(p, m->cs[v], 1, m->ca[u], -1, -m->lat[u], INFINITY);
         }
     }
     free(e);

@@ -526,6 +526,11 @@ int contig_cycle_error(const ctx *c, int i, tc_err *err)
                       s->origin, s->index, s->src, s->dst, s->t_send);
 }
 
+double contig_hold_us(const ctx *c, const part *p, int T)
+{
+    return cost_hold_us(c->t, &c->rt[p->first[T]], p->k[T] * c->cb);
+}
+
 /* Longest path over the transfers of p.  keep: also return the edges (and
  * every send's slot predecessors).  TC_INPUT on a cycle. */
 int contig_asap(const ctx *c, const part *p, int keep, sched *S, tc_err *err)
@@ -600,9 +605,10 @@ int contig_asap(const ctx *c, const part *p, int keep, sched *S, tc_err *err)
         int u = S->order[head++];
         S->end[u] = S->start[u] + cost_hop_us(&c->rt[p->first[u]], p->k[u] * c->cb);
         S->ready[u] = S->end[u] + p->redc[u];
+        double freed = S->start[u] + contig_hold_us(c, p, u);
         for (int x = o0[u]; x < o0[u + 1]; x++) {
             const edge *ed = &e[oe[x]];
-            double t = ed->kind == E_RES ? S->end[u] : S->ready[u] + p->pre[ed->to];
+            double t = ed->kind == E_RES ? freed : S->ready[u] + p->pre[ed->to];
             if (t > S->start[ed->to])
                 S->start[ed->to] = t;
             if (--indeg[ed->to] == 0)

@@ -112,6 +112,10 @@ int contig_cycle_error(const ctx *c, int i, tc_err *err);
 /* Longest path over the transfers of p (the fixed order on every slot).
  * keep: also return the edges and slot predecessors.  TC_INPUT on a cycle. */
 int contig_asap(const ctx *c, const part *p, int keep, sched *S, tc_err *err);
+/* How long transfer T of p holds its resources and its sender: its whole
+ * hop, or its bytes alone where the topology's alpha is a delay (then it
+ * lands alpha after it frees them). */
+double contig_hold_us(const ctx *c, const part *p, int T);
 
 /* ---- the executor's arbitration (contig_replay.c) ---- */
 

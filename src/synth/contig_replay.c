@@ -18,7 +18,8 @@
  * schedule could impose (dependencies only reach within one rank).  What the lowering does fix is each rank's order on its own out
  * port or NIC (a chain of dependencies) and on each connection.  So a
  * transfer asks once its data is ready and the previous transfer of its
- * sender through the same out slot has ended; requests are served in time
+ * sender through the same out slot has freed it (ended, or sent its bytes
+ * where alpha is a delay: contig_hold_us); requests are served in time
  * order, ties by the lower sender rank (the executor's rule), each taking
  * its slots when they are free.  With the fixed order kept everywhere this
  * gives contig_asap()'s times; when grouping moves times so that two senders'
@@ -140,6 +141,7 @@ int contig_replay_part(const ctx *c, const part *p, sched *S, tc_err *err)
      * in place (place[]) before it takes the next */
     int *pprev = pair_prev(c, p);
     double *got = xcalloc((size_t)sz, sizeof *got);
+    double *freed = xcalloc((size_t)sz, sizeof *freed);   /* its slots and sender free */
     /* reductions into one (rank, chunk) run one after another */
     double *rfree = xcalloc((size_t)(c->nrslots > 0 ? c->nrslots : 1), sizeof *rfree);
     int *m0 = xcalloc((size_t)sz + 1, sizeof *m0), *mem = members_of(c, p, m0);
@@ -180,17 +182,18 @@ int contig_replay_part(const ctx *c, const part *p, sched *S, tc_err *err)
             }
             S->start[T] = st;
             S->end[T] = st + cost_hop_us(&c->rt[f], p->k[T] * c->cb);
+            freed[T] = st + contig_hold_us(c, p, T);
             for (int k = 0; k < 2; k++) {
                 int sl = c->slot[2 * f + k];
                 if (sl >= 0)
-                    slot_free[sl] = S->end[T];
+                    slot_free[sl] = freed[T];
             }
             req_push(arr, &an, (request){S->end[T], c->a->sends[f].dst, T}, NULL);
             asked[T] = 1;
             if (sender_waiter[T] >= 0) {
                 int v = sender_waiter[T];
-                if (S->end[T] + p->presum[v] > rq[v])
-                    rq[v] = S->end[T] + p->presum[v];
+                if (freed[T] + p->presum[v] > rq[v])
+                    rq[v] = freed[T] + p->presum[v];
                 req_push(h, &hn, (request){rq[v], c->a->sends[p->first[v]].src, v}, NULL);
             }
         } else {
@@ -227,7 +230,7 @@ int contig_replay_part(const ctx *c, const part *p, sched *S, tc_err *err)
             const edge *ed = &e[oe[x]];
             if ((ed->kind == E_RES) != is_req)
                 continue;
-            double t = ed->kind == E_RES ? S->end[T] : S->ready[T] + p->pre[ed->to];
+            double t = ed->kind == E_RES ? freed[T] : S->ready[T] + p->pre[ed->to];
             if (t > rq[ed->to])
                 rq[ed->to] = t;
             if (--need[ed->to] == 0) {
@@ -238,8 +241,8 @@ int contig_replay_part(const ctx *c, const part *p, sched *S, tc_err *err)
                     sender_waiter[u] = v;   /* asks once u has asked */
                     continue;
                 }
-                if (u >= 0 && S->end[u] + p->presum[v] > rq[v])
-                    rq[v] = S->end[u] + p->presum[v];
+                if (u >= 0 && freed[u] + p->presum[v] > rq[v])
+                    rq[v] = freed[u] + p->presum[v];
                 req_push(h, &hn, (request){rq[v], c->a->sends[p->first[v]].src, v}, NULL);
             }
         }
@@ -254,6 +257,7 @@ int contig_replay_part(const ctx *c, const part *p, sched *S, tc_err *err)
     free(rq);
     free(pprev);
     free(got);
+    free(freed);
     free(rfree);
     free(m0);
     free(mem);

@@ -14,7 +14,8 @@
  * chained by dependencies): a switch in port or a NIC shared by several
  * ranks takes transfers in the order they ask.  So candidates are placed
  * in request order: a send asks once its chunk is at its source and its
- * sender's previous send through the same out resource has ended; the
+ * sender's previous send through the same out resource has freed it (at
+ * its end, or after its bytes where alpha is a delay: cost_hold_us); the
  * earliest request goes next, then the lowest sender, and only among one
  * sender's simultaneous requests does the policy (priority or earliest
  * start) choose.  The times written are then the times the executor
@@ -54,7 +55,9 @@ typedef struct {
     int *cstart, *child;    /* children (CSR) */
     int *depth;
     int *byd;           /* sends by depth, ascending (stable) */
-    double *cost;
+    double *cost;       /* [n] the hop, alpha and bytes: when its chunk lands */
+    double *hold;       /* [n] how long it holds its resources and its sender:
+                           cost, or the bytes alone where alpha is a delay */
     int *nres;
     int *res;           /* [2n] */
 } forest;
@@ -102,6 +105,7 @@ static void forest_free(forest *f)
     free(f->depth);
     free(f->byd);
     free(f->cost);
+    free(f->hold);
     free(f->nres);
     free(f->res);
     memset(f, 0, sizeof *f);
@@ -261,6 +265,7 @@ static int hop_routes(const algo *a, const topo *t, double bytes, forest *f, tc_
         f->src[i] = s->src;
         if (p >= 0) {
             f->cost[i] = f->cost[p];
+            f->hold[i] = f->hold[p];
             f->nres[i] = f->nres[p];
             f->res[2 * i] = f->res[2 * p];
             f->res[2 * i + 1] = f->res[2 * p + 1];
@@ -268,6 +273,7 @@ static int hop_routes(const algo *a, const topo *t, double bytes, forest *f, tc_
         }
         topo_route rt = topo_route_of(t, s->src, s->dst);
         f->cost[i] = cost_hop_us(&rt, bytes);
+        f->hold[i] = cost_hold_us(t, &rt, bytes);
         f->res[2 * i + 1] = -1;
         f->nres[i] = cost_route_res(t, &rt, s->src, s->dst, &f->res[2 * i]);
     }
@@ -300,6 +306,7 @@ static int forest_build(const algo *a, const topo *t, double bytes, forest *f, t
     f->depth = xmalloc((size_t)n * sizeof *f->depth);
     f->byd = xmalloc((size_t)n * sizeof *f->byd);
     f->cost = xmalloc((size_t)n * sizeof *f->cost);
+    f->hold = xmalloc((size_t)n * sizeof *f->hold);
     f->nres = xmalloc((size_t)n * sizeof *f->nres);
     f->res = xmalloc((size_t)2 * n * sizeof *f->res);
     int rc = hop_routes(a, t, bytes, f, err);
@@ -325,7 +332,7 @@ static int feq(double a, double b)
  * travelled, then input order), so that candidates are kept ordered by
  * those keys as plain integers; all a pick reads of a send is here. */
 typedef struct {
-    double cost;
+    double cost, hold;  /* until it lands; until it frees its resources */
     int res[2], nres;
     int grp, bkt;       /* its out group and bucket (see picker) */
     int chain;          /* NIC-egress chain (sender, NIC), numbered among those the
@@ -477,6 +484,7 @@ static void fill_nodes(sched_ctx *c, const int *send, const int *sclass)
         int i = send[r];
         snode *s = &c->node[r];
         s->cost = f->cost[i];
+        s->hold = f->hold[i];
         s->nres = f->nres[i];
         s->res[0] = f->res[2 * i];
         s->res[1] = s->nres == 2 ? f->res[2 * i + 1] : -1;
@@ -937,9 +945,9 @@ static void run_policy(const sched_ctx *c, order_policy pol, sched_run *out)
         x->t_arrive = bt + s->cost;
         x->lane[0] = x->lane[1] = -1;
         if (s->chain >= 0)
-            chain_end[s->chain] = x->t_arrive;
+            chain_end[s->chain] = bt + s->hold;
         cost_lanes_start(lanes, s->res, s->nres, bt, x->lane);
-        cost_lanes_hold(lanes, s->res, x->lane, s->nres, x->t_arrive);
+        cost_lanes_hold(lanes, s->res, x->lane, s->nres, bt + s->hold);
         out->seq[step] = s->send;
         if (x->t_arrive > out->makespan)
             out->makespan = x->t_arrive;
@@ -1123,7 +1131,7 @@ static int verify_capacity(const algo *a, const topo *t, const forest *f, double
         for (int q = 0; q < f->nres[i]; q++) {
             interval *v = &iv[fill[f->res[2 * i + q]]++];
             v->start = a->sends[i].t_send;
-            v->end = a->sends[i].t_arrive;
+            v->end = a->sends[i].t_send + f->hold[i];
             v->idx = i;
         }
     free(fill);
