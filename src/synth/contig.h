@@ -23,7 +23,11 @@
  *     end   = start + alpha + k * chunk_bytes / B          (= t_arrive)
  *     ready = end + r * chunk_bytes / reduce bandwidth     (r = its sends with
  *             reduce = 1; a receive that reduces ends that much later)
- * and the makespan (predicted_us) is the latest `ready`.  This is exactly
+ * and the makespan (predicted_us) is the latest `ready`.  Where the
+ * topology's alpha is a delay (t->alpha_delay) a transfer frees its
+ * resources and its sender at start + k * chunk_bytes / B and still ends
+ * (lands) alpha later: "the transfer before it has ended" reads "has freed
+ * them" (cost_hold_us).  This is exactly
  * the executor's "earliest start, first come first served" behaviour as long
  * as the executor meets the transfers in the same order on every resource.
  * The lowering keeps a rank's own order per out port and NIC (sched/lower.h)
@@ -72,13 +76,15 @@
  * sends, a prefix finish f counting the group's bytes), makespan z, and
  *   a >= s + alpha + beta (via f); s_j >= a_{j-1} unless grouped;
  *   grouped: s_j = s_{j-1}, f_j >= f_{j-1} + beta, a_{j-1} >= a_j;
- *   next on a resource: s_v >= a_u; data: s >= ready of the feeding group;
+ *   next on a resource: s_v >= a_u (a_u - alpha_u where alpha is a delay);
+ *   data: s >= ready of the feeding group;
  *   z >= every ready nothing else waits on; group size windows;
  *   work cuts (no big-M, they make the LP bound useful): on each lane that
  *   holds a binary, for every segment u..v of its order,
  *     a_v - s_u >= sum of beta + alpha_u + sum_{w in (u, v]} alpha_w (1 - y_w),
  *   all segments at once through two extra columns per lane element
- *   (cumulative work P and a running max M: a_x >= P_x + M_x).
+ *   (cumulative work P and a running max M: a_x >= P_x + M_x); none
+ *   where alpha is a delay (a lane's work is then its bytes alone).
  * (Groupable reduce sends use ready = a + (a - s - alpha) * reduce/beta,
  * exact for a tight group.)  Big-M's are per row from variable bounds: a
  * lower bound from the longest path with every send at its one-chunk cost

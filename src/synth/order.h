@@ -7,12 +7,13 @@
  * executor measures when the lowering keeps the order recorded here.
  * Sends are placed in the order the executor will see their requests (a
  * send asks once its chunk is there and its sender's previous send on the
- * same out resource has ended; earliest request first, then the lower
+ * same out resource has freed it; earliest request first, then the lower
  * sender rank); the priority rule only chooses among one sender's
  * simultaneous requests.  The model:
  *
  *   a send a -> b of s bytes takes the route topo_route_of(t, a, b), costs
- *   alpha + s / B and, for that whole time, holds every resource of the
+ *   alpha + s / B and, for that whole time (or for s / B alone where the
+ *   topology's alpha is a delay: cost_hold_us), holds every resource of the
  *   route: a direct link (one of its `mult` lanes per direction), or a's out
  *   port and b's in port on the switch, or a's NIC egress and b's NIC
  *   ingress (inter-node).  A resource serves its transfers first come first
@@ -105,7 +106,8 @@ void order_result_free(order_result *r);
 /* Check that a's times follow the timing model: each send takes its route's
  * cost (t_arrive - t_send), starts no earlier than its chunk reaches its
  * source (the origin holds it at 0), and no resource ever carries more
- * transfers at once than it has lanes.  tol_us absorbs rounding (1e-6 is
+ * transfers at once than it has lanes (each held from t_send for
+ * cost_hold_us).  tol_us absorbs rounding (1e-6 is
  * plenty).  TC_OK, or TC_WRONG naming the first violation (TC_INPUT for a
  * routing order_schedule would refuse). */
 int order_verify(const algo *a, const topo *t, double chunk_bytes, double tol_us,
