@@ -16,7 +16,8 @@ delay)"), and shown beside in ours (alpha held), where no schedule passes
 9.90 GB/s at 64 KiB (docs/design.md 7a), the lower bound over the
 time for AllGather and ReduceScatter at 1 GiB, and the ReduceScatter-then-
 AllGather floor (their two bounds at S summed) over the time for AllReduce at
-1 GiB.  Where the legacy runtime cannot take our schedule at S (it
+1 GiB; for those the last column times the same out-of-place pick as the
+runtimes' interpreter runs it, in passes of 2 MiB tiles (`taccl-run --tiles`).  Where the legacy runtime cannot take our schedule at S (it
 allocates maxBytes x scratch / nchunksperloop at start, see docs/design.md
 section 8) the plan falls back to NCCL there; the row is then measured
 again for the newer executor (`--target msccl-executor`), which has no
@@ -124,6 +125,18 @@ def measure(bin_dir, t, target, budget, work):
         elif row.get("picked"):
             frm = next((f["from"] for f in plan["files"] if f["file"] == row["picked"]), None)
         out[mode] = (row, frm)
+    # the same pick timed as the runtimes' interpreter runs it, in passes of
+    # 2 MiB tiles (taccl-run --tiles, docs/design.md section 8); TE-CCL's
+    # small sizes fit one tile
+    out["tiles"] = {}
+    if fig != "algbw":
+        r = run([os.path.join(bin_dir, "taccl-run"), d, "--size", str(at), "--outofplace",
+                 "--no-data", "--tiles", "--json", "-q"])
+        try:
+            j = json.loads(r.stdout)
+            out["tiles"] = j["rows"][0] if "rows" in j else j
+        except (ValueError, KeyError, IndexError):
+            pass
     return out
 
 
@@ -155,8 +168,9 @@ def main():
             bin_dir = a
     names = {"algbw": "algbw GB/s", "bound": "bound / time", "floor": "RS+AG floor / time"}
     lines = ["| topology | collective | TACCL's sketch | plan sizes | at | target | runtime | "
-             "out of place | in place | schedule (out of place) | plan s | met? |",
-             "|---" * 12 + "|"]
+             "out of place | in place | schedule (out of place) | plan s | met? | "
+             "out of place in the runtime's passes (--tiles) |",
+             "|---" * 13 + "|"]
     with tempfile.TemporaryDirectory() as work:
         for t in TARGETS:
             tp, coll, sk, sizes, at, fig, want = t
@@ -186,13 +200,16 @@ def main():
                 # TE-CCL's figures are met or not in TE-CCL's model; in ours
                 # (alpha held) they are shown beside
                 beside = fig == "algbw" and not tp.endswith("+delay")
-                lines.append("| %s | %s | %s | %s | %s | %s ≥ %s | %s | %s | %s | %s | %s | %s |" % (
+                tv = None if m["tiles"].get("nccl_fallback") else \
+                    figure(fig, m["tiles"], at, bnd) if m["tiles"] else None
+                lines.append("| %s | %s | %s | %s | %s | %s ≥ %s | %s | %s | %s | %s | %s | %s | %s |" % (
                     tp.replace("+delay", " (alpha delay)"), coll, sk, sizes,
                     "1 KiB" if at == 1024 else "64 KiB" if at == 65536
                     else "1 GiB", names[fig], want, target, cells[0], cells[1],
                     m["outofplace"][1] or "NCCL", m["secs"],
                     ("beside: %s" % ("≥" if ok else "below")) if beside
-                    else "**met**" if ok else "not met"))
+                    else "**met**" if ok else "not met",
+                    "—" if fig == "algbw" else "%.4g" % tv if tv is not None else "-"))
                 # the newer executor only where the legacy runtime could not take ours
                 if fig == "algbw" or not any(m[md][0].get("nccl_fallback")
                                              for md in ("outofplace", "inplace")):

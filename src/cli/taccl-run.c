@@ -26,7 +26,7 @@ static const char usage[] =
     "                 [--no-data] [--seed N] [--inplace|--outofplace]\n"
     "                 [--target msccl|msccl-executor|unlimited] [--sweep LO:HI]\n"
     "                 [--embed-to OUT.xml] [--trace OUT.json] [--routes OUT.dot]\n"
-    "                 [--strict] [--json] [-q]\n"
+    "                 [--tiles] [--strict] [--json] [-q]\n"
     "       taccl-run DIR (--size BYTES | --sweep LO:HI) [--inplace|--outofplace]\n"
     "                 [--target T] [--topo T.json] [--no-data] [--json] [-q]\n";
 
@@ -67,6 +67,12 @@ static const char help[] =
     "                    (render: dot -Tsvg OUT.dot -o OUT.svg): an edge per pair\n"
     "                    of ranks with its transfers and bytes, coloured by link,\n"
     "                    switch or NIC\n"
+    "  --tiles           time it as the MSCCL runtimes' interpreter runs it: the\n"
+    "                    whole program once per pass over the next tile of every\n"
+    "                    chunk (2 MiB under Simple, 32 KiB LL, 576000 B LL128),\n"
+    "                    a step's chunks as separate operations where a chunk\n"
+    "                    takes several passes (docs/design.md section 8).  The\n"
+    "                    checks still judge the file; GPU topologies only\n"
     "  --strict          fail (exit 1) on warnings too: races and uninitialized\n"
     "                    reads among steps whose data never reaches the result;\n"
     "                    a topology whose figures lack a source is exit 2\n"
@@ -122,6 +128,8 @@ static int parse_args(int argc, char **argv, cli *c)
             c->run.strict = 1;
         else if (!strcmp(a, "--no-data"))
             c->run.data = 0;
+        else if (!strcmp(a, "--tiles"))
+            c->run.tiles = 1;
         else if (!strcmp(a, "--inplace"))
             c->run.mode = 1;
         else if (!strcmp(a, "--outofplace"))

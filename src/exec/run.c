@@ -80,6 +80,16 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
      * before the simulator runs); each mode's hazards are then listed
      * before its run's, mode by mode. */
     hazard_list race_hz[2] = {{0}};
+    prog *tiled = NULL;
+    if (o->tiles && t->kind != TOPO_GPU)
+        return tc_err_set(err, TC_INPUT, "--tiles: the MSCCL runtimes' tile loop is a GPU "
+                          "runtime's; topology %s is a chip/cluster device", t->name);
+    if (o->tiles) {
+        tiled = tile_prog(p, r->size_bytes, &r->tile, err);
+        if (!tiled)
+            return TC_INPUT;
+        r->tiled = 1;
+    }
     race_graph *rg = race_graph_new(p);
     for (int m = 0; m < r->nmodes; m++)
         race_check_graph(rg, r->modes[m], 0, &race_hz[m], &r->race[m]);
@@ -94,13 +104,14 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
             .data = o->data,
             .inplace = r->modes[m],
             .seed = o->seed,
-            .dead = r->race[m].dead,
-            .obs = m == 0 ? o->obs : NULL,
+            .dead = tiled ? NULL : r->race[m].dead,   /* by the file's steps */
+            .obs = m == 0 && !tiled ? o->obs : NULL,
         };
-        int rc = sim_run(p, t, &so, &r->res[m], &r->hz, err);
+        int rc = sim_run(tiled ? tiled : p, t, &so, &r->res[m], &r->hz, err);
         if (rc != TC_OK) {
             for (int k = m + 1; k < r->nmodes; k++)
                 hazard_list_free(&race_hz[k]);
+            prog_free(tiled);
             return rc;
         }
         int bad = o->strict ? r->hz.n - before : hazard_errors(&r->hz, before);
@@ -108,6 +119,7 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
             ok = 0;
     }
     r->verified = ok;
+    prog_free(tiled);
     return TC_OK;
 }
 
@@ -286,6 +298,17 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
             fprintf(f, "%s%s\n", wshown++ ? "          " : "warning   ", r->hz.v[i].msg);
     if (nwarn > wshown)
         fprintf(f, "          ... and %d more warnings\n", nwarn - wshown);
+    if (r->tiled) {
+        fprintf(f, "tiles     the runtimes' passes: %d of %lld bytes per chunk of %lld, at most "
+                   "%d chunk%s an operation: %d operations for %d steps\n",
+                r->tile.passes, r->tile.chunk_bytes / r->tile.passes, r->tile.chunk_bytes,
+                r->tile.max_count, r->tile.max_count == 1 ? "" : "s", r->tile.ops,
+                r->tile.steps);
+        if (r->tile.passes != r->tile.runtime_passes)
+            fprintf(f, "          (the runtime makes %d passes, its last tile shorter; %d equal "
+                       "tiles of whole elements here)\n", r->tile.runtime_passes,
+                    r->tile.passes);
+    }
     for (int m = 0; m < r->nmodes; m++) {
         const sim_result *s = &r->res[m];
         if (!s->completed)
@@ -397,6 +420,17 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
                                          : o->newer_executor ? "msccl-executor" : "msccl");
     if (r)
         cJSON_AddBoolToObject(j, "refused", r->refused);
+    if (r && r->tiled) {
+        cJSON *tl = cJSON_AddObjectToObject(j, "tiles");
+        cJSON_AddNumberToObject(tl, "passes", r->tile.passes);
+        cJSON_AddNumberToObject(tl, "runtime_passes", r->tile.runtime_passes);
+        cJSON_AddNumberToObject(tl, "tile_bytes", (double)(r->tile.chunk_bytes / r->tile.passes));
+        cJSON_AddNumberToObject(tl, "max_count", r->tile.max_count);
+        cJSON_AddNumberToObject(tl, "operations", r->tile.ops);
+        cJSON_AddNumberToObject(tl, "steps", r->tile.steps);
+    } else if (r) {
+        cJSON_AddNullToObject(j, "tiles");
+    }
     int checked_data = 0;
     if (r)
         for (int m = 0; m < r->nmodes; m++)

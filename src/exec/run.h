@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "../bound/bound.h"
+#include "../sched/tile.h"
 #include "check.h"
 #include "race.h"
 #include "sim.h"
@@ -27,6 +28,9 @@ typedef struct {
     int strict;             /* warnings (hazards among dead traffic) fail the run */
     const bound_model *bound; /* lower bound to report against, or NULL */
     const sim_observer *obs;  /* told of the first mode's steps and transfers, or NULL */
+    int tiles;              /* time it as the runtimes' interpreter runs it: the
+                               program once per tile pass (sched/tile.h; a GPU
+                               topology only); the checks still judge the file */
 } run_opts;
 
 typedef struct {
@@ -44,6 +48,8 @@ typedef struct {
     int verified;
     int has_bound;
     double bound_us;        /* lower bound at this size (has_bound) */
+    int tiled;              /* the run was timed in the runtimes' passes (run_opts.tiles) */
+    tile_info tile;         /* their shape, when tiled */
 } run_report;
 
 void run_opts_default(run_opts *o);

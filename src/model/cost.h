@@ -112,6 +112,15 @@ const char *cost_proto_name(cost_proto p);
  * or none). */
 topo_route cost_proto_route(const topo *t, topo_route rt, cost_proto p);
 
+/* Data bytes of each chunk that one pass of the runtimes' interpreter moves
+ * under protocol p, with NCCL's default buffers (msccl's mscclSetupCount
+ * and kernel loop): Simple, a step of the 4 MiB buffer's 8 times
+ * MSCCL_CHUNKSTEPS (4), 2 MiB; LL, a step of its 512 KiB line buffer at 4
+ * data bytes in 8, 32 KiB; LL128, a step of its 4800 KiB buffer at 120
+ * data bytes in 128, 576000.  A chunk larger than that takes several
+ * passes of the whole program (docs/design.md section 8). */
+long long cost_proto_tile_bytes(cost_proto p);
+
 /* The smallest alpha a hop of `alpha_us` (as the topology gives it, for
  * Simple) costs under any protocol: what a lower bound on every schedule
  * must use (nic: the hop crosses the network).  alpha_us on a chip device. */

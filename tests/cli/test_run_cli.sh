@@ -172,3 +172,29 @@ else
 fi
 expect "--routes with --sweep is exit 2" 2 "--routes: one run at one size" -- \
     "$R" "$TMP/tr.xml" --sweep 1K:4K --routes "$TMP/x.dot"
+
+# --tiles: timed as the MSCCL runtimes' interpreter runs a file, the whole
+# program once per tile pass (docs/design.md section 8), on a file that
+# msccl-tools wrote: 64 MiB of an 8-chunk ring AllReduce under LL128 is 8
+# MiB a chunk, 15 passes of 576000 bytes in the runtime, 16 equal ones here
+MT="$ROOT/tests/interop/msccl-tools/allreduce_a100_ring_ch1_allreduce_r8_i1_LL128_inplace.xml"
+expect "--tiles: a msccl-tools file in the runtime's passes, data checked" 0 \
+    "tiles +the runtimes' passes: 16 of 524288 bytes per chunk of 8388608" -- "$R" "$MT" --size 64M --tiles
+expect "--tiles: says where the runtime's pass count differs" 0 "runtime makes 15 passes" -- \
+    "$R" "$MT" --size 64M --tiles
+"$R" "$MT" --size 64M --json >"$TMP/whole.json" 2>/dev/null
+"$R" "$MT" --size 64M --tiles --json >"$TMP/tiled.json" 2>/dev/null
+expect "--tiles --json: the passes, and more transfers than steps" 0 "" -- python3 -c '
+import json,sys
+w=json.load(open(sys.argv[1])); t=json.load(open(sys.argv[2]))
+assert w["tiles"] is None and w["verified"] and t["verified"], (w, t)
+x=t["tiles"]
+assert (x["passes"], x["runtime_passes"], x["tile_bytes"], x["max_count"]) == (16, 15, 524288, 1), x
+assert t["transfers"] == 16 * w["transfers"], (t["transfers"], w["transfers"])
+assert t["time_us"] != w["time_us"], t
+' "$TMP/whole.json" "$TMP/tiled.json"
+expect "--tiles: small chunks run as the file says" 0 "tiles +the runtimes' passes: 1 of" -- \
+    "$R" "$MT" --size 1M --tiles
+"$BIN/taccl-synth" --algo ring "$ROOT/topologies/cs-chip4.json" --collective allgather -q -o "$TMP/chip.xml"
+expect "--tiles on a chip/cluster device is exit 2" 2 "--tiles: .*chip/cluster device" -- \
+    "$R" "$TMP/chip.xml" --tiles

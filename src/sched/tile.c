@@ -1,0 +1,155 @@
+/* tile.c — a program unrolled into the runtimes' passes (contract in
+ * tile.h).
+ *
+ * Per tb, an operation table: step s of the original becomes ops(s)
+ * operations per pass (cnt of them when a chunk takes several passes, else
+ * ceil(cnt / max_count); a nop or a count of 0 stays one), at index
+ * pass * per_pass + first[s] + k.  Dependencies and hasdep are mapped
+ * through that table, so the unrolled program needs no search. */
+#include "tile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include "../model/cost.h"
+#include "../util/mem.h"
+
+static int ops_of(const prog_step *x, int passes, int mc)
+{
+    if (x->type == ST_NOP || x->cnt <= 0)
+        return 1;
+    return passes > 1 ? x->cnt : (x->cnt + mc - 1) / mc;
+}
+
+/* Offset of operation k of a step at offset off in pass `pass`: a
+ * sub-chunk when chunks take several passes, else a chunk. */
+static int op_off(int off, int k, int pass, int passes, int mc)
+{
+    if (off < 0)
+        return off;
+    return passes > 1 ? (off + k) * passes + pass : off + k * mc;
+}
+
+static int scaled(int chunks, int passes)
+{
+    return chunks > 0 ? chunks * passes : chunks;
+}
+
+/* first[t][s]: index within a pass of step s's first operation of tb t;
+ * first[t][nsteps] the tb's operations per pass. */
+static int **op_tables(const prog_gpu *g, int passes, int mc)
+{
+    int **first = xcalloc((size_t)g->ntbs + 1, sizeof *first);
+    for (int t = 0; t < g->ntbs; t++) {
+        const prog_tb *tb = &g->tbs[t];
+        first[t] = xmalloc(((size_t)tb->nsteps + 1) * sizeof **first);
+        first[t][0] = 0;
+        for (int s = 0; s < tb->nsteps; s++)
+            first[t][s + 1] = first[t][s] + ops_of(&tb->steps[s], passes, mc);
+    }
+    return first;
+}
+
+static void unroll_rank(const prog_gpu *g, prog_gpu *h, int passes, int mc, tile_info *info)
+{
+    int **first = op_tables(g, passes, mc);
+    for (int t = 0; t < g->ntbs; t++) {
+        const prog_tb *tb = &g->tbs[t];
+        prog_tb *u = prog_add_tb(h, tb->send, tb->recv, tb->chan);
+        u->line = tb->line;
+        for (int pass = 0; pass < passes; pass++)
+            for (int s = 0; s < tb->nsteps; s++) {
+                const prog_step *x = &tb->steps[s];
+                int n = ops_of(x, passes, mc);
+                for (int k = 0; k < n; k++) {
+                    int cnt = x->type == ST_NOP || x->cnt <= 0 ? x->cnt
+                              : passes > 1 ? 1 : (x->cnt - k * mc < mc ? x->cnt - k * mc : mc);
+                    int depid = -1, deps = -1;
+                    if (k == 0 && x->depid >= 0 && x->deps >= 0 && x->depid < g->ntbs &&
+                        x->deps < g->tbs[x->depid].nsteps) {
+                        int per = first[x->depid][g->tbs[x->depid].nsteps];
+                        depid = x->depid;
+                        deps = pass * per + first[x->depid][x->deps + 1] - 1;
+                    }
+                    prog_step *y = prog_add_step(u, x->type, x->srcbuf,
+                                                 op_off(x->srcoff, k, pass, passes, mc),
+                                                 x->dstbuf,
+                                                 op_off(x->dstoff, k, pass, passes, mc), cnt,
+                                                 depid, deps);
+                    y->hasdep = x->hasdep && k == n - 1;
+                    y->line = x->line;
+                    info->ops++;
+                }
+            }
+        info->steps += tb->nsteps;
+    }
+    for (int t = 0; t < g->ntbs; t++)
+        free(first[t]);
+    free(first);
+}
+
+prog *tile_prog(const prog *p, long long size_bytes, tile_info *info, tc_err *err)
+{
+    tile_info local;
+    tile_info *in = info ? info : &local;
+    *in = (tile_info){0};
+    int C = p->nchunksperloop;
+    if (C < 1 || size_bytes < 1 || size_bytes % C != 0) {
+        tc_err_set(err, TC_INPUT, "tiles: size %lld bytes is not a multiple of the %d chunks "
+                   "per loop", size_bytes, C);
+        return NULL;
+    }
+    cost_proto proto = COST_SIMPLE;
+    if (p->proto[0] && !cost_proto_parse(p->proto, &proto)) {
+        tc_err_set(err, TC_INPUT, "tiles: unknown protocol '%s'", p->proto);
+        return NULL;
+    }
+    long long chunk = size_bytes / C, tile = cost_proto_tile_bytes(proto);
+    long long passes = (chunk + tile - 1) / tile;
+    long long mc = tile / chunk;
+    if (mc < 1)
+        mc = 1;
+    if (mc > 71)
+        mc = 71;                    /* MSCCL_MAX_COUNT: a step's cnt never exceeds it */
+    in->runtime_passes = passes;
+    if (passes > 1 && chunk % 4 != 0) {
+        tc_err_set(err, TC_INPUT, "tiles: a chunk of %lld bytes is not whole 4-byte elements, "
+                   "so it does not split into tiles", chunk);
+        return NULL;
+    }
+    /* equal tiles of whole elements: the runtime's count, or the next
+     * count that splits the chunk so (its last tile is the remainder) */
+    while (passes > 1 && (chunk % passes != 0 || chunk / passes % 4 != 0))
+        passes++;
+    if ((long long)C * passes > (1LL << 30)) {
+        tc_err_set(err, TC_INPUT, "tiles: %d chunks in %lld passes is too many sub-chunks", C,
+                   passes);
+        return NULL;
+    }
+    in->chunk_bytes = chunk;
+    in->tile_bytes = tile;
+    in->passes = (int)passes;
+    in->max_count = (int)mc;
+    prog *q = prog_new(p->name, p->coll, p->ngpus, C * (int)passes);
+    if (!q) {
+        tc_err_set(err, TC_INPUT, "tiles: out of memory");
+        return NULL;
+    }
+    snprintf(q->proto, sizeof q->proto, "%s", p->proto);
+    q->nchannels = p->nchannels;
+    q->inplace = p->inplace;
+    q->outofplace = p->outofplace;
+    q->min_bytes = p->min_bytes;
+    q->max_bytes = p->max_bytes;
+    q->size_bytes = size_bytes;
+    q->target = p->target;
+    q->predicted_us = -1;
+    for (int r = 0; r < p->ngpu; r++) {
+        const prog_gpu *g = &p->gpus[r];
+        prog_gpu *h = prog_add_gpu(q, scaled(g->i_chunks, in->passes),
+                                   scaled(g->o_chunks, in->passes),
+                                   scaled(g->s_chunks, in->passes));
+        h->line = g->line;
+        unroll_rank(g, h, in->passes, in->max_count, in);
+    }
+    return q;
+}

@@ -1,0 +1,48 @@
+/* tile.h — an MSCCL program as the runtimes' interpreter runs it.
+ *
+ * Both MSCCL runtimes (microsoft/msccl's mscclFunction, msccl-executor-
+ * nccl's mscclRunInterpreter) do not move a chunk in one piece: they run
+ * the whole program once per PASS, each pass on the next tile of every
+ * chunk (cost_proto_tile_bytes: 2 MiB under Simple), with the dependency
+ * flags carrying the pass; and within a pass a step of cnt chunks goes as
+ * ceil(cnt / max_count) operations, max_count = max(1, tile / chunk)
+ * (mscclSetupCount's maxAllowedCount), so 1 whenever a chunk takes
+ * several passes.
+ *
+ * tile_prog() writes that as a plain program the executor runs as it runs
+ * any: chunk c's tile k becomes sub-chunk c * passes + k of a chunk
+ * `passes` times smaller (the bytes stay where they were, so the data
+ * check is unchanged), each pass repeats every tb's steps on its tiles,
+ * one step per operation, and a step's dependency points at the last
+ * operation of the step it names in the same pass.  The runtime's last
+ * tile is the remainder of the chunk; here the tiles are equal: chunk /
+ * passes, the runtime's own when the chunk is a multiple of the tile (so
+ * always under Simple and LL at power-of-two sizes), else the next pass
+ * count that splits the chunk into equal whole 4-byte elements (LL128's
+ * tile of 576000 bytes: 8 MiB chunks take 15 passes in the runtime, 16
+ * here; runtime_passes says which).  Not the runtime's file: its step
+ * counts are beyond the loaders' limits, which are checked on the
+ * original. */
+#ifndef TC_TILE_H
+#define TC_TILE_H
+
+#include "program.h"
+
+typedef struct {
+    long long chunk_bytes;  /* size_bytes / nchunksperloop */
+    long long tile_bytes;   /* the protocol's tile */
+    int passes;             /* equal tiles of chunk / passes bytes */
+    int runtime_passes;     /* the runtime's ceil(chunk / tile) (= passes, or
+                               fewer where equal tiles need more) */
+    int max_count;          /* chunks per operation within a pass */
+    int ops;                /* operations in all, over every rank's tbs */
+    int steps;              /* the original's steps */
+} tile_info;
+
+/* p at size_bytes (the larger per-rank buffer) as the runtimes run it,
+ * and *info (may be NULL).  TC_INPUT (NULL, err set) when the size is not
+ * a multiple of nchunksperloop, or a chunk that takes several passes is
+ * not whole 4-byte elements. */
+prog *tile_prog(const prog *p, long long size_bytes, tile_info *info, tc_err *err);
+
+#endif
