@@ -28,7 +28,7 @@ static const char usage[] =
     "                 [--embed-to OUT.xml] [--trace OUT.json] [--routes OUT.dot]\n"
     "                 [--tiles] [--strict] [--json] [-q]\n"
     "       taccl-run DIR (--size BYTES | --sweep LO:HI) [--inplace|--outofplace]\n"
-    "                 [--target T] [--topo T.json] [--no-data] [--json] [-q]\n";
+    "                 [--target T] [--topo T.json] [--no-data] [--tiles] [--json] [-q]\n";
 
 static const char help[] =
     "Run an MSCCL XML schedule on a device model: real data moved and checked,\n"
@@ -565,6 +565,14 @@ int main(int argc, char **argv)
     if (bound_compute(t, p->coll, &bound, &berr) == TC_OK)
         c.run.bound = &bound;
 
+    if (c.run.tiles && (c.trace_to || c.routes_to)) {
+        rc = fail_input(&c, p, t, c.trace_to ? "--trace: follows the file's own steps; it does not go with --tiles"
+                                             : "--routes: follows the file's own steps; it does not go with --tiles");
+        if (owned)
+            topo_free(t);
+        prog_free(p);
+        return rc;
+    }
     if (c.sweep_lo > 0 && (c.trace_to || c.routes_to)) {
         rc = fail_input(&c, p, t, c.trace_to ? "--trace: one run at one size; it does not go with --sweep"
                                              : "--routes: one run at one size; it does not go with --sweep");

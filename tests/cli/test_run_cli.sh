@@ -196,5 +196,9 @@ assert t["time_us"] != w["time_us"], t
 expect "--tiles: small chunks run as the file says" 0 "tiles +the runtimes' passes: 1 of" -- \
     "$R" "$MT" --size 1M --tiles
 "$BIN/taccl-synth" --algo ring "$ROOT/topologies/cs-chip4.json" --collective allgather -q -o "$TMP/chip.xml"
+expect "--tiles with --trace is exit 2" 2 "--trace: follows the file's own steps; it does not go with --tiles" -- \
+    "$R" "$MT" --size 64M --tiles --trace "$TMP/tiles-trace.json"
+expect "--tiles with --routes is exit 2" 2 "--routes: follows the file's own steps" -- \
+    "$R" "$MT" --size 64M --tiles --routes "$TMP/tiles.dot"
 expect "--tiles on a chip/cluster device is exit 2" 2 "--tiles: .*chip/cluster device" -- \
     "$R" "$TMP/chip.xml" --tiles
