@@ -565,17 +565,16 @@ int main(int argc, char **argv)
     if (bound_compute(t, p->coll, &bound, &berr) == TC_OK)
         c.run.bound = &bound;
 
-    if (c.run.tiles && (c.trace_to || c.routes_to)) {
-        rc = fail_input(&c, p, t, c.trace_to ? "--trace: follows the file's own steps; it does not go with --tiles"
-                                             : "--routes: follows the file's own steps; it does not go with --tiles");
-        if (owned)
-            topo_free(t);
-        prog_free(p);
-        return rc;
-    }
-    if (c.sweep_lo > 0 && (c.trace_to || c.routes_to)) {
-        rc = fail_input(&c, p, t, c.trace_to ? "--trace: one run at one size; it does not go with --sweep"
-                                             : "--routes: one run at one size; it does not go with --sweep");
+    /* --trace and --routes: one run at one size, of the file's own steps */
+    const char *clash = NULL;
+    if (c.run.tiles && (c.trace_to || c.routes_to))
+        clash = c.trace_to ? "--trace: follows the file's own steps; it does not go with --tiles"
+                           : "--routes: follows the file's own steps; it does not go with --tiles";
+    else if (c.sweep_lo > 0 && (c.trace_to || c.routes_to))
+        clash = c.trace_to ? "--trace: one run at one size; it does not go with --sweep"
+                           : "--routes: one run at one size; it does not go with --sweep";
+    if (clash) {
+        rc = fail_input(&c, p, t, clash);
         if (owned)
             topo_free(t);
         prog_free(p);
