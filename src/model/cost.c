@@ -200,17 +200,19 @@ const char *cost_proto_name(cost_proto p)
     return p >= 0 && p < COST_NPROTO ? proto_names[p] : "?";
 }
 
+long long cost_proto_steps_bytes(cost_proto p, int steps)
+{
+    if (p == COST_LL)
+        return 8LL * 512 * 16 * steps / 2;
+    if (p == COST_LL128)
+        return 120LL * 640 * 8 * steps / 16 * 15;
+    return (1LL << 22) / COST_FIFO_SLOTS * steps;
+}
+
 long long cost_proto_tile_bytes(cost_proto p)
 {
-    enum { STEPS = 8, CHUNKSTEPS = 4 };                 /* NCCL_STEPS, MSCCL_CHUNKSTEPS */
-    const long long simple_buff = 1LL << 22;            /* DEFAULT_BUFFSIZE */
-    const long long ll_buff = 8LL * 512 * STEPS * 16;   /* lines/thread x threads x steps x 16 B */
-    const long long ll128_buff = 120LL * 640 * STEPS * 8;
-    if (p == COST_LL)
-        return ll_buff / STEPS / 2;
-    if (p == COST_LL128)
-        return ll128_buff / STEPS / 16 * 15;
-    return simple_buff / STEPS * CHUNKSTEPS;
+    enum { MSCCL_CHUNKSTEPS = 4 };
+    return cost_proto_steps_bytes(p, p == COST_LL || p == COST_LL128 ? 1 : MSCCL_CHUNKSTEPS);
 }
 
 topo_route cost_proto_route(const topo *t, topo_route rt, cost_proto p)

@@ -112,13 +112,19 @@ const char *cost_proto_name(cost_proto p);
  * or none). */
 topo_route cost_proto_route(const topo *t, topo_route rt, cost_proto p);
 
+/* NCCL's default connection buffers, COST_FIFO_SLOTS steps each: one step
+ * of protocol p is 512 KiB under Simple (DEFAULT_BUFFSIZE 4 MiB), 64 KiB
+ * of LL lines (8 lines x 512 threads x 16 bytes a step) and 614400 bytes
+ * of LL128 lines (120 x 640 x 8); the data they carry is all of it under
+ * Simple, 4 bytes in 8 under LL and 120 in 128 under LL128.  The data
+ * bytes of `steps` steps: */
+long long cost_proto_steps_bytes(cost_proto p, int steps);
+
 /* Data bytes of each chunk that one pass of the runtimes' interpreter moves
- * under protocol p, with NCCL's default buffers (msccl's mscclSetupCount
- * and kernel loop): Simple, a step of the 4 MiB buffer's 8 times
- * MSCCL_CHUNKSTEPS (4), 2 MiB; LL, a step of its 512 KiB line buffer at 4
- * data bytes in 8, 32 KiB; LL128, a step of its 4800 KiB buffer at 120
- * data bytes in 128, 576000.  A chunk larger than that takes several
- * passes of the whole program (docs/design.md section 8). */
+ * under protocol p (msccl's mscclSetupCount and kernel loop): Simple,
+ * MSCCL_CHUNKSTEPS (4) steps, 2 MiB; LL and LL128 one step, 32 KiB and
+ * 576000.  A chunk larger than that takes several passes of the whole
+ * program (docs/design.md section 8). */
 long long cost_proto_tile_bytes(cost_proto p);
 
 /* The smallest alpha a hop of `alpha_us` (as the topology gives it, for

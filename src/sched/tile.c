@@ -142,7 +142,6 @@ prog *tile_prog(const prog *p, long long size_bytes, tile_info *info, tc_err *er
     q->max_bytes = p->max_bytes;
     q->size_bytes = size_bytes;
     q->target = p->target;
-    q->predicted_us = -1;
     for (int r = 0; r < p->ngpu; r++) {
         const prog_gpu *g = &p->gpus[r];
         prog_gpu *h = prog_add_gpu(q, scaled(g->i_chunks, in->passes),

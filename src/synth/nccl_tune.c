@@ -49,10 +49,7 @@ static const double TREE_CORRECTION[3][23] = {
 };
 
 #define NET_OVERHEAD_US 1.0     /* getNetOverhead: Intel x86 host */
-#define NCCL_STEPS 8
-#define SIMPLE_BUFF (1LL << 22)                 /* DEFAULT_BUFFSIZE */
-#define LL_BUFF (8LL * 512 * NCCL_STEPS * 16)   /* lines/thread * threads * steps * line */
-#define LL128_BUFF (120LL * 640 * NCCL_STEPS * 8)
+#define NCCL_STEPS COST_FIFO_SLOTS              /* buffers: cost_proto_steps_bytes */
 #define RING_CHUNKSTEPS (NCCL_STEPS / 2)        /* ALLGATHER/ALLREDUCE/REDUCESCATTER_CHUNKSTEPS */
 #define RING_SLICESTEPS (NCCL_STEPS / 4)        /* ..._SLICESTEPS */
 #define P2P_LL_THRESHOLD 16384
@@ -164,18 +161,6 @@ static void threads(const nccl_comm *c, nccl_algo a, int p, int *nt, long long *
         *thr *= c->nranks;
 }
 
-/* Data bytes of `steps` NCCL steps of protocol p. */
-static long long steps_bytes(int p, int steps)
-{
-    long long step = (p == P_LL ? LL_BUFF : p == P_LL128 ? LL128_BUFF : SIMPLE_BUFF) / NCCL_STEPS;
-    long long chunk = step * steps;
-    if (p == P_LL)
-        chunk /= 2;
-    if (p == P_LL128)
-        chunk = chunk / 16 * 15;
-    return chunk;
-}
-
 int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *out)
 {
     memset(out, 0, sizeof *out);
@@ -202,8 +187,8 @@ int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *o
         nc--;
     out->nchannels = nc;
     int ring_simple = out->algo == NCCL_RING && p == P_SIMPLE;
-    out->chunk_bytes = steps_bytes(p, ring_simple ? RING_CHUNKSTEPS : 1);
-    out->slice_bytes = steps_bytes(p, ring_simple ? RING_SLICESTEPS : 1);
+    out->chunk_bytes = cost_proto_steps_bytes(out->proto, ring_simple ? RING_CHUNKSTEPS : 1);
+    out->slice_bytes = cost_proto_steps_bytes(out->proto, ring_simple ? RING_SLICESTEPS : 1);
     return 0;
 }
 
@@ -214,7 +199,7 @@ cost_proto nccl_p2p_proto(long long bytes)
 
 long long nccl_p2p_chunk_bytes(int across_nodes, long long bytes, cost_proto p)
 {
-    long long step = p == COST_LL ? LL_BUFF / NCCL_STEPS
+    long long step = p == COST_LL ? 2 * cost_proto_steps_bytes(COST_LL, 1)   /* its lines */
                                   : across_nodes ? P2P_NET_CHUNK : P2P_NVL_CHUNK;
     long long chunk = step;
     if (across_nodes) {
