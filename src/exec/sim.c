@@ -461,13 +461,11 @@ static void xfer_request(sim *S, int g, double now)
     }
     S->r->chip_syncs += c->chip_diff;
     S->r->cluster_syncs += c->cluster_diff;
-    if (S->t->alpha_delay) {
-        /* alpha is latency: the sender is done when the bytes have left */
-        push_event(S, start + hold, EV_XFER_END, g);
+    /* the sender is done when it frees the resources (start + hold = end
+     * where alpha is held); where alpha is latency the data lands later */
+    push_event(S, start + hold, EV_XFER_END, g);
+    if (S->t->alpha_delay)
         push_event(S, end, EV_ARRIVE, b->msg);
-    } else {
-        push_event(S, end, EV_XFER_END, g);
-    }
 }
 
 /* Where alpha is a delay: message m reaches its receiver. */
