@@ -13,8 +13,7 @@ bench_run.py after the sweeps, reported by bench_report.py).
    of the model moves it?  At the two ends of each row's range the NCCL
    schedule and the best synthesized schedule are run again on a variant of
    the topology that changes one assumption:
-     ports    a switch port carries one transfer at a time, first come first
-              served (model/cost.h).  Variant: the switch replaced by a link
+     ports    a switch port carries one transfer at a time (model/cost.h).  Variant: the switch replaced by a link
               between every pair of its ranks at the port's bandwidth and
               alpha (transfers to different peers no longer wait for each
               other: an upper end for an NVSwitch that shares its ports).
@@ -44,6 +43,12 @@ bench_run.py after the sweeps, reported by bench_report.py).
               with "alpha_mode": "delay" (alpha is latency, not occupancy:
               TE-CCL's model; docs/design.md section 4).
      latency+delay  both the latency and the delay changes.
+     reserve  a transfer that finds a resource busy waits without booking
+              any, so no port or NIC idles while a transfer that could use
+              it waits (work-conserving, "arbitration": "ready").  Variant:
+              "arbitration": "reserve", each request books the first
+              instant all its resources are free and they idle until then
+              (the executor's rule before this variant existed).
      nccl-2.8.4  as nccl-model, with the tuning model of NCCL 2.8.4, the
               version TACCL measured (NVIDIA/nccl tag v2.8.4-1,
               src/graph/tuning.cc: its base and hardware latencies, LL/LL128
@@ -93,6 +98,10 @@ VARIANTS = [
     ("latency+delay", "hop latency is the topology's alpha and holds the "
                       "hop's resources: with NCCL's per-step latencies as "
                       "latency only"),
+    ("reserve", "a transfer that finds a resource busy waits without "
+                "booking it (work-conserving ports and NICs): with each "
+                "request booking its resources ahead, idle until then "
+                "(arbitration reserve)"),
     ("nccl-model", "NCCL's call takes our executor's time of its schedule: "
                    "with NCCL's own tuning-model estimate for its pick, the "
                    "synthesized schedule plus NCCL's ring base latency"),
@@ -290,6 +299,8 @@ def variant_topology(path, which, out):
                 if k in s:
                     pair[k] = s[k]
             links.append(pair)
+    elif which == "reserve":
+        t["arbitration"] = "reserve"
     elif which not in ("latency", "delay", "latency+delay"):
         return False     # launch, proto, nccl-model: no topology of their own
     else:

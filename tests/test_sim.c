@@ -912,6 +912,54 @@ static void test_time_protocols(void **state)
     tp_free(t);
 }
 
+/* "arbitration": a transfer waiting for one busy resource does not keep
+ * another idle where the topology says "ready".  Two nodes of four ranks,
+ * a NIC per pair: 0->4 holds NIC {0,1}'s egress and NIC {4,5}'s ingress;
+ * 2->4 must wait for that ingress; 3->6 needs only NIC {2,3}'s egress,
+ * which 2->4 would hold.  By default ("ready") 3->6 takes the idle egress
+ * at once and 2->4 follows at h: 2 hops.  "reserve": 2->4 books the egress
+ * for [h, 2h] and 3->6 follows it: 3 hops.  The synthesizer's timer
+ * agrees in both. */
+static void test_time_arbitration(void **state)
+{
+    (void)state;
+    topo *t = tp_new("arb", 2, 4);
+    const int n0[] = {0, 1}, n1[] = {2, 3}, n2[] = {4, 5}, n3[] = {6, 7};
+    tp_nic(t, 0, n0, 2, 1.4, 10);
+    tp_nic(t, 0, n1, 2, 1.4, 10);
+    tp_nic(t, 1, n2, 2, 1.4, 10);
+    tp_nic(t, 1, n3, 2, 1.4, 10);
+    const int pairs[][2] = {{0, 4}, {2, 4}, {3, 6}};
+    prog *p = transfers(8, pairs, 3, 1);
+    double h = 1.4 + 65536 / 10e3;
+    for (int ready = 0; ready <= 1; ready++) {
+        t->arb_reserve = !ready;
+        outcome o = run_timing(p, t, 8 * 65536);
+        assert_int_equal(o.r.completed, 1);
+        assert_time(o.r.time_us, ready ? 2 * h : 3 * h);
+        double us = 0;
+        tc_err e;
+        assert_int_equal(ptime_run(p, t, 8 * 65536, &us, &e), 0);
+        assert_time(us, o.r.time_us);
+        hazard_list_free(&o.hz);
+    }
+    /* alpha as a delay: the same order, each hold s / B */
+    t->alpha_delay = 1;
+    double hold = 65536 / 10e3;
+    for (int ready = 0; ready <= 1; ready++) {
+        t->arb_reserve = !ready;
+        outcome o = run_timing(p, t, 8 * 65536);
+        assert_time(o.r.time_us, (ready ? 2 : 3) * hold + 1.4);
+        double us = 0;
+        tc_err e;
+        assert_int_equal(ptime_run(p, t, 8 * 65536, &us, &e), 0);
+        assert_time(us, o.r.time_us);
+        hazard_list_free(&o.hz);
+    }
+    prog_free(p);
+    tp_free(t);
+}
+
 /* The run tallies, per resource, the time its transfers held it and the
  * bytes through it; an observer sees every step and transfer. */
 typedef struct {
@@ -1382,6 +1430,7 @@ int main(void)
         cmocka_unit_test(test_time_one_transfer),
         cmocka_unit_test(test_time_link_multiplicity),
         cmocka_unit_test(test_time_alpha_delay),
+        cmocka_unit_test(test_time_arbitration),
         cmocka_unit_test(test_time_switch_ports),
         cmocka_unit_test(test_time_nic_sharing),
         cmocka_unit_test(test_time_ring_allgather),

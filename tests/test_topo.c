@@ -534,6 +534,9 @@ static void test_errors_fields(void **state)
          "t.json:1: alpha_mode: expected \"hold\" or \"delay\", got \"Delay\""},
         {HEAD(2) ", \"alpha_mode\": 1}", "alpha_mode: expected \"hold\" or \"delay\", got 1"},
         {HEAD(2) ", \"alpha_mode\": null}", "alpha_mode: expected \"hold\" or \"delay\", got null"},
+        {HEAD(2) ", \"arbitration\": \"fcfs\"}",
+         "t.json:1: arbitration: expected \"ready\" or \"reserve\", got \"fcfs\""},
+        {HEAD(2) ", \"arbitration\": true}", "arbitration: expected \"ready\" or \"reserve\", got true"},
         {GPU_ARCH("\"Volta\""), "device.arch: expected one of \"volta\", \"ampere\", "
                                 "\"hopper\", \"blackwell\", got \"Volta\""},
         {GPU_ARCH("\"volta \""), "device.arch: expected one of"},
@@ -931,43 +934,63 @@ static void test_arch(void **state)
     topo_free(b);
 }
 
-/* ------------------------------------------------------------ alpha_mode */
+/* ------------------------------------------------------------ alpha_mode, arbitration */
 
-/* "delay" sets alpha_delay and is written back; "hold" and absent are the
- * default and write nothing; the mode changes no hop's figures. */
-static void test_alpha_mode(void **state)
+/* A top-level choice of two words: the second sets the field (read by
+ * `get`) and is written back; the first and absence are the default and
+ * write nothing; the choice survives load -> write -> load and a copy of
+ * one node, and changes no hop's figures. */
+static void check_choice(const char *key, const char *dflt, const char *other,
+                         int (*get)(const topo *))
 {
-    (void)state;
-    static const struct {
-        const char *text;
-        int delay;
-    } cases[] = {
-        {HEAD(2) ", \"alpha_mode\": \"delay\", \"links\": [" LINK01 "]}", 1},
-        {HEAD(2) ", \"alpha_mode\": \"hold\", \"links\": [" LINK01 "]}", 0},
-        {HEAD(2) ", \"links\": [" LINK01 "]}", 0},
-    };
+    char text[3][512];
+    snprintf(text[0], sizeof text[0], HEAD(2) ", \"%s\": \"%s\", \"links\": [" LINK01 "]}",
+             key, other);
+    snprintf(text[1], sizeof text[1], HEAD(2) ", \"%s\": \"%s\", \"links\": [" LINK01 "]}",
+             key, dflt);
+    snprintf(text[2], sizeof text[2], HEAD(2) ", \"links\": [" LINK01 "]}");
+    char written[128];
+    snprintf(written, sizeof written, "\"%s\": \"%s\"", key, other);
     tc_err e;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        topo *t = topo_parse(cases[i].text, "t.json", &e);
+    for (int i = 0; i < 3; i++) {
+        int set = i == 0;
+        topo *t = topo_parse(text[i], "t.json", &e);
         if (!t)
             fail_msg("%s", e.msg);
-        assert_int_equal(t->alpha_delay, cases[i].delay);
+        assert_int_equal(get(t), set);
         char *js = topo_to_json(t);
-        if (cases[i].delay)
-            assert_non_null(strstr(js, "\"alpha_mode\": \"delay\""));
+        if (set)
+            assert_non_null(strstr(js, written));
         else
-            assert_null(strstr(js, "alpha_mode"));
+            assert_null(strstr(js, key));
         free(js);
-        round_trip(t);          /* the mode survives load -> write -> load */
+        round_trip(t);
         topo_route r = topo_route_of(t, 0, 1);
         assert_true(r.alpha_us == 0.7 && r.bw_gbps == 50);
         topo *one = topo_one_node(t, &e);
         if (!one)
             fail_msg("%s", e.msg);
-        assert_int_equal(one->alpha_delay, cases[i].delay);
+        assert_int_equal(get(one), set);
         topo_free(one);
         topo_free(t);
     }
+}
+
+static int alpha_delay_of(const topo *t) { return t->alpha_delay; }
+static int arb_reserve_of(const topo *t) { return t->arb_reserve; }
+
+/* "alpha_mode": "delay" sets alpha_delay; "hold" is the default. */
+static void test_alpha_mode(void **state)
+{
+    (void)state;
+    check_choice("alpha_mode", "hold", "delay", alpha_delay_of);
+}
+
+/* "arbitration": "reserve" sets arb_reserve; "ready" is the default. */
+static void test_arbitration(void **state)
+{
+    (void)state;
+    check_choice("arbitration", "ready", "reserve", arb_reserve_of);
 }
 
 /* Every bundled machine names its generation, or none when it is no GPU
@@ -1071,6 +1094,7 @@ int main(void)
         cmocka_unit_test(test_arch),
         cmocka_unit_test(test_bundled_arch),
         cmocka_unit_test(test_alpha_mode),
+        cmocka_unit_test(test_arbitration),
         cmocka_unit_test(test_large_torus_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,6 +60,7 @@ typedef struct {
     size_t payload_cap;
     long long step0;        /* schedule-wide index of its step 0 (race.h order) */
     double t_step;          /* when its current step began (dependency met) */
+    double t_ask;           /* when its transfer was first asked for, -1 */
     int tb_index;           /* its index in its <gpu> */
 } tbstate;
 
@@ -111,6 +112,7 @@ typedef struct {
     message *msgs;
     int nmsg, msg_cap, msg_free;
     cost_lanes *lanes;      /* every resource's lanes (model/cost) */
+    int *res_waiters;       /* [nres]: tbs whose transfer waits for it ("ready") */
     long long nxfer;        /* transfers asked so far */
     evq q;
     int data;
@@ -425,6 +427,7 @@ static void start_send(sim *S, int g)
     c->inflight++;
     b->msg = m;
     b->phase = PH_BUSY;
+    b->t_ask = -1;
     push_request(S, g);
 }
 
@@ -435,6 +438,14 @@ static void xfer_request(sim *S, int g, double now)
     message *x = &S->msgs[b->msg];
     int lane[2] = {-1, -1};
     double start = cost_lanes_start(S->lanes, c->res, c->nres, now, lane);
+    if (b->t_ask < 0)
+        b->t_ask = now;
+    if (cost_must_wait(S->t, start, now)) {    /* asks again when it is freed */
+        int r = cost_lanes_busy(S->lanes, c->res, c->nres, now);
+        b->wait_next = S->res_waiters[r];
+        S->res_waiters[r] = g;
+        return;
+    }
     double cost = cost_hop_us(&c->route, (double)x->bytes);
     double hold = cost_hold_us(S->t, &c->route, (double)x->bytes);
     double end = start + cost;
@@ -446,7 +457,7 @@ static void xfer_request(sim *S, int g, double now)
     const sim_observer *ob = S->o->obs;
     if (ob && ob->xfer) {
         sim_xfer_event e = {x->id, c->src, c->dst, c->chan, b->tb_index, x->send_step, x->cnt,
-                            (double)x->bytes, now, start, end, c->nres,
+                            (double)x->bytes, b->t_ask, start, end, c->nres,
                             {c->res[0], c->res[1]}, {lane[0], lane[1]}};
         ob->xfer(ob->ctx, &e);
     }
@@ -484,6 +495,15 @@ static void xfer_end(sim *S, int g, double now)
     if (S->data && !x->payload)         /* the data is captured now */
         msg_register(S, m);
     b->msg = -1;
+    for (int k = 0; k < c->nres; k++) {  /* its resources are free: waiters ask again */
+        int w = S->res_waiters[c->res[k]];
+        S->res_waiters[c->res[k]] = -1;
+        for (int next; w >= 0; w = next) {
+            next = S->tbs[w].wait_next;
+            S->tbs[w].wait_next = -1;
+            push_request(S, w);
+        }
+    }
     if (!S->t->alpha_delay) {           /* else it lands at its EV_ARRIVE */
         x->arrived = 1;
         wake_list(S, &c->recv_waiters, now);
@@ -840,6 +860,10 @@ static int route_connections(sim *S)
 {
     const topo *t = S->t;
     S->lanes = cost_lanes_new(t);
+    int nres = cost_nres(t);
+    S->res_waiters = xmalloc(sizeof *S->res_waiters * (size_t)(nres > 0 ? nres : 1));
+    for (int k = 0; k < nres; k++)
+        S->res_waiters[k] = -1;
     S->r->nres = cost_nres(t);
     S->r->res_busy_us = xcalloc((size_t)S->r->nres + 1, sizeof *S->r->res_busy_us);
     S->r->res_bytes = xcalloc((size_t)S->r->nres + 1, sizeof *S->r->res_bytes);
@@ -973,6 +997,7 @@ static void sim_free(sim *S)
     data_free(&S->d);
     evq_free(&S->q);
     cost_lanes_free(S->lanes);
+    free(S->res_waiters);
     free(S->msgs);
     free(S->conns);
     free(S->tbs);

@@ -319,6 +319,22 @@ double cost_lanes_start(const cost_lanes *L, const int *res, int n, double ready
     return start;
 }
 
+int cost_must_wait(const topo *t, double start, double now)
+{
+    return t && !t->arb_reserve && start > now;
+}
+
+int cost_lanes_busy(const cost_lanes *L, const int *res, int n, double now)
+{
+    for (int k = 0; k < n; k++) {
+        double f;
+        cost_lanes_pick(L, res[k], &f);
+        if (f > now)
+            return res[k];
+    }
+    return -1;
+}
+
 void cost_lanes_hold(cost_lanes *L, const int *res, const int *lane, int n, double end)
 {
     for (int k = 0; k < n; k++) {

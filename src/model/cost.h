@@ -23,7 +23,14 @@
  *   holds no shared resource.
  * - A resource is served first come first served; a transfer starts when
  *   every resource it holds has a lane free, taking the lane freed first
- *   (the lowest-numbered among equals).
+ *   (the lowest-numbered among equals).  A request whose resources are not
+ *   all free now books nothing and asks again when one of them is freed
+ *   (requests of one instant in threadblock order), so no resource idles
+ *   while a transfer that needs only free resources waits: ports and NICs
+ *   are work-conserving ("arbitration": "ready", the default;
+ *   cost_must_wait).  Where the topology says "reserve" (topo.arb_reserve),
+ *   a request books the first instant all its resources are free and a
+ *   resource booked ahead idles until then, as stages 2 and 3 plan.
  * - At most COST_FIFO_SLOTS sends on one connection are outstanding
  *   (sent, not yet received). */
 #ifndef TACCL_COST_H
@@ -155,6 +162,15 @@ int cost_lanes_pick(const cost_lanes *L, int r, double *free_at);
  * latest of `ready` and each resource's first-free lane; lane[k] gets the
  * lane of res[k] it takes (may be NULL). */
 double cost_lanes_start(const cost_lanes *L, const int *res, int n, double ready, int *lane);
+
+/* 1 where a request made at `now`, whose resources are all free first at
+ * `start` (cost_lanes_start), must wait instead of booking them: start is
+ * later than now and the topology's arbitration is "ready" (not
+ * "reserve"). */
+int cost_must_wait(const topo *t, double start, double now);
+
+/* The first of res[0..n) with no lane free at `now`, or -1. */
+int cost_lanes_busy(const cost_lanes *L, const int *res, int n, double now);
 
 /* Hold lane[k] of res[k] until `end`. */
 void cost_lanes_hold(cost_lanes *L, const int *res, const int *lane, int n, double end);

@@ -15,6 +15,12 @@
  *               holds its link, ports or NICs for alpha + s / B; "delay":
  *               for s / B only, and arrives alpha after that (alpha as pure
  *               latency, TE-CCL's model; model/cost.h)
+ *     "arbitration": "ready" | "reserve",   optional, default "ready": a
+ *               transfer starts only when every resource it needs is free
+ *               now and otherwise waits, so no resource idles while a
+ *               transfer that could use it is ready; "reserve": it books
+ *               them from the first instant all are free, idle until then
+ *               (model/cost.h)
  *     "device": {"kind": "gpu"}             optional, default gpu; a GPU
  *               device may name its generation, "arch": "volta", "ampere",
  *               "hopper" or "blackwell" (NCCL's tuning model keys on it, no
@@ -444,7 +450,7 @@ static int read_ranks(pstate *ps, const cJSON *obj, int min, const char *what,
 
 static const char *const top_keys[] = {
     "name", "description", "notes", "is_default", "nodes", "ranks_per_node",
-    "alpha_mode", "device", "local", "links", "switches", "nics"};
+    "alpha_mode", "arbitration", "device", "local", "links", "switches", "nics"};
 static const char *const gpu_keys[] = {"kind", "arch", "source", "notes"};
 static const char *const chip_keys[] = {
     "kind", "chips_per_node", "clusters_per_chip", "dma_bytes", "source",
@@ -489,21 +495,23 @@ static int read_arch(jsonin_ctx *c, const cJSON *dev, topo_arch *out)
     return rc;
 }
 
-/* The optional top-level "alpha_mode": "hold" (default) or "delay". */
-static int read_alpha_mode(jsonin_ctx *c, const cJSON *root, int *delay)
+/* An optional top-level key whose value is one of two words: *second is
+ * 1 where it is the second, 0 where it is absent or the first. */
+static int read_choice(jsonin_ctx *c, const cJSON *root, const char *key, const char *first,
+                       const char *second, int *is_second)
 {
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "alpha_mode");
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, key);
     char g[64];
-    *delay = 0;
+    *is_second = 0;
     if (!it)
         return TC_OK;
     if (cJSON_IsString(it) && it->valuestring &&
-        (strcmp(it->valuestring, "hold") == 0 || strcmp(it->valuestring, "delay") == 0)) {
-        *delay = strcmp(it->valuestring, "delay") == 0;
+        (strcmp(it->valuestring, first) == 0 || strcmp(it->valuestring, second) == 0)) {
+        *is_second = strcmp(it->valuestring, second) == 0;
         return TC_OK;
     }
-    jsonin_push_key(c, "alpha_mode", 0);
-    int rc = jsonin_fail(c, "expected \"hold\" or \"delay\", got %s",
+    jsonin_push_key(c, key, 0);
+    int rc = jsonin_fail(c, "expected \"%s\" or \"%s\", got %s", first, second,
                          jsonin_got(c, it, g, sizeof g));
     jsonin_pop(c);
     return rc;
@@ -1058,7 +1066,8 @@ static int parse_top(pstate *ps, const cJSON *root)
         return rc;
     }
     t->nranks = (int)nranks;
-    if ((rc = read_alpha_mode(c, root, &t->alpha_delay)))
+    if ((rc = read_choice(c, root, "alpha_mode", "hold", "delay", &t->alpha_delay)) ||
+        (rc = read_choice(c, root, "arbitration", "ready", "reserve", &t->arb_reserve)))
         return rc;
     ps->rpn = t->ranks_per_node;
     ps->stamp = xcalloc((size_t)ps->rpn, sizeof *ps->stamp);

@@ -87,6 +87,12 @@ typedef struct topo {
     int alpha_delay;        /* 1: a hop's alpha delays its arrival but holds no
                                resource ("alpha_mode": "delay"); 0: the hop
                                holds its resources for alpha + bytes / B */
+    int arb_reserve;        /* 1: a transfer books the first instant every
+                               resource it needs is free, which idle until
+                               then ("arbitration": "reserve"); 0, the
+                               default ("ready"): it starts only when all
+                               are free now, else waits and asks again when
+                               one is freed (work-conserving) */
     /* PRIVATE to topo.c — do not read or write elsewhere: the route index
      * built at load time and the provenance ("source"/"notes" strings) that
      * topo_to_json() writes back.  NULL in a struct built by hand, in which

@@ -259,6 +259,8 @@ static char *to_json(const topo *t, int nnodes)
               nnodes, t->ranks_per_node);
     if (t->alpha_delay)
         sb_puts(&b, "  \"alpha_mode\": \"delay\",\n");
+    if (t->arb_reserve)
+        sb_puts(&b, "  \"arbitration\": \"reserve\",\n");
     const char *dsrc = topo_pool_get(pv, pv ? pv->device_source : -1);
     const char *dnotes = topo_pool_get(pv, pv ? pv->device_notes : -1);
     if (t->kind == TOPO_CHIP) {

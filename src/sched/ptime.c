@@ -52,6 +52,7 @@ typedef struct {
     int rank, pc, state;
     int out, in;                /* its send and receive connections, -1 */
     int slot;                   /* ring slot of the message it is sending */
+    int wait_next;              /* next in its resource's waiters ("ready") */
 } ptb;
 
 typedef struct {
@@ -64,6 +65,7 @@ typedef struct {
     int nconn;
     pconn *conns;
     cost_lanes *lanes;
+    int *res_waiters;           /* [nres]: sends waiting for it, -1 */
     pev *q;
     int nq, cq;
     uint64_t seq;
@@ -168,14 +170,35 @@ static void advance(ptimer *P, int g, double now)
     }
 }
 
+/* Connection c's resources are free again: the sends waiting for them ask
+ * again now. */
+static void freed(ptimer *P, const pconn *c, double now)
+{
+    for (int k = 0; k < c->nres; k++) {
+        int w = P->res_waiters[c->res[k]];
+        P->res_waiters[c->res[k]] = -1;
+        for (int next; w >= 0; w = next) {
+            next = P->tbs[w].wait_next;
+            post(P, now, T_REQUEST, w);
+        }
+    }
+}
+
 /* A send asks for its hop's resources: it starts when every one has a
- * free lane and holds them to its end. */
+ * free lane and holds them to its end (or waits, model/cost's
+ * cost_must_wait). */
 static void request(ptimer *P, int g, double now)
 {
     ptb *b = &P->tbs[g];
     pconn *c = &P->conns[b->out];
     int lane[2] = {-1, -1};
     double start = cost_lanes_start(P->lanes, c->res, c->nres, now, lane);
+    if (cost_must_wait(P->t, start, now)) {
+        int r = cost_lanes_busy(P->lanes, c->res, c->nres, now);
+        b->wait_next = P->res_waiters[r];
+        P->res_waiters[r] = g;
+        return;
+    }
     double bytes = b->tb->steps[b->pc].cnt * P->chunk;
     double end = start + cost_hop_us(&c->route, bytes);
     if (!P->t->alpha_delay) {
@@ -196,6 +219,7 @@ static void request(ptimer *P, int g, double now)
  * data has reached the receiver (T_LANDED, g's connection). */
 static void sent(ptimer *P, int g, double now)
 {
+    freed(P, &P->conns[P->tbs[g].out], now);
     step_over(P, &P->tbs[g], now);
     advance(P, g, now);
 }
@@ -205,6 +229,7 @@ static void arrive(ptimer *P, int g, double now)
     ptb *b = &P->tbs[g];
     pconn *c = &P->conns[b->out];
     c->arrive[b->slot] = now;
+    freed(P, c, now);
     wake_conn(P, c, now);
     step_over(P, b, now);
     advance(P, g, now);
@@ -301,6 +326,10 @@ static int setup(ptimer *P, tc_err *err)
             }
         }
     P->lanes = cost_lanes_new(P->t);
+    int nres = cost_nres(P->t);
+    P->res_waiters = xmalloc(sizeof *P->res_waiters * (size_t)(nres > 0 ? nres : 1));
+    for (int k = 0; k < nres; k++)
+        P->res_waiters[k] = -1;
     cost_proto proto = COST_SIMPLE;
     cost_proto_parse(p->proto, &proto);
     for (int i = 0; i < P->nconn; i++) {
@@ -345,6 +374,7 @@ int ptime_run(const prog *p, const topo *t, long long size_bytes, double *us, tc
             *us = P.end;
     }
     cost_lanes_free(P.lanes);
+    free(P.res_waiters);
     free(P.q);
     free(P.conns);
     free(P.tbs);
