@@ -135,6 +135,28 @@ static void test_tree_picked_small_allreduce(void **state)
                 assert_true(best <= ch.table_us[a][p]);
 }
 
+/* The tree's LL128 chunk is halved for small calls so the tree pipelines
+ * (NCCL's src/enqueue.cc): two nodes of 8, nsteps = 1 + log2(2) + 0.8 =
+ * 2.8; halve above 128 KiB while bytes / (2 channels x chunk) < 22.4, then
+ * above 32 KiB while < 5.6.  64 KiB: 576000 -> 72000 -> 18000; 1 MiB:
+ * 72000 (1048576 / 144000 = 7 >= 5.6); 16 MiB: 288000 (16777216 / 576000
+ * = 29 >= 22.4). */
+static void test_tree_ll128_chunk(void **state)
+{
+    (void)state;
+    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 2, 25.0, 6.25};
+    const long long size[] = {65536, MIB, 16 * MIB}, want[] = {18000, 72000, 288000};
+    for (int i = 0; i < 3; i++) {
+        nccl_choice ch;
+        assert_int_equal(nccl_choose(&c, COLL_ALLREDUCE, size[i], &ch), 0);
+        assert_int_equal(ch.algo, NCCL_TREE);
+        assert_int_equal(ch.proto, COST_LL128);
+        assert_int_equal(ch.nchannels, 2);
+        assert_int_equal(ch.chunk_bytes, want[i]);
+        assert_int_equal(ch.slice_bytes, want[i]);
+    }
+}
+
 static void test_generation_constants(void **state)
 {
     (void)state;
@@ -177,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_two_node_speeds),
         cmocka_unit_test(test_choice),
         cmocka_unit_test(test_tree_picked_small_allreduce),
+        cmocka_unit_test(test_tree_ll128_chunk),
         cmocka_unit_test(test_generation_constants),
         cmocka_unit_test(test_p2p),
     };

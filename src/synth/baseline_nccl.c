@@ -82,6 +82,14 @@ static long long ceil_div(long long a, long long b)
     return (a + b - 1) / b;
 }
 
+static long long pow2_at_least(long long m)
+{
+    long long p = 1;
+    while (p < m)
+        p *= 2;
+    return p;
+}
+
 /* Build `algo` with K channels and M pieces, lowering M until the target's
  * steps-per-tb limit holds (NCCL loops where MSCCL cannot). */
 static prog *build_within(const char *algo, const topo *t, coll_kind k, const baseline_opts *o,
@@ -191,6 +199,8 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
         } else {
             K = ch.nchannels / 2 > 0 ? ch.nchannels / 2 : 1;   /* pairs of trees */
             M = ceil_div(bytes, 2LL * K * ch.slice_bytes);
+            if (ch.proto == COST_LL128)     /* chunks of NCCL's size or less that */
+                M = pow2_at_least(M);       /* split a power-of-two buffer evenly */
             p = build_within("tree", t, k, &u, K, M, st, &capped, err);
         }
         if (!p) {

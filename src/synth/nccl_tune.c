@@ -161,6 +161,24 @@ static void threads(const nccl_comm *c, nccl_algo a, int p, int *nt, long long *
         *thr *= c->nranks;
 }
 
+/* The tree's chunk under LL128, halved while each channel would move too
+ * few chunks for the tree's depth to pipeline (src/enqueue.cc, the
+ * NCCL_ALGO_TREE && NCCL_PROTO_LL128 branch of the chunk sizing: the same
+ * rule in NCCL 2.8.4): nsteps = 1 + log2(nodes) + ranks per node / 10,
+ * halve above 128 KiB while bytes / (channels x chunk) < nsteps x 64 / ppn,
+ * then above 32 KiB while it is < nsteps x 16 / ppn (integer division on
+ * the left, as NCCL's). */
+static long long tree_ll128_chunk(const nccl_comm *c, int nch, long long bytes, long long chunk)
+{
+    float ppn = (float)c->nranks / (float)c->nnodes;
+    float nsteps = 1 + log2i(c->nnodes) + 0.1f * ppn;
+    while ((float)(bytes / (nch * chunk)) < nsteps * 64 / ppn && chunk > 131072)
+        chunk /= 2;
+    while ((float)(bytes / (nch * chunk)) < nsteps * 16 / ppn && chunk > 32768)
+        chunk /= 2;
+    return chunk;
+}
+
 int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *out)
 {
     memset(out, 0, sizeof *out);
@@ -189,6 +207,8 @@ int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *o
     int ring_simple = out->algo == NCCL_RING && p == P_SIMPLE;
     out->chunk_bytes = cost_proto_steps_bytes(out->proto, ring_simple ? RING_CHUNKSTEPS : 1);
     out->slice_bytes = cost_proto_steps_bytes(out->proto, ring_simple ? RING_SLICESTEPS : 1);
+    if (out->algo == NCCL_TREE && p == P_LL128)
+        out->chunk_bytes = out->slice_bytes = tree_ll128_chunk(c, nc, bytes, out->chunk_bytes);
     return 0;
 }
 
