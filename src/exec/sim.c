@@ -486,6 +486,21 @@ static void xfer_arrive(sim *S, int m, double now)
     wake_list(S, &S->conns[S->msgs[m].conn].recv_waiters, now);
 }
 
+/* Connection c's resources are free again: the transfers waiting for one
+ * of them ask again at this instant (model/cost's cost_must_wait). */
+static void wake_res_waiters(sim *S, const conn *c)
+{
+    for (int k = 0; k < c->nres; k++) {
+        int w = S->res_waiters[c->res[k]];
+        S->res_waiters[c->res[k]] = -1;
+        for (int next; w >= 0; w = next) {
+            next = S->tbs[w].wait_next;
+            S->tbs[w].wait_next = -1;
+            push_request(S, w);
+        }
+    }
+}
+
 static void xfer_end(sim *S, int g, double now)
 {
     tbstate *b = &S->tbs[g];
@@ -495,15 +510,7 @@ static void xfer_end(sim *S, int g, double now)
     if (S->data && !x->payload)         /* the data is captured now */
         msg_register(S, m);
     b->msg = -1;
-    for (int k = 0; k < c->nres; k++) {  /* its resources are free: waiters ask again */
-        int w = S->res_waiters[c->res[k]];
-        S->res_waiters[c->res[k]] = -1;
-        for (int next; w >= 0; w = next) {
-            next = S->tbs[w].wait_next;
-            S->tbs[w].wait_next = -1;
-            push_request(S, w);
-        }
-    }
+    wake_res_waiters(S, c);
     if (!S->t->alpha_delay) {           /* else it lands at its EV_ARRIVE */
         x->arrived = 1;
         wake_list(S, &c->recv_waiters, now);
