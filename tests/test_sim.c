@@ -912,6 +912,20 @@ static void test_time_protocols(void **state)
     tp_free(t);
 }
 
+/* Run p for its time, assert it is want and that the synthesizer's timer
+ * (sched/ptime) agrees. */
+static void assert_timed(const prog *p, const topo *t, long long size, double want)
+{
+    outcome o = run_timing(p, t, size);
+    assert_int_equal(o.r.completed, 1);
+    assert_time(o.r.time_us, want);
+    double us = 0;
+    tc_err e;
+    assert_int_equal(ptime_run(p, t, size, &us, &e), 0);
+    assert_time(us, o.r.time_us);
+    hazard_list_free(&o.hz);
+}
+
 /* "arbitration": a transfer waiting for one busy resource does not keep
  * another idle where the topology says "ready".  Two nodes of four ranks,
  * a NIC per pair: 0->4 holds NIC {0,1}'s egress and NIC {4,5}'s ingress;
@@ -934,27 +948,47 @@ static void test_time_arbitration(void **state)
     double h = 1.4 + 65536 / 10e3;
     for (int ready = 0; ready <= 1; ready++) {
         t->arb_reserve = !ready;
-        outcome o = run_timing(p, t, 8 * 65536);
-        assert_int_equal(o.r.completed, 1);
-        assert_time(o.r.time_us, ready ? 2 * h : 3 * h);
-        double us = 0;
-        tc_err e;
-        assert_int_equal(ptime_run(p, t, 8 * 65536, &us, &e), 0);
-        assert_time(us, o.r.time_us);
-        hazard_list_free(&o.hz);
+        assert_timed(p, t, 8 * 65536, ready ? 2 * h : 3 * h);
     }
     /* alpha as a delay: the same order, each hold s / B */
     t->alpha_delay = 1;
     double hold = 65536 / 10e3;
     for (int ready = 0; ready <= 1; ready++) {
         t->arb_reserve = !ready;
-        outcome o = run_timing(p, t, 8 * 65536);
-        assert_time(o.r.time_us, (ready ? 2 : 3) * hold + 1.4);
-        double us = 0;
-        tc_err e;
-        assert_int_equal(ptime_run(p, t, 8 * 65536, &us, &e), 0);
-        assert_time(us, o.r.time_us);
-        hazard_list_free(&o.hz);
+        assert_timed(p, t, 8 * 65536, (ready ? 2 : 3) * hold + 1.4);
+    }
+    prog_free(p);
+    tp_free(t);
+}
+
+/* Transfers waiting for a resource get it oldest request first, not by
+ * rank.  One switch, ranks 0..4, every hop `one`: 1->0 holds 0's in port
+ * from 0; 3->0 asks at 0 and waits; 4->2 lands at `one` and 2 relays it
+ * to 0, asking at `one` as 0's in port frees; 0 relays that to 3.  Oldest
+ * first: 3->0 in [one, 2 one], 2->0 after it, 0->3 in [3 one, 4 one]: 4
+ * hops, as stage 2 plans and as "reserve" books.  Served by rank, 2->0
+ * would jump the queue (3 hops). */
+static void test_time_oldest_first(void **state)
+{
+    (void)state;
+    topo *t = tp_new("queue", 1, 5);
+    const int members[] = {0, 1, 2, 3, 4};
+    tp_switch(t, members, 5, 0.35, 125);
+    double one = 0.35 + 65536 / 125e3;
+    prog *p = prog_new("queue", COLL_ALLGATHER, 5, 5);
+    for (int r = 0; r < 5; r++)
+        prog_add_gpu(p, 1, 5, 0);
+    ADD(prog_add_tb(&p->gpus[1], 0, -1, 0), ST_S, BUF_I, 0, BUF_NONE, -1, 1);
+    ADD(prog_add_tb(&p->gpus[0], -1, 1, 0), ST_R, BUF_NONE, -1, BUF_O, 1, 1);
+    ADD(prog_add_tb(&p->gpus[3], 0, -1, 0), ST_S, BUF_I, 0, BUF_NONE, -1, 1);
+    ADD(prog_add_tb(&p->gpus[0], -1, 3, 0), ST_R, BUF_NONE, -1, BUF_O, 3, 1);
+    ADD(prog_add_tb(&p->gpus[4], 2, -1, 0), ST_S, BUF_I, 0, BUF_NONE, -1, 1);
+    ADD(prog_add_tb(&p->gpus[2], 0, 4, 0), ST_RCS, BUF_NONE, -1, BUF_O, 4, 1);
+    ADD(prog_add_tb(&p->gpus[0], 3, 2, 0), ST_RCS, BUF_NONE, -1, BUF_O, 4, 1);
+    ADD(prog_add_tb(&p->gpus[3], -1, 0, 0), ST_R, BUF_NONE, -1, BUF_O, 4, 1);
+    for (int reserve = 0; reserve <= 1; reserve++) {
+        t->arb_reserve = reserve;
+        assert_timed(p, t, 5 * 65536, 4 * one);
     }
     prog_free(p);
     tp_free(t);
@@ -1431,6 +1465,7 @@ int main(void)
         cmocka_unit_test(test_time_link_multiplicity),
         cmocka_unit_test(test_time_alpha_delay),
         cmocka_unit_test(test_time_arbitration),
+        cmocka_unit_test(test_time_oldest_first),
         cmocka_unit_test(test_time_switch_ports),
         cmocka_unit_test(test_time_nic_sharing),
         cmocka_unit_test(test_time_ring_allgather),

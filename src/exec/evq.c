@@ -9,8 +9,10 @@
  * schedules move in lockstep, so there are few.  When the current instant
  * is done, the next instant's bucket becomes the current list; events
  * pushed for the current instant go after what that list holds (their
- * numbers are the largest yet).  Requests wait in a bitmap by tb and come
- * when the current list is empty, lowest tb first. */
+ * numbers are the largest yet).  Requests come when the current list is
+ * empty: first those asked again (first made before now, a transfer that
+ * waited for a resource), from a heap, oldest first; then the new ones,
+ * from a bitmap by tb, lowest tb first. */
 #include "evq.h"
 
 #include <stdlib.h>
@@ -144,8 +146,21 @@ void evq_push(evq *q, double t, int type, int g)
 
 /* Requests are a set of tbs (one request each at a time) taken lowest
  * first: a bitmap, scanned from the lowest word that may hold one. */
-void evq_request(evq *q, int type, int g)
+static int older(const void *ctx, const event *a, const event *b)
 {
+    (void)ctx;
+    return a->t != b->t ? a->t < b->t : a->g < b->g;
+}
+
+TC_HEAP_DEFINE(oldheap, event, const void *, older)
+
+void evq_request(evq *q, int type, int g, double first)
+{
+    if (first < q->now) {
+        q->old = xgrow(q->old, &q->cold, q->nold + 1, sizeof *q->old);
+        oldheap_push(q->old, &q->nold, (event){first, (1ULL << 62) | (uint64_t)g, type, g}, NULL);
+        return;
+    }
     int w = g / 64;
     if (w >= q->req_words) {
         q->req = xgrow(q->req, &q->req_words, w + 1, sizeof *q->req);
@@ -189,6 +204,11 @@ static void advance(evq *q)
 
 int evq_pop(evq *q, event *out)
 {
+    if (q->head == q->cur.n && q->nold > 0) {
+        *out = oldheap_pop(q->old, &q->nold, NULL);
+        out->t = q->now;
+        return 1;
+    }
     if (q->head == q->cur.n && q->nreq > 0) {
         *out = next_request(q);
         return 1;
@@ -209,6 +229,7 @@ void evq_free(evq *q)
     free(q->cur.v);
     free(q->req);
     free(q->req_type);
+    free(q->old);
     for (int b = 0; b < q->nbk; b++)
         free(q->bk[b].ev.v);
     free(q->bk);

@@ -1,9 +1,9 @@
 /* evq.h — the simulator's event queue: events pop in (time, key) order.
  *
  * evq_push keys an event by a sequence number (the order of pushes);
- * evq_request queues a request of tb g for the current instant, keyed
- * 1<<62 | g, so requests come after every other event of that instant, in
- * tb order.  No event is ever for an instant before the last one popped
+ * evq_request queues a request of tb g for the current instant, first
+ * made at instant `first`, so requests come after every other event of
+ * that instant, the oldest first, then in tb order.  No event is ever for an instant before the last one popped
  * (the simulator's costs are not negative).  The order of pops is the one
  * a heap of all events would give; the cost of an event does not grow with
  * the number queued (see evq.c).  A zeroed evq is an empty queue at time
@@ -44,6 +44,8 @@ typedef struct {
     int *req_type;          /* [g]: that request's type */
     int req_words, nreq;
     int req_lo;             /* no request below word req_lo */
+    event *old;             /* heap of requests first made before `now` */
+    int nold, cold;
     evq_bucket *bk;         /* buckets of later instants; free ones in `spare` */
     int nbk, cbk;
     int *spare, nspare, cspare;
@@ -55,7 +57,7 @@ typedef struct {
 } evq;
 
 void evq_push(evq *q, double t, int type, int g);
-void evq_request(evq *q, int type, int g);
+void evq_request(evq *q, int type, int g, double first);
 /* The next event into *out; 0 when none is left. */
 int evq_pop(evq *q, event *out);
 void evq_free(evq *q);

@@ -3,7 +3,8 @@
  * Every threadblock (tb) is a small state machine over its steps; a binary
  * heap of events keyed by (time, sequence) drives them, so a run is fully
  * deterministic.  Transfer requests at one instant are served after every
- * completion at that instant, in (rank, tb) order, first come first served:
+ * completion at that instant, oldest first (by the instant each first
+ * asked, then (rank, tb) order), first come first served:
  * each resource (a link direction with `mult` lanes, a switch port in or
  * out, a NIC direction) keeps the time its lanes become free, and a transfer
  * starts when all its resources are free and holds them until it ends.
@@ -164,7 +165,8 @@ static void push_event(sim *S, double t, int type, int g)
 /* A transfer request of tb g, for the current instant. */
 static void push_request(sim *S, int g)
 {
-    evq_request(&S->q, EV_XFER_REQ, g);
+    double first = S->tbs[g].t_ask;
+    evq_request(&S->q, EV_XFER_REQ, g, first < 0 ? S->q.now : first);
 }
 
 static void wake_list(sim *S, int *head, double now)

@@ -7,8 +7,9 @@
  * arriving, a FIFO slot freed) simply runs the threadblocks that wait on
  * it again at that instant; they check their condition afresh.  Events
  * are ordered by time; at one time, every completion and wake-up (in the
- * order they were made) before any transfer request, and requests in
- * threadblock order, which is the order in which they get their lanes. */
+ * order they were made) before any transfer request, and requests oldest
+ * first (by when each send first asked, then threadblock order), which is
+ * the order in which they get their lanes. */
 #include "ptime.h"
 
 #include <math.h>
@@ -26,13 +27,20 @@ typedef struct {
     double t;
     uint64_t order;     /* wake-ups and completions: a sequence number;
                            requests: 1 << 62 plus the threadblock */
+    double first;       /* requests: when the send first asked */
     int kind, g;
 } pev;
 
+/* At one instant, completions and wake-ups in the order made, then
+ * requests, the oldest first (ties: the lower threadblock). */
 static int pev_less(const void *ctx, const pev *a, const pev *b)
 {
     (void)ctx;
-    return a->t != b->t ? a->t < b->t : a->order < b->order;
+    if (a->t != b->t)
+        return a->t < b->t;
+    if (a->kind == T_REQUEST && b->kind == T_REQUEST && a->first != b->first)
+        return a->first < b->first;
+    return a->order < b->order;
 }
 
 TC_HEAP_DEFINE(pq, pev, const void *, pev_less)
@@ -53,6 +61,7 @@ typedef struct {
     int out, in;                /* its send and receive connections, -1 */
     int slot;                   /* ring slot of the message it is sending */
     int wait_next;              /* next in its resource's waiters ("ready") */
+    double first;               /* when its current send first asked, -1 */
 } ptb;
 
 typedef struct {
@@ -77,7 +86,8 @@ static void post(ptimer *P, double t, int kind, int g)
 {
     P->q = xgrow(P->q, &P->cq, P->nq + 1, sizeof *P->q);
     uint64_t order = kind == T_REQUEST ? (1ULL << 62) | (uint64_t)g : P->seq++;
-    pq_push(P->q, &P->nq, (pev){t, order, kind, g}, NULL);
+    double first = kind == T_REQUEST && P->tbs[g].first >= 0 ? P->tbs[g].first : t;
+    pq_push(P->q, &P->nq, (pev){t, order, first, kind, g}, NULL);
 }
 
 /* Wake every threadblock of the program that may be waiting on connection
@@ -194,11 +204,14 @@ static void request(ptimer *P, int g, double now)
     int lane[2] = {-1, -1};
     double start = cost_lanes_start(P->lanes, c->res, c->nres, now, lane);
     if (cost_must_wait(P->t, start, now)) {
+        if (b->first < 0)
+            b->first = now;
         int r = cost_lanes_busy(P->lanes, c->res, c->nres, now);
         b->wait_next = P->res_waiters[r];
         P->res_waiters[r] = g;
         return;
     }
+    b->first = -1;
     double bytes = b->tb->steps[b->pc].cnt * P->chunk;
     double end = start + cost_hop_us(&c->route, bytes);
     if (!P->t->alpha_delay) {
@@ -307,6 +320,7 @@ static int setup(ptimer *P, tc_err *err)
             b->tb = tb;
             b->rank = r;
             b->out = b->in = -1;
+            b->first = -1;
             if (tb->send >= 0)
                 b->out = conn_of(P, r, tb->send, tb->chan);
             if (tb->recv >= 0)
