@@ -144,8 +144,8 @@ void evq_push(evq *q, double t, int type, int g)
     evlist_add(t == q->now ? &q->cur : &bucket_for(q, t)->ev, e);
 }
 
-/* Requests are a set of tbs (one request each at a time) taken lowest
- * first: a bitmap, scanned from the lowest word that may hold one. */
+/* A request asked again: the oldest first (its event's t holds the instant
+ * it was first made until it pops), then the lowest tb. */
 static int older(const void *ctx, const event *a, const event *b)
 {
     (void)ctx;
@@ -154,6 +154,8 @@ static int older(const void *ctx, const event *a, const event *b)
 
 TC_HEAP_DEFINE(oldheap, event, const void *, older)
 
+/* New requests are a set of tbs (one request each at a time) taken lowest
+ * first: a bitmap, scanned from the lowest word that may hold one. */
 void evq_request(evq *q, int type, int g, double first)
 {
     if (first < q->now) {

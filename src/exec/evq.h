@@ -3,8 +3,9 @@
  * evq_push keys an event by a sequence number (the order of pushes);
  * evq_request queues a request of tb g for the current instant, first
  * made at instant `first`, so requests come after every other event of
- * that instant, the oldest first, then in tb order.  No event is ever for an instant before the last one popped
- * (the simulator's costs are not negative).  The order of pops is the one
+ * that instant, the oldest first, then in tb order.  No event is ever for
+ * an instant before the last one popped (the simulator's costs are not
+ * negative).  The order of pops is the one
  * a heap of all events would give; the cost of an event does not grow with
  * the number queued (see evq.c).  A zeroed evq is an empty queue at time
  * 0. */

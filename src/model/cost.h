@@ -26,8 +26,8 @@
  *   (the lowest-numbered among equals).  A request whose resources are not
  *   all free now books nothing and asks again when one of them is freed
  *   (requests of one instant oldest first: by when each first asked, then
- *   threadblock order), so no resource idles
- *   while a transfer that needs only free resources waits: ports and NICs
+ *   threadblock order), so no resource idles while a transfer that needs
+ *   only free resources waits: ports and NICs
  *   are work-conserving ("arbitration": "ready", the default;
  *   cost_must_wait).  Where the topology says "reserve" (topo.arb_reserve),
  *   a request books the first instant all its resources are free and a
