@@ -89,6 +89,7 @@ typedef struct {
     size_t payload_cap;
     int send_rank, send_tb, send_step;
     long long id;           /* transfer number (sim_xfer_event.id) */
+    double t_land;          /* when its last byte lands */
 } message;
 
 typedef struct {
@@ -113,6 +114,7 @@ typedef struct {
     message *msgs;
     int nmsg, msg_cap, msg_free;
     cost_lanes *lanes;      /* every resource's lanes (model/cost) */
+    cost_proto proto;       /* the program's protocol */
     int *res_waiters;       /* [nres]: tbs whose transfer waits for it ("ready") */
     long long nxfer;        /* transfers asked so far */
     evq q;
@@ -451,6 +453,7 @@ static void xfer_request(sim *S, int g, double now)
     double cost = cost_hop_us(&c->route, (double)x->bytes);
     double hold = cost_hold_us(S->t, &c->route, (double)x->bytes);
     double end = start + cost;
+    x->t_land = end;
     cost_lanes_hold(S->lanes, c->res, lane, c->nres, start + hold);
     for (int k = 0; k < c->nres; k++) {
         S->r->res_busy_us[c->res[k]] += hold;
@@ -607,9 +610,11 @@ static void tb_run(sim *S, int g, double now)
                 enlist(S, &c->recv_waiters, g, W_RECV);
                 return;
             }
-            if (step_reduces(st->type)) {
+            if (step_reduces(st->type)) {   /* reduced as it landed */
                 b->phase = PH_BUSY;
-                push_event(S, now + cost_reduce_us(S->t, step_bytes(S, st)),
+                push_event(S, cost_reduce_end_us(S->t, S->proto, c->route.bw_gbps,
+                                                 step_bytes(S, st), S->msgs[c->head].t_land,
+                                                 b->t_step),
                            EV_RECV_DONE, g);
                 return;
             }
@@ -879,6 +884,7 @@ static int route_connections(sim *S)
     setup_log L = {S, 0, 0};
     cost_proto proto = COST_SIMPLE;         /* the reader accepts no other name */
     cost_proto_parse(S->p->proto, &proto);
+    S->proto = proto;
     for (int i = 0; i < S->nconn; i++) {
         conn *c = &S->conns[i];
         if (c->nsenders == 0)

@@ -255,6 +255,28 @@ double cost_reduce_us(const topo *t, double bytes)
     return local_us(bytes, t->reduce_gbps);
 }
 
+long long cost_reduce_slice_bytes(cost_proto p)
+{
+    enum { MSCCL_SLICESTEPS = 2 };
+    return cost_proto_steps_bytes(p, p == COST_LL || p == COST_LL128 ? 1 : MSCCL_SLICESTEPS);
+}
+
+double cost_reduce_end_us(const topo *t, cost_proto p, double bw_gbps, double bytes,
+                          double landed, double ready)
+{
+    double slice = (double)cost_reduce_slice_bytes(p);
+    double first = landed - local_us(bytes, bw_gbps);
+    double from = first > ready ? first : ready;
+    double streamed = from + cost_reduce_us(t, bytes);
+    double tail = landed + cost_reduce_us(t, bytes < slice ? bytes : slice);
+    return streamed > tail ? streamed : tail;
+}
+
+double cost_reduce_tail_us(const topo *t, cost_proto p, double bw_gbps, double bytes)
+{
+    return cost_reduce_end_us(t, p, bw_gbps, bytes, 0.0, -INFINITY);
+}
+
 /* ------------------------------------------------------------ lanes */
 
 struct cost_lanes {

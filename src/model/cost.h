@@ -18,9 +18,11 @@
  *   holds its resources for bytes / bandwidth only, its sender's step ends
  *   then, and the data arrives alpha later: alpha is latency, not
  *   occupancy (TE-CCL's model), so messages pipeline behind each other.
- * - A local copy costs bytes / copy_gbps; a reduction (of received data
- *   into a buffer, or a local reduce step) bytes / reduce_gbps.  Local work
- *   holds no shared resource.
+ * - A local copy costs bytes / copy_gbps; a reduction bytes / reduce_gbps.
+ *   A local reduce step (re) takes that after it starts; a receive that
+ *   reduces (rrc, rrs, rrcs) reduces as the data lands, slice by slice, and
+ *   ends one slice's reduction after the last byte (cost_reduce_end_us).
+ *   Local work holds no shared resource.
  * - A resource is served first come first served; a transfer starts when
  *   every resource it holds has a lane free, taking the lane freed first
  *   (the lowest-numbered among equals).  A request whose resources are not
@@ -143,6 +145,29 @@ double cost_alpha_floor(const topo *t, double alpha_us, int nic);
 /* Microseconds of local work on `bytes`: a copy, or a reduction. */
 double cost_copy_us(const topo *t, double bytes);
 double cost_reduce_us(const topo *t, double bytes);
+
+/* Data bytes the runtimes' primitives receive and reduce at a time under
+ * protocol p: a slice, MSCCL_SLICESTEPS (2) steps under Simple, 1 MiB
+ * (msccl-executor-nccl src/device/prims_simple.h genericOp: wait for a
+ * slice, reduce it, release it); one step under LL and LL128. */
+long long cost_reduce_slice_bytes(cost_proto p);
+
+/* When a step that receives `bytes` and reduces them into a buffer (rrc,
+ * rrs, rrcs) has reduced them.  The runtimes reduce a transfer slice by
+ * slice as it lands, so the reduction runs alongside the transfer: from
+ * when its first bytes have landed (`landed` less bytes at the route's
+ * bandwidth bw_gbps) or the threadblock reached the step (`ready`),
+ * whichever is later, at reduce_gbps; and it ends no sooner than one
+ * slice's reduction after the last bytes landed.  A threadblock that
+ * reaches the step after the data has landed reduces it all then:
+ * ready + bytes / reduce_gbps, as a receive then a reduction. */
+double cost_reduce_end_us(const topo *t, cost_proto p, double bw_gbps, double bytes,
+                          double landed, double ready);
+
+/* How long after its last byte lands a receive of `bytes` over a route of
+ * bw_gbps has reduced them, when its threadblock is at the step from the
+ * first byte: what a planner adds to a reducing transfer's arrival. */
+double cost_reduce_tail_us(const topo *t, cost_proto p, double bw_gbps, double bytes);
 
 /* ------------------------------------------------------------ lanes */
 

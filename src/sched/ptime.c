@@ -62,6 +62,7 @@ typedef struct {
     int slot;                   /* ring slot of the message it is sending */
     int wait_next;              /* next in its resource's waiters ("ready") */
     double first;               /* when its current send first asked, -1 */
+    double ready;               /* when its current step began (dependency met) */
 } ptb;
 
 typedef struct {
@@ -74,6 +75,7 @@ typedef struct {
     int nconn;
     pconn *conns;
     cost_lanes *lanes;
+    cost_proto proto;           /* the program's protocol */
     int *res_waiters;           /* [nres]: sends waiting for it, -1 */
     pev *q;
     int nq, cq;
@@ -148,6 +150,7 @@ static void advance(ptimer *P, int g, double now)
         if (b->state == S_START) {
             if (!dep_met(P, b, st))
                 return;
+            b->ready = now;
             if (st->type == ST_NOP) {
                 step_over(P, b, now);
             } else if (st->type == ST_CPY || st->type == ST_RE) {
@@ -162,9 +165,11 @@ static void advance(ptimer *P, int g, double now)
             pconn *c = &P->conns[b->in];
             if (c->queued == 0 || !(c->arrive[c->head] <= now))
                 return;
-            if (step_reduces(st->type)) {
+            if (step_reduces(st->type)) {   /* reduced as it landed */
                 b->state = S_BUSY;
-                post(P, now + cost_reduce_us(P->t, bytes), T_DONE, g);
+                post(P, cost_reduce_end_us(P->t, P->proto, c->route.bw_gbps, bytes,
+                                           c->arrive[c->head], b->ready),
+                     T_DONE, g);
             } else {
                 received(P, b, now);
             }
@@ -346,6 +351,7 @@ static int setup(ptimer *P, tc_err *err)
         P->res_waiters[k] = -1;
     cost_proto proto = COST_SIMPLE;
     cost_proto_parse(p->proto, &proto);
+    P->proto = proto;
     for (int i = 0; i < P->nconn; i++) {
         pconn *c = &P->conns[i];
         c->route = cost_proto_route(P->t, topo_route_of(P->t, c->src, c->dst), proto);

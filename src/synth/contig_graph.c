@@ -249,7 +249,7 @@ int contig_ctx_init(ctx *c, const algo *a, const topo *t, double cb, tc_err *err
         if (rc != TC_OK)
             return rc;
         c->beta[i] = cb / (c->rt[i].bw_gbps * 1e3);
-        c->red[i] = s->reduce ? cost_reduce_us(t, cb) : 0;
+        c->red[i] = s->reduce ? cost_reduce_tail_us(t, COST_SIMPLE, c->rt[i].bw_gbps, cb) : 0;
         c->red[i] += s->post_us > 0 ? s->post_us : 0;
     }
     okey *k = xmalloc((size_t)n * sizeof *k);
