@@ -501,19 +501,101 @@ static void test_build_only_and_determinism(void **state)
 
 /* A DGX-2 x2 sketch where every GPU crosses to its counterpart through the
  * NIC it shares with its neighbour, carrying its own chunks only. */
-static sketch *dgx2_rail_sketch(const topo *t, int chunkup)
+/* Rails on DGX-2 x2: every GPU sends its own chunks to the same GPU of the
+ * other node (group = 0), or to either GPU of that NIC pair (group = 1). */
+static sketch *dgx2_rails(const topo *t, int chunkup, int group)
 {
-    char txt[2048];
+    char txt[4096];
     int n = snprintf(txt, sizeof txt, "{\"name\": \"dgx2-rail\", \"nnodes\": 2, "
                      "\"intranode_sketch\": {\"strategy\": \"switch\", \"switches\": "
                      "[[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]], \"switch_hyperedge_strategy\": "
                      "[\"uc-min\"]}, \"internode_sketch\": {\"strategy\": \"relay\", "
-                     "\"internode_conn\": \"direct-map\", \"gpus_to_sender_rev_map\": {");
+                     "\"internode_conn\": ");
+    if (!group) {
+        n += snprintf(txt + n, sizeof txt - (size_t)n, "\"direct-map\"");
+    } else {
+        for (int i = 0; i < 16; i++)
+            n += snprintf(txt + n, sizeof txt - (size_t)n, "%s\"%d\": [%d, %d]", i ? ", " : "{",
+                          i, i, i ^ 1);
+        n += snprintf(txt + n, sizeof txt - (size_t)n, "}");
+    }
+    n += snprintf(txt + n, sizeof txt - (size_t)n, ", \"gpus_to_sender_rev_map\": {");
     for (int i = 0; i < 16; i++)
         n += snprintf(txt + n, sizeof txt - (size_t)n, "%s\"%d\": [%d]", i ? ", " : "", i, i);
     snprintf(txt + n, sizeof txt - (size_t)n, "}}, \"symmetry_offsets\": [[2, 16], [16, 32]], "
              "\"hyperparameters\": {\"input_chunkup\": %d}}", chunkup);
     return parse_sketch(txt, t);
+}
+
+static sketch *dgx2_rail_sketch(const topo *t, int chunkup)
+{
+    return dgx2_rails(t, chunkup, 0);
+}
+
+/* Sends of a that cross between nodes of rpn ranks. */
+static int crossings(const algo *a, int rpn)
+{
+    int k = 0;
+    for (int i = 0; i < a->nsends; i++)
+        k += a->sends[i].src / rpn != a->sends[i].dst / rpn;
+    return k;
+}
+
+/* Spare NIC capacity (route.h): on DGX-2 x2 at 1 GiB, chunkup 2, the
+ * switch ports are the bottleneck (60 transfers of 16 MiB each, 8074 us)
+ * and each NIC carries 4 of 16 MiB (5380 us).  Where a GPU may also send
+ * to its NIC partner's counterpart, a second crossing for half of the
+ * chunks relieves every port by one transfer and gives each NIC 6: 8069 us,
+ * the NICs' time.  The chunkup-1 routing cannot say so (its chunks are
+ * twice as large); the moves find it from that seed, and the MILP keeps
+ * it.  With plain rails there is no second NIC hop, and nothing moves. */
+static void test_spare_nics(void **state)
+{
+    (void)state;
+    topo *t = fx_topo("dgx2-x2");
+    sketch *g1 = dgx2_rails(t, 1, 1), *g2 = dgx2_rails(t, 2, 1);
+    sketch *r1 = dgx2_rails(t, 1, 0), *r2 = dgx2_rails(t, 2, 0);
+    double bytes = 1073741824.0 / 64;
+    route_opts o = quiet_opts();
+    o.mip_gap = 0.001;      /* as taccl-synth solves it; each solve takes ~1 s */
+    o.time_limit_s = 60;
+    route_stats st;
+    algo *coarse = NULL, *a = NULL, *sched = NULL;
+    tc_err e;
+    /* group rails: from the chunkup-1 routing to the NICs' time */
+    assert_int_equal(route_solve(g1, t, COLL_ALLGATHER, bytes * 2, &o, &coarse, NULL, &e),
+                     TC_OK);
+    o.coarse = coarse;
+    assert_int_equal(route_solve(g2, t, COLL_ALLGATHER, bytes, &o, &a, &st, &e), TC_OK);
+    assert_int_equal(st.spare_nics, 1);
+    assert_true(st.heur_makespan_us < st.coarse_makespan_us - 1);
+    double nic = 6 * hop_cost(t, 0, 16, bytes);
+    assert_true(fabs(st.heur_makespan_us - nic) < 1e-6 * nic);
+    assert_delivers(a, t, COLL_ALLGATHER, bytes);
+    assert_int_equal(route_check(a, g2, t, COLL_ALLGATHER, &e), TC_OK);
+    assert_int_equal(order_schedule(a, t, bytes, NULL, &sched, NULL, &e), TC_OK);
+    assert_true(sched->predicted_us < nic * (1 + 1e-6));
+    /* 96 crossings: 64 chunks, half of them twice */
+    assert_int_equal(crossings(a, 16), 96);
+    algo_free(sched);
+    algo_free(a);
+    algo_free(coarse);
+    /* plain rails: one NIC hop per chunk, nothing to move */
+    coarse = a = NULL;
+    o.coarse = NULL;
+    assert_int_equal(route_solve(r1, t, COLL_ALLGATHER, bytes * 2, &o, &coarse, NULL, &e),
+                     TC_OK);
+    o.coarse = coarse;
+    assert_int_equal(route_solve(r2, t, COLL_ALLGATHER, bytes, &o, &a, &st, &e), TC_OK);
+    assert_int_equal(st.spare_nics, 0);
+    assert_int_equal(crossings(a, 16), 64);
+    algo_free(a);
+    algo_free(coarse);
+    sketch_free(g1);
+    sketch_free(g2);
+    sketch_free(r1);
+    sketch_free(r2);
+    topo_free(t);
 }
 
 /* A coarse routing (chunkup 1) seeds the chunkup-2 MILP: each piece on its
@@ -785,6 +867,7 @@ int main(void)
         cmocka_unit_test(test_uc_min_max),
         cmocka_unit_test(test_build_only_and_determinism),
         cmocka_unit_test(test_coarse_seed),
+        cmocka_unit_test(test_spare_nics),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_route_check_catches),
         cmocka_unit_test(test_unreachable_named),

@@ -103,12 +103,20 @@ static char *variant(const topo *t, const char *name, const char *hyper, int chu
         cJSON *conn = cJSON_AddObjectToObject(inter, "internode_conn");
         if (rail && m > 1 && nics > 1) {
             /* every GPU to the same GPU of the other nodes with its own
-             * chunks, through the NIC it shares with its group */
+             * chunks, through the NIC it shares with its group (rail 2:
+             * also to the rest of that GPU's group there) */
             cJSON *rev = cJSON_AddObjectToObject(inter, "gpus_to_sender_rev_map");
+            int *grp = xmalloc((size_t)m * sizeof *grp);
             for (int i = 0; i < R; i++) {
-                put_map(conn, i, &i, 1);
+                int g0 = i / m * m;
+                grp[0] = i;
+                for (int j = 0, q = 1; j < m; j++)
+                    if (g0 + j != i)
+                        grp[q++] = g0 + j;
+                put_map(conn, i, grp, rail == 2 ? m : 1);
                 put_map(rev, i, &i, 1);
             }
+            free(grp);
             intra_rot = sw >= 0 ? m : 0;
         } else if (m >= 1 && nics > 1) {
             cJSON *rev = cJSON_AddObjectToObject(inter, "gpus_to_sender_rev_map");
@@ -212,6 +220,12 @@ int propose_sketches(const topo *t, proposal *out)
             n += keep(t, &out[n], name, "uc-min", 2, 1, "uc-min, every GPU through its shared "
                       "NIC, each chunk cut in two (every GPU's port takes NIC traffic: the "
                       "largest sizes)", 0, 1);
+            snprintf(name, sizeof name, "%s-rails-group-cup2", tn);
+            n += keep(t, &out[n], name, "uc-min", 2, 2, "uc-min, every GPU through its shared "
+                      "NIC to the same GPU or to another GPU of its NIC group on the other "
+                      "nodes, each chunk cut in two (the NICs' spare capacity takes some "
+                      "chunks straight to a GPU a relay would otherwise serve: the largest "
+                      "sizes)", 0, 1);
         }
     } else {
         snprintf(name, sizeof name, "%s-cup1", tn);

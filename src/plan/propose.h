@@ -18,7 +18,11 @@
  *     which the bound asks for at large sizes: DGX-2 x2 AllGather at
  *     1 GiB 0.982 of the bound with chunkup 2, against 0.950 for the
  *     group pattern, whose non-receiving GPUs take everything through
- *     the switch);
+ *     the switch), and rails to any GPU of the same group on the other
+ *     nodes at chunkup 2 (the NICs' spare capacity then takes some chunks
+ *     a second time, straight to a GPU a relay of its node would
+ *     otherwise serve: route.h, SPARE NICS; DGX-2 x2 ReduceScatter at
+ *     1 GiB 0.982 of the bound, against 0.975 for rails);
  *   - symmetry from the node structure: the nodes are copies (rotate by a
  *     node) and, on a switch with a regular NIC layout, the NIC groups are
  *     too (rotate by a group);

@@ -380,6 +380,243 @@ typedef struct {
     double t0;
 } job;
 
+/* 1 if v is u or an ancestor of u on tree par (walks at most n hops). */
+static int is_ancestor(const rmodel *M, const int *par, int v, int u)
+{
+    for (int steps = 0; u >= 0 && steps <= M->n; steps++) {
+        if (u == v)
+            return 1;
+        u = par[u] >= 0 ? M->hops[par[u]].u : -1;
+    }
+    return 0;
+}
+
+/* Copy representative c's tree to the rest of its orbit. */
+static void carry_orbit(const rmodel *M, trees *T, int c)
+{
+    for (int q = M->orb_start[c]; q < M->orb_start[c + 1]; q++)
+        if (M->orb[q] != c)
+            route_carry_tree(M, T, c, M->orb[q]);
+}
+
+/* Spare NIC capacity (route.h, SPARE NICS): moves on one orbit
+ * representative's tree c (carried to its orbit):
+ *   copy    a rank v fed by a relay p of its own node gets c straight
+ *           across the NICs instead, keeping its children, or leaving them
+ *           to p (spliced out: v's port no longer forwards c);
+ *   uncopy  a leaf v fed across the NICs, where c also enters v's node
+ *           elsewhere, is fed by a rank x of its node instead, as a new
+ *           child of x or between x and one of x's children.
+ * A move is kept if stage 2's makespan does not grow; then an uncopy on one
+ * representative with a copy on another, kept if together they shorten it
+ * (a crossing moved from one chunk to another: on DGX-2 x2 at chunkup 2
+ * the chunkup-1 routing gives both halves of a chunk the same two
+ * crossings, and the ports are balanced only when each GPU has one half
+ * that crosses twice).  The trees are kept only if the result is shorter
+ * than at the start.  The schedules tried are bounded by a count (at most
+ * SPARE_EVALS, and SPARE_WORK sends scheduled in all), in a fixed order, so
+ * the result does not depend on time. */
+#define SPARE_EVALS 3000
+#define SPARE_WORK 6e6
+#define SPARE_PASSES 3
+
+typedef struct {
+    int v, h, w, hw;        /* par[v] = h; and par[w] = hw where w >= 0 */
+    int splice;             /* copy: v's children go to v's old parent */
+} spare_move;
+
+typedef struct {
+    const job *J;
+    const rmodel *M;
+    trees *T;
+    double cur;
+    int evals, max_evals;
+} spare;
+
+static int holds(const rmodel *M, const int *par, int c, int u)
+{
+    return u == origin_of(M, c) || par[u] >= 0;
+}
+
+/* 1 if c enters v's node through some rank other than v. */
+static int enters_elsewhere(const rmodel *M, const int *par, int v)
+{
+    for (int x = 0; x < M->n; x++)
+        if (x != v && node_of(M, x) == node_of(M, v) && par[x] >= 0 && M->hops[par[x]].inter)
+            return 1;
+    return 0;
+}
+
+/* Apply move m to tree par of chunk c; 0 (par partly changed: the caller
+ * restores it) if a spliced child cannot go to v's old parent. */
+static int spare_apply(const rmodel *M, int c, int *par, const spare_move *m)
+{
+    int n = M->n, p = par[m->v] >= 0 ? M->hops[par[m->v]].u : -1;
+    par[m->v] = m->h;
+    if (m->w >= 0)
+        par[m->w] = m->hw;
+    for (int w = 0; w < n && m->splice; w++) {
+        if (w == m->v || par[w] < 0 || M->hops[par[w]].u != m->v)
+            continue;
+        int hw = p >= 0 ? M->hop_of[p * n + w] : -1;
+        if (hw < 0 || slot_of(M, c, hw) < 0)
+            return 0;
+        par[w] = hw;
+    }
+    return 1;
+}
+
+/* The moves of representative c at v, into out (room for 2n + 2 * in-degree);
+ * returns how many. */
+static int spare_moves(const rmodel *M, const int *par, int c, int v, spare_move *out)
+{
+    int n = M->n, k = 0;
+    if (node_of(M, v) == node_of(M, origin_of(M, c)) || par[v] < 0)
+        return 0;
+    if (!M->hops[par[v]].inter) {
+        for (int q = M->in_start[v]; q < M->in_start[v + 1]; q++) {
+            int h = M->in_hop[q], u = M->hops[h].u;
+            if (!M->hops[h].inter || slot_of(M, c, h) < 0 || !holds(M, par, c, u) ||
+                is_ancestor(M, par, v, u))
+                continue;
+            out[k++] = (spare_move){v, h, -1, -1, 0};
+            out[k++] = (spare_move){v, h, -1, -1, 1};
+        }
+        return k;
+    }
+    if (!enters_elsewhere(M, par, v))
+        return 0;
+    for (int w = 0; w < n; w++)
+        if (par[w] >= 0 && M->hops[par[w]].u == v)
+            return 0;       /* uncopy only a leaf */
+    for (int x = 0; x < n; x++) {
+        int hx = M->hop_of[x * n + v];
+        if (x == v || node_of(M, x) != node_of(M, v) || !holds(M, par, c, x) || hx < 0 ||
+            slot_of(M, c, hx) < 0)
+            continue;
+        out[k++] = (spare_move){v, hx, -1, -1, 0};
+        for (int w = 0; w < n; w++) {
+            int hw = M->hop_of[v * n + w];
+            if (w != v && par[w] >= 0 && M->hops[par[w]].u == x && hw >= 0 &&
+                slot_of(M, c, hw) >= 0)
+                out[k++] = (spare_move){v, hx, w, hw, 0};
+        }
+    }
+    return k;
+}
+
+/* Stage 2's makespan with the moves applied (representatives carried). */
+static double spare_eval(spare *S)
+{
+    tc_err e;
+    S->evals++;
+    return trees_makespan(S->M, S->T, S->J->s, S->J->t, S->J->k, S->J->bytes, &e);
+}
+
+/* Returns 1 if T changed (and *makespan with it). */
+static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
+{
+    int n = M->n, cap = 4 * n + 8;
+    size_t sz = (size_t)M->nch * n;
+    int *keep = xmalloc(sz * sizeof *keep);
+    int *s1 = xmalloc((size_t)n * sizeof *s1), *s2 = xmalloc((size_t)n * sizeof *s2);
+    spare_move *m1 = xmalloc((size_t)cap * sizeof *m1), *m2 = xmalloc((size_t)cap * sizeof *m2);
+    memcpy(keep, T->par, sz * sizeof *keep);
+    double sends = (double)M->nch * (n - 1);
+    int lim = sends * SPARE_EVALS > SPARE_WORK ? (int)(SPARE_WORK / sends) : SPARE_EVALS;
+    spare S = {J, M, T, *makespan, 0, lim};
+    /* single moves, kept while the makespan does not grow: a few passes,
+     * as a move kept on a tie opens others */
+    for (int pass = 0; pass < SPARE_PASSES; pass++)
+    for (int c = 0; c < M->nch && S.evals < S.max_evals; c++) {
+        if (M->rep[c] != c)
+            continue;
+        int *par = &T->par[(size_t)c * n];
+        for (int v = 0; v < n && S.evals < S.max_evals; v++) {
+            int k = spare_moves(M, par, c, v, m1);
+            for (int i = 0; i < k && S.evals < S.max_evals; i++) {
+                memcpy(s1, par, (size_t)n * sizeof *s1);
+                double ms = INFINITY;
+                if (spare_apply(M, c, par, &m1[i])) {
+                    carry_orbit(M, T, c);
+                    ms = spare_eval(&S);
+                }
+                if (ms <= S.cur * (1 + 1e-12)) {
+                    S.cur = ms;
+                    break;
+                }
+                memcpy(par, s1, (size_t)n * sizeof *s1);
+                carry_orbit(M, T, c);
+            }
+        }
+    }
+    /* an uncopy on c1 with a copy on c2, kept if together shorter */
+    int found = 0;
+    for (int c1 = 0; c1 < M->nch && !found && S.evals < S.max_evals; c1++) {
+        if (M->rep[c1] != c1)
+            continue;
+        int *p1 = &T->par[(size_t)c1 * n];
+        for (int v1 = 0; v1 < n && !found && S.evals < S.max_evals; v1++) {
+            if (p1[v1] < 0 || !M->hops[p1[v1]].inter)
+                continue;
+            int k1 = spare_moves(M, p1, c1, v1, m1);
+            for (int i = 0; i < k1 && !found && S.evals < S.max_evals; i++) {
+                memcpy(s1, p1, (size_t)n * sizeof *s1);
+                if (!spare_apply(M, c1, p1, &m1[i])) {
+                    memcpy(p1, s1, (size_t)n * sizeof *s1);
+                    continue;
+                }
+                carry_orbit(M, T, c1);
+                for (int c2 = 0; c2 < M->nch && !found && S.evals < S.max_evals; c2++) {
+                    if (M->rep[c2] != c2 || c2 == c1)
+                        continue;
+                    int *p2 = &T->par[(size_t)c2 * n];
+                    for (int v2 = 0; v2 < n && !found && S.evals < S.max_evals; v2++) {
+                        if (p2[v2] < 0 || M->hops[p2[v2]].inter)
+                            continue;
+                        int k2 = spare_moves(M, p2, c2, v2, m2);
+                        for (int j = 0; j < k2 && !found && S.evals < S.max_evals; j++) {
+                            memcpy(s2, p2, (size_t)n * sizeof *s2);
+                            double ms = INFINITY;
+                            if (spare_apply(M, c2, p2, &m2[j])) {
+                                carry_orbit(M, T, c2);
+                                ms = spare_eval(&S);
+                            }
+                            if (ms < S.cur * (1 - 1e-12)) {
+                                S.cur = ms;
+                                found = 1;
+                                break;
+                            }
+                            memcpy(p2, s2, (size_t)n * sizeof *s2);
+                            carry_orbit(M, T, c2);
+                        }
+                    }
+                }
+                if (!found) {
+                    memcpy(p1, s1, (size_t)n * sizeof *s1);
+                    carry_orbit(M, T, c1);
+                }
+            }
+        }
+    }
+    int changed = S.cur < *makespan * (1 - 1e-12);
+    if (changed) {
+        *makespan = S.cur;
+        int *order = xmalloc((size_t)n * sizeof *order);
+        for (int c = 0; c < M->nch; c++)
+            route_tree_arrivals(M, T, c, order);
+        free(order);
+    } else {
+        memcpy(T->par, keep, sz * sizeof *keep);
+    }
+    free(m1);
+    free(m2);
+    free(s1);
+    free(s2);
+    free(keep);
+    return changed;
+}
+
 /* One attempt with or without symmetry; *retry = 1 asks for another
  * without (the heuristic routing could not be made symmetric). */
 static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err *err)
@@ -425,6 +662,13 @@ static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err 
         route_trees_free(&G);
     }
     st->coarse_makespan_us = coarse_ms;
+    if (J->t->nnodes > 1 && !o->latency && spare_nics(J, &M, &H, &makespan)) {
+        algo_free(ha);
+        ha = route_trees_to_algo(&M, &H);
+        st->spare_nics = 1;
+        progress(o, "spare NIC capacity: ranks that get a chunk across the NICs directly: "
+                 "stage 2 makespan %.6g us", makespan);
+    }
     int times_ok = route_incumbent_times(&M, &H);
     double relaxed = route_relaxed_time(&M, &H);
     double U = (makespan > relaxed ? makespan : relaxed) * (1 + 1e-9) + 1e-9;

@@ -85,6 +85,18 @@
  * is not a candidate of its piece, a chunkup it does not divide) is
  * ignored.
  *
+ * SPARE NICS: on several nodes the seed (heuristic or coarse) is then
+ * improved by moves that give a rank of another node a chunk straight
+ * across the NICs instead of from a relay of its own node, each tried on an
+ * orbit representative (carried to its orbit) and kept while stage 2's
+ * makespan does not grow; the moved trees seed the MILP only if they end
+ * shorter.  A coarse routing cannot hold such a move when the NICs' spare
+ * capacity is less than one coarse chunk: on DGX-2 x2 at chunkup 2, with
+ * every GPU allowed its NIC partner's counterpart, half of the chunks cross
+ * twice, the switch ports carry 59 transfers instead of 60 and the NICs 6
+ * instead of 4 (8074 -> 8069 us), which GLPK does not find from the
+ * coarse seed within its time limit.
+ *
  * Times are in microseconds.  Deterministic except when a time limit cuts
  * GLPK short. */
 #ifndef TC_ROUTE_H
@@ -141,6 +153,7 @@ typedef struct {
     double coarse_makespan_us;  /* stage-2 makespan of the coarse seed's routing;
                                    NAN if none given or it did not fit; the
                                    incumbent when it equals heur_makespan_us */
+    int spare_nics;             /* 1: the seed was improved by SPARE NICS moves */
     double heur_objective;      /* the incumbent's objective */
     int incumbent_used;     /* as lp_result.incumbent_used */
     int fallback;           /* 1: *out is the heuristic routing, see msg */
