@@ -579,6 +579,13 @@ static void test_spare_nics(void **state)
     assert_int_equal(crossings(a, 16), 96);
     algo_free(sched);
     algo_free(a);
+    /* chunks of 4 KiB cost a NIC less than its alpha: no moves tried */
+    o.coarse = NULL;
+    o.build_only = 1;
+    assert_int_equal(route_solve(g2, t, COLL_ALLGATHER, 4096, &o, &a, &st, &e), TC_OK);
+    assert_int_equal(st.spare_nics, 0);
+    o.build_only = 0;
+    algo_free(a);
     algo_free(coarse);
     /* plain rails: one NIC hop per chunk, nothing to move */
     coarse = a = NULL;

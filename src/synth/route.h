@@ -85,7 +85,8 @@
  * is not a candidate of its piece, a chunkup it does not divide) is
  * ignored.
  *
- * SPARE NICS: on several nodes the seed (heuristic or coarse) is then
+ * SPARE NICS: on several nodes, where a chunk costs some NIC at least its
+ * alpha in bytes, the seed (heuristic or coarse) is then
  * improved by moves that give a rank of another node a chunk straight
  * across the NICs instead of from a relay of its own node, each tried on an
  * orbit representative (carried to its orbit) and kept while stage 2's
