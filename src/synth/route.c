@@ -527,6 +527,24 @@ static int spare_worth(const topo *t, double bytes)
     return 0;
 }
 
+/* Stage 2's makespan with move m applied to representative c (carried to
+ * its orbit); INFINITY if the move does not apply.  The caller undoes it
+ * with spare_undo when it is not kept. */
+static double spare_move_eval(spare *S, int c, int *par, const spare_move *m)
+{
+    if (!spare_apply(S->M, c, par, m))
+        return INFINITY;
+    carry_orbit(S->M, S->T, c);
+    return spare_eval(S);
+}
+
+/* Representative c's tree back to save, carried to its orbit. */
+static void spare_undo(spare *S, int c, int *par, const int *save)
+{
+    memcpy(par, save, (size_t)S->M->n * sizeof *par);
+    carry_orbit(S->M, S->T, c);
+}
+
 /* Returns 1 if T changed (and *makespan with it). */
 static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
 {
@@ -550,17 +568,12 @@ static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
             int k = spare_moves(M, par, c, v, m1);
             for (int i = 0; i < k && S.evals < S.max_evals; i++) {
                 memcpy(s1, par, (size_t)n * sizeof *s1);
-                double ms = INFINITY;
-                if (spare_apply(M, c, par, &m1[i])) {
-                    carry_orbit(M, T, c);
-                    ms = spare_eval(&S);
-                }
+                double ms = spare_move_eval(&S, c, par, &m1[i]);
                 if (ms <= S.cur * (1 + 1e-12)) {
                     S.cur = ms;
                     break;
                 }
-                memcpy(par, s1, (size_t)n * sizeof *s1);
-                carry_orbit(M, T, c);
+                spare_undo(&S, c, par, s1);
             }
         }
     }
@@ -591,25 +604,18 @@ static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
                         int k2 = spare_moves(M, p2, c2, v2, m2);
                         for (int j = 0; j < k2 && !found && S.evals < S.max_evals; j++) {
                             memcpy(s2, p2, (size_t)n * sizeof *s2);
-                            double ms = INFINITY;
-                            if (spare_apply(M, c2, p2, &m2[j])) {
-                                carry_orbit(M, T, c2);
-                                ms = spare_eval(&S);
-                            }
+                            double ms = spare_move_eval(&S, c2, p2, &m2[j]);
                             if (ms < S.cur * (1 - 1e-12)) {
                                 S.cur = ms;
                                 found = 1;
                                 break;
                             }
-                            memcpy(p2, s2, (size_t)n * sizeof *s2);
-                            carry_orbit(M, T, c2);
+                            spare_undo(&S, c2, p2, s2);
                         }
                     }
                 }
-                if (!found) {
-                    memcpy(p1, s1, (size_t)n * sizeof *s1);
-                    carry_orbit(M, T, c1);
-                }
+                if (!found)
+                    spare_undo(&S, c1, p1, s1);
             }
         }
     }
