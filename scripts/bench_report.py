@@ -200,15 +200,20 @@ class Data:
                     best = (r["label"], row["time_us"])
         return best
 
-    def nccl_time(self, sec, nominal):
-        """The nccl row's time at that size (NCCL's own schedule), or
+    def nccl_row(self, sec, nominal):
+        """The nccl row at that size (NCCL's own schedule) with a time, or
         None."""
         for r in self.ok(sec):
             if r["kind"] == "nccl":
                 row = self.row(r, nominal)
                 if row and row.get("time_us"):
-                    return row["time_us"]
+                    return row
         return None
+
+    def nccl_time(self, sec, nominal):
+        """The nccl row's time at that size, or None."""
+        row = self.nccl_row(sec, nominal)
+        return row["time_us"] if row else None
 
     def taccl_best(self, sec, nominal, sketch=None, instances=None):
         """(result, row) of the fastest verified synthesized row at that
@@ -502,6 +507,53 @@ def variant_note(rid, row, exp):
                 lo, hi) == "reproduced"}
 
 
+def ceiling_note(row, factor=None):
+    """For a row whose ratio falls short of a published endpoint: whether
+    any schedule at all could reach it in this model.  No schedule beats
+    the lower bound, so NCCL's time over the bound (a size's "ceiling") is
+    the largest speed-up over the model's NCCL that any schedule could
+    show.  A maximum needs ours >= published / factor at some size, a
+    minimum at every size; when the ceiling cannot give that, the cause is
+    not the synthesizer but the model's NCCL (its schedule run at the
+    topology's rates), and the note says how much slower NCCL's call must
+    have been on the machine TACCL measured.  None when no endpoint is
+    beyond the ceiling (or no size has a bound)."""
+    factor = factor or bench_ref.CALIBRATION_FACTOR
+    sizes = [x for x in row["sizes"] if x.get("ceiling")]
+    if not sizes:
+        return None
+    parts, ends = [], []
+    for end, want, pub, ours, pick in (
+            ("minimum", row["kind"] in ("range", "down"),
+             row["published_lo"], row["ours_lo"], min),
+            ("maximum", row["kind"] in ("range", "up"),
+             row["published_hi"], row["ours_hi"], max)):
+        if not want or ours is None or ours >= pub / factor:
+            continue
+        need = pub / factor
+        x = pick(sizes, key=lambda x: x["ceiling"])
+        if x["ceiling"] >= need:
+            continue
+        ends.append(end)
+        parts.append(
+            "the published %s %s× needs ours ≥ %s (÷ %g) at %s size, but "
+            "the model's NCCL takes %s %s× the lower bound (at %s) and no "
+            "schedule beats the bound: NCCL's call on the machine TACCL "
+            "measured took ≥ %s× the model's time (≥ %s× against our "
+            "synthesized schedule)" % (
+                end, "%g" % pub, fmt(need), factor,
+                "every" if end == "minimum" else "some",
+                "as little as" if end == "minimum" else "at most",
+                fmt(x["ceiling"]), fmt_size(x["size_bytes"]),
+                fmt(need / x["ceiling"]), fmt(need / ours)))
+    if not parts:
+        return None
+    return {"endpoints": ends,
+            "text": "beyond any schedule in this model, so caused by the "
+                    "model's NCCL running at the topology's link and NIC "
+                    "rates: " + "; ".join(parts)}
+
+
 def topology_shape(name):
     """(nodes, ranks, device arch) of bundled topology `name`, (None, None,
     None) if there is no such file."""
@@ -551,6 +603,8 @@ def calibration_rows(data, exp=None):
             choice = next((r.get("nccl", {}).get(size) for r in data.ok(sec)
                            if r["kind"] == "nccl"), None) or {}
             synth_us, anchor = tb[1]["time_us"], anchor_label(tb[0])
+            bound = tb[1].get("lower_bound_us") or \
+                data.nccl_row(sec, size).get("lower_bound_us")
             pv = ((exp or {}).get(rid) or {}).get("protos", {}).get(size)
             if pv and pv[0] < synth_us:
                 synth_us, anchor = pv[0], anchor_label({"label": pv[1]})
@@ -563,7 +617,9 @@ def calibration_rows(data, exp=None):
                 "synth_us": synth_us,
                 "anchor": anchor,
                 "anchor_bytes": (tb[0].get("synth") or {}).get("size_bytes"),
-                "ratio": nccl / synth_us})
+                "ratio": nccl / synth_us,
+                "bound_us": bound,
+                "ceiling": nccl / bound if bound else None})
         if not row["sizes"]:
             row["verdict"] = "not measured (no size of the range has both " \
                 "an nccl row and a verified schedule from the sketch)"
@@ -593,13 +649,20 @@ def calibration_rows(data, exp=None):
                 row["variant"] = v
                 row["note"] = v["text"] + (" — reproduced under it" if
                                            v["reproduced"] else "")
+            c = None if v and v["reproduced"] else ceiling_note(row)
+            if c:
+                row["ceiling"] = c
+                row["verdict"] += "; beyond the model's ceiling"
+                row["note"] = c["text"] + (
+                    "; nearest variant: " + row["note"] if v else "")
     return out
 
 
 def calibration_md(rows, meta):
     head = ["row", "configuration", "collective", "sketch",
             "sizes (published)", "sizes run", "TACCL / NCCL (published)",
-            "ours: NCCL / sketch", "verdict", "model assumption"]
+            "ours: NCCL / sketch", "ceiling: NCCL / bound", "verdict",
+            "model assumption"]
     body, whys = [], []
     for c in rows:
         sk = "%s → %s" % (c["taccl_sketch"], c["sketch"]) if c["sketch"] \
@@ -622,9 +685,18 @@ def calibration_md(rows, meta):
             if c["ours_hi_at"] != c["ours_lo_at"]:
                 ours += " – %s (%s)" % (fmt(c["ours_hi"]),
                                         fmt_size(c["ours_hi_at"]))
+        ceil = [x for x in c["sizes"] if x.get("ceiling")]
+        top = "—"
+        if ceil:
+            a = min(ceil, key=lambda x: x["ceiling"])
+            b = max(ceil, key=lambda x: x["ceiling"])
+            top = "%s (%s)" % (fmt(a["ceiling"]), fmt_size(a["size_bytes"]))
+            if b is not a:
+                top += " – %s (%s)" % (fmt(b["ceiling"]),
+                                       fmt_size(b["size_bytes"]))
         body.append([c["id"], c["topology"], bench_ref_coll(c["collective"]),
                      sk, c["sizes_published"], run, c["published"], ours,
-                     c["verdict"], c["note"]])
+                     top, c["verdict"], c["note"]])
     return "\n".join([
         "TACCL's Figures 6–8 (docs/references.md) measured TACCL's "
         "schedules against NCCL 2.8.4 on the real machines. Here the same "
@@ -635,7 +707,10 @@ def calibration_md(rows, meta):
         "sketch, and up to 64 MiB also under LL and LL128: NCCL picks its "
         "protocol, so do we), at every power of two S of the published "
         "range that this run has (%s), shown as min (at size) – max (at "
-        "size). **model assumption**, for a row not reproduced: of the "
+        "size). **ceiling** at a size = the nccl row's time / our lower bound "
+        "(src/bound) at that size: no schedule is faster than the bound, so "
+        "no schedule could show a larger speed-up over the model's NCCL; "
+        "min – max over the sizes. **model assumption**, for a row not reproduced: of the "
         "model's assumptions that plausibly cause it, the one whose change "
         "brings our ratio nearest the published range, measured at the "
         "range's ends by running the same two schedules on a variant of "
@@ -663,7 +738,17 @@ def calibration_md(rows, meta):
             if meta.get("quick") else "every size 1 KiB–1 GiB",
             "%g" % bench_ref.CALIBRATION_FACTOR),
         "", table(head, body), "",
-        "Where no variant explains a row (\"not explained\"), the model "
+        "A row \"beyond the model's ceiling\" falls short of a published "
+        "endpoint by more than any schedule could make up: the published "
+        "speed-up (÷ %s) exceeds the ceiling at every size that could carry "
+        "it, so in this model no synthesizer could reproduce it against "
+        "this NCCL, and the assumption that causes it is the model's NCCL "
+        "itself: its schedule, built as NCCL builds it, run at the "
+        "topology's link and NIC rates with the α–β costs the model gives "
+        "every schedule. Its model assumption column then says how much "
+        "slower than the model NCCL's call on TACCL's machine must have "
+        "been; where NCCL 2.8.4 lost that time on the real machine is "
+        "outside the model and cannot be measured here. Where no variant explains a row (\"not explained\"), the model "
         "differs from the machines TACCL measured in ways these variants "
         "do not change, and we do not claim which: TACCL measured NCCL "
         "2.8.4, while our nccl row follows today's NCCL (its constants, its "
@@ -674,7 +759,8 @@ def calibration_md(rows, meta):
         "point-to-point messages queue where real NICs overlap them); and it "
         "has no GPU-side costs but the launch variant's per call (none per "
         "step: the runtimes' synchronisation between steps), which weigh "
-        "most on small calls.", "",
+        "most on small calls." % ("%g" % bench_ref.CALIBRATION_FACTOR),
+        "",
         "Sketches (TACCL's name → our file; where the published range names "
         "none, which we took and why):", ""] + whys)
 

@@ -218,3 +218,44 @@ ok &= near(got[1024][0], bc.nccl_284_time("allreduce", 32, 2, 16, 7.8125, 6.25, 
 ok &= bc.nccl_284_variant(sizes, "alltoall", 32, 2) == {}
 print("all ok" if ok else got)
 '
+
+# the ceiling: no schedule beats the lower bound, so NCCL / bound at a size
+# is the largest speed-up any schedule could show there.  A maximum needs
+# ours >= published / 1.33 at some size, a minimum at every size; a row
+# short of one by more than the ceiling allows is "beyond the model's
+# ceiling", with the slow-down NCCL's call must have had on the machine.
+expect "ceiling: a published endpoint beyond NCCL / bound is named as such" 0 "^all ok$" -- py '
+import sys; sys.path.insert(0, sys.argv[1] + "/scripts")
+import bench_report as br
+def row(kind, lo, hi, sizes):
+    r = {"kind": kind, "published_lo": lo, "published_hi": hi,
+         "sizes": [{"size_bytes": s, "ratio": n / y, "ceiling": n / b}
+                   for s, n, y, b in sizes]}
+    r["ours_lo"] = min(x["ratio"] for x in r["sizes"])
+    r["ours_hi"] = max(x["ratio"] for x in r["sizes"])
+    return r
+# max 3.4 needs 2.556 somewhere; NCCL is at most 2.0 x the bound (at 2 KiB)
+r = row("range", 1.6, 3.4, [(1024, 180.0, 100.0, 95.0), (2048, 200.0, 110.0, 100.0)])
+c = br.ceiling_note(r)
+ok = c["endpoints"] == ["maximum"]
+ok &= "the published maximum 3.4× needs ours ≥ 2.556 (÷ 1.33) at some size" in c["text"]
+ok &= "at most 2.000× the lower bound (at 2 KiB)" in c["text"]
+ok &= "took ≥ 1.278× the model" in c["text"] and "(≥ 1.406× against our" in c["text"]
+# a minimum needs every size: the smallest ceiling decides (1.1 at 1 KiB)
+r = row("range", 1.53, 1.66, [(1024, 110.0, 108.0, 100.0), (2048, 300.0, 150.0, 100.0)])
+c = br.ceiling_note(r)
+ok &= c["endpoints"] == ["minimum"] and "as little as 1.100× the lower bound (at 1 KiB)" in c["text"]
+# within reach of some schedule (ceiling 3.0 >= 2.556): not beyond
+r = row("range", 1.6, 3.4, [(1024, 180.0, 100.0, 60.0)])
+ok &= br.ceiling_note(r) is None
+# ours too high is never a ceiling matter; nor an endpoint already met
+r = row("up", None, 1.1, [(1024, 300.0, 100.0, 100.0)])
+ok &= br.ceiling_note(r) is None
+r = row("down", 0.9, None, [(1024, 100.0, 100.0, 90.0)])
+ok &= br.ceiling_note(r) is None
+# no bound at any size: nothing to say
+r = row("range", 1.6, 3.4, [(1024, 180.0, 100.0, 95.0)])
+r["sizes"][0]["ceiling"] = None
+ok &= br.ceiling_note(r) is None
+print("all ok" if ok else c)
+'
