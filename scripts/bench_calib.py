@@ -67,6 +67,22 @@ bench_run.py after the sweeps, reported by bench_report.py).
    The report names, for a row not reproduced, the variant that brings the
    ratio nearest the published range, and the ratio under it.
 
+3. NCCL's NIC rate.  For a row beyond the model's ceiling (bench_report's
+   ceiling_note: no schedule could show the published speed-up over the
+   model's NCCL), the assumption that causes it is the model's NCCL
+   itself, run at the topology's rates.  Its network side changed: at every
+   size of each row's range, NCCL's schedule (built for the topology as
+   is) is run on the topology with every NIC at f x its bandwidth, for f
+   in NIC_RATES; the report names the highest f at which the row is
+   reproduced against the synthesized schedule at the model's rates.  A
+   loss that grows with the number of steps (a published range far wider
+   than the model's) needs NCCL's per-step latencies too: at the range's
+   ends the same ladder on the latency variant's topology (NCCL's per-step
+   latencies for every hop, its NICs at f x their bandwidth) against the
+   synthesized schedule on the latency variant ("latency+nic-rate"); the
+   report also takes NCCL 2.8.4's estimate with its network bandwidth at f
+   x the NICs' (arithmetic, nccl_284_time).
+
 Python 3 standard library only.  Not a program of its own (--help says so).
 """
 import concurrent.futures
@@ -76,6 +92,7 @@ import re
 import sys
 
 PROTO_MAX = 64 << 20     # LL/LL128 variants up to this size
+NIC_RATES = tuple(round(0.95 - 0.05 * i, 2) for i in range(14))  # .95-.30
 NVLINK_LAT_US = 3.4      # NCCL hwLatencies, NVLink, ring, Simple
 NET_LAT_US = 14.0        # NCCL hwLatencies, network, ring, Simple
 
@@ -281,6 +298,16 @@ def proto_of(xml):
     return m.group(1) if m else "Simple"
 
 
+def set_latencies(t):
+    """Topology dict t with NCCL's per-step latencies as every hop's alpha
+    (the latency variant)."""
+    for group, lat in (("links", NVLINK_LAT_US), ("switches", NVLINK_LAT_US),
+                       ("nics", NET_LAT_US)):
+        for g in t.get(group, []):
+            g.pop("alpha", None)
+            g["alpha_us"] = lat
+
+
 def variant_topology(path, which, out):
     """Write topology `path` with one assumption changed into out; False
     if the change does not apply (no switch for 'ports')."""
@@ -299,18 +326,22 @@ def variant_topology(path, which, out):
                 if k in s:
                     pair[k] = s[k]
             links.append(pair)
+    elif "nic-rate:" in which:
+        f = float(which.split(":", 1)[1])
+        nics = t.get("nics") or []
+        if not nics or any("bandwidth_gbps" not in n for n in nics):
+            return False
+        for n in nics:
+            n["bandwidth_gbps"] *= f
+        if which.startswith("latency+"):
+            set_latencies(t)
     elif which == "reserve":
         t["arbitration"] = "reserve"
     elif which not in ("latency", "delay", "latency+delay"):
         return False     # launch, proto, nccl-model: no topology of their own
     else:
         if which != "delay":
-            for group, lat in (("links", NVLINK_LAT_US),
-                               ("switches", NVLINK_LAT_US),
-                               ("nics", NET_LAT_US)):
-                for g in t.get(group, []):
-                    g.pop("alpha", None)
-                    g["alpha_us"] = lat
+            set_latencies(t)
         if which != "latency":
             t["alpha_mode"] = "delay"
     t["name"] = "%s-%s" % (t.get("name", "topo"), which)
@@ -339,6 +370,25 @@ def run_time(runner, xml, topo, size, target):
     except ValueError:
         return None
     return j.get("time_us") if rc == 0 else None
+
+
+def nic_rates(runner, work, rid, size, which, rates, sec, target):
+    """{f: time} of NCCL's schedule for sec's topology at size run on each
+    variant (f, topology with its NICs at f x their bandwidth)."""
+    nx = os.path.join(work, "calib.%s.%s.%d.nccl.xml" % (rid, which, size))
+    rc, o, err, secs = runner.sh([runner.synth, "--algo", "nccl",
+                                  sec.topo_path, "--collective", sec.coll,
+                                  "--size", str(size), "-o", nx, "-q"] +
+                                 target)
+    got = {}
+    if rc == 0:
+        for f, vt in rates:
+            us = run_time(runner, nx, vt, size, target)
+            if us:
+                got[f] = us
+    if os.path.exists(nx):
+        os.remove(nx)
+    return got
 
 
 def anchor_xml(work, res):
@@ -392,10 +442,27 @@ def experiments(runner, work, secs, results, calibration, data):
             for size in sorted({sizes[0], sizes[-1]}):
                 jobs.append(("variant", rid, size, v, vt, target,
                              (sec, stem, inst)))
+        for v, at in (("nic-rate", sizes),
+                      ("latency+nic-rate", sorted({sizes[0], sizes[-1]}))):
+            rates = []
+            for f in NIC_RATES:
+                vt = os.path.join(work, "%s.%s-%g.json" % (topo, v, f))
+                if os.path.exists(vt) or variant_topology(
+                        sec.topo_path, "%s:%g" % (v, f), vt):
+                    rates.append((f, vt))
+            for size in at if rates else ():
+                jobs.append(("nic-rate", rid, size, v, rates, sec, target))
     lock = __import__("threading").Lock()
 
     def one(job):
         kind, rid, size = job[0], job[1], job[2]
+        if kind == "nic-rate":
+            got = nic_rates(runner, work, rid, size, *job[3:])
+            with lock:
+                key = {"nic-rate": "nic_rate",
+                       "latency+nic-rate": "latency_nic_rate"}[job[3]]
+                out[rid].setdefault(key, {})[size] = got
+            return
         if kind == "proto":
             us = run_time(runner, job[3], job[4], size, job[5])
             if us:

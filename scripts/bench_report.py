@@ -554,6 +554,133 @@ def ceiling_note(row, factor=None):
                     "rates: " + "; ".join(parts)}
 
 
+def nic_rate_note(row, e):
+    """For a row beyond the ceiling: the model's NCCL with its network side
+    changed (bench_calib.py's NIC-rate ladder: NCCL's schedule run with
+    every NIC at f x its bandwidth).  First alone, at every size of the
+    range against the synthesized schedule as measured; if no f reproduces
+    the row, with NCCL's per-step latencies too, at the range's ends
+    against the synthesized schedule on the latency variant.  The highest f
+    at which the row is reproduced, with ours under it; else the nearest.
+    None without the ladder's times."""
+    import bench_calib
+    e = e or {}
+    lat = (e.get("variants") or {}).get("latency") or {}
+    alone = [(x["size_bytes"], x["synth_us"]) for x in row["sizes"]]
+    both = [(sz, lat[sz][1]) for sz in sorted(e.get("latency_nic_rate") or {})
+            if sz in lat and lat[sz][1]]
+    est, mine = nccl_284_ladder(row)
+    tried = []
+    for key, got, synth, what in (
+            ("nic-rate", e.get("nic_rate"), alone, "NCCL's schedule run with "
+             "every NIC at f × its bandwidth (the synthesized schedule at "
+             "the model's rates, every size)"),
+            ("latency+nic-rate", e.get("latency_nic_rate"), both, "NCCL's "
+             "per-step latencies on both sides and NCCL's schedule with every "
+             "NIC at f × its bandwidth (the range's ends)"),
+            ("nccl-2.8.4+nic-rate", est, mine, "NCCL 2.8.4's tuning-model "
+             "estimate for its pick with its network bandwidth at f × the "
+             "NICs' (the synthesized schedule plus 2.8.4's ring base latency, "
+             "as nccl-2.8.4; every size)")):
+        n = ladder(row, got or {}, synth)
+        if n:
+            n["variant"] = key
+            n["what"] = what
+            tried.append(n)
+            if n["reproduced"]:
+                break
+    if not tried:
+        return None
+    rates = bench_calib.NIC_RATES
+    for n in tried:
+        ours = "ours %s (%s) – %s (%s)" % (
+            fmt(n["ours_lo"]), fmt_size(n["lo_at"]), fmt(n["ours_hi"]),
+            fmt_size(n["hi_at"]))
+        n["text"] = ("%s: reproduced from f = %g, %s" % (n["what"], n["f"], ours)
+                     if n["reproduced"] else
+                     "%s: no f from %g to %g reproduces it, nearest at f = %g, "
+                     "%s" % (n["what"], rates[0], rates[-1], n["f"], ours))
+    out = dict(tried[-1])
+    out["text"] = "measured by changing it, " + "; ".join(
+        n["text"] for n in tried)
+    return out
+
+
+def nccl_284_ladder(row):
+    """({size: {f: us}}, [(size, us)]): NCCL 2.8.4's tuning-model estimate
+    for its pick at every size of the row with its inter-node bandwidth at
+    f x the NICs' (bench_calib.NIC_RATES), and the synthesized times plus
+    2.8.4's ring base latency for their protocol (the nccl-2.8.4 variant's
+    two sides); ({}, []) where that variant does not apply."""
+    import bench_calib
+    nodes, ranks, arch = topology_shape(row["topology"])
+    got, synth = {}, []
+    for x in row["sizes"] if nodes else ():
+        c = x.get("nccl_choice") or {}
+        if not c.get("channels_max") or not c.get("bw_intra_gbps") or \
+                row["collective"] not in bench_calib.N284_LL128_PER_CH:
+            return {}, []
+        got[x["size_bytes"]] = {f: bench_calib.nccl_284_time(
+            row["collective"], ranks, nodes, c["channels_max"],
+            c["bw_intra_gbps"], c["bw_inter_gbps"] * f, x["size_bytes"],
+            arch == "ampere")[0] for f in bench_calib.NIC_RATES}
+        p = bench_calib.N284_PROTOS.index(bench_calib.anchor_proto(x))
+        synth.append((x["size_bytes"],
+                      x["synth_us"] + bench_calib.N284_BASE[1][p]))
+    return got, synth
+
+
+def ladder(row, got, synth):
+    """The highest f of bench_calib.NIC_RATES at which the row is
+    reproduced with NCCL's times got[size][f] over synth [(size, us)],
+    else the f nearest the published range; None if a time is missing."""
+    import bench_calib
+    if not synth:
+        return None
+    best = None
+    for f in bench_calib.NIC_RATES:
+        ratios = []
+        for size, us in synth:
+            n = (got.get(size) or {}).get(f)
+            if not n:
+                return None
+            ratios.append((n / us, size))
+        lo, hi = min(ratios), max(ratios)
+        ok = calibration_verdict(row["kind"], row["published_lo"],
+                                 row["published_hi"], lo[0], hi[0]) == \
+            "reproduced"
+        dist = _distance(row["kind"], row["published_lo"],
+                         row["published_hi"], lo[0], hi[0])
+        if ok or best is None or dist < best[0]:
+            best = (dist, f, lo, hi, ok)
+        if ok:
+            break
+    dist, f, lo, hi, ok = best
+    return {"f": f, "reproduced": ok, "ours_lo": lo[0], "lo_at": lo[1],
+            "ours_hi": hi[0], "hi_at": hi[1]}
+
+
+def sums_bound_us(name, coll, size):
+    """For an AllReduce of size bytes per rank on bundled topology `name`
+    over N > 1 nodes: Patarasuk and Yuan's 2(N-1)/N x size through a node's
+    NICs (us), the bound of every schedule that adds partial sums of the
+    same elements (NCCL's, TACCL's, msccl-tools'); None otherwise.  Our
+    executor's bound does not assume that (src/bound/bound.c), so it is
+    the calibration's ceiling only."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "topologies", name + ".json")
+    try:
+        with open(path) as f:
+            t = json.load(f)
+        n = t["nodes"]
+        bw = sum(x["bandwidth_gbps"] for x in t.get("nics") or [])
+    except (OSError, ValueError, KeyError):
+        return None
+    if coll != "allreduce" or n < 2 or bw <= 0:
+        return None
+    return 2.0 * (n - 1) / n * size / (bw * 1000.0)
+
+
 def topology_shape(name):
     """(nodes, ranks, device arch) of bundled topology `name`, (None, None,
     None) if there is no such file."""
@@ -605,6 +732,7 @@ def calibration_rows(data, exp=None):
             synth_us, anchor = tb[1]["time_us"], anchor_label(tb[0])
             bound = tb[1].get("lower_bound_us") or \
                 data.nccl_row(sec, size).get("lower_bound_us")
+            sums = sums_bound_us(topo, coll, size)
             pv = ((exp or {}).get(rid) or {}).get("protos", {}).get(size)
             if pv and pv[0] < synth_us:
                 synth_us, anchor = pv[0], anchor_label({"label": pv[1]})
@@ -619,7 +747,8 @@ def calibration_rows(data, exp=None):
                 "anchor_bytes": (tb[0].get("synth") or {}).get("size_bytes"),
                 "ratio": nccl / synth_us,
                 "bound_us": bound,
-                "ceiling": nccl / bound if bound else None})
+                "sums_bound_us": sums,
+                "ceiling": nccl / max(bound, sums or 0) if bound else None})
         if not row["sizes"]:
             row["verdict"] = "not measured (no size of the range has both " \
                 "an nccl row and a verified schedule from the sketch)"
@@ -653,7 +782,10 @@ def calibration_rows(data, exp=None):
             if c:
                 row["ceiling"] = c
                 row["verdict"] += "; beyond the model's ceiling"
-                row["note"] = c["text"] + (
+                n = nic_rate_note(row, e)
+                if n:
+                    row["nic_rate"] = n
+                row["note"] = c["text"] + ("; " + n["text"] if n else "") + (
                     "; nearest variant: " + row["note"] if v else "")
     return out
 
@@ -708,9 +840,13 @@ def calibration_md(rows, meta):
         "protocol, so do we), at every power of two S of the published "
         "range that this run has (%s), shown as min (at size) – max (at "
         "size). **ceiling** at a size = the nccl row's time / our lower bound "
-        "(src/bound) at that size: no schedule is faster than the bound, so "
-        "no schedule could show a larger speed-up over the model's NCCL; "
-        "min – max over the sizes. **model assumption**, for a row not reproduced: of the "
+        "(src/bound) at that size, for AllReduce over N nodes the larger of "
+        "that and Patarasuk and Yuan's 2(N−1)/N × S through a node's NICs "
+        "(the bound of schedules that add partial sums of the same "
+        "elements, as NCCL's, TACCL's and msccl-tools' all do; our bound "
+        "does not assume it: docs/design.md): no such schedule is faster "
+        "than the bound, so none could show a larger speed-up over the "
+        "model's NCCL; min – max over the sizes. **model assumption**, for a row not reproduced: of the "
         "model's assumptions that plausibly cause it, the one whose change "
         "brings our ratio nearest the published range, measured at the "
         "range's ends by running the same two schedules on a variant of "
@@ -747,8 +883,20 @@ def calibration_md(rows, meta):
         "topology's link and NIC rates with the α–β costs the model gives "
         "every schedule. Its model assumption column then says how much "
         "slower than the model NCCL's call on TACCL's machine must have "
-        "been; where NCCL 2.8.4 lost that time on the real machine is "
-        "outside the model and cannot be measured here. Where no variant explains a row (\"not explained\"), the model "
+        "been, and measures that assumption changed on its network side: "
+        "NCCL's schedule run with every NIC at f × its bandwidth (f = "
+        "0.95, 0.90, … 0.30, at every size of the range; "
+        "scripts/bench_calib.py), the highest f at which the row is "
+        "reproduced: how far below the NICs' line rate NCCL would have had "
+        "to run for TACCL's figure to hold in this model. A loss that "
+        "grows with the steps of a call is not a rate, so where no f "
+        "reproduces the row alone, the same ladder is taken with NCCL's "
+        "per-step latencies on both sides (the latency variant, at the "
+        "range's ends), then on NCCL 2.8.4's own estimate for its pick "
+        "(the nccl-2.8.4 variant, every size), and the first that "
+        "reproduces it is named. Where NCCL 2.8.4 "
+        "lost that time on the real machine is outside the model and "
+        "cannot be measured here. Where no variant explains a row (\"not explained\"), the model "
         "differs from the machines TACCL measured in ways these variants "
         "do not change, and we do not claim which: TACCL measured NCCL "
         "2.8.4, while our nccl row follows today's NCCL (its constants, its "

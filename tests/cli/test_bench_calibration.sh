@@ -259,3 +259,87 @@ r["sizes"][0]["ceiling"] = None
 ok &= br.ceiling_note(r) is None
 print("all ok" if ok else c)
 '
+
+# NCCL's NIC rate: the ladder's variant topologies scale every NIC's
+# bandwidth (and nothing else); the report names the highest f of the ladder
+# at which the row is reproduced, from NCCL's times at every size under f
+# over the synthesized times as measured
+expect "nic-rate: NICs at f x their bandwidth, the highest f that reproduces" 0 "^all ok$" -- py '
+import json, os, sys, tempfile; sys.path.insert(0, sys.argv[1] + "/scripts")
+import bench_calib as bc, bench_report as br
+src = os.path.join(sys.argv[1], "topologies", "ndv2-x2.json")
+base = json.load(open(src))
+ok = True
+with tempfile.TemporaryDirectory() as d:
+    out = os.path.join(d, "t.json")
+    ok &= bc.variant_topology(src, "nic-rate:0.7", out)
+    t = json.load(open(out))
+    ok &= abs(t["nics"][0]["bandwidth_gbps"] - 0.7 * base["nics"][0]["bandwidth_gbps"]) < 1e-9
+    ok &= t["links"] == base["links"] and t["nics"][0]["alpha_us"] == base["nics"][0]["alpha_us"]
+    ok &= not bc.variant_topology(os.path.join(sys.argv[1], "topologies", "dgx1.json"),
+                                  "nic-rate:0.7", out)          # no NIC
+ok &= bc.NIC_RATES[0] == 0.95 and bc.NIC_RATES[-1] == 0.3 and len(bc.NIC_RATES) == 14
+# published 1.9-2.1; ours 1.25 at both sizes at the model rate; NCCL is
+# NIC-bound: its time goes as 1/f; both ends need 1.25/f within x/÷ 1.33 of
+# 1.9 and 2.1: 1.25/f >= 2.1/1.33 = 1.579 first at f = 0.75 (1.667)
+row = {"kind": "range", "published_lo": 1.9, "published_hi": 2.1,
+       "topology": "ndv2-x2", "collective": "allreduce",
+       "sizes": [{"size_bytes": 1 << 26, "synth_us": 100.0},
+                 {"size_bytes": 1 << 30, "synth_us": 1000.0}]}
+e = {"nic_rate": {1 << 26: {f: 125.0 / f for f in bc.NIC_RATES},
+                  1 << 30: {f: 1250.0 / f for f in bc.NIC_RATES}}}
+n = br.nic_rate_note(row, e)
+ok &= n["reproduced"] and n["f"] == 0.75 and abs(n["ours_lo"] - 1.25 / 0.75) < 1e-9
+ok &= "reproduced from f = 0.75, ours 1.667 (64 MiB) – 1.667 (1 GiB)" in n["text"]
+# unreachable at any f (the max must stay <= 2.1 x 1.33): nearest named
+e["nic_rate"][1 << 26] = {f: 400.0 / f for f in bc.NIC_RATES}
+n = br.nic_rate_note(row, e)
+ok &= not n["reproduced"] and "no f from 0.95 to 0.3 reproduces it, nearest at f = 0.95" in n["text"]
+# then with the NCCL latencies too, at the ends, over the synthesized times
+# of the latency variant: 2.0/f and 1.2/f at 64 MiB and 1 GiB (synth 100, 1000):
+# 2.0/f <= 2.1 x 1.33 from f = 0.75, 1.2/f >= 1.9 / 1.33 first at f = 0.8
+e["variants"] = {"latency": {1 << 26: (200.0, 100.0), 1 << 30: (1200.0, 1000.0)}}
+e["latency_nic_rate"] = {1 << 26: {f: 200.0 / f for f in bc.NIC_RATES},
+                         1 << 30: {f: 1200.0 / f for f in bc.NIC_RATES}}
+n = br.nic_rate_note(row, e)
+ok &= n["reproduced"] and n["f"] == 0.8 and n["variant"] == "latency+nic-rate"
+ok &= n["text"].startswith("measured by changing it, NCCL\x27s schedule run with every NIC")
+ok &= "; NCCL\x27s per-step latencies on both sides" in n["text"]
+ok &= "reproduced from f = 0.8, ours 1.500 (1 GiB) – 2.500 (64 MiB)" in n["text"]
+# last, NCCL 2.8.4 estimate with its network bandwidth at f x, against the
+# synthesized times plus the 2.8.4 ring base latency (Simple: 8.4 us); here
+# the synthesized side is made 1.2 / 1.3 x faster than that estimate at f = 1
+e["latency_nic_rate"][1 << 30] = {f: 9000.0 for f in bc.NIC_RATES}
+ch = {"channels_max": 2, "bw_intra_gbps": 25.0, "bw_inter_gbps": 6.25}
+est = lambda size, f: bc.nccl_284_time("allreduce", 16, 2, 2, 25.0, 6.25 * f, size)[0]
+for x, k in zip(row["sizes"], (1.2, 1.3)):
+    x["nccl_choice"], x["anchor"] = ch, "sk @1 MiB"
+    x["synth_us"] = est(x["size_bytes"], 1.0) / k - 8.4
+want = next(f for f in bc.NIC_RATES if br.calibration_verdict("range", 1.9, 2.1,
+            *sorted(est(x["size_bytes"], f) / (x["synth_us"] + 8.4) for x in row["sizes"])) == "reproduced")
+n = br.nic_rate_note(row, e)
+ok &= n["variant"] == "nccl-2.8.4+nic-rate" and n["reproduced"] and n["f"] == want and want < 0.95
+ok &= "NCCL 2.8.4\x27s tuning-model estimate for its pick with its network bandwidth at f" in n["text"]
+# a size without the ladder: nothing to say
+del e["nic_rate"][1 << 30]
+del e["latency_nic_rate"]
+row["sizes"][0]["nccl_choice"] = {}
+ok &= br.nic_rate_note(row, e) is None
+print("all ok" if ok else n)
+'
+
+# for AllReduce over N nodes the ceiling also takes 2(N-1)/N x S through a
+# node's NICs (Patarasuk and Yuan: every schedule that adds partial sums of
+# the same elements), by hand: NDv2 x4, 1 GiB, one 12.5 GB/s NIC per node
+expect "ceiling: AllReduce over nodes takes the partial-sums bound, by hand" 0 "^all ok$" -- py '
+import sys; sys.path.insert(0, sys.argv[1] + "/scripts")
+import bench_report as br
+def near(a, b): return abs(a - b) < 1e-9 * b
+ok = near(br.sums_bound_us("ndv2-x4", "allreduce", 1 << 30), 1.5 * (1 << 30) / 12500.0)
+ok &= near(br.sums_bound_us("ndv2-x2", "allreduce", 1 << 30), (1 << 30) / 12500.0)
+ok &= near(br.sums_bound_us("dgx2-x2", "allreduce", 1 << 20), (1 << 20) / 100000.0)
+ok &= br.sums_bound_us("ndv2-x4", "allgather", 1 << 30) is None
+ok &= br.sums_bound_us("dgx1", "allreduce", 1 << 30) is None
+ok &= br.sums_bound_us("no-such-topology", "allreduce", 1 << 30) is None
+print("all ok" if ok else "mismatch")
+'
