@@ -560,9 +560,12 @@ def nic_rate_note(row, e):
     every NIC at f x its bandwidth).  First alone, at every size of the
     range against the synthesized schedule as measured; if no f reproduces
     the row, with NCCL's per-step latencies too, at the range's ends
-    against the synthesized schedule on the latency variant.  The highest f
-    at which the row is reproduced, with ours under it; else the nearest.
-    None without the ladder's times."""
+    against the synthesized schedule on the latency variant; then NCCL
+    2.8.4's estimate with its network at f.  Each ladder tried gives its
+    highest f at which the row is reproduced, else its f nearest the
+    published range; the text names every ladder tried, the fields are
+    those of the one that reproduces the row, else of the last tried.  None
+    without the ladder's times."""
     import bench_calib
     e = e or {}
     lat = (e.get("variants") or {}).get("latency") or {}
