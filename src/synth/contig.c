@@ -750,14 +750,23 @@ int contig_solve(const algo *in, const topo *t, double chunk_bytes, const contig
     contig_ctx_free(&c);
     st->total_seconds = wall_s() - t0;
     int failed = st->status == LP_UNSOLVED && st->ncols > 0;
-    if (rc == TC_OK && !o->quiet)
+    if (rc == TC_OK && !o->quiet) {
+        /* the result is the executor's replay of the grouping; the rest are
+         * the MILP's fixed-order model, which a replay may not follow */
+        char milp[64] = "", bound[64] = "";
+        if (isfinite(st->objective))
+            snprintf(milp, sizeof milp, ", MILP %.4g", st->objective);
+        if (isfinite(st->best_bound))
+            snprintf(bound, sizeof bound, ", bound %.4g, gap %.3g", st->best_bound, st->gap);
         fprintf(stderr,
-                "contig: %s: makespan %.4g us (input %.4g, no groups %.4g, bound %.4g, gap "
-                "%.3g), %d groups holding %d of %d sends; %s %.2f s, total %.2f s%s%s\n",
+                "contig: %s: makespan %.4g us as the executor replays it (fixed-order model: "
+                "input %.4g, no groups %.4g%s%s), %d groups holding %d of %d sends; %s %.2f s, "
+                "total %.2f s%s%s\n",
                 failed ? "MILP failed" : st->status == LP_UNSOLVED ? "no MILP"
                                                                    : lp_status_name(st->status),
-                st->result_us, st->input_us, st->ungrouped_us, st->best_bound, st->gap,
+                st->result_us, st->input_us, st->ungrouped_us, milp, bound,
                 st->ngroups, st->grouped_sends, st->nsends, lp_backend_name(o->backend),
                 st->seconds, st->total_seconds, failed ? "; " : "", failed ? st->msg : "");
+    }
     return rc;
 }
