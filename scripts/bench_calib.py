@@ -254,11 +254,12 @@ def nccl_284_time(coll, nranks, nnodes, nchannels, bw_intra, bw_inter,
     return best
 
 
-def nccl_284_variant(sizes, coll, nranks, nnodes, ampere=False):
+def nccl_284_variant(sizes, coll, nranks, nnodes, ampere=False, net=1.0):
     """{size: (nccl_us, synth_us)} for nccl-2.8.4: NCCL 2.8.4's estimate
     of its pick for the communicator our NCCL model saw (nccl_choice's
-    channels_max, bw_intra_gbps, bw_inter_gbps), and the synthesized time
-    plus 2.8.4's ring base latency for its protocol."""
+    channels_max, bw_intra_gbps, bw_inter_gbps; the last times net, the
+    NIC-rate ladder's f), and the synthesized time plus 2.8.4's ring base
+    latency for its protocol."""
     out = {}
     for x in sizes:
         c = x.get("nccl_choice") or {}
@@ -266,7 +267,7 @@ def nccl_284_variant(sizes, coll, nranks, nnodes, ampere=False):
                 not x.get("synth_us") or coll not in N284_LL128_PER_CH:
             continue
         est = nccl_284_time(coll, nranks, nnodes, c["channels_max"],
-                            c["bw_intra_gbps"], c["bw_inter_gbps"],
+                            c["bw_intra_gbps"], c["bw_inter_gbps"] * net,
                             x["size_bytes"], ampere)
         p = N284_PROTOS.index(anchor_proto(x))
         out[x["size_bytes"]] = (est[0], x["synth_us"] + N284_BASE[1][p])

@@ -610,27 +610,22 @@ def nic_rate_note(row, e):
 
 
 def nccl_284_ladder(row):
-    """({size: {f: us}}, [(size, us)]): NCCL 2.8.4's tuning-model estimate
-    for its pick at every size of the row with its inter-node bandwidth at
-    f x the NICs' (bench_calib.NIC_RATES), and the synthesized times plus
-    2.8.4's ring base latency for their protocol (the nccl-2.8.4 variant's
-    two sides); ({}, []) where that variant does not apply."""
+    """({size: {f: us}}, [(size, us)]): the nccl-2.8.4 variant's two sides
+    at every size of the row, NCCL's with its inter-node bandwidth at f x
+    the NICs' for each f of bench_calib.NIC_RATES; ({}, []) unless the
+    variant applies at every size."""
     import bench_calib
     nodes, ranks, arch = topology_shape(row["topology"])
-    got, synth = {}, []
-    for x in row["sizes"] if nodes else ():
-        c = x.get("nccl_choice") or {}
-        if not c.get("channels_max") or not c.get("bw_intra_gbps") or \
-                row["collective"] not in bench_calib.N284_LL128_PER_CH:
-            return {}, []
-        got[x["size_bytes"]] = {f: bench_calib.nccl_284_time(
-            row["collective"], ranks, nodes, c["channels_max"],
-            c["bw_intra_gbps"], c["bw_inter_gbps"] * f, x["size_bytes"],
-            arch == "ampere")[0] for f in bench_calib.NIC_RATES}
-        p = bench_calib.N284_PROTOS.index(bench_calib.anchor_proto(x))
-        synth.append((x["size_bytes"],
-                      x["synth_us"] + bench_calib.N284_BASE[1][p]))
-    return got, synth
+    if not nodes:
+        return {}, []
+    per = {f: bench_calib.nccl_284_variant(row["sizes"], row["collective"],
+                                           ranks, nodes, arch == "ampere", f)
+           for f in bench_calib.NIC_RATES}
+    first = per[bench_calib.NIC_RATES[0]]
+    if len(first) != len(row["sizes"]):
+        return {}, []
+    return ({s: {f: per[f][s][0] for f in per} for s in first},
+            sorted((s, v[1]) for s, v in first.items()))
 
 
 def ladder(row, got, synth):
