@@ -43,10 +43,12 @@
  * non-nop step at or after `step` in that tb with hasdep=1. */
 #include "check.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../util/mem.h"
+#include "rtdep.h"
 
 /* MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL, the same in both runtimes. */
 #define PEER_TBS_PER_CHANNEL 32
@@ -55,8 +57,8 @@ typedef struct {
     const prog *p;
     const check_limits *lim;
     hazard_list *out;
-    int *last_hasdep;       /* per tb of the current gpu: last non-nop step with hasdep=1 */
-    int *last_nop_hasdep;   /* per tb: last nop step with hasdep=1 */
+    rtdep_tb *rt;           /* per tb of the current gpu: the runtimes' numbering */
+    int nrt;                /* tbs filled in rt */
     int *send_per_chan;     /* per channel of the current gpu: tbs with a send peer */
     int *recv_per_chan;
     int nchan_counted;      /* length of the two arrays above */
@@ -168,7 +170,8 @@ static int coll_spelling_ok(check_loader loader, const char *s)
         return !strcmp(s, "reduce_scatter");
     if (loader == LOADER_EXECUTOR)
         return !strcmp(s, "reducescatter");
-    return 1;   /* no target: our reader already accepted the spelling */
+    /* no target: what one of them loads */
+    return !strcmp(s, "reduce_scatter") || !strcmp(s, "reducescatter");
 }
 
 /* <algo>: coll spelling, required attributes, the byte range. */
@@ -176,12 +179,24 @@ static void check_algo_loader(ctx *c)
 {
     const prog *p = c->p;
     check_loader L = c->lim->loader;
-    if ((L != LOADER_MSCCL && L != LOADER_EXECUTOR) || !p->coll_attr[0])
-        return;     /* no named loader, or built in memory */
-    if (!coll_spelling_ok(L, p->coll_attr))
-        hazard_add(c->out, HZ_LOAD, -1, -1, -1,
-                   "coll \"%s\": %s refuses to load the file; it spells this collective \"%s\"",
-                   p->coll_attr, check_loader_name(L), coll_xml_name(p->coll, L == LOADER_EXECUTOR));
+    if (L == LOADER_NONE || !p->coll_attr[0])
+        return;     /* no loader, or built in memory */
+    if (!coll_spelling_ok(L, p->coll_attr)) {
+        if (L == LOADER_ANY) {
+            const char *legacy = coll_xml_name(p->coll, 0), *newer = coll_xml_name(p->coll, 1);
+            hazard_add(c->out, HZ_LOAD, -1, -1, -1,
+                       "coll \"%s\": the MSCCL runtimes refuse to load the file; they spell "
+                       "this collective \"%s\"%s%s%s", p->coll_attr, legacy,
+                       strcmp(legacy, newer) ? " (msccl-executor: \"" : "",
+                       strcmp(legacy, newer) ? newer : "", strcmp(legacy, newer) ? "\")" : "");
+        } else
+            hazard_add(c->out, HZ_LOAD, -1, -1, -1,
+                       "coll \"%s\": %s refuses to load the file; it spells this collective "
+                       "\"%s\"", p->coll_attr, check_loader_name(L),
+                       coll_xml_name(p->coll, L == LOADER_EXECUTOR));
+    }
+    if (L == LOADER_ANY)
+        return;
     if (L == LOADER_EXECUTOR) {
         static const struct { unsigned bit; const char *name; } req[] = {
             {PROG_HAS_OUTOFPLACE, "outofplace"}, {PROG_HAS_MINBYTES, "minBytes"},
@@ -191,6 +206,10 @@ static void check_algo_loader(ctx *c)
                 hazard_add(c->out, HZ_LOAD, -1, -1, -1,
                            "<algo> has no %s attribute: msccl-executor requires it and fails "
                            "ncclCommInitRank", req[i].name);
+        if ((p->attrs & PROG_HAS_OUTOFPLACE) && !p->inplace && !p->outofplace)
+            hazard_add(c->out, HZ_LOAD, -1, -1, -1,
+                       "inplace=\"0\" and outofplace=\"0\": msccl-executor selects this file "
+                       "for no call");
         return;
     }
     if (!(p->attrs & PROG_HAS_NAME))
@@ -228,16 +247,33 @@ static void check_syntax_loader(ctx *c)
         "text or a tab between elements (the tokenizer takes only spaces and line ends)",
         "a tag spread over several lines",
         "an attribute value in single quotes",
-        "an element with more than 16 attributes (the rest are dropped)",
+        "an element with more than 16 attributes, each space beyond one between them counting "
+        "as an empty one (the rest are dropped)",
     };
     const long at[] = {p->syntax.decl, p->syntax.tab, p->syntax.split_tag,
-                       p->syntax.single_quote, p->syntax.many_attrs};
-    for (int i = 0; i < 5; i++)
+                       p->syntax.single_quote, p->syntax.many_attrs, p->syntax.tab_in_tag};
+    for (int i = 0; i < 6; i++)
         if (at[i] > 0) {
             hazard_add(c->out, HZ_LOAD, -1, -1, -1, "%s: the runtimes' XML tokenizer refuses it "
-                       "(%s refuse%s to load the file)", what[i], refuser(c),
-                       c->lim->loader == LOADER_ANY ? "" : "s");
+                       "(%s refuse%s to load the file)",
+                       i == 5 ? "a tab inside a tag (attributes must be separated by single spaces)"
+                              : what[i], refuser(c), c->lim->loader == LOADER_ANY ? "" : "s");
             c->out->v[c->out->n - 1].line = at[i];
+        }
+    static const char *misread[] = {
+        "a blank beside '=': the runtimes' tokenizer refuses one after '=' and takes one before it "
+        "as the end of an attribute with no value",
+        "an entity or character reference in a value: the runtimes take it literally "
+        "(\"&#49;\" is not 1)",
+        "an integer with a leading zero: the runtimes read integers with strtol(s, NULL, 0), so "
+        "\"010\" is octal 8 and \"08\" is 0",
+    };
+    const long mat[] = {p->syntax.eq_space, p->syntax.entity, p->syntax.leading_zero};
+    for (int i = 0; i < 3; i++)
+        if (mat[i] > 0) {
+            hazard_add(c->out, HZ_LOAD, -1, -1, -1, "%s (%s would not load the file as written)",
+                       misread[i], refuser(c));
+            c->out->v[c->out->n - 1].line = mat[i];
         }
     long long nodes = prog_parser_nodes(p, NULL);
     if (nodes > PROG_PARSER_NODES)
@@ -310,6 +346,25 @@ static int check_offset_loader(ctx *c, int r, int t, int k, const prog_step *st)
         }
     }
     return reported;
+}
+
+/* Offsets past what the runtimes store (PROG_MAX_OFFSET): loaded, then
+ * wrapped negative. */
+static void check_offset_width(ctx *c, int r, int t, int k, const prog_step *st)
+{
+    if (c->lim->loader == LOADER_NONE)
+        return;
+    for (int side = 0; side < 2; side++) {
+        if (!(side ? step_writes_dst(st->type) : step_reads_src(st->type)))
+            continue;
+        int off = side ? st->dstoff : st->srcoff;
+        if (off > PROG_MAX_OFFSET)
+            hazard_add(c->out, HZ_LIMIT, r, t, k,
+                       "%soff %d exceeds the runtime limit %d: both runtimes load it but store "
+                       "offsets in 16 bits, so it wraps to %d and the step addresses memory "
+                       "before its buffer", side ? "dst" : "src", off, PROG_MAX_OFFSET,
+                       (int)(int16_t)(uint16_t)off);
+    }
 }
 
 /* ---- per tb ------------------------------------------------------------- */
@@ -432,6 +487,7 @@ static void check_step_data(ctx *c, int r, int t, int k,
                    st->cnt, c->lim->max_cnt, c->lim->max_cnt - 1, refuser(c),
                    c->lim->loader == LOADER_ANY ? "" : "s");
     int refused = check_offset_loader(c, r, t, k, st);
+    check_offset_width(c, r, t, k, st);
     if (step_reads_src(st->type) && !(refused & 1))
         check_operand(c, r, t, k, st, "src", st->srcbuf, st->srcoff);
     if (step_writes_dst(st->type) && !(refused & 2))
@@ -443,6 +499,8 @@ static void check_step_data(ctx *c, int r, int t, int k,
         hazard_add(c->out, HZ_CONNECTION, r, t, k,
                    "type %s receives, but tb %d has recv=-1", step_type_name(st->type), t);
 }
+
+static void report_unreleased(ctx *c, const prog_gpu *g, int r, int t, int k, int d, int s);
 
 /* The dependency (depid, deps) of step k of tb t on rank r. */
 static void check_step_dep(ctx *c, const prog_gpu *g, int r, int t, int k, const prog_step *st)
@@ -492,33 +550,97 @@ static void check_step_dep(ctx *c, const prog_gpu *g, int r, int t, int k, const
                    s);
         return;
     }
-    if (c->last_hasdep[d] < s) {
-        if (c->last_nop_hasdep[d] >= s)
-            hazard_add(c->out, HZ_DEPENDENCY, r, t, k,
-                       "depends on tb %d step %d, but only a nop at or after it in tb %d has "
-                       "hasdep=1 and the runtimes drop nops: the runtime hangs", d, s, d);
-        else
-            hazard_add(c->out, HZ_DEPENDENCY, r, t, k,
-                       "depends on tb %d step %d, but neither that step nor a later one in tb %d "
-                       "has hasdep=1: the runtime hangs", d, s, d);
-    }
+    if (c->rt[t].dropped[k])
+        return;     /* a trailing nop: the runtimes never wait for it */
+    int rel = rtdep_release(&c->rt[d], s);
+    if (rel < 0)
+        report_unreleased(c, g, r, t, k, d, s);
+    else if (d == t && rel >= k)
+        hazard_add(c->out, HZ_DEPENDENCY, r, t, k,
+                   "depends on step %d of its own tb, which the runtimes release only when step "
+                   "%d (the first with hasdep=1 that counts as %d or more) ends, and that cannot "
+                   "run before this one: the runtime hangs", s, rel, s);
 }
 
-/* Last step with hasdep=1 of every tb of g, nops apart. */
-static void index_hasdep(ctx *c, const prog_gpu *g)
+/* Why nothing releases a wait on (tb d, value s) of rank r: the runtimes
+ * wait until tb d publishes a value >= s (exec/rtdep.h). */
+static void report_unreleased(ctx *c, const prog_gpu *g, int r, int t, int k, int d, int s)
 {
-    for (int t = 0; t < g->ntbs; t++) {
-        const prog_tb *tb = &g->tbs[t];
-        c->last_hasdep[t] = -1;
-        c->last_nop_hasdep[t] = -1;
-        for (int k = 0; k < tb->nsteps; k++) {
-            if (tb->steps[k].hasdep != 1)
+    const prog_tb *dep = &g->tbs[d];
+    int last_nop = -1, last = -1, bare = 0;
+    for (int j = 0; j < dep->nsteps; j++) {
+        const prog_step *x = &dep->steps[j];
+        bare += x->type == ST_NOP && x->depid < 0;
+        if (x->hasdep == 1 && x->type == ST_NOP)
+            last_nop = j;
+        else if (x->hasdep == 1)
+            last = j;
+    }
+    if (last >= s)
+        hazard_add(c->out, HZ_DEPENDENCY, r, t, k,
+                   "depends on tb %d step %d, but the runtimes count a nop only if it carries a "
+                   "dependency: with its %d nop(s) without one, tb %d's last step with hasdep=1 "
+                   "(step %d) counts as %d, below %d: the runtime hangs", d, s, bare, d, last,
+                   c->rt[d].pos[last], s);
+    else if (last_nop >= s)
+        hazard_add(c->out, HZ_DEPENDENCY, r, t, k,
+                   "depends on tb %d step %d, but only a nop at or after it in tb %d has "
+                   "hasdep=1 and the runtimes drop nops: the runtime hangs", d, s, d);
+    else
+        hazard_add(c->out, HZ_DEPENDENCY, r, t, k,
+                   "depends on tb %d step %d, but neither that step nor a later one in tb %d "
+                   "has hasdep=1: the runtime hangs", d, s, d);
+}
+
+/* The runtimes' view of every tb of g (exec/rtdep.h). */
+static void index_rtdep(ctx *c, const prog_gpu *g)
+{
+    for (int t = 0; t < c->nrt; t++)
+        rtdep_tb_free(&c->rt[t]);
+    c->nrt = g->ntbs;
+    for (int t = 0; t < g->ntbs; t++)
+        rtdep_tb_of(&g->tbs[t], &c->rt[t]);
+}
+
+/* Re steps of tb t the runtimes fuse (exec/rtdep.h) into something other
+ * than the file's steps: one reduction over the last one's cnt, a nop's
+ * wait moved past the fused steps, more sources than the kernel holds. */
+static void check_fusion(ctx *c, int r, int t, const prog_tb *tb)
+{
+    const rtdep_tb *D = &c->rt[t];
+    for (int a = 0; a < tb->nsteps; a++) {
+        if (tb->steps[a].type != ST_RE || D->chain[a] >= 0)
+            continue;
+        int z = a;
+        for (int k = a + 1; k < tb->nsteps && (D->chain[k] == a || tb->steps[k].type == ST_NOP);
+             k++)
+            if (D->chain[k] == a)
+                z = k;
+        if (z == a)
+            continue;
+        int cnt = tb->steps[z].cnt, parts = 0;
+        for (int k = a; k <= z; k++) {
+            const prog_step *x = &tb->steps[k];
+            if (x->type == ST_NOP) {
+                if (x->depid >= 0)
+                    hazard_add(c->out, HZ_FUSION, r, t, k,
+                               "the runtimes fuse re steps %d to %d (same dst, same src buffer, "
+                               "no depid of their own) into one reduction, and this nop's wait "
+                               "(tb %d step %d) then comes only after it", a, z, x->depid,
+                               x->deps);
                 continue;
-            if (tb->steps[k].type == ST_NOP)
-                c->last_nop_hasdep[t] = k;
-            else
-                c->last_hasdep[t] = k;
+            }
+            parts++;
+            if (x->cnt != cnt)
+                hazard_add(c->out, HZ_FUSION, r, t, k,
+                           "the runtimes fuse re steps %d to %d (same dst, same src buffer, no "
+                           "depid of their own) into one reduction over the last one's cnt %d, "
+                           "so this step's cnt %d is not what they reduce", a, z, cnt, x->cnt);
         }
+        if (parts > RTDEP_MAX_FUSION)
+            hazard_add(c->out, HZ_FUSION, r, t, a,
+                       "the runtimes fuse re steps %d to %d into one reduction of %d sources, "
+                       "more than the %d their kernel holds", a, z, parts, RTDEP_MAX_FUSION);
     }
 }
 
@@ -534,13 +656,17 @@ static void check_tb_steps(ctx *c, const prog_gpu *g, int r, int t, const prog_t
                 pending_from = k;
             continue;
         }
+        if (c->rt[t].chain[k] >= 0)
+            continue;       /* fused into the re before it: check_fusion's */
         if (pending > 0 && st->depid < 0)
-            hazard_add(c->out, HZ_DEPENDENCY, r, t, k,
-                       "follows %d nop(s) with dependencies (from step %d) but has depid=-1; the "
-                       "runtimes reject a nop chain whose next step has no dependency of its own",
-                       pending, pending_from);
+            hazard_add(c->out, c->lim->loader == LOADER_NONE ? HZ_DEPENDENCY : HZ_LOAD, r, t, k,
+                       "follows %d nop(s) with dependencies (from step %d) but has depid=-1: %s "
+                       "refuse%s a nop chain whose next step has no dependency of its own",
+                       pending, pending_from, refuser(c),
+                       c->lim->loader == LOADER_ANY ? "" : "s");
         pending = 0;
     }
+    check_fusion(c, r, t, tb);
 }
 
 static void check_gpu(ctx *c, int r)
@@ -548,7 +674,7 @@ static void check_gpu(ctx *c, int r)
     const prog_gpu *g = &c->p->gpus[r];
     memset(c->send_per_chan, 0, (size_t)c->nchan_counted * sizeof *c->send_per_chan);
     memset(c->recv_per_chan, 0, (size_t)c->nchan_counted * sizeof *c->recv_per_chan);
-    index_hasdep(c, g);
+    index_rtdep(c, g);
     for (int t = 0; t < g->ntbs; t++) {
         check_tb_header(c, r, t, &g->tbs[t]);
         check_tb_steps(c, g, r, t, &g->tbs[t]);
@@ -719,8 +845,7 @@ int check_program(const prog *p, const check_limits *lim, hazard_list *out)
     for (int r = 0; r < p->ngpu; r++)
         if (p->gpus[r].ntbs > maxtbs)
             maxtbs = p->gpus[r].ntbs;
-    c.last_hasdep = xcalloc((size_t)maxtbs, sizeof *c.last_hasdep);
-    c.last_nop_hasdep = xcalloc((size_t)maxtbs, sizeof *c.last_nop_hasdep);
+    c.rt = xcalloc((size_t)maxtbs + 1, sizeof *c.rt);
     /* Per-channel counters only for a sane channel count. */
     c.nchan_counted = (p->nchannels >= 1 && p->nchannels <= 65536) ? p->nchannels : 0;
     c.send_per_chan = xcalloc((size_t)c.nchan_counted, sizeof *c.send_per_chan);
@@ -736,8 +861,9 @@ int check_program(const prog *p, const check_limits *lim, hazard_list *out)
     }
     check_connections(&c);
 
-    free(c.last_hasdep);
-    free(c.last_nop_hasdep);
+    for (int t = 0; t < c.nrt; t++)
+        rtdep_tb_free(&c.rt[t]);
+    free(c.rt);
     free(c.send_per_chan);
     free(c.recv_per_chan);
     return out->n - before;

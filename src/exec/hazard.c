@@ -8,7 +8,7 @@
 
 static const char *kind_names[HZ_COUNT] = {
     "bounds", "limit", "connection", "pairing", "dependency",
-    "uninitialized", "race", "deadlock", "device", "wrong_data", "load",
+    "uninitialized", "race", "deadlock", "device", "wrong_data", "load", "fusion",
 };
 
 const char *hazard_kind_name(hazard_kind k)

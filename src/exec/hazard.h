@@ -21,6 +21,7 @@ typedef enum {
     HZ_DEVICE,          /* a device rule: DMA granularity, no route */
     HZ_WRONG_DATA,      /* the postcondition does not hold */
     HZ_LOAD,            /* the target runtime's loader refuses the file */
+    HZ_FUSION,          /* re steps the runtimes fuse into a different operation */
     HZ_COUNT
 } hazard_kind;
 

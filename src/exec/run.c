@@ -16,6 +16,7 @@
 
 #include "../util/size.h"
 #include "data.h"
+#include "rtdep.h"
 
 void run_opts_default(run_opts *o)
 {
@@ -38,6 +39,13 @@ static void pick_modes(const prog *p, const run_opts *o, run_report *r)
     r->nmodes = 0;
     if (o->mode == 0 || o->mode == 1) {
         r->modes[r->nmodes++] = o->mode;
+        return;
+    }
+    if (o->target && !o->unlimited && !o->newer_executor) {
+        /* the legacy runtime reads inplace alone: a file serves calls of
+         * that mode only (microsoft/msccl src/graph/tuning.cc) */
+        r->modes[r->nmodes++] = p->inplace ? 1 : 0;
+        r->legacy_inplace_only = p->inplace && p->outofplace;
         return;
     }
     if (p->outofplace || !p->inplace)
@@ -80,14 +88,22 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
      * before the simulator runs); each mode's hazards are then listed
      * before its run's, mode by mode. */
     hazard_list race_hz[2] = {{0}};
+    /* from here on, every wait as the runtimes number it (exec/rtdep.h) */
+    prog *resolved = rtdep_resolve(p, &r->waits_moved);
+    if (resolved)
+        p = resolved;
     prog *tiled = NULL;
-    if (o->tiles && t->kind != TOPO_GPU)
+    if (o->tiles && t->kind != TOPO_GPU) {
+        prog_free(resolved);
         return tc_err_set(err, TC_INPUT, "--tiles: the MSCCL runtimes' tile loop is a GPU "
                           "runtime's; topology %s is a chip/cluster device", t->name);
+    }
     if (o->tiles) {
         tiled = tile_prog(p, r->size_bytes, &r->tile, err);
-        if (!tiled)
+        if (!tiled) {
+            prog_free(resolved);
             return TC_INPUT;
+        }
         r->tiled = 1;
     }
     race_graph *rg = race_graph_new(p);
@@ -112,6 +128,7 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
             for (int k = m + 1; k < r->nmodes; k++)
                 hazard_list_free(&race_hz[k]);
             prog_free(tiled);
+            prog_free(resolved);
             return rc;
         }
         int bad = o->strict ? r->hz.n - before : hazard_errors(&r->hz, before);
@@ -120,6 +137,7 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
     }
     r->verified = ok;
     prog_free(tiled);
+    prog_free(resolved);
     return TC_OK;
 }
 
@@ -298,6 +316,14 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
             fprintf(f, "%s%s\n", wshown++ ? "          " : "warning   ", r->hz.v[i].msg);
     if (nwarn > wshown)
         fprintf(f, "          ... and %d more warnings\n", nwarn - wshown);
+    if (r->legacy_inplace_only)
+        fprintf(f, "modes     msccl (the legacy runtime) reads only inplace=\"1\", not "
+                   "outofplace: it runs this file for in-place calls only, so only those are run\n");
+    if (r->waits_moved > 0)
+        fprintf(f, "waits     %lld released later than the step they name, or dropped: the "
+                   "runtimes count a nop only if it carries a dependency, publish progress only "
+                   "after a step with hasdep=1 and drop a tb's trailing nops; run as they do\n",
+                r->waits_moved);
     if (r->tiled) {
         fprintf(f, "tiles     the runtimes' passes: %d of %lld bytes per chunk of %lld, at most "
                    "%d chunk%s an operation: %d operations for %d steps\n",
@@ -418,8 +444,10 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
     cJSON_AddStringToObject(j, "dtype", o && o->dtype == DT_F32 ? "f32" : "i32");
     cJSON_AddStringToObject(j, "loader", !o ? "any" : o->unlimited ? "none" : !o->target ? "any"
                                          : o->newer_executor ? "msccl-executor" : "msccl");
-    if (r)
+    if (r) {
         cJSON_AddBoolToObject(j, "refused", r->refused);
+        cJSON_AddNumberToObject(j, "waits_moved", (double)r->waits_moved);
+    }
     if (r && r->tiled) {
         cJSON *tl = cJSON_AddObjectToObject(j, "tiles");
         cJSON_AddNumberToObject(tl, "passes", r->tile.passes);

@@ -49,6 +49,11 @@ typedef struct {
     int has_bound;
     double bound_us;        /* lower bound at this size (has_bound) */
     int tiled;              /* the run was timed in the runtimes' passes (run_opts.tiles) */
+    int legacy_inplace_only; /* the legacy loader: inplace="1" outofplace="1"
+                               runs in place only (it never reads outofplace) */
+    long long waits_moved;  /* waits the runtimes release at a later step than
+                               the one they name, or never wait for
+                               (exec/rtdep.h); run as the runtimes do */
     tile_info tile;         /* their shape, when tiled */
 } run_report;
 

@@ -171,6 +171,28 @@ static int refuse_unparsable(const prog *p, tc_err *err)
                       r, nodes, p->ngpu, p->gpus[r].ntbs, PROG_PARSER_NODES);
 }
 
+/* TC_INPUT when a step of p addresses a chunk beyond what the runtimes'
+ * 16-bit offsets hold (PROG_MAX_OFFSET): they would load the file and
+ * address memory before the buffer. */
+static int refuse_wide_offsets(const prog *p, tc_err *err)
+{
+    for (int r = 0; r < p->ngpu; r++)
+        for (int t = 0; t < p->gpus[r].ntbs; t++)
+            for (int k = 0; k < p->gpus[r].tbs[t].nsteps; k++) {
+                const prog_step *x = &p->gpus[r].tbs[t].steps[k];
+                int off = x->srcoff > x->dstoff ? x->srcoff : x->dstoff;
+                if (off > PROG_MAX_OFFSET)
+                    return tc_err_set(err, TC_INPUT,
+                                      "rank %d addresses chunk %d of a buffer of %d chunks per "
+                                      "loop; the runtimes store offsets in 16 bits (at most %d), "
+                                      "so the file would address memory outside its buffers "
+                                      "(fewer chunks per rank, or --target unlimited to write it "
+                                      "for simulation)", r, off, p->nchunksperloop,
+                                      PROG_MAX_OFFSET);
+            }
+    return TC_OK;
+}
+
 prog *lower_algo(const algo *a, const topo *t, const lower_opts *o, tc_err *err)
 {
     lower_opts dflt;
@@ -210,7 +232,8 @@ prog *lower_algo(const algo *a, const topo *t, const lower_opts *o, tc_err *err)
     }
     if (rc == TC_OK)
         p = lower_emit(in, &L.xf, &L.ops, &L.lay, err);
-    if (p && !o->unlimited && refuse_unparsable(p, err) != TC_OK) {
+    if (p && !o->unlimited &&
+        (refuse_unparsable(p, err) != TC_OK || refuse_wide_offsets(p, err) != TC_OK)) {
         prog_free(p);
         p = NULL;
     }

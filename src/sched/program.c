@@ -250,7 +250,7 @@ static void emit_rank(const prog_gpu *w, char *const *dead, prog_gpu *h)
             const prog_step *x = &tb->steps[s];
             if (x->depid >= 0 && x->deps >= 0)
                 dep_resolve(w, dead, x->depid, x->deps, &L[t][s]);
-            at += L[t][s].n > 1 ? L[t][s].n : 1;
+            at += L[t][s].n > 1 ? L[t][s].n : dead[t][s] && L[t][s].n == 0 ? 0 : 1;
             idx[t][s] = at - 1;
         }
     }
@@ -260,6 +260,10 @@ static void emit_rank(const prog_gpu *w, char *const *dead, prog_gpu *h)
         for (int s = 0; s < tb->nsteps; s++) {
             const prog_step *x = &tb->steps[s];
             const dep_set *d = &L[t][s];
+            if (dead[t][s] && d->n == 0)
+                continue;   /* a nop with no wait: the runtimes would not count it
+                               and every later step of the tb would publish one
+                               less than its number (exec/rtdep.h) */
             for (int i = 0; i + 1 < d->n; i++)
                 prog_add_step(u, ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, d->v[i].tb,
                               idx[d->v[i].tb][d->v[i].step]);

@@ -50,6 +50,12 @@ typedef struct {
  * (exec/check.c judges it, the lowering refuses to write it). */
 #define PROG_PARSER_NODES 4095
 
+/* The largest chunk offset (srcoff, dstoff) both runtimes hold: they
+ * check an offset against its buffer as an int, then store it in an
+ * int16_t (mscclTransmission; reductionSrcOffsets), so a larger one wraps
+ * negative and the step addresses memory before its buffer. */
+#define PROG_MAX_OFFSET 32767
+
 typedef struct {
     int id;
     int send;           /* peer rank this tb sends to, -1 = none */
@@ -104,6 +110,10 @@ typedef struct prog {
         long split_tag;     /* a tag spread over lines */
         long single_quote;  /* a value in single quotes */
         long many_attrs;    /* an element with more than 16 attributes */
+        long tab_in_tag;    /* a tab inside a tag (the tokenizer fails) */
+        long eq_space;      /* a blank beside '=' (misread or refused) */
+        long entity;        /* '&' in a value (taken literally, not decoded) */
+        long leading_zero;  /* an integer with a leading zero (read as octal) */
     } syntax;
     int size_line;          /* line of the <taccl> giving size_bytes, else 0 */
 } prog;
@@ -156,7 +166,9 @@ int prog_buf_len(const prog *p, int r, buf_kind b);
  * tb's last step before it that does something and the copy's own
  * dependencies; none when there are none, as for a rank's own chunk at the
  * start), one nop more per extra wait, steps renumbered, each step waited
- * for marked hasdep.
+ * for marked hasdep.  A copy that then waits for nothing is left out: the
+ * runtimes do not count a nop without a dependency, so every later step of
+ * its tb would publish a number one below its own (exec/rtdep.h).
  * inplace="1" outofplace="0"; no topology attached.
  * Whether it verifies in place is the executor's to say.  NULL only when
  * out of memory. */

@@ -182,6 +182,8 @@ static void elem_index(const names *nm, elem *n, name_id kind)
 typedef struct {
     const char *label;
     tc_err *err;
+    long *leading_zero;     /* prog.syntax.leading_zero: first line of an
+                               integer the runtimes would read as octal */
 } reader;
 
 /* "LABEL:LINE: " + message, TC_INPUT. */
@@ -254,6 +256,17 @@ static int missing(const reader *r, const elem *n, name_id id)
     return fail_at(r, n, "<%s> attribute %s: missing", n->name, NAME_TEXT[id]);
 }
 
+/* An integer written with a leading zero ("010", "-07"): the runtimes read
+ * every integer with strtol(s, NULL, 0), so as octal (8; "08" as 0). */
+static inline void note_leading_zero(const reader *r, const elem *n, const char *s, size_t len)
+{
+    size_t i = len > 0 && s[0] == '-';
+    if (len - i >= 2 && s[i] == '0' && r->leading_zero && !*r->leading_zero &&
+        (!strcmp(n->name, "algo") || !strcmp(n->name, "gpu") || !strcmp(n->name, "tb") ||
+         !strcmp(n->name, "step")))
+        *r->leading_zero = n->line;
+}
+
 /* attr_ll() but for a value there, within the first 16 and good. */
 static int attr_ll_slow(const reader *r, const elem *n, name_id id, long long lo, long long hi,
                         long long *out, int *present)
@@ -283,6 +296,7 @@ static int attr_ll_slow(const reader *r, const elem *n, name_id id, long long lo
     *out = x;
     if (present)
         *present = 1;
+    note_leading_zero(r, n, v.s, v.n);
     return TC_OK;
 }
 
@@ -297,6 +311,7 @@ static inline int attr_ll(const reader *r, const elem *n, name_id id, long long 
         if (xml_parse_decimal((const char *)a[3], (size_t)(a[4] - a[3]), lo, hi, out) == NUM_OK) {
             if (present)
                 *present = 1;
+            note_leading_zero(r, n, (const char *)a[3], (size_t)(a[4] - a[3]));
             return TC_OK;
         }
     }
@@ -852,6 +867,11 @@ typedef struct {
     int open;               /* bytes seen since the tag's '<' (counts to 4) */
     int bang;               /* 1 after "<!", 2 after "<!-" */
     int dashes;             /* in a comment: '-' just before */
+    int eq;                 /* in a tag: the byte before was '=' */
+    int spaces;             /* in a tag: spaces outside values, each of which
+                               starts an attribute for the runtimes' tokenizer */
+    unsigned char name[2];  /* the tag's first two bytes after '<' */
+    unsigned char prev;     /* the last byte of the previous piece */
 } tok_scan;
 
 typedef struct {
@@ -875,6 +895,7 @@ static void stream_begin(stream *S, const char *label)
     st->r.err = &st->first;
     tc_err_clear(&st->first);
     st->p = prog_new("", COLL_ALLGATHER, 0, 0);
+    st->r.leading_zero = st->p ? &st->p->syntax.leading_zero : NULL;
     /* SAX2's handlers (document, entities...), with ours for elements and
      * none for text, comments and instructions: nothing is kept */
     xmlSAXHandler h;
@@ -917,15 +938,26 @@ static void first_at(long *slot, long line)
 /* Bytes that end a run the scan can skip, in a tag, in a quoted value and
  * between elements. */
 static const unsigned char STOP_TAG[256] = {
-    ['"'] = 1, ['\''] = 1, ['\n'] = 1, ['\r'] = 1, ['>'] = 1,
+    ['"'] = 1, ['\''] = 1, ['\n'] = 1, ['\r'] = 1, ['>'] = 1, ['='] = 1, ['\t'] = 1, [' '] = 1,
 };
-static const unsigned char STOP_QUOTE[256] = {['"'] = 1, ['\n'] = 1};
+static const unsigned char STOP_QUOTE[256] = {['"'] = 1, ['\n'] = 1, ['&'] = 1};
+
+/* Whether a tag whose name begins with these two bytes is one whose values
+ * the runtimes use: <algo>, <gpu>, <tb>, <step> (not <taccl>, <topology>). */
+static int read_by_runtimes(const unsigned char *name)
+{
+    return (name[0] == 'a' && name[1] == 'l') || (name[0] == 'g' && name[1] == 'p') ||
+           (name[0] == 't' && name[1] == 'b') || (name[0] == 's' && name[1] == 't');
+}
 
 /* Byte by byte: note, in p->syntax, what the runtimes' tokenizer would
  * refuse in these bytes: it takes only ' ', '\n' and '\r' between
  * elements, no <?...?>, each tag on one line, values in double quotes;
- * comments are skipped.  Runs of names and values inside tags are skipped
- * by table. */
+ * comments are skipped.  And what it reads otherwise than libxml2: a tab
+ * in a tag or a blank beside '=' (it splits attributes at single spaces
+ * and reads a value only right after '='), an entity reference in a value
+ * (taken literally).  Runs of names and values inside tags are skipped by
+ * table. */
 static void tok_scan_slow(tok_scan *t, prog *p, const char *b, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -939,9 +971,13 @@ static void tok_scan_slow(tok_scan *t, prog *p, const char *b, size_t n)
                 c = (unsigned char)b[++i];
             if (c == '"')
                 t->in_quote = 0;
+            else if (c == '&' && read_by_runtimes(t->name))
+                first_at(&p->syntax.entity, t->line);
         } else if (t->in_tag && t->open < 4) {
             /* the first bytes after '<': "<?" and "<!--" */
             t->open++;
+            if (t->open <= 2)
+                t->name[t->open - 1] = c;
             if (t->open == 1 && c == '?')
                 first_at(&p->syntax.decl, t->line);
             t->bang = t->open == 1 && c == '!' ? 1 : t->bang == t->open - 1 && c == '-' ? t->bang + 1 : 0;
@@ -955,28 +991,48 @@ static void tok_scan_slow(tok_scan *t, prog *p, const char *b, size_t n)
                 t->in_quote = 1;
             } else if (c == '\n' || c == '\r') {
                 first_at(&p->syntax.split_tag, t->line);
+            } else if (c == ' ') {
+                t->spaces++;
             }
         } else if (t->in_tag) {
+            if (t->eq && (c == ' ' || c == '\t'))
+                first_at(&p->syntax.eq_space, t->line);
+            t->eq = 0;
             while (!STOP_TAG[c] && i + 1 < n)
                 c = (unsigned char)b[++i];
-            if (c == '"')
+            unsigned char before = i > 0 ? (unsigned char)b[i - 1] : t->prev;
+            if (c == '=') {
+                if (before == ' ')
+                    first_at(&p->syntax.eq_space, t->line);
+                t->eq = 1;
+            } else if (c == '\t')
+                first_at(&p->syntax.tab_in_tag, t->line);
+            else if (c == ' ')
+                t->spaces++;
+            else if (c == '"')
                 t->in_quote = 1;
             else if (c == '\'')
                 first_at(&p->syntax.single_quote, t->line);
             else if (c == '\n' || c == '\r')
                 first_at(&p->syntax.split_tag, t->line);
-            else if (c == '>')
+            else if (c == '>') {
                 t->in_tag = 0;
+                if (t->spaces > 16)     /* the tokenizer keeps 16 attributes */
+                    first_at(&p->syntax.many_attrs, t->line);
+            }
         } else if (c == '<') {
             t->in_tag = 1;
             t->open = 0;
             t->bang = 0;
+            t->spaces = 0;
         } else if (c != ' ' && c != '\n' && c != '\r') {
             first_at(&p->syntax.tab, t->line);
         }
         if (c == '\n')
             t->line++;
     }
+    if (n > 0)
+        t->prev = (unsigned char)b[n - 1];
 }
 
 /* How many of the n bytes at s are '"' (8 at a time: a byte of x is 0
@@ -1016,8 +1072,17 @@ static int plain_tag_line(const char *a, const char *e, int rare)
         return 0;
     const char *in = a + 1;
     size_t len = (size_t)(e - 1 - in);
-    if (rare && (memchr(in, '\'', len) || memchr(in, '\r', len)))
+    if (rare && (memchr(in, '\'', len) || memchr(in, '\r', len) || memchr(in, '\t', len) ||
+                 memchr(in, '&', len)))
         return 0;
+    for (const char *q = memchr(in, '=', len); q; q = memchr(q + 1, '=', (size_t)(in + len - q - 1)))
+        if (q == in || q[-1] == ' ' || q + 1 >= in + len || q[1] != '"')
+            return 0;   /* a blank beside '=' (or '=' in a value: the slow scan knows) */
+    /* a space the runtimes would take for one more (empty) attribute: two in
+     * a row, or one before "/>" or ">" */
+    for (const char *q = memchr(in, ' ', len); q; q = memchr(q + 1, ' ', (size_t)(in + len - q - 1)))
+        if (q + 1 >= in + len || q[1] == ' ' || q[1] == '/')
+            return 0;
     return !memchr(in, '<', len) && !memchr(in, '>', len) && count_quotes(in, len) % 2 == 0;
 }
 
@@ -1028,7 +1093,7 @@ static void tok_scan_bytes(tok_scan *t, prog *p, const char *b, size_t n)
     if (t->line == 0)
         t->line = 1;
     const char *end = b + n;
-    int rare = memchr(b, '\'', n) || memchr(b, '\r', n);
+    int rare = memchr(b, '\'', n) || memchr(b, '\r', n) || memchr(b, '\t', n) || memchr(b, '&', n);
     while (b < end) {
         const char *nl = memchr(b, '\n', (size_t)(end - b));
         const char *next = nl ? nl + 1 : end;

@@ -34,6 +34,15 @@ expect "wrong data is exit 1 naming rank and chunk" 1 "rank [01].*o\[[01]\]" -- 
 expect "offset+cnt overflow is exit 1" 1 "rank 0 tb 0 step 2.*(exceeds|beyond)" -- "$R" "$D/bounds.xml"
 expect "send/recv count mismatch" 1 "2 sends? but 1 rec" -- "$R" "$D/count-mismatch.xml"
 expect "dependency without hasdep" 1 "hasdep" -- "$R" "$D/missing-hasdep.xml"
+# dependencies as the runtimes number them (exec/rtdep.h)
+expect "a trailing nop's wait is dropped, as the runtimes do" 0 "waits +1 released later.*dropped" -- "$R" "$D/trailing-nop-wait.xml"
+expect "a wait released by a later hasdep step can deadlock" 1 "deadlock.*rank 0 tb 0 step 1.*rank 0 tb 2 step 0" -- "$R" "$D/hasdep-later.xml"
+expect "a nop without a dependency shifts the numbering" 1 "count a nop only if it carries a dependency.*counts as 0, below 1" -- "$R" "$D/bare-nop.xml"
+expect "fused re steps with different cnt" 1 "rank 0 tb 4 step 2: the runtimes fuse re steps 2 to 3.*cnt 1.*cnt 2" -- "$R" "$D/re-fuse-cnt.xml"
+expect "fused re steps with one cnt verify" 0 "verified" -- "$R" "$D/re-fuse-same.xml"
+expect "a nop chain before a step with no depid is refused (exit 2)" 2 "refuse a nop chain" -- "$R" "$D/nop-chain.xml"
+expect "a coll spelling neither runtime loads is refused with no --target (exit 2)" 2 "coll \"AllGather\": the MSCCL runtimes refuse.*\"allgather\"" -- "$R" "$D/coll-case.xml"
+expect "an offset past 16 bits wraps in the runtimes" 1 "rank 0 tb 0 step 1: srcoff 39990 exceeds the runtime limit 32767.*wraps to -25546" -- "$R" "$D/offset-16bit.xml" --size 160000
 expect "two tbs on one connection" 1 "tb" -- "$R" "$D/duplicate-tb.xml"
 expect "depid over 127" 1 "127" -- "$R" "$D/depid-limit.xml"
 expect "deadlock is exit 1 naming a place" 1 "deadlock.*rank [01] tb 0 step 1" -- "$R" "$D/deadlock.xml"
@@ -202,3 +211,12 @@ expect "--tiles with --routes is exit 2" 2 "--routes: follows the file's own ste
     "$R" "$MT" --size 64M --tiles --routes "$TMP/tiles.dot"
 expect "--tiles on a chip/cluster device is exit 2" 2 "--tiles: .*chip/cluster device" -- \
     "$R" "$TMP/chip.xml" --tiles
+
+# the runtimes' mode selection: the legacy loader reads inplace alone;
+# msccl-executor never selects a file with both flags 0
+sed 's/inplace="0" outofplace="1"/inplace="1" outofplace="1"/' "$D/ok-allgather2.xml" >"$TMP/both-modes.xml"
+expect "no target: both modes the file declares run" 0 "verified \(out-of-place and in-place\)" -- "$R" "$TMP/both-modes.xml"
+expect "legacy loader: inplace=1 serves in-place calls only" 0 "modes +msccl \(the legacy runtime\) reads only inplace.*" -- "$R" "$TMP/both-modes.xml" --target msccl
+expect "legacy loader: runs the in-place mode alone" 0 "verified \(in-place\)" -- "$R" "$TMP/both-modes.xml" --target msccl
+sed 's/inplace="0" outofplace="1"/inplace="0" outofplace="0"/' "$D/ok-allgather2.xml" >"$TMP/no-mode.xml"
+expect "msccl-executor selects a file with both flags 0 for no call (exit 2)" 2 "inplace=\"0\" and outofplace=\"0\": msccl-executor selects this file for no call" -- "$R" "$TMP/no-mode.xml" --target msccl-executor
