@@ -419,6 +419,11 @@ static int dir_main(cli *c)
     c->run.newer_executor = executor;
     c->run.target = 1;
     int mode = c->run.mode == 1 ? 1 : 0;
+    if (!executor && pick_set_count(set) > PICK_LEGACY_MAX_FILES && !c->quiet)
+        fprintf(stderr, "taccl-run: warning: %s: %d schedules, but msccl (the legacy runtime) "
+                "loads at most %d of MSCCL_XML_FILES: given in name order, it ignores %s and "
+                "the files after it\n", c->file, pick_set_count(set), PICK_LEGACY_MAX_FILES,
+                pick_set_name(set, PICK_LEGACY_MAX_FILES));
     topo *own = NULL;
     if (c->topo_path && !(own = topo_load(c->topo_path, &err))) {
         fprintf(stderr, "taccl-run: %s\n", err.msg);

@@ -134,7 +134,10 @@ int pick_matches(const prog *p, coll_kind k, int ngpus, int inplace, long long b
 int pick_schedule(const pick_set *s, coll_kind k, int ngpus, int inplace, long long bytes,
                   int newer_executor)
 {
-    for (int i = 0; s && i < s->n; i++)
+    int n = s ? s->n : 0;
+    if (!newer_executor && n > PICK_LEGACY_MAX_FILES)
+        n = PICK_LEGACY_MAX_FILES;     /* the rest are not loaded */
+    for (int i = 0; i < n; i++)
         if (pick_matches(s->progs[i], k, ngpus, inplace, bytes, newer_executor))
             return i;
     return -1;

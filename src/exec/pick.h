@@ -12,13 +12,21 @@
  *   - newer executor (Azure/msccl-executor-nccl): minBytes <= size <=
  *     maxBytes (0 = no limit), `inplace` for an in-place call and
  *     `outofplace` for an out-of-place one;
- *   - the first file in load order that matches; none: NCCL runs the call.
+ *   - the first file in load order that matches; none: NCCL runs the call;
+ *   - the legacy runtime loads at most PICK_LEGACY_MAX_FILES files of
+ *     MSCCL_XML_FILES (MSCCL_MAX_NUM_ALGOS, src/include/msccl.h) and ignores
+ *     the rest: given in name order, the first four;
+ *   - the newer executor loads every regular file of MSCCL_ALGO_DIR, and
+ *     fails on one that is not an MSCCL file (a plan's plan.json).
  * The executor never depends on the synthesizer: this reads only files. */
 #ifndef TC_PICK_H
 #define TC_PICK_H
 
 #include "../sched/program.h"
 #include "../util/err.h"
+
+/* MSCCL_MAX_NUM_ALGOS of the legacy runtime. */
+#define PICK_LEGACY_MAX_FILES 4
 
 /* The schedules of a directory, in load order (file names sorted). */
 typedef struct pick_set pick_set;

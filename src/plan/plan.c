@@ -25,6 +25,7 @@
 
 #include "../exec/check.h"
 #include "../exec/data.h"
+#include "../exec/pick.h"
 #include "../exec/run.h"
 #include "../lp/lp.h"
 #include "../model/cost.h"
@@ -442,6 +443,67 @@ static void add_inplace_copies(plan *pl, int k)
 
 /* ------------------------------------------------------------- choosing */
 
+/* The ranges of sizes with one winner per mode (a file each, or NCCL). */
+static void make_ranges(plan *pl)
+{
+    pl->nranges = 0;
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < pl->nsizes;) {
+            int j = i;
+            while (j + 1 < pl->nsizes && pl->win[m][j + 1] == pl->win[m][i])
+                j++;
+            pl->ranges = xgrow(pl->ranges, &pl->capr, pl->nranges + 1, sizeof *pl->ranges);
+            pl->ranges[pl->nranges++] = (range){m, i, j, pl->win[m][i]};
+            i = j + 1;
+        }
+}
+
+/* What a range's file is worth: the share of NCCL's time it saves, summed
+ * over its sizes. */
+static double range_value(const plan *pl, const range *g)
+{
+    double v = 0;
+    for (int i = g->first; i <= g->last; i++)
+        if (pl->nccl_us[i] > 0 && pl->cands[g->cand].us[i] >= 0)
+            v += 1 - pl->cands[g->cand].us[i] / pl->nccl_us[i];
+    return v;
+}
+
+/* The legacy runtime loads at most PICK_LEGACY_MAX_FILES files of
+ * MSCCL_XML_FILES (exec/pick.h) and ignores the rest: keep the files worth
+ * the most, give the other sizes to NCCL, and say so. */
+static void cap_legacy_files(plan *pl)
+{
+    int files = 0;
+    for (int r = 0; r < pl->nranges; r++)
+        files += pl->ranges[r].cand >= 0;
+    if (files <= PICK_LEGACY_MAX_FILES)
+        return;
+    while (files > PICK_LEGACY_MAX_FILES) {
+        int worst = -1;
+        double wv = INFINITY;
+        for (int r = 0; r < pl->nranges; r++) {
+            if (pl->ranges[r].cand < 0)
+                continue;
+            double v = range_value(pl, &pl->ranges[r]);
+            if (v < wv) {
+                wv = v;
+                worst = r;
+            }
+        }
+        range *g = &pl->ranges[worst];
+        for (int i = g->first; i <= g->last; i++)
+            pl->win[g->mode][i] = -1;
+        g->cand = -1;
+        files--;
+    }
+    char n[32];
+    snprintf(n, sizeof n, "%d", PICK_LEGACY_MAX_FILES);
+    note(pl, "msccl (the legacy runtime) loads at most %s files (MSCCL_MAX_NUM_ALGOS): the %s "
+         "worth the most over NCCL are kept, NCCL serves the other sizes", n, n);
+    make_ranges(pl);
+}
+
 static void choose(plan *pl)
 {
     for (int m = 0; m < 2; m++)
@@ -462,15 +524,9 @@ static void choose(plan *pl)
                 best = -1;
             pl->win[m][i] = best;
         }
-    for (int m = 0; m < 2; m++)
-        for (int i = 0; i < pl->nsizes;) {
-            int j = i;
-            while (j + 1 < pl->nsizes && pl->win[m][j + 1] == pl->win[m][i])
-                j++;
-            pl->ranges = xgrow(pl->ranges, &pl->capr, pl->nranges + 1, sizeof *pl->ranges);
-            pl->ranges[pl->nranges++] = (range){m, i, j, pl->win[m][i]};
-            i = j + 1;
-        }
+    make_ranges(pl);
+    if (!pl->executor)
+        cap_legacy_files(pl);
 }
 
 /* ------------------------------------------------------------- the plan */

@@ -75,8 +75,10 @@ for mode in outofplace inplace; do
         0 "^ok$" -- picked_match "$P" $mode "$TMP/sweep-$mode.json"
 done
 expect "taccl-run DIR --sweep prints the picks" 0 "allgather-.*-outofplace\.xml" -- "$R" "$P" --sweep 1K:16M
+# a size a file serves out of place (the legacy runtime's plan keeps at most 4 files)
+fsz=$(python3 -c 'import json,sys; print(min(f["min_bytes"] for f in json.load(open(sys.argv[1]))["files"] if f["mode"] == "outofplace"))' "$P/plan.json")
 expect "taccl-run DIR --size --json names the file" 0 '"picked":"allgather-[^"]*","nccl_fallback":false' -- \
-    "$R" "$P" --size 16M --json
+    "$R" "$P" --size "$fsz" --json
 # every file runs on its own too, in its mode
 for f in "$P"/allgather-*.xml; do
     mode=--outofplace
@@ -195,3 +197,18 @@ expect "a plan replaces the previous plan" 0 "" -- "$S" --plan "$T/ndv2-x2.json"
     --sizes 1K:4K --no-propose -o "$P" -q
 expect "... whose old files are gone" 0 "^1$" -- bash -c "ls '$P'/*.xml | wc -l | tr -d ' '"
 expect "taccl-run DIR without a size" 2 "give --size BYTES or --sweep" -- "$R" "$P"
+
+# the legacy runtime loads at most 4 files of MSCCL_XML_FILES: a plan for it
+# keeps at most 4 (saying so), and taccl-run DIR picks among the first 4
+"$S" --plan "$T/ndv2-x1.json" --collective allgather --sizes 1K:1G --no-propose -q -o "$TMP/legacy4" 2>/dev/null
+n=$(ls "$TMP/legacy4"/*.xml 2>/dev/null | wc -l)
+if [ "$n" -ge 1 ] && [ "$n" -le 4 ] && grep -q "loads at most 4 files" "$TMP/legacy4/plan.json"; then
+    echo "ok - a legacy plan keeps at most 4 files and says why ($n)"
+else
+    echo "not ok - a legacy plan keeps at most 4 files and says why ($n files)"
+fi
+mkdir -p "$TMP/five"
+for i in 1 2 3 4 5; do
+    sed 's/maxBytes="[0-9]*"/maxBytes="1073741824"/' "$ROOT/tests/data/run/ok-allgather2.xml" >"$TMP/five/f$i.xml"
+done
+expect "taccl-run DIR warns that the legacy runtime ignores files after the 4th" 0 "loads at most 4 of MSCCL_XML_FILES: given in name order, it ignores f5.xml" -- "$R" "$TMP/five" --size 1K --topo "$T/cs-cluster2.json"
