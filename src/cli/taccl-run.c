@@ -77,7 +77,7 @@ static const char help[] =
     "                    reads among steps whose data never reaches the result;\n"
     "                    a topology whose figures lack a source is exit 2\n"
     "  --json            one JSON object on stdout\n"
-    "  -q                print nothing but errors (exit code only)\n"
+    "  -q, --quiet       print nothing but errors (exit code only)\n"
     "\n"
     "With a directory (a plan: taccl-synth --plan, or any set of MSCCL files), run\n"
     "at each size the file the runtime would pick by its own rules (collective,\n"
@@ -270,7 +270,10 @@ static int embed(const cli *c, prog *p, topo *t, int *owned, long long size, tc_
     p->size_bytes = size;
     if (c->run.target && !c->run.unlimited)
         p->target = c->run.newer_executor ? 2 : 1;
-    xml_write_opts wo = {.newer_executor = c->run.newer_executor, .embed_topology = !t->is_default};
+    /* spelled for the runtime the file says it is for (under --target
+     * unlimited, the one it was read with) */
+    int newer = c->run.unlimited ? p->target == 2 : c->run.newer_executor;
+    xml_write_opts wo = {.newer_executor = newer, .embed_topology = !t->is_default};
     return prog_write_xml(p, c->embed_to, &wo, err);
 }
 
@@ -289,7 +292,8 @@ typedef struct {
 
 /* Time (and check) p at `size` in `mode`; TC_OK and *row filled, or an error. */
 static int run_one(const cli *c, const prog *p, const topo *t, long long size, int mode,
-                   double *us, int *verified, int *data, double *bound_us, tc_err *err)
+                   double *us, int *verified, int *data, double *bound_us, char *why,
+                   size_t whysz, tc_err *err)
 {
     run_opts ro = c->run;
     ro.mode = mode;
@@ -299,8 +303,10 @@ static int run_one(const cli *c, const prog *p, const topo *t, long long size, i
     ro.data = *data;
     run_report r;
     int rc = run_schedule(p, t, &ro, &r, err);
-    if (rc != TC_OK)
+    if (rc != TC_OK) {
+        run_report_free(&r);
         return rc;
+    }
     if (r.refused) {
         const hazard *h = run_report_verdict(&r);
         rc = tc_err_set(err, TC_INPUT, "the %s loader refuses it: %s",
@@ -309,20 +315,27 @@ static int run_one(const cli *c, const prog *p, const topo *t, long long size, i
     *us = run_report_time_us(&r);
     *verified = r.verified;
     *bound_us = r.has_bound ? r.bound_us : -1;
+    const hazard *h = r.verified ? NULL : run_report_verdict(&r);
+    if (why && whysz)
+        snprintf(why, whysz, "%s", h ? h->msg : r.verified ? "" : "did not verify");
     run_report_free(&r);
     return rc;
 }
 
-/* NCCL's schedule for `size` in DIR/nccl/, or NULL. */
-static prog *nccl_reference(const char *dir, long long size)
+/* NCCL's schedule for `size` in DIR/nccl/, or NULL (a file there that
+ * cannot be read is said on stderr). */
+static prog *nccl_reference(const cli *c, long long size)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s/nccl/nccl-%lld.xml", dir, size);
+    snprintf(path, sizeof path, "%s/nccl/nccl-%lld.xml", c->file, size);
     struct stat st;
     if (stat(path, &st) != 0)
         return NULL;
     tc_err e;
-    return prog_read_xml(path, &e);
+    prog *p = prog_read_xml(path, &e);
+    if (!p && !c->quiet)
+        fprintf(stderr, "taccl-run: warning: NCCL's schedule not used: %s\n", e.msg);
+    return p;
 }
 
 static void plan_row_json(cJSON *a, const plan_row *w, const pick_set *set, coll_kind k,
@@ -440,12 +453,16 @@ static int dir_main(cli *c)
                "nccl(us)", "x NCCL", "bound", "picked");
     for (long long size = lo; size <= hi; size *= 2) {
         plan_row w = {size, pick_schedule(set, k, ngpus, mode, size, executor), -1, -1, 1, 0, -1};
-        prog *nref = nccl_reference(c->file, size);
+        prog *nref = nccl_reference(c, size);
         const prog *p = w.picked >= 0 ? pick_set_prog(set, w.picked) : NULL;
         const topo *t = own ? own : p && p->topo ? p->topo : nref ? nref->topo : NULL;
         if ((p || nref) && !t) {
             rc = tc_err_set(&err, TC_INPUT, "%s carries no topology: pass --topo",
                             p ? pick_set_name(set, w.picked) : "the NCCL reference");
+        } else if (t && t->nranks != ngpus) {
+            rc = tc_err_set(&err, TC_INPUT, "%s: topology %s has %d ranks but the plan's "
+                            "schedules have ngpus=%d", own ? c->topo_path : c->file, t->name,
+                            t->nranks, ngpus);
         }
         bound_model bound;
         tc_err berr;
@@ -457,13 +474,18 @@ static int dir_main(cli *c)
             double b;
             long long s = (size + 4LL * nref->nchunksperloop - 1) / (4LL * nref->nchunksperloop) *
                           (4LL * nref->nchunksperloop);
-            if (run_one(c, nref, t, s, 0, &w.nccl_us, &v, &d, &b, &err) != TC_OK)
+            if (run_one(c, nref, t, s, 0, &w.nccl_us, &v, &d, &b, NULL, 0, &err) != TC_OK)
                 w.nccl_us = -1;
         }
         if (rc == TC_OK && p) {
-            rc = run_one(c, p, t, size, mode, &w.us, &w.verified, &w.data, &w.bound_us, &err);
+            char why[600];
+            rc = run_one(c, p, t, size, mode, &w.us, &w.verified, &w.data, &w.bound_us, why,
+                         sizeof why, &err);
             if (rc != TC_OK)
                 tc_err_prefix(&err, "%s", pick_set_name(set, w.picked));
+            else if (!w.verified && all_ok && !c->quiet)
+                fprintf(stderr, "taccl-run: %s/%s at %lld bytes: %s\n", c->file,
+                        pick_set_name(set, w.picked), size, why);
         } else if (rc == TC_OK) {
             w.us = w.nccl_us;
         }
@@ -578,6 +600,11 @@ int main(int argc, char **argv)
     else if (c.sweep_lo > 0 && (c.trace_to || c.routes_to))
         clash = c.trace_to ? "--trace: one run at one size; it does not go with --sweep"
                            : "--routes: one run at one size; it does not go with --sweep";
+    else if (c.embed_to && c.sweep_lo > 0)
+        clash = "--embed-to: writes the file for one size; it does not go with --sweep";
+    else if (c.embed_to && !c.run.data)
+        clash = "--embed-to: writes only a schedule whose data verified; it does not go with "
+                "--no-data";
     if (clash) {
         rc = fail_input(&c, p, t, clash);
         if (owned)
@@ -605,13 +632,13 @@ int main(int argc, char **argv)
     if (tr && rc == TC_OK &&
         ((c.trace_to && trace_write(tr, c.trace_to, &err) != TC_OK) ||
          (c.routes_to && trace_write_dot(tr, c.routes_to, &err) != TC_OK))) {
-        fprintf(stderr, "taccl-run: %s\n", err.msg);
+        rc = fail_input(&c, p, t, err.msg);
         run_report_free(&r);
         trace_free(tr);
         if (owned)
             topo_free(t);
         prog_free(p);
-        return TC_INPUT;
+        return rc;
     }
     trace_free(tr);
     if (rc != TC_OK) {
@@ -619,8 +646,12 @@ int main(int argc, char **argv)
         size_error(&c, p, err.msg, msg, sizeof msg);
         rc = fail_input(&c, p, t, msg);
     } else {
+        rc = r.verified ? TC_OK : r.refused ? TC_INPUT : TC_WRONG;
+        /* written before the report, so --json can say it failed */
+        int embed_failed = c.embed_to && r.verified &&
+                           embed(&c, p, t, &owned, r.size_bytes, &err) != TC_OK;
         if (c.json) {
-            char *j = run_report_json(&r, p, t, &c.run, c.file, NULL);
+            char *j = run_report_json(&r, p, t, &c.run, c.file, embed_failed ? err.msg : NULL);
             printf("%s\n", j);
             free(j);
         } else if (!c.quiet) {
@@ -630,12 +661,9 @@ int main(int argc, char **argv)
         }
         if (!r.verified)
             print_verdict(&c, p, &r);
-        rc = r.verified ? TC_OK : r.refused ? TC_INPUT : TC_WRONG;
-        if (c.embed_to && r.verified) {
-            if (embed(&c, p, t, &owned, r.size_bytes, &err) != TC_OK) {
-                fprintf(stderr, "taccl-run: %s\n", err.msg);
-                rc = TC_INPUT;
-            }
+        if (embed_failed) {
+            fprintf(stderr, "taccl-run: %s\n", err.msg);
+            rc = TC_INPUT;
         }
     }
     run_report_free(&r);

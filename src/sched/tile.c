@@ -13,6 +13,9 @@
 #include "../model/cost.h"
 #include "../util/mem.h"
 
+/* The most operations an unrolled program may hold (about 3 GB of steps). */
+#define TILE_MAX_OPS (1LL << 26)
+
 static int ops_of(const prog_step *x, int passes, int mc)
 {
     if (x->type == ST_NOP || x->cnt <= 0)
@@ -123,6 +126,18 @@ prog *tile_prog(const prog *p, long long size_bytes, tile_info *info, tc_err *er
     if ((long long)C * passes > (1LL << 30)) {
         tc_err_set(err, TC_INPUT, "tiles: %d chunks in %lld passes is too many sub-chunks", C,
                    passes);
+        return NULL;
+    }
+    /* the unrolled program's size, before building it */
+    long long ops = 0;
+    for (int r = 0; r < p->ngpu; r++)
+        for (int t = 0; t < p->gpus[r].ntbs; t++)
+            for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++)
+                ops += ops_of(&p->gpus[r].tbs[t].steps[s], passes > 1 ? 2 : 1, (int)mc);
+    if (ops > TILE_MAX_OPS / passes) {
+        tc_err_set(err, TC_INPUT, "tiles: %lld passes of %lld operations each unroll to more than "
+                   "the %lld operations the executor runs in passes; time it without --tiles or "
+                   "at a smaller size", passes, ops, TILE_MAX_OPS);
         return NULL;
     }
     in->chunk_bytes = chunk;

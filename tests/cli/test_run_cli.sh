@@ -220,3 +220,29 @@ expect "legacy loader: inplace=1 serves in-place calls only" 0 "modes +msccl \(t
 expect "legacy loader: runs the in-place mode alone" 0 "verified \(in-place\)" -- "$R" "$TMP/both-modes.xml" --target msccl
 sed 's/inplace="0" outofplace="1"/inplace="0" outofplace="0"/' "$D/ok-allgather2.xml" >"$TMP/no-mode.xml"
 expect "msccl-executor selects a file with both flags 0 for no call (exit 2)" 2 "inplace=\"0\" and outofplace=\"0\": msccl-executor selects this file for no call" -- "$R" "$TMP/no-mode.xml" --target msccl-executor
+
+# options that do not go together, and output that fails
+expect "--embed-to with --no-data is exit 2" 2 "--embed-to: writes only a schedule whose data verified" -- "$R" "$D/ok-allgather2.xml" --no-data --embed-to "$TMP/e1.xml"
+expect "--embed-to with --sweep is exit 2" 2 "--embed-to: writes the file for one size" -- "$R" "$D/ok-allgather2.xml" --sweep 8:16 --embed-to "$TMP/e2.xml"
+out=$("$R" "$D/ok-allgather2.xml" --json --embed-to "$TMP/no/such/dir/e.xml" 2>/dev/null); rc=$?
+if [ "$rc" -eq 2 ] && grep -q '"verified":false' <<<"$out" && grep -q '"error":".*cannot write' <<<"$out"; then
+    echo "ok - --json says the embed failed (verified false, the error) as the exit code does"
+else
+    echo "not ok - --json says the embed failed (verified false, the error) as the exit code does"
+    echo "  exit $rc: $out" | head -3
+fi
+out=$("$R" "$D/ok-allgather2.xml" --json --trace "$TMP/no/such/dir/t.json" 2>/dev/null); rc=$?
+if [ "$rc" -eq 2 ] && grep -q '"error":".*cannot write' <<<"$out"; then
+    echo "ok - --json prints its object when --trace cannot be written"
+else
+    echo "not ok - --json prints its object when --trace cannot be written"
+    echo "  exit $rc: $out" | head -3
+fi
+expect "--tiles refuses a size that unrolls past its limit (exit 2)" 2 "tiles: [0-9]+ passes of 6 operations each unroll to more than" -- "$R" "$D/ok-allgather2.xml" --size 64T --no-data --tiles
+
+# a plan directory
+mkdir -p "$TMP/plan"
+sed 's/maxBytes="0"/maxBytes="1073741824"/' "$D/ok-allgather2.xml" >"$TMP/plan/ok.xml"
+expect "a plan on a topology of another rank count is exit 2" 2 "dgx1.json: topology dgx1 has 8 ranks but the plan's schedules have ngpus=2" -- "$R" "$TMP/plan" --size 1M --topo "$ROOT/topologies/dgx1.json"
+sed 's/maxBytes="0"/maxBytes="1073741824"/' "$D/wrong-data.xml" >"$TMP/plan/a-wrong.xml"
+expect "a plan says why its picked file failed" 1 "plan/a-wrong.xml at 1024 bytes: rank [0-9] o\[[0-9]+\]" -- "$R" "$TMP/plan" --size 1K --topo "$ROOT/topologies/cs-cluster2.json"
