@@ -365,6 +365,17 @@ static void test_sizes_and_solver(void **state)
     assert_contains(e.msg, "4096 bytes is not a multiple of 8192: reducescatter over 16 ranks "
                            "with input_chunkup 2 moves 32 equal chunks, each a whole number of "
                            "256-byte DMA segments");
+    /* chunks of whole 4-byte elements: 32 chunks of 2 bytes are not */
+    tc_err_clear(&e);
+    assert_int_equal(sketch_chunk_bytes(s, 16, 0, 16 * 2 * 2, &cb, &e), TC_INPUT);
+    assert_contains(e.msg, "64 bytes is not a multiple of 128: reducescatter over 16 ranks with "
+                           "input_chunkup 2 moves 32 equal chunks, each a whole number of 4-byte "
+                           "elements");
+    assert_int_equal(sketch_chunk_bytes(s, 16, 0, 16 * 2 * 4, &cb, NULL), TC_OK);
+    assert_int_equal(cb, 4);
+    assert_int_equal(sketch_chunk_grain(0), 4);
+    assert_int_equal(sketch_chunk_grain(256), 256);
+    assert_int_equal(sketch_chunk_grain(6), 12);
     sketch_free(s);
 
     s = parse_ok("{\"nnodes\": 1, \"input_size\": 1024,"
@@ -537,11 +548,11 @@ static const bad_case BAD[] = {
     {"topologies/cs-chip4x2.json", "{\"nnodes\": 1, \"symmetry_offsets\": [[1, 8]]}",
      "inline:1: symmetry_offsets[0]: rotation by 1 within groups of 8 is not a symmetry of topology cs-chip4x2: 0->7", NULL},
     {"topologies/ndv2-x2.json", "{\"nnodes\": 2,\n \"input_size\": 1000}",
-     "inline:2: input_size: 1000 bytes is not a multiple of 16: each collective over 16 ranks with input_chunkup 1 moves 16 equal chunks", NULL},
+     "inline:2: input_size: 1000 bytes is not a multiple of 64: each collective over 16 ranks with input_chunkup 1 moves 16 equal chunks, each a whole number of 4-byte elements", NULL},
     {"topologies/ndv2-x2.json", "{\"nnodes\": 2, \"collective\": \"alltoall\", \"input_size\": \"1K\", \"hyperparameters\": {\"input_chunkup\": 3}}",
-     "inline:1: input_size: 1024 bytes is not a multiple of 48: alltoall over 16 ranks with input_chunkup 3 moves 48 equal chunks", NULL},
+     "inline:1: input_size: 1024 bytes is not a multiple of 192: alltoall over 16 ranks with input_chunkup 3 moves 48 equal chunks, each a whole number of 4-byte elements", NULL},
     {"topologies/cs-chip4.json", "{\"nnodes\": 1, \"collective\": \"allreduce\", \"input_size\": 512}",
-     "inline:1: input_size: 512 bytes is not a multiple of 1024: allreduce over 4 ranks with input_chunkup 1 moves 4 equal chunks, each a whole number of 256-byte DMA segments", NULL},
+     "inline:1: input_size: 512 bytes is not a multiple of 1024: allreduce over 4 ranks with input_chunkup 1 moves 4 equal chunks, each a whole number of 256-byte DMA segments and of 4-byte elements", NULL},
 };
 #define NBAD ((int)(sizeof BAD / sizeof BAD[0]))
 

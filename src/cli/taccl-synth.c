@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +54,7 @@ static const char usage[] =
     "                   [-q|-v] [--json]\n"
     "       taccl-synth --plan TOPO.json --collective C -o DIR [--sketch S.json ...]\n"
     "                   [--sizes LO:HI] [--target T] [--time-budget S] [--no-propose]\n"
-    "                   [--time-limit S] [--strict] [-q] [--json]\n"
+    "                   [--time-limit S] [--proto P] [--strict] [-q] [--json]\n"
     "       taccl-synth --list\n";
 
 static const char help[] =
@@ -65,7 +66,8 @@ static const char help[] =
     "                    (its tuning model picks ring or tree, the protocol and the\n"
     "                    channels; its rings leave each node through their own NIC)\n"
     "  --collective C    allgather, alltoall, reducescatter or allreduce\n"
-    "  -o OUT.xml        output file (written atomically; untouched on any error)\n"
+    "  -o, --output OUT  output file (written atomically; untouched on any error;\n"
+    "                    not an input file)\n"
     "  --channels K      data channels (ring: default as many rings as the topology\n"
     "                    offers that share no link direction, switch port or NIC, at\n"
     "                    most 8; more are filled with other orders; tree: pairs of\n"
@@ -149,9 +151,9 @@ static const char help[] =
     "                    still to be sent).  taccl-run checks it in place\n"
     "  --strict          a topology whose figures lack a \"source\" is an error\n"
     "                    (exit 2), not a warning\n"
-    "  -v                sketch mode: the solver's own log on stderr too\n"
+    "  -v, --verbose     sketch mode: the solver's own log on stderr too\n"
     "  --json            one JSON object on stdout describing what was written\n"
-    "  -q                no progress lines on stderr\n"
+    "  -q, --quiet       no progress lines on stderr\n"
     "\n"
     "Exit: 0 written, 2 unusable arguments or an algorithm the topology or the\n"
     "runtime cannot take (the message says what to do instead), 130 interrupted\n"
@@ -558,7 +560,10 @@ static void print_info(const cli *c, const prog *p, const topo *t, const baselin
             "tb (%s); %s\n", st->tbs, st->steps, st->max_tbs_per_rank, st->max_steps_per_tb,
             c->target == BL_TARGET_UNLIMITED ? "no limit"
             : c->target == BL_TARGET_EXECUTOR ? "msccl-executor limit 64" : "msccl limit 256",
-            p->inplace ? "in place and out of place" : "out of place only");
+            p->inplace ? "in place and out of place"
+            : c->target == BL_TARGET_MSCCL ? "out of place (the legacy runtime runs a file for "
+                                             "the calls of one mode)"
+                                           : "out of place only");
     if (c->target == BL_TARGET_UNLIMITED)
         fprintf(stderr, "taccl-synth: --target unlimited: steps-per-tb and depid limits lifted; "
                 "the file will not load in the MSCCL runtimes (simulate it with taccl-run "
@@ -922,6 +927,14 @@ static int plan_main(const cli *c)
     return rc;
 }
 
+/* Whether paths a and b name one existing file. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
 int main(int argc, char **argv)
 {
     cli c;
@@ -937,12 +950,32 @@ int main(int argc, char **argv)
         return 0;
     }
     catch_sigint();
+    if (c.target == BL_TARGET_EXECUTOR && c.max_bytes == 1)
+        return report(&c, 0, "--bytes %s:1: the range holds no call of 1 byte or more, and "
+                      "msccl-executor reads the maxBytes it would need (0) as no limit%s",
+                      c.min_bytes ? "LO" : "0", "");
+    for (int i = 0; i < c.npos && c.out && !c.plan; i++)
+        if (same_file(c.out, c.pos[i]))
+            return report(&c, 0, "-o %s is the input %s: writing the schedule would replace it",
+                          c.out, c.pos[i]);
     if (c.inplace && (c.plan || c.algo))
         return report(&c, 1, c.plan ? "--inplace is for sketch mode: a plan writes both modes "
                       "already%s%s" : "--inplace is for sketch mode: a baseline says itself "
                       "whether it runs in place (inplace=\"1\")%s%s", "", "");
     if (c.plan)
         return plan_main(&c);
+    if (c.nsketches || c.sizes_lo || c.budget > 0 || c.no_propose)
+        return report(&c, 1, "--sketch, --sizes, --time-budget and --no-propose are for "
+                      "--plan%s%s", "", "");
+    if (!c.algo && (c.channels || c.chunks || c.via))
+        return report(&c, 1, "--channels, --chunks and --via are for --algo baselines; a "
+                      "sketch's schedule takes its chunks from the sketch (input_chunkup) and "
+                      "its channels from --instances%s%s", "", "");
+    if (c.algo && (c.time_limit > 0 || c.gap >= 0 || c.solver_cbc >= 0 || c.instances ||
+                   c.mem_limit_mb || c.hierarchical || c.rails || c.route))
+        return report(&c, 1, "--time-limit, --gap, --solver, --instances, --mem-limit, "
+                      "--hierarchical/--flat, --rails and --route are for sketch mode; a "
+                      "baseline takes --channels and --chunks%s%s", "", "");
     if (!c.algo) {
         if (c.npos == 2)
             return synth_main(&c);
@@ -999,6 +1032,9 @@ int main(int argc, char **argv)
     set_bytes_range(&c, p, range_note, sizeof range_note);
     if (!c.quiet && range_note[0])
         fprintf(stderr, "taccl-synth: %s\n", range_note);
+    if (c.target == BL_TARGET_MSCCL && p->inplace && p->outofplace)
+        p->inplace = 0;     /* the legacy runtime reads inplace alone: "1" would serve in-place
+                               calls only; out of place, as every synthesized schedule */
     prog_set_topo(p, t);    /* p owns t from here */
     xml_write_opts wo = {.newer_executor = c.target == BL_TARGET_EXECUTOR, .embed_topology = 1};
     rc = lp_stop_requested() ? TC_STOP : write_uninterrupted(p, c.out, &wo, &err);

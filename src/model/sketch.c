@@ -938,19 +938,30 @@ int sketch_sym_rank(const sketch *s, int rank, int which)
     return (rank % size + off) % size + (rank / size) * size;
 }
 
+long long sketch_chunk_grain(int dma_bytes)
+{
+    long long a = dma_bytes > 0 ? dma_bytes : 1, b = 4;
+    while (b) {     /* lcm(a, 4) = a * 4 / gcd(a, 4) */
+        long long r = a % b;
+        a = b;
+        b = r;
+    }
+    return (dma_bytes > 0 ? dma_bytes : 1) * 4 / a;
+}
+
 int sketch_chunk_bytes(const sketch *s, int nranks, int dma_bytes, long long bytes,
                        long long *chunk_bytes, tc_err *err)
 {
     long long chunks = (long long)nranks * s->chunkup;
-    long long unit = chunks * (dma_bytes > 0 ? dma_bytes : 1);
+    long long unit = chunks * sketch_chunk_grain(dma_bytes);
     if (nranks < 1 || bytes < 1)
         return tc_err_set(err, TC_INPUT, "%lld bytes over %d ranks: nothing to move", bytes,
                           nranks);
     if (bytes % unit != 0) {
-        char dma[96] = "";
+        char dma[96] = ", each a whole number of 4-byte elements";
         if (dma_bytes > 0)
-            snprintf(dma, sizeof dma, ", each a whole number of %d-byte DMA segments",
-                     dma_bytes);
+            snprintf(dma, sizeof dma, ", each a whole number of %d-byte DMA segments and of "
+                     "4-byte elements", dma_bytes);
         return tc_err_set(err, TC_INPUT, "%lld bytes is not a multiple of %lld: %s over %d "
                           "ranks with input_chunkup %d moves %lld equal chunks%s", bytes, unit,
                           s->has_coll ? coll_name(s->coll) : "each collective", nranks,

@@ -119,9 +119,14 @@ sketch *sketch_parse(const char *text, const char *label, tc_err *err);
  * (when given) a whole number of chunks.  TC_OK or TC_INPUT. */
 int sketch_check(const sketch *s, const topo *t, tc_err *err);
 
+/* The bytes every chunk must be a multiple of: whole 4-byte elements (the
+ * executor's data and the runtimes' kernels work on them) and, with
+ * dma_bytes > 0, whole DMA segments: lcm(4, dma_bytes). */
+long long sketch_chunk_grain(int dma_bytes);
+
 /* The chunk arithmetic behind input_size: a collective over `nranks` ranks
  * with chunkup k moves nranks * k chunks per loop of bytes / (nranks * k)
- * bytes each; with dma_bytes > 0 each chunk must also be a multiple of it.
+ * bytes each, each a multiple of sketch_chunk_grain(dma_bytes).
  * Sets *chunk_bytes and returns TC_OK, or TC_INPUT with a message saying
  * which multiple is needed (no file prefix: callers add where the size came
  * from). */

@@ -263,6 +263,37 @@ prog *baseline_build(const char *algo, const topo *t, coll_kind k, const baselin
     return baseline_build_stats(algo, t, k, o, NULL, err);
 }
 
+/* Refuse, before building anything, a program the runtimes could not load
+ * or this machine could not hold: every chunk reaches n - 1 ranks (or is
+ * summed from them) in steps of at most 71 chunks, so a rank holds at least
+ * chunks * (n - 1) / 71 / n steps; the runtimes hold 256 steps in each of
+ * at most 1024 tbs (216 legacy), and --target unlimited is held to 2^26
+ * steps in all.  The direct algorithm keeps a tb per peer. */
+static int too_large(const char *name, coll_kind k, const char *kind, int n, long long chunks,
+                     const baseline_opts *o, tc_err *err)
+{
+    (void)k;
+    if (n < 2)
+        return TC_OK;
+    double per_rank = (double)chunks * (n - 1) / 71.0 / n;
+    int tbs = o->target == BL_TARGET_EXECUTOR ? 1024 : 216;
+    int steps = o->target == BL_TARGET_EXECUTOR ? 64 : 256;
+    if (o->target != BL_TARGET_UNLIMITED && per_rank > (double)tbs * steps)
+        return tc_err_set(err, TC_INPUT, "%s: %lld chunks per loop over %d ranks need at least "
+                          "%.0f steps per rank; the %s runtime holds %d tbs of %d steps: use "
+                          "fewer --chunks or --channels", name, chunks, n, per_rank,
+                          target_name(o->target), tbs, steps);
+    if (per_rank * n > (double)(1LL << 26))
+        return tc_err_set(err, TC_INPUT, "%s: %lld chunks per loop over %d ranks need at least "
+                          "%.3g steps, more than this tool builds (%lld): use fewer --chunks or "
+                          "--channels", name, chunks, n, per_rank * n, 1LL << 26);
+    if (!strcmp(kind, "direct") && o->target != BL_TARGET_UNLIMITED && n - 1 > tbs)
+        return tc_err_set(err, TC_INPUT, "direct: each of the %d ranks sends to %d peers, a tb "
+                          "each; the %s runtime holds %d tbs per GPU: use ring or tree", n,
+                          n - 1, target_name(o->target), tbs);
+    return TC_OK;
+}
+
 prog *baseline_build_stats(const char *algo, const topo *t, coll_kind k,
                            const baseline_opts *opts, baseline_stats *stp, tc_err *err)
 {
@@ -398,6 +429,11 @@ prog *baseline_build_stats(const char *algo, const topo *t, coll_kind k,
         return NULL;
     }
     b.KM = (int)km;
+    if (too_large(a->name, k, kind, n, chunks, o, err) != TC_OK) {
+        baseline_rings_free(&rings);
+        free(ri.pos);
+        return NULL;
+    }
 
     bl_args args = {&ri, L, mode, sizeof mode};
     rc = builder_of(kind)(&b, &args, err);

@@ -121,14 +121,16 @@ static prog *build_within(const char *algo, const topo *t, coll_kind k, const ba
 
 static size_t add_estimates(char *s, size_t len, size_t cap, const nccl_choice *ch)
 {
+    int first = 1;
     for (int a = NCCL_RING; a >= 0; a--)
         for (int p = 0; p < COST_NPROTO; p++) {
             double us = ch->table_us[a][p];
             if (us < 0 || len >= cap)
                 continue;
-            len += (size_t)snprintf(s + len, cap - len, "%s%s/%s %.1f", len ? ", " : "",
+            len += (size_t)snprintf(s + len, cap - len, "%s%s/%s %.1f", first ? "" : ", ",
                                     nccl_algo_name((nccl_algo)a), cost_proto_name((cost_proto)p),
                                     us);
+            first = 0;
         }
     return len;
 }

@@ -10,6 +10,7 @@
  * that forbids it (explain_unreachable). */
 #include "route_int.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,7 +88,7 @@ static void build_hops(rmodel *M)
     M->nhops = 0;
     for (int u = 0; u < n; u++)
         for (int v = 0; v < n; v++) {
-            M->hop_of[u * n + v] = -1;
+            M->hop_of[(size_t)u * n + v] = -1;
             if (u == v)
                 continue;
             topo_route rt = topo_route_of(t, u, v);
@@ -103,7 +104,7 @@ static void build_hops(rmodel *M)
             h.pair_ok = h.inter ? sketch_internode_ok(M->s, rpn, u % rpn, v % rpn) : 1;
             h.is_switch = rt.kind == ROUTE_SWITCH;
             h.uc = h.is_switch && !h.inter ? sketch_uc_of(M->s, u % rpn, v % rpn) : -1;
-            M->hop_of[u * n + v] = M->nhops;
+            M->hop_of[(size_t)u * n + v] = M->nhops;
             M->hops[M->nhops++] = h;
         }
     int *key = xmalloc(((size_t)M->nhops + 1) * sizeof *key);
@@ -504,7 +505,7 @@ static int build_symmetry(rmodel *M, int use)
  * binaries). */
 static int check_size(const rmodel *M, tc_err *err)
 {
-    double work = (double)M->nreps * M->n * (M->n + M->nhops);
+    double work = (double)M->nreps * M->n * ((double)M->n + M->nhops);
     if (work <= ROUTE_MAX_WORK)
         return TC_OK;
     return tc_err_set(err, TC_INPUT, "%s: routing %s over the %d ranks of %s means %d chunk "
@@ -543,6 +544,20 @@ int route_rmodel_build(rmodel *M, const sketch *s, const topo *t, coll_kind k, d
     M->nch = M->n * M->cpr;
     M->slack = o->slack;
     M->latency = o->latency;
+    /* check_size() before the n x n hop table: at least one orbit, and at
+     * least every pair of a switch's members is a hop */
+    double pairs = 0;
+    for (int w = 0; w < t->nswitches; w++) {
+        double m = t->switches[w].nranks;
+        if (m * (m - 1) > pairs)
+            pairs = m * (m - 1);
+    }
+    M->nreps = 1;
+    M->nhops = pairs > INT_MAX ? INT_MAX : (int)pairs;
+    if (check_size(M, err) != TC_OK)
+        return TC_INPUT;
+    M->nreps = 0;
+    M->nhops = 0;
     M->dbuf = xmalloc((size_t)M->n * sizeof *M->dbuf);
     M->obuf = xmalloc((size_t)M->n * sizeof *M->obuf);
     build_hops(M);

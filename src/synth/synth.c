@@ -564,6 +564,13 @@ static int run_pipeline(const sketch *s, const topo *t, const synth_opts *o, pro
         return TC_INPUT;
     }
     st->chunk_bytes = chunk;
+    int inst = o->instances > 1 ? o->instances : 1;
+    long long grain = sketch_chunk_grain(t->dma_bytes);
+    if (inst > 1 && chunk % (grain * inst) != 0)
+        return tc_err_set(err, TC_INPUT, "size %lld: --instances %d splits each %lld-byte chunk "
+                          "into parts of %lld bytes, not whole %lld-byte %s", size, inst, chunk,
+                          chunk / inst, grain, t->dma_bytes > 0 ? "DMA segments and elements"
+                                                                : "elements");
 
     route_opts ro;
     route_opts_init(&ro);

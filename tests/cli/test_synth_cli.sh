@@ -69,7 +69,18 @@ expect "missing -o is exit 2" 2 "-o OUT.xml is required" -- "$S" --algo ring "$T
 # sketch mode: bad inputs are refused
 refuse "missing sketch" "any.json" -- "$ROOT/sketches/any.json" "$T/ndv2-x1.json"
 refuse "sketch for another topology" "nnodes" -- "$ROOT/sketches/ndv2-x2-sk-1.json" "$T/ndv2-x1.json"
-refuse "reduction size not whole chunks" "1001 bytes is not a multiple of 8" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --collective allreduce --size 1001
+refuse "reduction size not whole chunks" "1001 bytes is not a multiple of 32" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --collective allreduce --size 1001
+refuse "sketch chunks not whole elements" "8 bytes is not a multiple of 32: .*whole number of 4-byte elements" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --size 8
+refuse "instances that split chunks below a DMA segment" "--instances 2 splits each 256-byte chunk into parts of 128 bytes, not whole 256-byte DMA segments" -- "$ROOT/sketches/cs-chip4x2-sk-1.json" "$T/cs-chip4x2.json" --instances 2
+refuse "a range msccl-executor would read as no limit" "--bytes 0:1: .*reads the maxBytes it would need \(0\) as no limit" -- --algo ring "$T/ndv2-x1.json" --collective allgather --bytes 0:1 --target msccl-executor
+refuse "a sketch-mode option with --algo" "--time-limit, --gap, .* are for sketch mode" -- --algo ring "$T/ndv2-x1.json" --collective allgather --instances 2
+refuse "a baseline option in sketch mode" "--channels, --chunks and --via are for --algo baselines" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --chunks 2
+refuse "a plan option outside --plan" "--sketch, --sizes, --time-budget and --no-propose are for --plan" -- --algo ring "$T/ndv2-x1.json" --collective allgather --sizes 1K:1M
+expect "--algo nccl says NCCL's estimates without a stray comma" 0 "NCCL's estimates \(us\): [a-z]" -- "$S" --algo nccl "$T/ndv2-x2.json" --collective allgather --size 1M -o "$TMP/nccl-note.xml"
+cp "$T/ndv2-x1.json" "$TMP/topo-copy.json"
+expect "-o naming an input is exit 2" 2 "-o .*topo-copy.json is the input .*topo-copy.json: writing the schedule would replace it" -- "$S" --algo ring "$TMP/topo-copy.json" --collective allgather -o "$TMP/topo-copy.json"
+if cmp -s "$T/ndv2-x1.json" "$TMP/topo-copy.json"; then echo "ok - -o naming an input leaves the input as it was"
+else echo "not ok - -o naming an input leaves the input as it was"; fi
 refuse "bad time limit" "--time-limit: expected seconds > 0" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit -3
 expect "sketch synthesis writes a schedule" 0 "predicted" -- "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit 10 -o "$TMP/syn.xml"
 expect "the synthesized schedule verifies" 0 "verified" -- "$BIN/taccl-run" "$TMP/syn.xml"
