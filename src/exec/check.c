@@ -247,8 +247,8 @@ static void check_syntax_loader(ctx *c)
         "text or a tab between elements (the tokenizer takes only spaces and line ends)",
         "a tag spread over several lines",
         "an attribute value in single quotes",
-        "an element with more than 16 attributes, each space beyond one between them counting "
-        "as an empty one (the rest are dropped)",
+        ("an element with more than 16 attributes, each space beyond one between them counting "
+         "as an empty one (the rest are dropped)"),
     };
     const long at[] = {p->syntax.decl, p->syntax.tab, p->syntax.split_tag,
                        p->syntax.single_quote, p->syntax.many_attrs, p->syntax.tab_in_tag};
@@ -261,12 +261,12 @@ static void check_syntax_loader(ctx *c)
             c->out->v[c->out->n - 1].line = at[i];
         }
     static const char *misread[] = {
-        "a blank beside '=': the runtimes' tokenizer refuses one after '=' and takes one before it "
-        "as the end of an attribute with no value",
-        "an entity or character reference in a value: the runtimes take it literally "
-        "(\"&#49;\" is not 1)",
-        "an integer with a leading zero: the runtimes read integers with strtol(s, NULL, 0), so "
-        "\"010\" is octal 8 and \"08\" is 0",
+        ("a blank beside '=': the runtimes' tokenizer refuses one after '=' and takes one before "
+         "it as the end of an attribute with no value"),
+        ("an entity or character reference in a value: the runtimes take it literally "
+         "(\"&#49;\" is not 1)"),
+        ("an integer with a leading zero: the runtimes read integers with strtol(s, NULL, 0), so "
+         "\"010\" is octal 8 and \"08\" is 0"),
     };
     const long mat[] = {p->syntax.eq_space, p->syntax.entity, p->syntax.leading_zero};
     for (int i = 0; i < 3; i++)
