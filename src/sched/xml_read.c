@@ -258,7 +258,7 @@ static int missing(const reader *r, const elem *n, name_id id)
 
 /* An integer written with a leading zero ("010", "-07"): the runtimes read
  * every integer with strtol(s, NULL, 0), so as octal (8; "08" as 0). */
-static inline void note_leading_zero(const reader *r, const elem *n, const char *s, size_t len)
+static void note_leading_zero(const reader *r, const elem *n, const char *s, size_t len)
 {
     size_t i = len > 0 && s[0] == '-';
     if (len - i >= 2 && s[i] == '0' && r->leading_zero && !*r->leading_zero &&
@@ -311,7 +311,8 @@ static inline int attr_ll(const reader *r, const elem *n, name_id id, long long 
         if (xml_parse_decimal((const char *)a[3], (size_t)(a[4] - a[3]), lo, hi, out) == NUM_OK) {
             if (present)
                 *present = 1;
-            note_leading_zero(r, n, (const char *)a[3], (size_t)(a[4] - a[3]));
+            if (a[3][0] == '0' || a[3][0] == '-')
+                note_leading_zero(r, n, (const char *)a[3], (size_t)(a[4] - a[3]));
             return TC_OK;
         }
     }
@@ -1035,22 +1036,51 @@ static void tok_scan_slow(tok_scan *t, prog *p, const char *b, size_t n)
         t->prev = (unsigned char)b[n - 1];
 }
 
-/* How many of the n bytes at s are '"' (8 at a time: a byte of x is 0
- * where s has one; the high bit of z is set where x is 0). */
-static size_t count_quotes(const char *s, size_t n)
+/* High bit of each byte of w that equals c (exact: no borrow across bytes). */
+static inline uint64_t byte_eq(uint64_t w, unsigned char c)
 {
     const uint64_t ones = 0x0101010101010101u, low7 = 0x7f7f7f7f7f7f7f7fu;
+    uint64_t x = w ^ (ones * c);
+    return ~(((x & low7) + low7) | x | low7);
+}
+
+/* One pass over the n bytes at s (one more readable byte after them): the
+ * number of '"' in *quotes, and whether there is what the runtimes'
+ * tokenizer reads otherwise than libxml2 around blanks: a blank beside '='
+ * ('=' not followed by '"'), or a space followed by a space, '/' or '>'
+ * (an empty attribute to it).  8 bytes at a time on a little-endian
+ * machine: a byte's successor is the mask shifted down one byte, the
+ * last one's the next word's first byte. */
+static int scan_tag_text(const char *s, size_t n, size_t *quotes)
+{
     size_t count = 0, i = 0;
+    uint64_t odd = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101u, top = 1ULL << 63;
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, sizeof w);
-        uint64_t x = w ^ (ones * '"');
-        uint64_t z = ~(((x & low7) + low7) | x | low7);
-        count += (size_t)(((z >> 7) * ones) >> 56);
+        char d = s[i + 8];
+        uint64_t q = byte_eq(w, '"'), sp = byte_eq(w, ' '), eq = byte_eq(w, '=');
+        uint64_t sp_next = (sp >> 8) | (d == ' ' || d == '/' || d == '>' ? top : 0);
+        uint64_t eq_next = (eq >> 8) | (d == '=' ? top : 0);
+        uint64_t q_next = (q >> 8) | (d == '"' ? top : 0);
+        count += (size_t)(((q >> 7) * ones) >> 56);
+        odd |= (sp & (sp_next | eq_next)) | (eq & ~q_next);
     }
-    for (; i < n; i++)
-        count += s[i] == '"';
-    return count;
+#endif
+    for (; i < n; i++) {
+        char c = s[i], d = s[i + 1];
+        count += c == '"';
+        odd |= (c == ' ' && (d == ' ' || d == '/' || d == '>' || d == '=')) ||
+               (c == '=' && d != '"');
+    }
+    if (n > 0) {    /* a space before a closing "/>" or ">" inside the words */
+        const char *e = s + n;
+        odd |= e[-1] == ' ' || (n > 1 && e[-1] == '/' && e[-2] == ' ');
+    }
+    *quotes = count;
+    return odd != 0;
 }
 
 /* Is the line [a, e) (e at its '\n') one plain tag, as nearly every line of
@@ -1075,15 +1105,10 @@ static int plain_tag_line(const char *a, const char *e, int rare)
     if (rare && (memchr(in, '\'', len) || memchr(in, '\r', len) || memchr(in, '\t', len) ||
                  memchr(in, '&', len)))
         return 0;
-    for (const char *q = memchr(in, '=', len); q; q = memchr(q + 1, '=', (size_t)(in + len - q - 1)))
-        if (q == in || q[-1] == ' ' || q + 1 >= in + len || q[1] != '"')
-            return 0;   /* a blank beside '=' (or '=' in a value: the slow scan knows) */
-    /* a space the runtimes would take for one more (empty) attribute: two in
-     * a row, or one before "/>" or ">" */
-    for (const char *q = memchr(in, ' ', len); q; q = memchr(q + 1, ' ', (size_t)(in + len - q - 1)))
-        if (q + 1 >= in + len || q[1] == ' ' || q[1] == '/')
-            return 0;
-    return !memchr(in, '<', len) && !memchr(in, '>', len) && count_quotes(in, len) % 2 == 0;
+    size_t quotes;
+    if (scan_tag_text(in, len, &quotes))
+        return 0;   /* the slow scan says which */
+    return quotes % 2 == 0 && !memchr(in, '<', len) && !memchr(in, '>', len);
 }
 
 /* tok_scan_slow() over n bytes, a line at a time: a plain tag line from
