@@ -122,6 +122,8 @@ for (tp, c), items in groups.items():
             others = [(nc, "nccl")] + [(b[s]["time_us"], k) for k, b in base.items()
                                          if s in b and b[s].get("time_us") is not None]
             others = [(v, k) for v, k in others if v is not None]
+            if t is None:       # nothing timed at this size (NCCL's schedule refused)
+                continue
             ok_nccl += nc is None or t <= nc * (1 + 1e-9)
             ok_base += all(t <= v * (1 + 1e-9) for v, k in others if k != "nccl")
             if others:

@@ -459,13 +459,18 @@ static void make_ranges(plan *pl)
 }
 
 /* What a range's file is worth: the share of NCCL's time it saves, summed
- * over its sizes. */
+ * over its sizes; a size where NCCL's time is unknown (its schedule could
+ * not be timed) counts whole, as nothing shows NCCL would serve it as well. */
 static double range_value(const plan *pl, const range *g)
 {
     double v = 0;
     for (int i = g->first; i <= g->last; i++)
-        if (pl->nccl_us[i] > 0 && pl->cands[g->cand].us[i] >= 0)
+        if (pl->cands[g->cand].us[i] < 0)
+            continue;
+        else if (pl->nccl_us[i] > 0)
             v += 1 - pl->cands[g->cand].us[i] / pl->nccl_us[i];
+        else
+            v += 1;
     return v;
 }
 
