@@ -149,42 +149,50 @@ static prog *copy_header(const prog *p)
     return q;
 }
 
-prog *rtdep_resolve(const prog *p, long long *changed)
+/* Rank r of p into q: its waits as resolved_deps() gives them when D is
+ * given, else verbatim. */
+static void copy_rank(prog *q, const prog_gpu *g, const rtdep_tb *D)
 {
-    long long total = 0;
-    for (int r = 0; r < p->ngpu; r++) {
-        rtdep_tb *D = rank_tbs(&p->gpus[r]);
-        total += rank_changes(&p->gpus[r], D);
-        rank_tbs_free(D, p->gpus[r].ntbs);
-    }
-    if (changed)
-        *changed = total;
-    if (total == 0)
-        return NULL;
-    prog *q = copy_header(p);
-    if (!q)
-        return NULL;
-    for (int r = 0; r < p->ngpu; r++) {
-        const prog_gpu *g = &p->gpus[r];
-        rtdep_tb *D = rank_tbs(g);
-        prog_gpu *h = prog_add_gpu(q, g->i_chunks, g->o_chunks, g->s_chunks);
-        h->id = g->id;
-        h->line = g->line;
-        for (int t = 0; t < g->ntbs; t++) {
-            const prog_tb *tb = &g->tbs[t];
-            prog_tb *u = prog_add_tb(h, tb->send, tb->recv, tb->chan);
-            u->id = tb->id;
-            u->line = tb->line;
-            for (int k = 0; k < tb->nsteps; k++) {
-                prog_step *y = prog_add_step(u, ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, -1, -1);
-                *y = tb->steps[k];
-                int drop;
+    prog_gpu *h = prog_add_gpu(q, g->i_chunks, g->o_chunks, g->s_chunks);
+    h->id = g->id;
+    h->line = g->line;
+    for (int t = 0; t < g->ntbs; t++) {
+        const prog_tb *tb = &g->tbs[t];
+        prog_tb *u = prog_add_tb(h, tb->send, tb->recv, tb->chan);
+        u->id = tb->id;
+        u->line = tb->line;
+        for (int k = 0; k < tb->nsteps; k++) {
+            prog_step *y = prog_add_step(u, ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, -1, -1);
+            *y = tb->steps[k];
+            int drop;
+            if (D) {
                 y->deps = resolved_deps(g, D, t, k, &drop);
                 if (drop)
                     y->depid = -1;
             }
         }
+    }
+}
+
+/* One pass over the ranks: the copy begins at the first rank whose waits
+ * the runtimes read otherwise (the ranks before it go in verbatim). */
+prog *rtdep_resolve(const prog *p, long long *changed)
+{
+    long long total = 0;
+    prog *q = NULL;
+    for (int r = 0; r < p->ngpu; r++) {
+        const prog_gpu *g = &p->gpus[r];
+        rtdep_tb *D = rank_tbs(g);
+        long long n = rank_changes(g, D);
+        total += n;
+        if (n > 0 && !q && (q = copy_header(p)) != NULL)
+            for (int e = 0; e < r; e++)
+                copy_rank(q, &p->gpus[e], NULL);
+        if (q)
+            copy_rank(q, g, D);
         rank_tbs_free(D, g->ntbs);
     }
+    if (changed)
+        *changed = total;
     return q;
 }
