@@ -9,14 +9,16 @@
  *
  * Exit 0: the schedule was written; 2: bad arguments or an algorithm the
  * topology or runtime cannot take (one line on stderr, nothing written: the
- * file is written atomically and only after everything succeeded); 130:
- * interrupted (SIGINT) before the file was written — nothing written.
+ * file is written atomically and only after everything succeeded); 130,
+ * 143, 129: interrupted (SIGINT, SIGTERM, SIGHUP) before the file was
+ * written — nothing written.
  *
- * SIGINT: the handler only sets lp.h's stop flag (the project's one piece
- * of process state; a handler can do nothing else safely); the solvers and
- * the stages' long loops see it and return TC_STOP.  The signal is blocked
- * while the file is written, so an interrupt never leaves a temporary file
- * beside it: once writing has begun the run completes. */
+ * SIGINT, SIGTERM, SIGHUP: the handler only sets lp.h's stop flag (the
+ * project's one piece of process state; a handler can do nothing else
+ * safely) and notes the signal; the solvers and the stages' long loops see
+ * it and return TC_STOP.  The signals are held while a file is written
+ * (util/file.h), so a stop never leaves a temporary file beside it: once
+ * writing has begun the run completes. */
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <math.h>
@@ -677,40 +679,49 @@ static void print_synth_json(const cli *c, const prog *p, const synth_stats *st)
     cJSON_Delete(j);
 }
 
-/* SIGINT: ask everything running to stop (lp.h); nothing else is safe here. */
-static void on_sigint(int sig)
+/* The signal that asked the run to stop (0: none).  Only the handler
+ * writes it; it names the signal in the message and the exit code. */
+static volatile sig_atomic_t stop_signal;
+
+/* SIGINT, SIGTERM, SIGHUP: ask everything running to stop (lp.h) and note
+ * which signal it was; nothing else is safe here.  The CBC child is killed
+ * by the solver's wait loop (and dies with the process in any case:
+ * lp_cbc.c). */
+static void on_stop(int sig)
 {
-    (void)sig;
+    if (!stop_signal)
+        stop_signal = sig;
     lp_request_stop();
 }
 
 static void catch_sigint(void)
 {
+    static const int SIGS[] = {SIGINT, SIGTERM, SIGHUP};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
+    sa.sa_handler = on_stop;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
+    for (size_t i = 0; i < sizeof SIGS / sizeof SIGS[0]; i++)
+        sigaction(SIGS[i], &sa, NULL);
 }
 
-/* Exit 130 for a stop request: one line (and the JSON error), nothing written. */
+/* Exit 128 + the signal for a stop request (130 for SIGINT, 143 for
+ * SIGTERM, 129 for SIGHUP, as shells report a process the signal ended):
+ * one line (and the JSON error), nothing written. */
 static int interrupted(const cli *c)
 {
-    report(c, 0, "interrupted (SIGINT): nothing written%s%s", "", "");
-    return TC_STOP;
+    int sig = stop_signal ? stop_signal : SIGINT;
+    report(c, 0, "interrupted (%s): nothing written%s", sig == SIGTERM ? "SIGTERM"
+                  : sig == SIGHUP ? "SIGHUP" : "SIGINT", "");
+    return 128 + sig;
 }
 
-/* prog_write_xml with SIGINT held back, so no temporary file is left. */
+/* prog_write_xml; the signals are held while its temporary file exists
+ * (util/file.h), so no temporary file is left. */
 static int write_uninterrupted(const prog *p, const char *path, const xml_write_opts *wo,
                                tc_err *err)
 {
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigprocmask(SIG_BLOCK, &block, &old);
-    int rc = prog_write_xml(p, path, wo, err);
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    return rc;
+    return prog_write_xml(p, path, wo, err);
 }
 
 /* The topology at path, its warnings (figures without a source) printed
@@ -889,6 +900,17 @@ static int plan_main(const cli *c)
                       "allreduce, got '%s'%s", c->coll, "");
     tc_err err;
     tc_err_clear(&err);
+    /* refuse an output it may not replace before any work (plan_write
+     * checks again when it writes) */
+    {
+        const char *in[65];
+        int nin = 0, exists;
+        in[nin++] = c->pos[0];
+        for (int i = 0; i < c->nsketches && nin < 65; i++)
+            in[nin++] = c->sketches[i];
+        if (plan_check_output(c->out, in, nin, &exists, &err) != TC_OK)
+            return report(c, 0, "%s%s", err.msg, "");
+    }
     topo *t = load_topology(c, c->pos[0], &err);
     if (!t)
         return report(c, 0, "%s%s", err.msg, "");

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,9 +323,19 @@ static unsigned long long mapped_bytes(void)
 }
 
 /* The child: solve, report, exit (never returns). */
-static void cbc_child(lp *p, const lp_opts *o, double t0, const double *x1, int mip, int fd)
+static void cbc_child(lp *p, const lp_opts *o, double t0, const double *x1, int mip, int fd,
+                      pid_t parent)
 {
+    /* The child dies with its parent, however the parent ends (SIGKILL
+     * included, which no handler of the parent's sees): otherwise it is
+     * re-parented and burns a core until its time limit.  If the parent is
+     * already gone, the death signal was armed too late: leave now. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(4);
     signal(SIGINT, SIG_IGN);        /* the parent decides; CBC may set its own */
+    signal(SIGTERM, SIG_DFL);       /* the parent's stop handlers are not the child's */
+    signal(SIGHUP, SIG_DFL);
     /* CBC 2.10.8 can crash here (see lp_cbc_solve); the parent reports it, so
      * the child dies plainly instead of through a sanitizer's report */
     signal(SIGSEGV, SIG_DFL);
@@ -391,6 +402,7 @@ int lp_cbc_solve(lp *p, const lp_opts *o, double t0, const double *x1, int mip,
         return cbc_fail(r, err, p, "cannot create a pipe for the solver process");
     fflush(stdout);
     fflush(stderr);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
@@ -399,7 +411,7 @@ int lp_cbc_solve(lp *p, const lp_opts *o, double t0, const double *x1, int mip,
     }
     if (pid == 0) {
         close(fds[0]);
-        cbc_child(p, o, t0, x1, mip, fds[1]);
+        cbc_child(p, o, t0, x1, mip, fds[1], parent);
     }
     close(fds[1]);
     cbc_out c;

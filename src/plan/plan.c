@@ -8,6 +8,7 @@
  * in place); time every candidate and NCCL's own schedule at every size;
  * pick per (mode, size); merge runs of sizes into files; verify every file
  * in its modes; write. */
+#define _XOPEN_SOURCE 700     /* realpath */
 #include "plan.h"
 
 #include <dirent.h>
@@ -34,6 +35,7 @@
 #include "../sched/xml.h"
 #include "../synth/synth.h"
 #include "../util/file.h"
+#include "../util/jsonin.h"
 #include "../util/mem.h"
 #include "../util/size.h"
 #include "propose.h"
@@ -41,6 +43,13 @@
 #define MAXSIZES 48
 #define KIB 1024LL
 #define VERIFY_MAX_BYTES (64LL << 20)       /* verify files at most this large */
+#define SKETCH_MAX_BYTES (16L << 20)        /* a given sketch copied into the plan */
+/* The plan's own copy of the topology and its ownership marker: plan.json's
+ * commands name the copy and the sketches under sketches/, so they run from
+ * the plan directory as written, wherever the inputs were. */
+#define PLAN_TOPO "topology.json"
+#define PLAN_MARKER ".taccl-plan"
+#define PLAN_MAGIC "taccl-synth plan directory 1"
 
 typedef struct {
     char label[192];        /* "ring LL", "ndv2-x2-sk-1 @64K LL" */
@@ -77,6 +86,8 @@ struct plan {
     int nnotes;
     proposal props[PROPOSE_MAX];    /* sketches proposed from the topology */
     int nprops;
+    proposal *given;        /* the --sketch files as read (safe, distinct names) */
+    int ngiven;
 };
 
 void plan_opts_init(plan_opts *o)
@@ -233,7 +244,7 @@ static void add_baselines(plan *pl)
             snprintf(c->proto, sizeof c->proto, "%s", p->proto);
             snprintf(c->label, sizeof c->label, "%s %s", BASELINES[b].label, p->proto);
             snprintf(c->source, sizeof c->source, "taccl-synth --algo %s %s --collective %s%s%s "
-                     "--proto %s", BASELINES[b].algo, pl->t->path, coll_name(pl->o.coll),
+                     "--proto %s", BASELINES[b].algo, PLAN_TOPO, coll_name(pl->o.coll),
                      BASELINES[b].via ? " --via " : "", BASELINES[b].via ? BASELINES[b].via : "",
                      p->proto);
         }
@@ -277,7 +288,7 @@ static void add_protocols(plan *pl, prog *p, const char *stem, const char *path,
         snprintf(c->proto, sizeof c->proto, "%s", cost_proto_name((cost_proto)pr));
         snprintf(c->label, sizeof c->label, "%s @%s%s %s", stem, anchor, tag, c->proto);
         snprintf(c->source, sizeof c->source, "taccl-synth %s %s --collective %s --size "
-                 "%lld --proto %s --time-limit %g%s", path, pl->t->path,
+                 "%lld --proto %s --time-limit %g%s", path, PLAN_TOPO,
                  coll_name(pl->o.coll), at, c->proto, limit_s, extra);
     }
     if (owner)
@@ -339,22 +350,46 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
     return TC_OK;
 }
 
+/* 1 if name is taken by a given sketch already kept, or a proposal name
+ * could be (the proposals are made after the given sketches). */
+static int sketch_name_taken(const plan *pl, const char *name)
+{
+    for (int i = 0; i < pl->ngiven; i++)
+        if (!strcmp(pl->given[i].name, name))
+            return 1;
+    return 0;
+}
+
 static int add_sketch_file(plan *pl, const char *path, double deadline, tc_err *err)
 {
-    sketch *s = sketch_load(path, err);
-    if (!s)
+    static const jsonin_doc doc = {"sketch", SKETCH_MAX_BYTES, 0};
+    char *text = jsonin_read_file(path, &doc, err);
+    if (!text)
         return TC_INPUT;
-    if (sketch_check(s, pl->t, err) != TC_OK) {
+    sketch *s = sketch_parse(text, path, err);
+    if (!s || sketch_check(s, pl->t, err) != TC_OK) {
         sketch_free(s);
+        free(text);
         return TC_INPUT;
     }
+    /* its name in the plan: the file's base name, safe, distinct from the
+     * others given (two "sk.json" of different folders) */
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    char stem[96];
-    snprintf(stem, sizeof stem, "%s", base);
+    char stem[96], name[96];
+    file_safe_name(stem, 80, base);
     char *dot = strrchr(stem, '.');
-    if (dot && !strcmp(dot, ".json"))
+    if (dot && dot > stem && !strcmp(dot, ".json"))
         *dot = '\0';
-    int rc = add_sketch(pl, s, stem, path, 3, deadline, err);
+    snprintf(name, sizeof name, "%s", stem);
+    for (int k = 2; sketch_name_taken(pl, name); k++)
+        snprintf(name, sizeof name, "%.80s-%d", stem, k);
+    proposal *g = &pl->given[pl->ngiven++];
+    memset(g, 0, sizeof *g);
+    snprintf(g->name, sizeof g->name, "%s", name);
+    g->json = text;
+    char rel[128];
+    snprintf(rel, sizeof rel, "sketches/%s.json", name);
+    int rc = add_sketch(pl, s, name, rel, 3, deadline, err);
     sketch_free(s);
     return rc;
 }
@@ -369,6 +404,12 @@ static int add_proposals(plan *pl, double deadline, tc_err *err)
                 "(written to sketches/ in the plan)\n", pl->nprops, pl->nprops == 1 ? "" : "es",
                 pl->o.nsketches ? ", after the given ones" : "");
     for (int i = 0; i < pl->nprops; i++) {
+        /* a given sketch of the same name keeps it: the file names differ */
+        if (sketch_name_taken(pl, pl->props[i].name)) {
+            char n[96];
+            snprintf(n, sizeof n, "%.80s-proposed", pl->props[i].name);
+            snprintf(pl->props[i].name, sizeof pl->props[i].name, "%s", n);
+        }
         tc_err e;
         sketch *s = sketch_parse(pl->props[i].json, pl->props[i].name, &e);
         if (!s)
@@ -545,6 +586,7 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     pl->t = t;
     pl->o = *o;
     pl->executor = o->target == BL_TARGET_EXECUTOR;
+    pl->given = xcalloc((size_t)o->nsketches + 1, sizeof *pl->given);
     for (long long s = o->lo; s <= o->hi && pl->nsizes < MAXSIZES; s *= 2) {
         pl->sizes[pl->nsizes++] = s;
         if (s > o->hi / 2)
@@ -601,6 +643,8 @@ void plan_free(plan *pl)
     for (int i = 0; i < pl->nsizes; i++)
         prog_free(pl->nccl[i]);
     proposals_free(pl->props, pl->nprops);
+    proposals_free(pl->given, pl->ngiven);
+    free(pl->given);
     free(pl->cands);
     free(pl->ranges);
     free(pl);
@@ -694,6 +738,8 @@ static int join(char *out, const char *dir, const char *name)
     return 0;
 }
 
+/* Remove a tree this process made (a temporary plan directory) or proved
+ * its own (plan_check_output): never follows a symbolic link. */
 static int rm_tree(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -719,28 +765,226 @@ static int rm_tree(const char *dir)
     return rc | rmdir(dir);
 }
 
-/* dir may be replaced: absent, empty, or a previous plan. */
-static int replaceable(const char *dir, int *exists)
+/* ------------------------------------------------------------ ownership */
+
+/* The names a plan directory holds, relative to it ("nccl/", "nccl/x.xml"),
+ * one a line: what the marker lists and what a walk finds. */
+typedef struct {
+    char *s;
+    size_t len, cap;
+} namelist;
+
+static void names_add(namelist *l, const char *name)
 {
-    struct stat st;
-    *exists = stat(dir, &st) == 0;
-    if (!*exists)
+    size_t n = strlen(name);
+    if (l->len + n + 2 > l->cap) {
+        l->cap = (l->len + n + 2) * 2;
+        l->s = xrealloc(l->s, l->cap);
+    }
+    memcpy(l->s + l->len, name, n);
+    l->s[l->len + n] = '\n';
+    l->len += n + 1;
+    l->s[l->len] = '\0';
+}
+
+/* 1 if the line `name` is in the text of a marker (after its first line). */
+static int listed(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+    const char *p = strchr(text, '\n');
+    while (p) {
+        p++;
+        if (!strncmp(p, name, n) && (p[n] == '\n' || p[n] == '\0'))
+            return 1;
+        p = strchr(p, '\n');
+    }
+    return 0;
+}
+
+/* The first entry under root/rel (recursively, links not followed) that
+ * the marker's text does not list, into bad; 0 if every one is listed. */
+static int unlisted(const char *root, const char *rel, const char *marker, char *bad,
+                    size_t badsz)
+{
+    char dir[PATH_MAX];
+    if (*rel ? join(dir, root, rel) != 0 : snprintf(dir, sizeof dir, "%s", root) >= PATH_MAX) {
+        snprintf(bad, badsz, "%s", rel);
         return 1;
-    if (!S_ISDIR(st.st_mode))
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(bad, badsz, "%s", *rel ? rel : ".");
+        return 1;
+    }
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char name[PATH_MAX], path[PATH_MAX];
+        int n = *rel ? snprintf(name, sizeof name, "%s/%s", rel, e->d_name)
+                     : snprintf(name, sizeof name, "%s", e->d_name);
+        struct stat st;
+        if (n < 0 || n >= (int)sizeof name - 1 || join(path, root, name) != 0 ||
+            lstat(path, &st) != 0) {
+            snprintf(bad, badsz, "%s", e->d_name);
+            found = 1;
+            break;
+        }
+        if (!strcmp(name, PLAN_MARKER) && S_ISREG(st.st_mode))
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            char dname[PATH_MAX + 1];
+            snprintf(dname, sizeof dname, "%s/", name);
+            dname[PATH_MAX - 1] = '\0';
+            if (!listed(marker, dname)) {
+                if (snprintf(bad, badsz, "%s", dname) >= (int)badsz)
+                    bad[badsz - 1] = '\0';
+                found = 1;
+            } else {
+                found = unlisted(root, name, marker, bad, badsz);
+            }
+        } else if (!S_ISREG(st.st_mode) || !listed(marker, name)) {
+            snprintf(bad, badsz, "%s", name);
+            found = 1;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* dir (as given) without trailing slashes into out; -1 if too long. */
+static int trim_dir(char *out, const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (n == 0 || n >= PATH_MAX - 32)
+        return -1;
+    memcpy(out, dir, n);
+    out[n] = '\0';
+    return 0;
+}
+
+/* 1 if the file at path lies under directory dir (both resolved). */
+static int inside(const char *path, const char *dir_real)
+{
+    char rp[PATH_MAX];
+    if (!path || !realpath(path, rp))
         return 0;
-    char path[PATH_MAX];
-    if (join(path, dir, "plan.json") == 0 && access(path, F_OK) == 0)
-        return 1;
+    size_t n = strlen(dir_real);
+    return !strncmp(rp, dir_real, n) && (rp[n] == '/' || (n == 1 && dir_real[0] == '/'));
+}
+
+int plan_check_output(const char *dir_in, const char *const *inputs, int ninputs, int *exists,
+                      tc_err *err)
+{
+    char dir[PATH_MAX];
+    *exists = 0;
+    if (trim_dir(dir, dir_in) != 0)
+        return tc_err_set(err, TC_INPUT, "-o %s: path too long", dir_in);
+    struct stat st;
+    if (lstat(dir, &st) != 0) {
+        if (errno == ENOENT)
+            return TC_OK;
+        return tc_err_set(err, TC_INPUT, "-o %s: %s", dir_in, strerror(errno));
+    }
+    *exists = 1;
+    if (S_ISLNK(st.st_mode))
+        return tc_err_set(err, TC_INPUT, "-o %s: is a symbolic link; name the directory itself "
+                          "(a plan is never written through a link)", dir_in);
+    if (!S_ISDIR(st.st_mode))
+        return tc_err_set(err, TC_INPUT, "-o %s: exists and is not a directory", dir_in);
+    char real[PATH_MAX];
+    if (!realpath(dir, real))
+        return tc_err_set(err, TC_INPUT, "-o %s: %s", dir_in, strerror(errno));
+    for (int i = 0; i < ninputs; i++)
+        if (inside(inputs[i], real))
+            return tc_err_set(err, TC_INPUT, "-o %s: the input %s is inside it, and a plan "
+                              "replaces its directory; choose another directory", dir_in,
+                              inputs[i]);
+    /* empty: nothing to lose */
     DIR *d = opendir(dir);
     if (!d)
-        return 0;
+        return tc_err_set(err, TC_INPUT, "-o %s: %s", dir_in, strerror(errno));
     struct dirent *e;
     int empty = 1;
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            empty = 0;
+    while (empty && (e = readdir(d)) != NULL)
+        empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
     closedir(d);
-    return empty;
+    if (empty)
+        return TC_OK;
+    /* a plan of ours: the marker lists every entry */
+    char mpath[PATH_MAX];
+    join(mpath, dir, PLAN_MARKER);
+    struct stat ms;
+    if (lstat(mpath, &ms) != 0 || !S_ISREG(ms.st_mode))
+        return tc_err_set(err, TC_INPUT, "-o %s: exists, is not empty and is not a plan "
+                          "taccl-synth wrote (no %s); choose another directory", dir_in,
+                          PLAN_MARKER);
+    static const jsonin_doc mdoc = {"plan marker", 1L << 20, 0};
+    tc_err me;
+    char *marker = jsonin_read_file(mpath, &mdoc, &me);
+    int rc = TC_OK;
+    char bad[PATH_MAX];
+    if (!marker || strncmp(marker, PLAN_MAGIC "\n", strlen(PLAN_MAGIC) + 1))
+        rc = tc_err_set(err, TC_INPUT, "-o %s: %s is not taccl-synth's plan marker; choose "
+                        "another directory", dir_in, PLAN_MARKER);
+    else if (unlisted(dir, "", marker, bad, sizeof bad))
+        rc = tc_err_set(err, TC_INPUT, "-o %s: holds %s, which taccl-synth did not write; a "
+                        "plan replaces its whole directory: move it or choose another directory",
+                        dir_in, bad);
+    free(marker);
+    return rc;
+}
+
+/* An error about a path inside the temporary directory names the user's
+ * directory instead. */
+static void untemp(tc_err *err, const char *tmp, const char *dir)
+{
+    if (!err)
+        return;
+    char *at = strstr(err->msg, tmp);
+    if (!at)
+        return;
+    char out[sizeof err->msg];
+    if (snprintf(out, sizeof out, "%.*s%s%s", (int)(at - err->msg), err->msg, dir,
+                 at + strlen(tmp)) >= (int)sizeof out)
+        out[sizeof out - 1] = '\0';
+    memcpy(err->msg, out, sizeof out);
+}
+
+/* Write text as tmp/rel and list rel. */
+static int put_file(const char *tmp, const char *rel, const char *text, namelist *names,
+                    tc_err *err)
+{
+    char path[PATH_MAX];
+    if (join(path, tmp, rel) != 0)
+        return tc_err_set(err, TC_INPUT, "%s: path too long", rel);
+    names_add(names, rel);
+    return file_write_atomic(path, text, strlen(text), err);
+}
+
+static int put_dir(const char *tmp, const char *rel, namelist *names, tc_err *err)
+{
+    char path[PATH_MAX], listed_as[128];
+    if (join(path, tmp, rel) != 0)
+        return tc_err_set(err, TC_INPUT, "%s: path too long", rel);
+    snprintf(listed_as, sizeof listed_as, "%s/", rel);
+    names_add(names, listed_as);
+    if (mkdir(path, 0777) != 0)
+        return tc_err_set(err, TC_INPUT, "%s: %s", path, strerror(errno));
+    return TC_OK;
+}
+
+/* A candidate's command as it runs from the plan directory: its inputs
+ * are the plan's copies, its output a file named for its label. */
+static void add_command(cJSON *o, const cand *c)
+{
+    char out[200], cmd[600];
+    file_safe_name(out, sizeof out - 4, c->label);
+    snprintf(cmd, sizeof cmd, "%s -o %s.xml", c->source, out);
+    cJSON_AddStringToObject(o, "command", cmd);
 }
 
 static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
@@ -789,7 +1033,7 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
         }
         cJSON_AddStringToObject(o, "file", f[i].name);
         cJSON_AddStringToObject(o, "from", pl->cands[g->cand].label);
-        cJSON_AddStringToObject(o, "command", pl->cands[g->cand].source);
+        add_command(o, &pl->cands[g->cand]);
         cJSON_AddItemToObject(o, "sizes", pred);
         cJSON_AddItemToArray(files, o);
     }
@@ -813,7 +1057,7 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
         const cand *c = &pl->cands[k];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "label", c->label);
-        cJSON_AddStringToObject(o, "command", c->source);
+        add_command(o, c);
         cJSON_AddBoolToObject(o, "outofplace", c->modes & 1);
         cJSON_AddBoolToObject(o, "inplace", (c->modes & 2) != 0);
         cJSON *us = cJSON_AddArrayToObject(o, "predicted_us");
@@ -828,22 +1072,15 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
     return j;
 }
 
-int plan_write(const plan *pl, const char *dir, tc_err *err)
+/* The whole plan into the fresh directory tmp; the names written into
+ * names (the marker, written last, lists them). */
+static int write_all_files(const plan *pl, const char *tmp, namelist *names, tc_err *err)
 {
-    int exists;
-    if (!replaceable(dir, &exists))
-        return tc_err_set(err, TC_INPUT, "-o %s: exists and is not a plan (no plan.json) nor "
-                          "empty; choose another directory", dir);
-    char tmp[PATH_MAX], sub[PATH_MAX];
-    int n = snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", dir);
-    if (n < 0 || n >= (int)sizeof tmp - 16)
-        return tc_err_set(err, TC_INPUT, "-o %s: path too long", dir);
-    if (!mkdtemp(tmp))
-        return tc_err_set(err, TC_INPUT, "-o %s: cannot create a directory beside it: %s", dir,
-                          strerror(errno));
-    join(sub, tmp, "nccl");
-    int rc = mkdir(sub, 0777) == 0 ? TC_OK
-                                   : tc_err_set(err, TC_INPUT, "%s: %s", sub, strerror(errno));
+    char *tj = topo_to_json(pl->t);
+    int rc = put_file(tmp, PLAN_TOPO, tj, names, err);
+    free(tj);
+    if (rc == TC_OK)
+        rc = put_dir(tmp, "nccl", names, err);
     pfile *f = xcalloc((size_t)pl->nranges + 1, sizeof *f);
     int nf = plan_files(pl, f);
     for (int i = 0; rc == TC_OK && i < nf; i++) {
@@ -866,38 +1103,35 @@ int plan_write(const plan *pl, const char *dir, tc_err *err)
         rc = verify_file(pl, p, &f[i], err);
         char path[PATH_MAX];
         if (rc == TC_OK && join(path, tmp, f[i].name) != 0)
-            rc = tc_err_set(err, TC_INPUT, "-o %s: path too long", dir);
-        if (rc == TC_OK)
+            rc = tc_err_set(err, TC_INPUT, "%s: path too long", f[i].name);
+        if (rc == TC_OK) {
+            names_add(names, f[i].name);
             rc = write_prog(p, pl->t, path, pl->executor, err);
+        }
         p->inplace = ip;
         p->outofplace = oop;
         p->min_bytes = mn;
         p->max_bytes = mx;
         p->target = tg;
     }
-    if (rc == TC_OK && pl->nprops > 0) {
-        char sk[PATH_MAX];
-        join(sk, tmp, "sketches");
-        if (mkdir(sk, 0777) != 0)
-            rc = tc_err_set(err, TC_INPUT, "%s: %s", sk, strerror(errno));
-        for (int i = 0; rc == TC_OK && i < pl->nprops; i++) {
-            char path[PATH_MAX], name[128];
-            snprintf(name, sizeof name, "%s.json", pl->props[i].name);
-            if (join(path, sk, name) != 0)
-                rc = tc_err_set(err, TC_INPUT, "-o %s: path too long", dir);
-            else
-                rc = file_write_atomic(path, pl->props[i].json, strlen(pl->props[i].json), err);
-        }
+    if (rc == TC_OK && pl->ngiven + pl->nprops > 0)
+        rc = put_dir(tmp, "sketches", names, err);
+    for (int i = 0; rc == TC_OK && i < pl->ngiven + pl->nprops; i++) {
+        const proposal *s = i < pl->ngiven ? &pl->given[i] : &pl->props[i - pl->ngiven];
+        char rel[128];
+        snprintf(rel, sizeof rel, "sketches/%s.json", s->name);
+        rc = put_file(tmp, rel, s->json, names, err);
     }
     for (int s = 0; rc == TC_OK && s < pl->nsizes; s++) {
         if (!pl->nccl[s])
             continue;
-        char path[PATH_MAX], name[64];
-        snprintf(name, sizeof name, "nccl-%lld.xml", pl->sizes[s]);
-        if (join(path, sub, name) != 0) {
-            rc = tc_err_set(err, TC_INPUT, "-o %s: path too long", dir);
+        char path[PATH_MAX], rel[64];
+        snprintf(rel, sizeof rel, "nccl/nccl-%lld.xml", pl->sizes[s]);
+        if (join(path, tmp, rel) != 0) {
+            rc = tc_err_set(err, TC_INPUT, "%s: path too long", rel);
             break;
         }
+        names_add(names, rel);
         pl->nccl[s]->size_bytes = serve_size(pl->nccl[s], pl->sizes[s]);
         rc = write_prog(pl->nccl[s], pl->t, path, pl->executor, err);
     }
@@ -905,29 +1139,74 @@ int plan_write(const plan *pl, const char *dir, tc_err *err)
         cJSON *j = plan_json(pl, f, nf);
         char *text = cJSON_Print(j);
         cJSON_Delete(j);
-        char path[PATH_MAX];
-        join(path, tmp, "plan.json");
         size_t len = strlen(text);
         text = xrealloc(text, len + 2);
         text[len] = '\n';
         text[len + 1] = '\0';
-        rc = file_write_atomic(path, text, len + 1, err);
+        rc = put_file(tmp, "plan.json", text, names, err);
         free(text);
     }
     free(f);
     if (rc == TC_OK) {
+        size_t n = strlen(PLAN_MAGIC) + 1 + names->len + 1;
+        char *m = xmalloc(n);
+        snprintf(m, n, "%s\n%s", PLAN_MAGIC, names->s ? names->s : "");
+        namelist none = {0};
+        rc = put_file(tmp, PLAN_MARKER, m, &none, err);
+        free(none.s);
+        free(m);
+    }
+    return rc;
+}
+
+int plan_write(const plan *pl, const char *dir_in, tc_err *err)
+{
+    const char *inputs[64];
+    int nin = 0;
+    if (pl->t->path)
+        inputs[nin++] = pl->t->path;
+    for (int i = 0; i < pl->o.nsketches && nin < 64; i++)
+        inputs[nin++] = pl->o.sketches[i];
+    int exists;
+    int rc = plan_check_output(dir_in, inputs, nin, &exists, err);
+    if (rc != TC_OK)
+        return rc;
+    char dir[PATH_MAX], tmp[PATH_MAX];
+    trim_dir(dir, dir_in);
+    snprintf(tmp, sizeof tmp, "%.*s.tmp-XXXXXX", PATH_MAX - 32, dir);
+    /* from mkdtemp to the last rename, a signal waits (file.h) */
+    file_hold h;
+    file_hold_signals(&h);
+    if (!mkdtemp(tmp)) {
+        rc = tc_err_set(err, TC_INPUT, "-o %s: cannot create a directory beside it: %s", dir_in,
+                        strerror(errno));
+        file_release_signals(&h);
+        return rc;
+    }
+    /* mkdtemp makes it 0700; a plan is read by runtimes running as other
+     * users: the mode a new directory gets (the umask decides) */
+    mode_t um = umask(0);
+    umask(um);
+    chmod(tmp, 0777 & ~um);
+    namelist names = {0};
+    rc = write_all_files(pl, tmp, &names, err);
+    free(names.s);
+    if (rc == TC_OK) {
         char old[PATH_MAX];
-        snprintf(old, sizeof old, "%.*s.old-XXXXXX", PATH_MAX - 16, dir);
+        snprintf(old, sizeof old, "%.*s.old-XXXXXX", PATH_MAX - 32, dir);
         if (exists && (!mkdtemp(old) || rmdir(old) != 0 || rename(dir, old) != 0))
-            rc = tc_err_set(err, TC_INPUT, "-o %s: cannot move the previous plan aside: %s", dir,
-                            strerror(errno));
+            rc = tc_err_set(err, TC_INPUT, "-o %s: cannot move the previous plan aside: %s",
+                            dir_in, strerror(errno));
         else if (rename(tmp, dir) != 0)
-            rc = tc_err_set(err, TC_INPUT, "-o %s: %s", dir, strerror(errno));
+            rc = tc_err_set(err, TC_INPUT, "-o %s: %s", dir_in, strerror(errno));
         else if (exists)
             rm_tree(old);
     }
-    if (rc != TC_OK)
+    if (rc != TC_OK) {
+        untemp(err, tmp, dir);
         rm_tree(tmp);
+    }
+    file_release_signals(&h);
     return rc;
 }
 

@@ -52,10 +52,22 @@ void plan_opts_init(plan_opts *o);
  * was requested (lp_request_stop). */
 int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err);
 
-/* Write the plan into directory dir: the schedule files, nccl/ (NCCL's
- * schedule at each size, for comparison) and plan.json last.  Atomic: built
- * in a fresh directory beside dir and renamed onto it; an existing dir is
- * replaced only if it holds a plan (plan.json) or nothing. */
+/* Whether dir may receive a plan: absent, empty, or a plan this tool wrote
+ * (its marker, .taccl-plan, lists every entry under it, and nothing else is
+ * there); never a symbolic link, never a directory any of the inputs lies
+ * under (a plan replaces its whole directory).  Sets *exists.  TC_INPUT
+ * with "-o DIR: why" otherwise. */
+int plan_check_output(const char *dir, const char *const *inputs, int ninputs, int *exists,
+                      tc_err *err);
+
+/* Write the plan into directory dir: topology.json (the topology as read,
+ * which plan.json's commands name), the schedule files, sketches/ (the
+ * given and proposed ones), nccl/ (NCCL's schedule at each size, for
+ * comparison), plan.json, and last the marker .taccl-plan listing all of
+ * them.  Atomic: built in a fresh directory beside dir (with the mode the
+ * umask gives) and renamed onto it, signals held meanwhile (util/file.h);
+ * dir must pass plan_check_output.  Errors name dir, never the temporary
+ * directory. */
 int plan_write(const plan *pl, const char *dir, tc_err *err);
 
 /* A summary as one JSON object (malloc'd): what `--json` prints. */

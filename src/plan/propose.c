@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "../model/sketch.h"
+#include "../util/file.h"
 #include "../util/mem.h"
 
 /* Node 0's switch holding every rank of the node, or -1. */
@@ -197,7 +198,11 @@ int propose_sketches(const topo *t, proposal *out)
 {
     int n = 0, sw = node_switch(t) >= 0;
     char name[96];
-    const char *tn = t->name && *t->name ? t->name : "topology";
+    /* the names become file names in the plan (sketches/NAME.json): the
+     * topology's name made safe and cut so that every suffix fits whole,
+     * which keeps the names distinct */
+    char tn[64];
+    file_safe_name(tn, sizeof tn, t->name && *t->name ? t->name : "topology");
     if (sw) {
         snprintf(name, sizeof name, "%s-uc-max-cup1", tn);
         n += keep(t, &out[n], name, "uc-max", 1, 0, "the switch as one uc-max hyperedge (many "

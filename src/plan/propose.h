@@ -40,7 +40,8 @@
 #define PROPOSE_MAX 8
 
 typedef struct {
-    char name[96];          /* e.g. "dgx2-x2-uc-min-cup2" */
+    char name[96];          /* e.g. "dgx2-x2-uc-min-cup2": a safe file name
+                               (file_safe_name), distinct within a proposal */
     char *json;             /* the sketch (malloc'd), as a file would hold it */
     int small;              /* for anchors up to 64 KiB */
     int large;              /* for anchors from 1 MiB */

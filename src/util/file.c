@@ -78,14 +78,21 @@ static void sync_parent_dir(const char *path)
     }
 }
 
-/* Write into an existing target that is not a regular file (/dev/null, a
- * FIFO, a terminal): renaming a temporary file over it would replace the
- * device itself, so the bytes go straight to it. */
+/* Write into an existing character device (/dev/null, a terminal) or a
+ * FIFO that someone reads (a pipe, `-o >(gzip >x.gz)`): renaming a
+ * temporary file over it would replace the device itself, so the bytes go
+ * straight to it.  A FIFO is opened without blocking, so one with no
+ * reader is an error at once instead of a hang. */
 static int write_special(const char *path, const char *text, size_t len, tc_err *err)
 {
-    int fd = open(path, O_WRONLY);
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ENXIO)
+        return tc_err_set(err, TC_INPUT, "%s: cannot write: a FIFO that nothing reads", path);
     if (fd < 0)
         return tc_err_set(err, TC_INPUT, "%s: cannot write: %s", path, strerror(errno));
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     int rc = write_all(fd, text, len);
     int e = errno;
     if (close(fd) != 0 && rc == 0) {
@@ -97,14 +104,57 @@ static int write_special(const char *path, const char *text, size_t len, tc_err 
     return TC_OK;
 }
 
+void file_hold_signals(file_hold *h)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigaddset(&block, SIGQUIT);
+    sigprocmask(SIG_BLOCK, &block, &h->mask);
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGXFSZ, &ign, &h->xfsz);
+}
+
+void file_release_signals(const file_hold *h)
+{
+    sigaction(SIGXFSZ, &h->xfsz, NULL);
+    sigprocmask(SIG_SETMASK, &h->mask, NULL);
+}
+
+static int write_atomic(const char *path, const char *text, size_t len, tc_err *err);
+
 int file_write_atomic(const char *path, const char *text, size_t len, tc_err *err)
+{
+    file_hold h;
+    file_hold_signals(&h);
+    int rc = write_atomic(path, text, len, err);
+    file_release_signals(&h);
+    return rc;
+}
+
+static int write_atomic(const char *path, const char *text, size_t len, tc_err *err)
 {
     struct stat st;
     int exists = stat(path, &st) == 0;
     if (exists && S_ISDIR(st.st_mode))
         return tc_err_set(err, TC_INPUT, "%s: cannot write: is a directory", path);
-    if (exists && !S_ISREG(st.st_mode))
+    /* /dev/null, a terminal or a read pipe takes the bytes; a socket or a
+     * block device is no place for a file */
+    if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
         return write_special(path, text, len, err);
+    if (exists && !S_ISREG(st.st_mode))
+        return tc_err_set(err, TC_INPUT, "%s: cannot write: not a regular file (%s)", path,
+                          S_ISSOCK(st.st_mode) ? "a socket" : S_ISBLK(st.st_mode) ? "a block device" : "a special file");
+    /* rename() would replace a file its owner made read-only (root too may
+     * write anything): refuse, as writing it in place would */
+    if (exists && (access(path, W_OK) != 0 || !(st.st_mode & 0222)))
+        return tc_err_set(err, TC_INPUT, "%s: cannot write: read-only (no write permission)",
+                          path);
     size_t plen = strlen(path);
     size_t tmpsz = plen + 16;
     char *tmp = xmalloc(tmpsz);
@@ -137,4 +187,21 @@ int file_write_atomic(const char *path, const char *text, size_t len, tc_err *er
     free(tmp);
     sync_parent_dir(path);
     return TC_OK;
+}
+
+size_t file_safe_name(char *out, size_t outsz, const char *in)
+{
+    if (outsz == 0)
+        return 0;
+    if (!in || !*in)
+        in = "unnamed";
+    size_t n = 0;
+    for (; in[n] && n + 1 < outsz; n++) {
+        unsigned char c = (unsigned char)in[n];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '_' || c == '-' || c == '+' || (c == '.' && n > 0);
+        out[n] = ok ? (char)c : '_';
+    }
+    out[n] = '\0';
+    return n;
 }

@@ -6,8 +6,9 @@
 #   - a time limit far too short: a schedule all the same (each MILP starts
 #     from a heuristic incumbent), verified by taccl-run, for every
 #     collective and both solvers, with the gaps in --json and on stderr;
-#   - SIGINT: exit 130 promptly, nothing written, no temporary file, an
-#     existing output untouched;
+#   - SIGINT, SIGTERM, SIGHUP: exit 130, 143, 129 promptly, nothing
+#     written, no temporary file, an existing output untouched, the CBC
+#     child gone (after SIGKILL too);
 #   - a memory limit the solver exceeds: exit 2 with one line, nothing written;
 #   - a routing over the runtimes' tbs per GPU: refused right after stage 1.
 source "$(dirname "$0")/lib.sh"
@@ -137,11 +138,24 @@ expect "time limit $SLOW s: taccl-run verifies it" 0 "result +verified" -- "$R" 
 # interrupt NAME STAGE ARGS... : start taccl-synth, wait until its progress
 # on stderr shows it in STAGE (a regex; a plain sleep raced the handler's
 # installation under valgrind, and a background job ignores SIGINT until
-# then), send SIGINT; exit 130 within 3 s (times SLOW), stderr says
-# interrupted, no output, no temporary file, an existing output kept
+# then), send SIGINT (SIG=TERM, SIG=HUP: that signal); exit 128 + the
+# signal (130, 143, 129) within 3 s (times SLOW), stderr says interrupted,
+# no output, no temporary file, an existing output kept, and no child of
+# taccl-synth (a CBC process) outlives it.  SIG=KILL: nothing can be
+# caught, but the CBC child still dies with its parent (PR_SET_PDEATHSIG).
+
+# children PID: the processes whose parent is PID (from /proc)
+children() {
+    local f
+    for f in /proc/[0-9]*/stat; do
+        awk -v p="$1" '{ if ($4 == p) print $1 }' "$f" 2>/dev/null
+    done
+}
 interrupt() {
-    local name=$1 stage=$2
+    local name=$1 stage=$2 sig=${SIG:-INT}
     shift 2
+    local code
+    case $sig in INT) code=130 ;; TERM) code=143 ;; HUP) code=129 ;; KILL) code=137 ;; esac
     local dir="$TMP/int-$RANDOM"
     mkdir "$dir"
     for existing in 0 1; do
@@ -159,20 +173,36 @@ interrupt() {
             wait $pid
             continue
         fi
-        local t0 rc t1
+        local kids t0 rc t1
+        kids=$(children $pid)
         t0=$(date +%s.%N)
-        kill -INT $pid
-        wait $pid
+        kill -"$sig" $pid
+        wait $pid 2>/dev/null
         rc=$?
         t1=$(date +%s.%N)
         local took
         took=$(python3 -c "print(round($t1 - $t0, 2))")
         local what=$name
         [ $existing = 1 ] && what="$name, existing output"
-        if [ $rc -eq 130 ] && python3 -c "import sys; sys.exit(not $took < 3 * $SLOW)"; then
-            echo "ok - $what: exit 130 after ${took} s"
+        if [ $rc -eq $code ] && python3 -c "import sys; sys.exit(not $took < 3 * $SLOW)"; then
+            echo "ok - $what: exit $code after ${took} s"
         else echo "not ok - $what: exit $rc after ${took} s"; tail -3 "$dir.err"; fi
-        expect "$what: says interrupted" 0 "" -- grep -qx "taccl-synth: interrupted (SIGINT): nothing written" "$dir.err"
+        if [ -n "$kids" ]; then
+            local k left="" w=0
+            while [ $w -lt $((30 * SLOW)) ]; do
+                left=""
+                for k in $kids; do kill -0 "$k" 2>/dev/null && left="$left $k"; done
+                [ -z "$left" ] && break
+                sleep 0.1
+                w=$((w + 1))
+            done
+            if [ -z "$left" ]; then echo "ok - $what: its solver process ended with it"
+            else echo "not ok - $what: solver process(es)$left outlived it"; kill -9 $left; fi
+        fi
+        if [ "$sig" != KILL ]; then
+            local sname=SIG$sig
+            expect "$what: says interrupted" 0 "" -- grep -qx "taccl-synth: interrupted ($sname): nothing written" "$dir.err"
+        fi
         if [ $existing = 0 ]; then
             if [ -z "$(ls -A "$dir")" ]; then echo "ok - $what: nothing written"
             else echo "not ok - $what: left $(ls -A "$dir")"; fi
@@ -195,6 +225,12 @@ json.dump({"nnodes": 1, "symmetry_offsets": [[1, 4], [4, 32]], "input_size": "32
           open(os.path.join(sys.argv[1], "t4x8-sk.json"), "w"))
 EOF
 interrupt "SIGINT during CBC's contiguity MILP" "^contig: [0-9]+ sends" "$TMP/t4x8-sk.json" "$TMP/t4x8.json" --solver cbc
+# SIGTERM (what a job scheduler or `timeout` sends) and SIGHUP (a closed
+# terminal) stop it the same way; SIGKILL cannot be caught, and CBC's child
+# process used to be re-parented and burn a core to its time limit
+SIG=TERM interrupt "SIGTERM during CBC's contiguity MILP" "^contig: [0-9]+ sends" "$TMP/t4x8-sk.json" "$TMP/t4x8.json" --solver cbc
+SIG=HUP interrupt "SIGHUP during CBC's contiguity MILP" "^contig: [0-9]+ sends" "$TMP/t4x8-sk.json" "$TMP/t4x8.json" --solver cbc
+SIG=KILL interrupt "SIGKILL during CBC's contiguity MILP" "^contig: [0-9]+ sends" "$TMP/t4x8-sk.json" "$TMP/t4x8.json" --solver cbc
 
 # ---------------------------------------------------------------- memory
 no_output "GLPK over --mem-limit" \
