@@ -302,6 +302,10 @@ static int parse_args(int argc, char **argv, cli *c)
     c->gap = -1;
     c->solver_cbc = -1;
     c->max_bytes = INT64_MAX;
+    /* --json anywhere (after a bad option too) means the error is JSON */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--json"))
+            c->json = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -129,3 +129,31 @@ expect "... and it keeps its bytes" 0 "^keep$" -- cat "$TMP/ro.xml"
 mkfifo "$TMP/noreader"
 expect "-o a FIFO nothing reads: an error at once" 2 "a FIFO that nothing reads" -- \
     timeout 20 "$S" --algo ring "$T/ndv2-x2.json" --collective allgather -q -o "$TMP/noreader"
+
+# 10. --json: exactly one JSON object on stdout for every exit, failures too,
+# with the exit code of the same command without --json
+json_one() {
+    local name=$1
+    shift
+    local out rc rc0
+    "$@" >/dev/null 2>&1
+    rc0=$?
+    out=$("$@" --json 2>/dev/null)
+    rc=$?
+    if [ $rc -eq $rc0 ] && python3 -c 'import json, sys
+lines = sys.stdin.read().splitlines()
+assert len(lines) == 1, lines
+json.loads(lines[0])' <<<"$out" 2>/dev/null; then
+        echo "ok - --json, $name: one JSON object (exit $rc)"
+    else
+        echo "not ok - --json, $name: exit $rc (without --json $rc0), stdout:"
+        sed 's/^/  | /' <<<"$out" | head -5
+    fi
+}
+json_one "a bad option before --json" "$S" --frobnicate
+json_one "no arguments" "$S"
+json_one "a missing sketch" "$S" "$TMP/nonexistent.json" "$T/ndv2-x2.json" -o "$TMP/j.xml"
+json_one "a bad size" "$S" --algo ring "$T/ndv2-x2.json" --collective allgather --size 1.5G -o "$TMP/j.xml"
+json_one "a plan over someone's directory" "$S" --plan "$TMP/topo.json" "${PLAN[@]}" -o "$D"
+json_one "a read-only output" "$S" --algo ring "$T/ndv2-x2.json" --collective allgather -q -o "$TMP/ro.xml"
+json_one "a plan written" "$S" --plan "$TMP/topo.json" "${PLAN[@]}" -o "$TMP/p-json"
