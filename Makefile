@@ -70,7 +70,7 @@ LIB      := $(BUILD)/libtaccl.a
 ASAN_BUILD ?= build-asan
 ASAN_CC    ?= clang
 SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer \
-              -fno-sanitize-recover=all
+              -fno-sanitize-recover=all -DTC_CHECKS
 TALLY      := $(BUILD)/tally
 
 .PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench bench-plan speed fuzz fuzzers scale

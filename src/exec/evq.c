@@ -20,6 +20,7 @@
 
 #include "../util/heap.h"
 #include "../util/mem.h"
+#include "../util/tcassert.h"
 
 /* The index of the lowest set bit of w (not 0): a de Bruijn sequence
  * times the lowest bit puts a distinct pattern in the top 6 bits. */
@@ -140,6 +141,7 @@ static evq_bucket *bucket_for(evq *q, double t)
 
 void evq_push(evq *q, double t, int type, int g)
 {
+    TC_ASSERT(t >= q->now);     /* an event is never scheduled in the past */
     event e = {t, q->seq++, type, g};
     evlist_add(t == q->now ? &q->cur : &bucket_for(q, t)->ev, e);
 }
@@ -190,6 +192,9 @@ static event next_request(evq *q)
 static void advance(evq *q)
 {
     evq_instant in = instheap_pop(q->inst, &q->ninst, NULL);
+    /* time never runs backwards: every later instant was pushed after now */
+    TC_ASSERT(in.t > q->now);
+    TC_ASSERT(q->ninst == 0 || q->inst[0].t > in.t);
     slot_remove(q, in.t);
     evq_bucket *b = &q->bk[in.b];
     evlist done = q->cur;

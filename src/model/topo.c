@@ -91,6 +91,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../util/mem.h"
+#include "../util/tcassert.h"
 #include "../util/units.h"
 
 #define TOPO_MAX_RANKS 65536
@@ -137,15 +138,21 @@ const char *topo_pool_get(const struct topo_priv *pv, int i)
     return (pv && i >= 0 && i < pv->nstrs) ? pv->strs[i] : NULL;
 }
 
-static void priv_free(struct topo_priv *pv)
+/* The route index (build_index), freed. */
+static void index_free(struct topo_priv *pv)
 {
-    if (!pv)
-        return;
     free(pv->adj_start);
     free(pv->adj_dst);
     free(pv->adj_link);
     free(pv->sw_start);
     free(pv->sw_list);
+}
+
+static void priv_free(struct topo_priv *pv)
+{
+    if (!pv)
+        return;
+    index_free(pv);
     for (int i = 0; i < pv->nstrs; i++)
         free(pv->strs[i]);
     free(pv->strs);
@@ -1315,4 +1322,127 @@ topo_route topo_route_of(const topo *t, int a, int b)
         }
     }
     return r;
+}
+
+/* ----------------------------------------------------------------- copies */
+
+/* A copy of n elements of size sz (NULL for none). */
+static void *dup_n(const void *p, size_t n, size_t sz)
+{
+    if (!p || n == 0)
+        return NULL;
+    void *q = xmalloc(n * sz);
+    memcpy(q, p, n * sz);
+    return q;
+}
+
+static struct topo_priv *priv_clone(const struct topo_priv *pv, int nranks)
+{
+    if (!pv)
+        return NULL;
+    struct topo_priv *c = xcalloc(1, sizeof *c);
+    *c = *pv;
+    c->adj_start = dup_n(pv->adj_start, pv->adj_start ? (size_t)nranks + 1 : 0, sizeof(int));
+    size_t nadj = pv->adj_start ? (size_t)pv->adj_start[nranks] : 0;
+    c->adj_dst = dup_n(pv->adj_dst, nadj, sizeof(int));
+    c->adj_link = dup_n(pv->adj_link, nadj, sizeof(int));
+    c->sw_start = dup_n(pv->sw_start, pv->sw_start ? (size_t)nranks + 1 : 0, sizeof(int));
+    c->sw_list = dup_n(pv->sw_list, pv->sw_start ? (size_t)pv->sw_start[nranks] : 0,
+                       sizeof(int));
+    c->strs = pv->capstrs ? xcalloc((size_t)pv->capstrs, sizeof *c->strs) : NULL;
+    for (int i = 0; i < pv->nstrs; i++)
+        c->strs[i] = xstrdup(pv->strs[i]);
+    c->link_source = dup_n(pv->link_source, (size_t)pv->nlinks0, sizeof(int));
+    c->link_notes = dup_n(pv->link_notes, (size_t)pv->nlinks0, sizeof(int));
+    c->switch_source = dup_n(pv->switch_source, (size_t)pv->nswitches0, sizeof(int));
+    c->switch_notes = dup_n(pv->switch_notes, (size_t)pv->nswitches0, sizeof(int));
+    c->nic_source = dup_n(pv->nic_source, (size_t)pv->nnics0, sizeof(int));
+    c->nic_notes = dup_n(pv->nic_notes, (size_t)pv->nnics0, sizeof(int));
+    c->warn = dup_n(pv->warn, (size_t)pv->capwarn, sizeof(int));
+    return c;
+}
+
+topo *topo_clone(const topo *t)
+{
+    if (!t)
+        return NULL;
+    topo *c = xmalloc(sizeof *c);
+    *c = *t;
+    c->name = t->name ? xstrdup(t->name) : NULL;
+    c->path = t->path ? xstrdup(t->path) : NULL;
+    c->links = dup_n(t->links, (size_t)t->nlinks, sizeof *t->links);
+    c->switches = dup_n(t->switches, (size_t)t->nswitches, sizeof *t->switches);
+    for (int i = 0; i < t->nswitches; i++)
+        c->switches[i].ranks = dup_n(t->switches[i].ranks, (size_t)t->switches[i].nranks,
+                                     sizeof(int));
+    c->nics = dup_n(t->nics, (size_t)t->nnics, sizeof *t->nics);
+    for (int i = 0; i < t->nnics; i++)
+        c->nics[i].ranks = dup_n(t->nics[i].ranks, (size_t)t->nics[i].nranks, sizeof(int));
+    c->nic_of_rank = dup_n(t->nic_of_rank, (size_t)t->nranks, sizeof(int));
+    c->priv = priv_clone(t->priv, t->nranks);
+    TC_ASSERT(topo_sane(c));
+    return c;
+}
+
+topo *topo_one_node(const topo *t, tc_err *err)
+{
+    /* node-major: node 0's links, switches and NICs come first, the same
+     * count of each for every node (expand) */
+    if (!t || t->nnodes < 1 || t->nlinks % t->nnodes || t->nswitches % t->nnodes ||
+        t->nnics % t->nnodes) {
+        tc_err_set(err, TC_INPUT, "%s: cannot take one node of the topology",
+                   t && t->name ? t->name : "?");
+        return NULL;
+    }
+    topo *c = topo_clone(t);
+    if (c->nnodes == 1)
+        return c;
+    int keep_sw = c->nswitches / c->nnodes, keep_nic = c->nnics / c->nnodes;
+    for (int i = keep_sw; i < c->nswitches; i++)
+        free(c->switches[i].ranks);
+    for (int i = keep_nic; i < c->nnics; i++)
+        free(c->nics[i].ranks);
+    c->nlinks /= c->nnodes;
+    c->nswitches = keep_sw;
+    c->nnics = keep_nic;
+    c->nnodes = 1;
+    c->nranks = c->ranks_per_node;
+    if (c->priv) {
+        index_free(c->priv);
+        build_index(c);
+    }
+    TC_ASSERT(topo_sane(c));
+    return c;
+}
+
+int topo_sane(const topo *t)
+{
+    if (!t || t->nranks != t->nnodes * t->ranks_per_node || t->nlinks < 0 ||
+        t->nswitches < 0 || t->nnics < 0)
+        return 0;
+    for (int i = 0; i < t->nlinks; i++)
+        if (t->links[i].src < 0 || t->links[i].src >= t->nranks || t->links[i].dst < 0 ||
+            t->links[i].dst >= t->nranks || t->links[i].mult < 1)
+            return 0;
+    for (int j = 0; j < t->nswitches; j++)
+        for (int i = 0; i < t->switches[j].nranks; i++)
+            if (t->switches[j].ranks[i] < 0 || t->switches[j].ranks[i] >= t->nranks)
+                return 0;
+    for (int j = 0; j < t->nnics; j++)
+        for (int i = 0; i < t->nics[j].nranks; i++)
+            if (t->nics[j].ranks[i] < 0 || t->nics[j].ranks[i] >= t->nranks ||
+                t->nics[j].node != topo_node_of(t, t->nics[j].ranks[i]))
+                return 0;
+    for (int r = 0; t->nic_of_rank && r < t->nranks; r++)
+        if (t->nic_of_rank[r] < -1 || t->nic_of_rank[r] >= t->nnics)
+            return 0;
+    const struct topo_priv *pv = t->priv;
+    if (pv && pv->adj_start)
+        for (int r = 0; r < t->nranks; r++)
+            for (int k = pv->adj_start[r]; k < pv->adj_start[r + 1]; k++)
+                if (pv->adj_link[k] < 0 || pv->adj_link[k] >= t->nlinks ||
+                    t->links[pv->adj_link[k]].src != r ||
+                    t->links[pv->adj_link[k]].dst != pv->adj_dst[k])
+                    return 0;
+    return 1;
 }

@@ -123,6 +123,14 @@ char *topo_to_json(const topo *t);
  * failure; free with topo_free(). */
 topo *topo_one_node(const topo *t, tc_err *err);
 
+/* A deep copy of t (its route index, provenance and warnings too): what a
+ * schedule that must own its topology keeps.  Free with topo_free(). */
+topo *topo_clone(const topo *t);
+
+/* 1 if t's invariants hold (ranks in range, NIC nodes, the route index
+ * pointing at links of the right ends); for TC_ASSERT only. */
+int topo_sane(const topo *t);
+
 /* What loading let pass but a user should hear ("LABEL:LINE: FIELD:
  * what"), such as figures without a source: how many, and the i-th (NULL
  * out of range). */

@@ -296,15 +296,3 @@ char *topo_to_json(const topo *t)
 {
     return t ? to_json(t, t->nnodes) : NULL;
 }
-
-topo *topo_one_node(const topo *t, tc_err *err)
-{
-    char *json = to_json(t, 1);
-    if (!json) {
-        tc_err_set(err, TC_INPUT, "%s: cannot copy the topology", t && t->name ? t->name : "?");
-        return NULL;
-    }
-    topo *c = topo_parse(json, t->path && *t->path ? t->path : t->name, err);
-    free(json);
-    return c;
-}

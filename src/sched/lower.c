@@ -29,6 +29,7 @@
  * and frees what they made. */
 #include "lower_int.h"
 #include "ptime.h"
+#include "../util/tcassert.h"
 
 #include <limits.h>
 #include <math.h>
@@ -237,6 +238,7 @@ prog *lower_algo(const algo *a, const topo *t, const lower_opts *o, tc_err *err)
         prog_free(p);
         p = NULL;
     }
+    TC_ASSERT(!p || prog_sane(p));
     if (p)
         predict(p, t);
     free(order);

@@ -348,3 +348,39 @@ prog *prog_inplace_copy(const prog *p)
     prog_free(w);
     return q;
 }
+
+int prog_sane(const prog *p)
+{
+    if (!p || p->ngpu != p->ngpus)
+        return 0;
+    for (int r = 0; r < p->ngpu; r++) {
+        const prog_gpu *g = &p->gpus[r];
+        if (g->id != r)
+            return 0;
+        for (int t = 0; t < g->ntbs; t++) {
+            const prog_tb *tb = &g->tbs[t];
+            if (tb->id != t || tb->send < -1 || tb->send >= p->ngpus || tb->recv < -1 ||
+                tb->recv >= p->ngpus || tb->chan < 0)
+                return 0;
+            for (int s = 0; s < tb->nsteps; s++) {
+                const prog_step *st = &tb->steps[s];
+                if (st->s != s || st->cnt < 0 || (st->depid < 0) != (st->deps < 0))
+                    return 0;
+                if (st->srcbuf != BUF_NONE && st->srcoff < 0)
+                    return 0;
+                if (st->dstbuf != BUF_NONE && st->dstoff < 0)
+                    return 0;
+                if ((step_sends(st->type) && tb->send < 0) ||
+                    (step_receives(st->type) && tb->recv < 0))
+                    return 0;
+                if (st->depid < 0)
+                    continue;
+                if (st->depid >= g->ntbs || st->deps >= g->tbs[st->depid].nsteps ||
+                    (st->depid == t && st->deps >= s) ||
+                    !g->tbs[st->depid].steps[st->deps].hasdep)
+                    return 0;
+            }
+        }
+    }
+    return 1;
+}

@@ -173,6 +173,14 @@ int prog_buf_len(const prog *p, int r, buf_kind b);
  * Whether it verifies in place is the executor's to say.  NULL only when
  * out of memory. */
 prog *prog_inplace_copy(const prog *p);
+
+/* 1 if p keeps what every program this project builds (the lowering, the
+ * baselines) keeps — ids equal their index; each rank has its gpu; a
+ * dependency names an existing tb and one of its steps, in its own tb only
+ * an earlier one, and that step publishes (hasdep); offsets and counts are
+ * not negative; a send or receive has its peer.  A file read from disk may
+ * break any of it (the executor reports that); for TC_ASSERT only. */
+int prog_sane(const prog *p);
 /* Take ownership of t (replacing any topology already attached). */
 void prog_set_topo(prog *p, topo *t);
 
