@@ -514,7 +514,7 @@ def main():
              "The stand-in `compile` does what `python/mscclpp/_core/compiler.py:114-149` does to produce the "
              "plan file — `post_process_operations()` and then `to_json(indent=None, separators=(\",\", \":\"))` — "
              "so these plans are compact JSON and, because `to_json` post-processes again, replicated "
-             "instances² times (docs/mscclpp.md §8 item 7). They are the files `mscclpp.compile` caches.")
+             "instances² times (docs/mscclpp.md §8 item 8). They are the files `mscclpp.compile` caches.")
     L.append("")
     L.append("The executor-test programs are given the plan names of the JSON files MSCCL++ ships next to "
              "them, and reproduce those files byte for byte (table at the end). Other programs are given "
