@@ -89,7 +89,9 @@ double run_report_time_us(const run_report *r);
 #define RUN_SWEEP_DATA_MAX (1LL << 30)
 
 /* Run p at every power-of-two size in [lo, hi] (each rounded up to a whole
- * number of elements per chunk), data checked where the buffers fit in
+ * number of elements per chunk; sizes that round to one size are one row,
+ * and a size that rounds past hi is none: TC_INPUT if no size in the range
+ * can be run), data checked where the buffers fit in
  * RUN_SWEEP_DATA_MAX and timing-only above.  Prints an nccl-tests-style
  * table to f, or, with json, one object with a "rows" array.  Returns
  * TC_OK if every row verified, TC_WRONG if any did not, TC_INPUT on bad
