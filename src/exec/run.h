@@ -100,7 +100,8 @@ int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long lon
               long long hi, int json, const char *file, tc_err *err);
 
 /* One JSON object (malloc'd string).  r, p, t may be NULL when the input
- * could not be used; `error` then says why. */
+ * could not be used; `error` then says why.  With r, `error` (if not NULL)
+ * is an output that could not be written: `verified` stays r's verdict. */
 char *run_report_json(const run_report *r, const prog *p, const topo *t, const run_opts *o,
                       const char *file, const char *error);
 
