@@ -16,6 +16,9 @@ for f in schedules/cs-*.xml; do
     esac
     # one chunk is one 256-byte [C, D] i32 tile
     n=$(sed -n 's/.*nchunksperloop="\([0-9]*\)".*/\1/p' "$f" | head -1)
-    "$bin/taccl-run" "$f" --topo "$topo" --size $((n * 256)) --embed-to "$f" -q
+    # taccl-run never writes over its input: embed into a new file, then
+    # replace the old one with it
+    "$bin/taccl-run" "$f" --topo "$topo" --size $((n * 256)) --embed-to "$f.embedded" -q
+    mv "$f.embedded" "$f"
 done
 echo "make_schedules: $(ls schedules/cs-*.xml | wc -l) schedules written and verified"

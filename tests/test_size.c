@@ -39,6 +39,25 @@ static void test_refused(void **state)
     }
 }
 
+/* Why a string is refused, so a message names the rule: the form, zero, or
+ * past 2^62 bytes (also a number past the range of unsigned long long). */
+static void test_status(void **state)
+{
+    (void)state;
+    long long v = -7;
+    assert_int_equal(size_check("1.5G", &v), SIZE_NOT_A_SIZE);
+    assert_int_equal(size_check("-1", &v), SIZE_NOT_A_SIZE);
+    assert_int_equal(size_check("16Mb", &v), SIZE_NOT_A_SIZE);
+    assert_int_equal(size_check("0", &v), SIZE_ZERO);
+    assert_int_equal(size_check("0K", &v), SIZE_ZERO);
+    assert_int_equal(size_check("99999999999T", &v), SIZE_TOO_LARGE);
+    assert_int_equal(size_check("99999999999999999999999", &v), SIZE_TOO_LARGE);
+    assert_int_equal(size_check("4194305T", &v), SIZE_TOO_LARGE);
+    assert_true(v == -7);
+    assert_int_equal(size_check("4194304T", &v), SIZE_OK);
+    assert_true(v == SIZE_MAX_BYTES);
+}
+
 static void test_hint(void **state)
 {
     (void)state;
@@ -57,6 +76,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accepted),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_status),
         cmocka_unit_test(test_hint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

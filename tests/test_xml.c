@@ -453,11 +453,24 @@ static void test_unreadable_paths(void **state)
     prog *p = prog_read_xml(dir, &e);
     assert_null(p);
     assert_int_equal(e.code, TC_INPUT);
-    assert_non_null(strstr(e.msg, "cannot read: Is a directory"));
+    assert_non_null(strstr(e.msg, ": is a directory, not a schedule file"));
     p = prog_read_xml("/nonexistent/dir/algo.xml", &e);
     assert_null(p);
     assert_int_equal(e.code, TC_INPUT);
-    assert_string_equal(e.msg, "/nonexistent/dir/algo.xml: cannot read: No such file or directory");
+    assert_string_equal(e.msg, "/nonexistent/dir/algo.xml: cannot open: No such file or directory");
+    /* a FIFO is refused at once, not waited on (no writer ever comes) */
+    char fifo[] = "/tmp/test_xml_fifo_XXXXXX";
+    int fd = mkstemp(fifo);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(unlink(fifo), 0);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    p = prog_read_xml(fifo, &e);
+    assert_null(p);
+    char want[128];
+    snprintf(want, sizeof want, "%s: not a regular file (a FIFO)", fifo);
+    assert_string_equal(e.msg, want);
+    assert_int_equal(unlink(fifo), 0);
 }
 
 static void test_integers_are_strict_decimal(void **state)

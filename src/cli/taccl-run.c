@@ -4,8 +4,16 @@
  * all-to-all), checks what the runtimes would hang or corrupt on, runs it
  * with real data, checks the collective's postcondition and reports time,
  * algorithm and bus bandwidth.  Exit 0: it performs the collective; 1: it
- * does not (the message says where and why); 2: the input cannot be used. */
+ * does not (the message says where and why); 2: the input cannot be used.
+ *
+ * Every exit says itself once: one line on stderr for a failure and, with
+ * --json (wherever it stands in argv), exactly one JSON object on stdout,
+ * success or failure, usage errors included.  Outputs (--embed-to, --trace,
+ * --routes) are checked before any work: never an input or each other under
+ * any spelling (util/paths.h). */
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +27,8 @@
 #include "model/topo.h"
 #include "exec/trace.h"
 #include "sched/xml.h"
+#include "util/mem.h"
+#include "util/paths.h"
 #include "util/size.h"
 
 static const char usage[] =
@@ -57,7 +67,8 @@ static const char help[] =
     "                    fit in 1 GiB, timing only above, said in the row)\n"
     "  --embed-to OUT    also write the schedule with its topology and size\n"
     "                    embedded, so OUT runs with no other argument (only a\n"
-    "                    schedule that verifies is written)\n"
+    "                    schedule that verifies is written, as serving the\n"
+    "                    buffer modes that ran)\n"
     "  --trace OUT.json  also write what the run did as a Chrome/Perfetto trace\n"
     "                    (open it in ui.perfetto.dev or chrome://tracing): a track\n"
     "                    per rank's threadblock and per link, switch port and NIC\n"
@@ -76,7 +87,7 @@ static const char help[] =
     "  --strict          fail (exit 1) on warnings too: races and uninitialized\n"
     "                    reads among steps whose data never reaches the result;\n"
     "                    a topology whose figures lack a source is exit 2\n"
-    "  --json            one JSON object on stdout\n"
+    "  --json            one JSON object on stdout, whatever the exit\n"
     "  -q, --quiet       print nothing but errors (exit code only)\n"
     "\n"
     "With a directory (a plan: taccl-synth --plan, or any set of MSCCL files), run\n"
@@ -86,8 +97,11 @@ static const char help[] =
     "DIR/nccl/nccl-<bytes>.xml, where present, is NCCL's own schedule at that\n"
     "size and gives the x NCCL column.  Out of place unless --inplace.\n"
     "\n"
+    "Outputs may not be an input or each other (any spelling), nor a directory\n"
+    "or FIFO (/dev/null is fine): refused before the run.\n"
+    "\n"
     "Exit: 0 performs the collective, 1 does not, 2 input unusable (including a\n"
-    "file the target runtime's loader refuses).\n";
+    "file the target runtime's loader refuses) or an output refused or unwritable.\n";
 
 typedef struct {
     const char *file;
@@ -101,23 +115,103 @@ typedef struct {
     run_opts run;
 } cli;
 
-static int bad_flag(const char *fmt, const char *arg)
+/* The JSON object of a run that gave no verdict: the report's keys, empty,
+ * and `error`. */
+static void print_json_error(const cli *c, const prog *p, const topo *t, const char *msg)
 {
-    fprintf(stderr, "taccl-run: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n%s", usage);
+    char *j = run_report_json(NULL, p, t, &c->run, c->file, msg);
+    printf("%s\n", j);
+    free(j);
+}
+
+static int bad_flag(const cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A usage error: the line and the usage on stderr, the object with --json. */
+static int bad_flag(const cli *c, const char *fmt, ...)
+{
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "taccl-run: %s\n%s", msg, usage);
+    if (c->json)
+        print_json_error(c, NULL, NULL, msg);
     return TC_INPUT;
 }
 
-/* Fill c from argv; returns TC_OK, TC_INPUT on a bad flag, or -1 for --help. */
+/* Whether --json is anywhere in argv: a usage error found before it still
+ * answers in JSON. */
+static int wants_json(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--json"))
+            return 1;
+    return 0;
+}
+
+/* A size flag's value (--size, or one end of --sweep), or the rule it breaks. */
+static int parse_size_value(const cli *c, const char *what, const char *v, const char *whole,
+                            long long *out)
+{
+    switch (size_check(v, out)) {
+    case SIZE_OK:
+        return TC_OK;
+    case SIZE_ZERO:
+        return bad_flag(c, "%s: at least 1 byte, got '%s'", what, whole);
+    case SIZE_TOO_LARGE:
+        return bad_flag(c, "%s: at most 4194304T (2^62 bytes), got '%s'", what, whole);
+    default:
+        return -1;  /* not a size: the caller says what was expected */
+    }
+}
+
+/* --seed N: a decimal integer 0..2^32-1. */
+static int parse_seed(const cli *c, const char *v, unsigned *out)
+{
+    size_t digits = strspn(v, "0123456789");
+    if (!*v || v[digits])
+        return bad_flag(c, "--seed: expected a non-negative integer, got '%s'", v);
+    errno = 0;
+    unsigned long long s = strtoull(v, NULL, 10);
+    if (errno == ERANGE || s > 0xffffffffULL)
+        return bad_flag(c, "--seed: at most 4294967295, got '%s'", v);
+    *out = (unsigned)s;
+    return TC_OK;
+}
+
+/* --sweep LO:HI */
+static int parse_sweep(cli *c, const char *v)
+{
+    char lo[64];
+    const char *colon = strchr(v, ':');
+    size_t n = colon ? (size_t)(colon - v) : 0;
+    if (!colon || n == 0 || n >= sizeof lo)
+        return bad_flag(c, "--sweep: expected LO:HI sizes, e.g. 1K:1G, got '%s'", v);
+    memcpy(lo, v, n);
+    lo[n] = '\0';
+    int rl = parse_size_value(c, "--sweep: LO", lo, v, &c->sweep_lo);
+    if (rl == TC_INPUT)
+        return rl;
+    int rh = rl == TC_OK ? parse_size_value(c, "--sweep: HI", colon + 1, v, &c->sweep_hi) : -1;
+    if (rh == TC_INPUT)
+        return rh;
+    if (rl != TC_OK || rh != TC_OK || c->sweep_hi < c->sweep_lo)
+        return bad_flag(c, "--sweep: expected LO:HI sizes with LO <= HI, e.g. 1K:1G, got '%s'", v);
+    return TC_OK;
+}
+
+/* Fill c from argv; returns TC_OK, TC_INPUT on a bad flag (said), or -1
+ * for --help. */
 static int parse_args(int argc, char **argv, cli *c)
 {
     memset(c, 0, sizeof *c);
     run_opts_default(&c->run);
+    c->json = wants_json(argc, argv);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED_VALUE() do { if (!v) return bad_flag("%s needs a value", a); i++; } while (0)
+#define NEED_VALUE() do { if (!v) return bad_flag(c, "%s needs a value", a); i++; } while (0)
         if (!strcmp(a, "-h") || !strcmp(a, "--help"))
             return -1;
         else if (!strcmp(a, "--json"))
@@ -148,11 +242,13 @@ static int parse_args(int argc, char **argv, cli *c)
             c->routes_to = v;
         } else if (!strcmp(a, "--size")) {
             NEED_VALUE();
-            if (size_parse(v, &c->run.size_bytes)) {
-                char hint[128], msg[512];
-                snprintf(msg, sizeof msg, "--size: not a size in bytes: '%s' (e.g. 1048576, 64K, "
-                         "1MB)%s", v, size_hint(v, hint, sizeof hint));
-                return bad_flag("%s", msg);
+            int rc = parse_size_value(c, "--size", v, v, &c->run.size_bytes);
+            if (rc == TC_INPUT)
+                return rc;
+            if (rc != TC_OK) {
+                char hint[128];
+                return bad_flag(c, "--size: not a size in bytes: '%s' (e.g. 1048576, 64K, 1MB)%s",
+                                v, size_hint(v, hint, sizeof hint));
             }
         } else if (!strcmp(a, "--dtype")) {
             NEED_VALUE();
@@ -161,14 +257,11 @@ static int parse_args(int argc, char **argv, cli *c)
             else if (!strcmp(v, "f32"))
                 c->run.dtype = DT_F32;
             else
-                return bad_flag("--dtype: expected i32 or f32, got '%s'", v);
+                return bad_flag(c, "--dtype: expected i32 or f32, got '%s'", v);
         } else if (!strcmp(a, "--seed")) {
             NEED_VALUE();
-            char *end;
-            unsigned long s = strtoul(v, &end, 10);
-            if (!*v || *end || s > 0xffffffffUL)
-                return bad_flag("--seed: expected a non-negative integer, got '%s'", v);
-            c->run.seed = (unsigned)s;
+            if (parse_seed(c, v, &c->run.seed) != TC_OK)
+                return TC_INPUT;
         } else if (!strcmp(a, "--target")) {
             NEED_VALUE();
             c->run.target = 1;
@@ -179,29 +272,22 @@ static int parse_args(int argc, char **argv, cli *c)
             else if (!strcmp(v, "unlimited"))
                 c->run.unlimited = 1;
             else
-                return bad_flag("--target: expected msccl, msccl-executor or unlimited, got '%s'", v);
+                return bad_flag(c, "--target: expected msccl, msccl-executor or unlimited, got '%s'",
+                                v);
         } else if (!strcmp(a, "--sweep")) {
             NEED_VALUE();
-            char lo[64];
-            const char *colon = strchr(v, ':');
-            size_t n = colon ? (size_t)(colon - v) : 0;
-            if (!colon || n == 0 || n >= sizeof lo)
-                return bad_flag("--sweep: expected LO:HI sizes, e.g. 1K:1G, got '%s'", v);
-            memcpy(lo, v, n);
-            lo[n] = '\0';
-            if (size_parse(lo, &c->sweep_lo) || size_parse(colon + 1, &c->sweep_hi) ||
-                c->sweep_hi < c->sweep_lo)
-                return bad_flag("--sweep: expected LO:HI sizes with LO <= HI, e.g. 1K:1G, got '%s'", v);
+            if (parse_sweep(c, v) != TC_OK)
+                return TC_INPUT;
         } else if (a[0] == '-' && a[1])
-            return bad_flag("unknown option '%s'", a);
+            return bad_flag(c, "unknown option '%s'", a);
         else if (c->file)
-            return bad_flag("only one schedule file, got a second: '%s'", a);
+            return bad_flag(c, "only one schedule file, got a second: '%s'", a);
         else
             c->file = a;
 #undef NEED_VALUE
     }
     if (!c->file)
-        return bad_flag("%s", "no schedule file given");
+        return bad_flag(c, "%s", "no schedule file given");
     return TC_OK;
 }
 
@@ -209,11 +295,8 @@ static int parse_args(int argc, char **argv, cli *c)
 static int fail_input(const cli *c, const prog *p, const topo *t, const char *msg)
 {
     fprintf(stderr, "taccl-run: %s\n", msg);
-    if (c->json) {
-        char *j = run_report_json(NULL, p, t, &c->run, c->file, msg);
-        printf("%s\n", j);
-        free(j);
-    }
+    if (c->json)
+        print_json_error(c, p, t, msg);
     return TC_INPUT;
 }
 
@@ -261,20 +344,67 @@ static void print_verdict(const cli *c, const prog *p, const run_report *r)
         fprintf(stderr, "taccl-run: %s: %s\n", c->file, msg);
 }
 
-static int embed(const cli *c, prog *p, topo *t, int *owned, long long size, tc_err *err)
+/* Write the schedule with the topology and size it ran with, and as
+ * serving only the buffer modes that ran and verified: a mode --inplace or
+ * --outofplace (or the legacy loader) left out was never checked, so OUT
+ * must not claim it. */
+static int embed(const cli *c, prog *p, topo *t, int *owned, const run_report *r, tc_err *err)
 {
     if (*owned && !t->is_default) {
         prog_set_topo(p, t); /* p now owns it */
         *owned = 0;
     }
-    p->size_bytes = size;
+    p->size_bytes = r->size_bytes;
     if (c->run.target && !c->run.unlimited)
         p->target = c->run.newer_executor ? 2 : 1;
     /* spelled for the runtime the file says it is for (under --target
      * unlimited, the one it was read with) */
     int newer = c->run.unlimited ? p->target == 2 : c->run.newer_executor;
     xml_write_opts wo = {.newer_executor = newer, .embed_topology = !t->is_default};
-    return prog_write_xml(p, c->embed_to, &wo, err);
+    int claimed_in = p->inplace, claimed_out = p->outofplace;
+    p->inplace = p->outofplace = 0;
+    for (int m = 0; m < r->nmodes; m++) {
+        if (r->modes[m])
+            p->inplace = 1;
+        else
+            p->outofplace = 1;
+    }
+    int rc = prog_write_xml(p, c->embed_to, &wo, err);
+    p->inplace = claimed_in;    /* the report below describes the file as read */
+    p->outofplace = claimed_out;
+    return rc;
+}
+
+static int is_char_device(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+/* Before any work: no output is an input (the schedule, --topo) or another
+ * output of this run, under any spelling, nor a file that cannot be
+ * replaced (a directory, a FIFO; /dev/null and terminals are fine). */
+static int check_outputs(const cli *c, tc_err *err)
+{
+    const char *inputs[] = {c->file, c->topo_path};
+    const struct {
+        const char *flag, *path;
+    } outs[] = {{"--embed-to", c->embed_to}, {"--trace", c->trace_to}, {"--routes", c->routes_to}};
+    int n = (int)(sizeof outs / sizeof *outs);
+    for (int i = 0; i < n; i++) {
+        if (!outs[i].path)
+            continue;
+        tc_err e;
+        if (path_check_output(outs[i].path, inputs, 2, &e) != TC_OK)
+            return tc_err_set(err, TC_INPUT, "%s %s", outs[i].flag, e.msg);
+        for (int j = 0; j < i; j++)
+            if (outs[j].path && path_same_file(outs[i].path, outs[j].path) &&
+                !is_char_device(outs[i].path))
+                return tc_err_set(err, TC_INPUT, "%s %s is also the %s output %s: one would "
+                                  "replace the other", outs[i].flag, outs[i].path, outs[j].flag,
+                                  outs[j].path);
+    }
+    return TC_OK;
 }
 
 /* ------------------------------------------------------------ a plan */
@@ -290,15 +420,16 @@ typedef struct {
     double bound_us;        /* < 0 none */
 } plan_row;
 
-/* Time (and check) p at `size` in `mode`; TC_OK and *row filled, or an error. */
-static int run_one(const cli *c, const prog *p, const topo *t, long long size, int mode,
+/* Time (and check) p at `size` in `mode` with the options `base`; TC_OK and
+ * the results filled, or an error. */
+static int run_one(const run_opts *base, const prog *p, const topo *t, long long size, int mode,
                    double *us, int *verified, int *data, double *bound_us, char *why,
                    size_t whysz, tc_err *err)
 {
-    run_opts ro = c->run;
+    run_opts ro = *base;
     ro.mode = mode;
     ro.size_bytes = size;
-    *data = c->run.data &&
+    *data = base->data &&
             data_bytes_needed(p, mode, size / p->nchunksperloop) <= (double)RUN_SWEEP_DATA_MAX;
     ro.data = *data;
     run_report r;
@@ -322,20 +453,67 @@ static int run_one(const cli *c, const prog *p, const topo *t, long long size, i
     return rc;
 }
 
-/* NCCL's schedule for `size` in DIR/nccl/, or NULL (a file there that
- * cannot be read is said on stderr). */
-static prog *nccl_reference(const cli *c, long long size)
+/* The size a call of `size` bytes runs p at: a whole number of 4-byte
+ * elements per chunk. */
+static long long served_size(const prog *p, long long size)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/nccl/nccl-%lld.xml", c->file, size);
+    long long unit = 4LL * (p->nchunksperloop > 0 ? p->nchunksperloop : 1);
+    return (size + unit - 1) / unit * unit;
+}
+
+/* NCCL's schedule for `size` in DIR/nccl/ (its path in `path`), checked
+ * like any input: *out NULL when DIR has none for that size; TC_INPUT,
+ * naming the file and the field, when the file is there but is not NCCL's
+ * schedule of this plan's collective on its ranks at that size. */
+static int nccl_reference(const cli *c, coll_kind k, int ngpus, long long size, char *path,
+                          size_t pathsz, prog **out, tc_err *err)
+{
+    *out = NULL;
+    snprintf(path, pathsz, "%s/nccl/nccl-%lld.xml", c->file, size);
     struct stat st;
-    if (stat(path, &st) != 0)
-        return NULL;
-    tc_err e;
-    prog *p = prog_read_xml(path, &e);
-    if (!p && !c->quiet)
-        fprintf(stderr, "taccl-run: warning: NCCL's schedule not used: %s\n", e.msg);
-    return p;
+    if (stat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
+        return TC_OK;   /* none for this size (or no DIR/nccl/ at all) */
+    prog *p = prog_read_xml(path, err);
+    if (!p)
+        return TC_INPUT;
+    int rc = TC_OK;
+    if (p->coll != k)
+        rc = tc_err_set(err, TC_INPUT, "%s:%d: <algo> attribute coll: %s, but the plan's "
+                        "schedules are %s", path, p->line, coll_name(p->coll), coll_name(k));
+    else if (p->ngpus != ngpus)
+        rc = tc_err_set(err, TC_INPUT, "%s:%d: <algo> attribute ngpus: %d, but the plan's "
+                        "schedules have ngpus=%d", path, p->line, p->ngpus, ngpus);
+    else if (p->size_bytes > 0 && p->size_bytes != served_size(p, size))
+        rc = tc_err_set(err, TC_INPUT, "%s:%d: <taccl> attribute size_bytes: %lld, but "
+                        "nccl-%lld.xml must be NCCL's schedule for calls of %lld bytes "
+                        "(size_bytes=%lld)", path, p->size_line > 0 ? p->size_line : p->line,
+                        p->size_bytes, size, size, served_size(p, size));
+    if (rc != TC_OK)
+        prog_free(p);
+    else
+        *out = p;
+    return rc;
+}
+
+/* NCCL's time at `size` from its reference file.  The file is timed, not
+ * loaded (formats.md section 7), so no loader judges it; one that cannot run
+ * or does not verify would give a meaningless x NCCL: TC_INPUT naming it. */
+static int nccl_time(const cli *c, const prog *nref, const char *path, const topo *t,
+                     long long size, double *us, tc_err *err)
+{
+    run_opts ro = c->run;
+    ro.unlimited = 1;
+    int v, d;
+    double b;
+    char why[600];
+    int rc = run_one(&ro, nref, t, served_size(nref, size), 0, us, &v, &d, &b, why, sizeof why,
+                     err);
+    if (rc != TC_OK)
+        tc_err_prefix(err, "%s", path);
+    else if (!v)
+        rc = tc_err_set(err, TC_INPUT, "%s: NCCL's schedule does not verify at %lld bytes: %s",
+                        path, size, why);
+    return rc;
 }
 
 static void plan_row_json(cJSON *a, const plan_row *w, const pick_set *set, coll_kind k,
@@ -390,198 +568,250 @@ static void plan_row_text(const plan_row *w, const pick_set *set, coll_kind k)
                                                                           : "  (timing only)");
 }
 
+/* What a plan run knows of its set, for its messages and its JSON. */
+typedef struct {
+    pick_set *set;
+    coll_kind k;
+    int ngpus;
+    int mode;               /* 1 in place */
+    int executor;
+    topo *own;              /* --topo */
+    cJSON *rows;
+    int all_ok;
+} plan_run;
+
+/* The set's files hold one collective on one communicator. */
+static int plan_check_set(const cli *c, plan_run *pr, tc_err *err)
+{
+    const prog *p0 = pick_set_prog(pr->set, 0);
+    pr->k = p0->coll;
+    pr->ngpus = p0->ngpus;
+    for (int i = 1; i < pick_set_count(pr->set); i++) {
+        const prog *q = pick_set_prog(pr->set, i);
+        if (q->coll != pr->k || q->ngpus != pr->ngpus)
+            return tc_err_set(err, TC_INPUT, "%s: %s is %s on %d ranks but %s is %s on %d: a "
+                              "plan holds one collective on one communicator", c->file,
+                              pick_set_name(pr->set, 0), coll_name(pr->k), pr->ngpus,
+                              pick_set_name(pr->set, i), coll_name(q->coll), q->ngpus);
+    }
+    return TC_OK;
+}
+
+/* One size of the plan: the file picked (or NCCL), run and added to the
+ * table.  TC_OK (w.verified says the verdict), or TC_INPUT with err naming
+ * the file at fault. */
+static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
+{
+    plan_row w = {size, pick_schedule(pr->set, pr->k, pr->ngpus, pr->mode, size, pr->executor),
+                  -1, -1, 1, 0, -1};
+    char npath[4200], ppath[4200] = "";
+    prog *nref = NULL;
+    int rc = nccl_reference(c, pr->k, pr->ngpus, size, npath, sizeof npath, &nref, err);
+    const prog *p = w.picked >= 0 ? pick_set_prog(pr->set, w.picked) : NULL;
+    if (p)
+        snprintf(ppath, sizeof ppath, "%s/%s", c->file, pick_set_name(pr->set, w.picked));
+    const topo *t = pr->own ? pr->own : p && p->topo ? p->topo : nref ? nref->topo : NULL;
+    const char *tfrom = pr->own ? c->topo_path : p && p->topo ? ppath : npath;
+    if (rc != TC_OK) {
+        /* said */
+    } else if ((p || nref) && !t) {
+        rc = tc_err_set(err, TC_INPUT, "%s carries no topology: pass --topo", p ? ppath : npath);
+    } else if (t && t->nranks != pr->ngpus) {
+        rc = tc_err_set(err, TC_INPUT, "%s: topology %s has %d ranks but the plan's schedules "
+                        "have ngpus=%d", tfrom, t->name, t->nranks, pr->ngpus);
+    }
+    bound_model bound;
+    tc_err berr;
+    run_opts keep = c->run;
+    if (rc == TC_OK && t && bound_compute(t, pr->k, &bound, &berr) == TC_OK)
+        c->run.bound = &bound;
+    if (rc == TC_OK && nref)
+        rc = nccl_time(c, nref, npath, t, size, &w.nccl_us, err);
+    if (rc == TC_OK && p) {
+        char why[600];
+        rc = run_one(&c->run, p, t, size, pr->mode, &w.us, &w.verified, &w.data, &w.bound_us,
+                     why, sizeof why, err);
+        if (rc != TC_OK)
+            tc_err_prefix(err, "%s", ppath);
+        else if (!w.verified && pr->all_ok && !c->quiet)
+            fprintf(stderr, "taccl-run: %s at %lld bytes: %s\n", ppath, size, why);
+    } else if (rc == TC_OK) {
+        w.us = w.nccl_us;
+    }
+    c->run = keep;
+    prog_free(nref);
+    if (rc != TC_OK)
+        return rc;
+    pr->all_ok &= w.verified;
+    if (c->json)
+        plan_row_json(pr->rows, &w, pr->set, pr->k, pr->ngpus);
+    else if (!c->quiet)
+        plan_row_text(&w, pr->set, pr->k);
+    return TC_OK;
+}
+
+/* The one JSON object of a plan run: with one size and its row, the row and
+ * the plan's keys; else the plan's keys and rows[] (empty when the run
+ * stopped before a row); `error` null or why. */
+static void plan_json(const cli *c, plan_run *pr, int single, const char *error)
+{
+    cJSON *j;
+    if (single && cJSON_GetArraySize(pr->rows) == 1) {
+        j = cJSON_DetachItemFromArray(pr->rows, 0);
+    } else {
+        j = cJSON_CreateObject();
+        cJSON_AddItemToObject(j, "rows", pr->rows);
+        pr->rows = NULL;
+    }
+    cJSON_AddStringToObject(j, "dir", c->file);
+    if (pr->set) {
+        cJSON_AddStringToObject(j, "collective", coll_name(pr->k));
+        cJSON_AddNumberToObject(j, "ngpus", pr->ngpus);
+    } else {
+        cJSON_AddNullToObject(j, "collective");
+        cJSON_AddNullToObject(j, "ngpus");
+    }
+    cJSON_AddStringToObject(j, "mode", pr->mode ? "inplace" : "outofplace");
+    if (pr->set)
+        cJSON_AddStringToObject(j, "target", pr->executor ? "msccl-executor" : "msccl");
+    else
+        cJSON_AddNullToObject(j, "target");
+    cJSON_AddBoolToObject(j, "all_verified", pr->all_ok && !error);
+    if (error)
+        cJSON_AddStringToObject(j, "error", error);
+    else
+        cJSON_AddNullToObject(j, "error");
+    char *out = cJSON_PrintUnformatted(j);
+    printf("%s\n", out);
+    free(out);
+    cJSON_Delete(j);
+}
+
 /* taccl-run DIR --size S | --sweep LO:HI */
 static int dir_main(cli *c)
 {
     tc_err err;
     tc_err_clear(&err);
-    if (c->embed_to || c->trace_to || c->routes_to) {
-        fprintf(stderr, "taccl-run: %s: is a directory (a plan): --embed-to, --trace and "
-                "--routes take one schedule file\n", c->file);
-        return TC_INPUT;
+    plan_run pr = {.mode = c->run.mode == 1 ? 1 : 0, .rows = cJSON_CreateArray(), .all_ok = 1};
+    long long lo = c->sweep_lo > 0 ? c->sweep_lo : c->run.size_bytes;
+    long long hi = c->sweep_lo > 0 ? c->sweep_hi : c->run.size_bytes;
+    int rc = TC_OK;
+    if (c->embed_to || c->trace_to || c->routes_to)
+        rc = tc_err_set(&err, TC_INPUT, "%s: is a directory (a plan): --embed-to, --trace and "
+                        "--routes take one schedule file", c->file);
+    else if (lo <= 0)
+        rc = tc_err_set(&err, TC_INPUT, "%s: is a directory (a plan): give --size BYTES or "
+                        "--sweep LO:HI to run the file the runtime picks", c->file);
+    else if (!(pr.set = pick_set_load(c->file, &err)))
+        rc = TC_INPUT;
+    else
+        rc = plan_check_set(c, &pr, &err);
+    if (rc == TC_OK) {
+        pr.executor = c->run.target ? c->run.newer_executor : pick_set_target(pr.set) == 2;
+        c->run.newer_executor = pr.executor;
+        c->run.target = 1;
+        if (!pr.executor && pick_set_count(pr.set) > PICK_LEGACY_MAX_FILES && !c->quiet)
+            fprintf(stderr, "taccl-run: warning: %s: %d schedules, but msccl (the legacy runtime) "
+                    "loads at most %d of MSCCL_XML_FILES: given in name order, it ignores %s and "
+                    "the files after it\n", c->file, pick_set_count(pr.set), PICK_LEGACY_MAX_FILES,
+                    pick_set_name(pr.set, PICK_LEGACY_MAX_FILES));
+        if (c->topo_path && !(pr.own = topo_load(c->topo_path, &err)))
+            rc = TC_INPUT;
     }
-    long long lo = c->sweep_lo, hi = c->sweep_hi;
-    if (lo <= 0) {
-        if (c->run.size_bytes <= 0) {
-            fprintf(stderr, "taccl-run: %s: is a directory (a plan): give --size BYTES or "
-                    "--sweep LO:HI to run the file the runtime picks\n", c->file);
-            return TC_INPUT;
-        }
-        lo = hi = c->run.size_bytes;
-    }
-    pick_set *set = pick_set_load(c->file, &err);
-    if (!set) {
-        fprintf(stderr, "taccl-run: %s\n", err.msg);
-        return TC_INPUT;
-    }
-    const prog *p0 = pick_set_prog(set, 0);
-    coll_kind k = p0->coll;
-    int ngpus = p0->ngpus;
-    for (int i = 1; i < pick_set_count(set); i++) {
-        const prog *q = pick_set_prog(set, i);
-        if (q->coll != k || q->ngpus != ngpus) {
-            fprintf(stderr, "taccl-run: %s: %s is %s on %d ranks but %s is %s on %d: a plan "
-                    "holds one collective on one communicator\n", c->file,
-                    pick_set_name(set, 0), coll_name(k), ngpus, pick_set_name(set, i),
-                    coll_name(q->coll), q->ngpus);
-            pick_set_free(set);
-            return TC_INPUT;
-        }
-    }
-    int executor = c->run.target ? c->run.newer_executor : pick_set_target(set) == 2;
-    c->run.newer_executor = executor;
-    c->run.target = 1;
-    int mode = c->run.mode == 1 ? 1 : 0;
-    if (!executor && pick_set_count(set) > PICK_LEGACY_MAX_FILES && !c->quiet)
-        fprintf(stderr, "taccl-run: warning: %s: %d schedules, but msccl (the legacy runtime) "
-                "loads at most %d of MSCCL_XML_FILES: given in name order, it ignores %s and "
-                "the files after it\n", c->file, pick_set_count(set), PICK_LEGACY_MAX_FILES,
-                pick_set_name(set, PICK_LEGACY_MAX_FILES));
-    topo *own = NULL;
-    if (c->topo_path && !(own = topo_load(c->topo_path, &err))) {
-        fprintf(stderr, "taccl-run: %s\n", err.msg);
-        pick_set_free(set);
-        return TC_INPUT;
-    }
-    int rc = TC_OK, all_ok = 1;
-    cJSON *rows = cJSON_CreateArray();
-    if (!c->json && !c->quiet)
+    if (rc == TC_OK && !c->json && !c->quiet)
         printf("# %s: %s, %d ranks, %s, %s runtime's rules\n"
                "#%11s %12s %9s %12s %8s %6s  %s\n",
-               c->file, coll_name(k), ngpus, mode ? "in place" : "out of place",
-               executor ? "msccl-executor" : "msccl (legacy)", "size(B)", "time(us)", "algbw",
+               c->file, coll_name(pr.k), pr.ngpus, pr.mode ? "in place" : "out of place",
+               pr.executor ? "msccl-executor" : "msccl (legacy)", "size(B)", "time(us)", "algbw",
                "nccl(us)", "x NCCL", "bound", "picked");
-    for (long long size = lo; size <= hi; size *= 2) {
-        plan_row w = {size, pick_schedule(set, k, ngpus, mode, size, executor), -1, -1, 1, 0, -1};
-        prog *nref = nccl_reference(c, size);
-        const prog *p = w.picked >= 0 ? pick_set_prog(set, w.picked) : NULL;
-        const topo *t = own ? own : p && p->topo ? p->topo : nref ? nref->topo : NULL;
-        if ((p || nref) && !t) {
-            rc = tc_err_set(&err, TC_INPUT, "%s carries no topology: pass --topo",
-                            p ? pick_set_name(set, w.picked) : "the NCCL reference");
-        } else if (t && t->nranks != ngpus) {
-            rc = tc_err_set(&err, TC_INPUT, "%s: topology %s has %d ranks but the plan's "
-                            "schedules have ngpus=%d", own ? c->topo_path : c->file, t->name,
-                            t->nranks, ngpus);
-        }
-        bound_model bound;
-        tc_err berr;
-        run_opts keep = c->run;
-        if (rc == TC_OK && t && bound_compute(t, k, &bound, &berr) == TC_OK)
-            c->run.bound = &bound;
-        if (rc == TC_OK && nref) {
-            int v, d;
-            double b;
-            long long s = (size + 4LL * nref->nchunksperloop - 1) / (4LL * nref->nchunksperloop) *
-                          (4LL * nref->nchunksperloop);
-            if (run_one(c, nref, t, s, 0, &w.nccl_us, &v, &d, &b, NULL, 0, &err) != TC_OK)
-                w.nccl_us = -1;
-        }
-        if (rc == TC_OK && p) {
-            char why[600];
-            rc = run_one(c, p, t, size, mode, &w.us, &w.verified, &w.data, &w.bound_us, why,
-                         sizeof why, &err);
-            if (rc != TC_OK)
-                tc_err_prefix(&err, "%s", pick_set_name(set, w.picked));
-            else if (!w.verified && all_ok && !c->quiet)
-                fprintf(stderr, "taccl-run: %s/%s at %lld bytes: %s\n", c->file,
-                        pick_set_name(set, w.picked), size, why);
-        } else if (rc == TC_OK) {
-            w.us = w.nccl_us;
-        }
-        c->run = keep;
-        prog_free(nref);
-        if (rc != TC_OK)
-            break;
-        all_ok &= w.verified;
-        if (c->json)
-            plan_row_json(rows, &w, set, k, ngpus);
-        else if (!c->quiet)
-            plan_row_text(&w, set, k);
+    for (long long size = lo; rc == TC_OK && size <= hi; size *= 2) {
+        rc = plan_size(c, &pr, size, &err);
         if (size > hi / 2)
             break;
     }
-    if (rc == TC_OK && c->json) {
-        cJSON *j;
-        if (lo == hi && cJSON_GetArraySize(rows) == 1) {
-            j = cJSON_DetachItemFromArray(rows, 0);
-        } else {
-            j = cJSON_CreateObject();
-            cJSON_AddItemToObject(j, "rows", rows);
-            rows = NULL;
-        }
-        cJSON_AddStringToObject(j, "dir", c->file);
-        cJSON_AddStringToObject(j, "collective", coll_name(k));
-        cJSON_AddNumberToObject(j, "ngpus", ngpus);
-        cJSON_AddStringToObject(j, "mode", mode ? "inplace" : "outofplace");
-        cJSON_AddStringToObject(j, "target", executor ? "msccl-executor" : "msccl");
-        cJSON_AddBoolToObject(j, "all_verified", all_ok);
-        char *out = cJSON_PrintUnformatted(j);
-        printf("%s\n", out);
-        free(out);
-        cJSON_Delete(j);
-    }
-    cJSON_Delete(rows);
-    topo_free(own);
-    pick_set_free(set);
-    if (rc != TC_OK) {
-        fprintf(stderr, "taccl-run: %s: %s\n", c->file, err.msg);
-        return TC_INPUT;
-    }
-    if (!all_ok)
-        fprintf(stderr, "taccl-run: %s: some sizes did not verify (see the table)\n", c->file);
-    return all_ok ? TC_OK : TC_WRONG;
+    char wrong[600] = "";
+    if (rc == TC_OK && !pr.all_ok)
+        snprintf(wrong, sizeof wrong, "%s: some sizes did not verify (see the table)", c->file);
+    if (c->json)
+        plan_json(c, &pr, lo == hi, rc != TC_OK ? err.msg : pr.all_ok ? NULL : wrong);
+    if (rc != TC_OK)
+        fprintf(stderr, "taccl-run: %s\n", err.msg);
+    else if (!pr.all_ok)
+        fprintf(stderr, "taccl-run: %s\n", wrong);
+    cJSON_Delete(pr.rows);
+    topo_free(pr.own);
+    pick_set_free(pr.set);
+    return rc != TC_OK ? TC_INPUT : pr.all_ok ? TC_OK : TC_WRONG;
 }
 
-int main(int argc, char **argv)
+/* ------------------------------------------------------------ one file */
+
+/* Options that do not go together with what this run is; NULL if none. */
+static const char *option_clash(const cli *c)
 {
-    cli c;
-    int rc = parse_args(argc, argv, &c);
-    if (rc == -1) {
-        printf("%s\n%s", usage, help);
-        return 0;
-    }
-    if (rc != TC_OK)
-        return rc;
+    if (c->run.tiles && (c->trace_to || c->routes_to))
+        return c->trace_to ? "--trace: follows the file's own steps; it does not go with --tiles"
+                           : "--routes: follows the file's own steps; it does not go with --tiles";
+    if (c->sweep_lo > 0 && (c->trace_to || c->routes_to))
+        return c->trace_to ? "--trace: one run at one size; it does not go with --sweep"
+                           : "--routes: one run at one size; it does not go with --sweep";
+    if (c->embed_to && c->sweep_lo > 0)
+        return "--embed-to: writes the file for one size; it does not go with --sweep";
+    if (c->embed_to && !c->run.data)
+        return "--embed-to: writes only a schedule whose data verified; it does not go with "
+               "--no-data";
+    return NULL;
+}
 
-    struct stat fst;
-    if (stat(c.file, &fst) == 0 && S_ISDIR(fst.st_mode))
-        return dir_main(&c);
+/* The run's outputs, after the run: the trace and routes of whatever ran,
+ * the embedded copy only of a schedule that verified.  TC_OK, or the first
+ * write that failed (err). */
+static int write_outputs(const cli *c, prog *p, topo *t, int *owned, const trace *tr,
+                         const run_report *r, tc_err *err)
+{
+    if (tr && c->trace_to && trace_write(tr, c->trace_to, err) != TC_OK)
+        return TC_INPUT;
+    if (tr && c->routes_to && trace_write_dot(tr, c->routes_to, err) != TC_OK)
+        return TC_INPUT;
+    if (c->embed_to && r->verified && embed(c, p, t, owned, r, err) != TC_OK)
+        return TC_INPUT;
+    return TC_OK;
+}
 
+/* taccl-run FILE.xml */
+static int file_main(cli *c)
+{
     tc_err err;
     tc_err_clear(&err);
-    prog *p = prog_read_xml(c.file, &err);
+    topo *t = NULL;
+    int owned = 0, rc;
+    prog *p = prog_read_xml(c->file, &err);
     if (!p)
-        return fail_input(&c, NULL, NULL, err.msg);
-    if (!c.run.target && !c.run.unlimited && p->target) {
+        return fail_input(c, NULL, NULL, err.msg);
+    if (!c->run.target && !c->run.unlimited && p->target) {
         /* The file says which runtime it was written for: judge it by that loader. */
-        c.run.target = 1;
-        c.run.newer_executor = p->target == 2;
+        c->run.target = 1;
+        c->run.newer_executor = p->target == 2;
     }
-    int owned;
-    topo *t = pick_topology(&c, p, &owned, &err);
-    if (t && topo_warnings(t) > 0 && c.run.strict) {
+    t = pick_topology(c, p, &owned, &err);
+    if (t && topo_warnings(t) > 0 && c->run.strict) {
         tc_err_set(&err, TC_INPUT, "%s (--strict)", topo_warning(t, 0));
         if (owned)
             topo_free(t);
         t = NULL;
     }
     if (!t) {
-        rc = fail_input(&c, p, NULL, err.msg);
-        prog_free(p);
-        return rc;
+        rc = fail_input(c, p, NULL, err.msg);
+        goto done;
     }
-    for (int i = 0; i < topo_warnings(t) && !c.quiet; i++)
+    for (int i = 0; i < topo_warnings(t) && !c->quiet; i++)
         fprintf(stderr, "taccl-run: warning: %s\n", topo_warning(t, i));
     if (t->nranks != p->ngpus) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s:%d: <algo> attribute ngpus: topology %s has %d ranks but "
-                 "the schedule has ngpus=%d", c.file, p->line, t->name, t->nranks, p->ngpus);
-        rc = fail_input(&c, p, t, msg);
-        if (owned)
-            topo_free(t);
-        prog_free(p);
-        return rc;
+                 "the schedule has ngpus=%d", c->file, p->line, t->name, t->nranks, p->ngpus);
+        rc = fail_input(c, p, t, msg);
+        goto done;
     }
 
     bound_model bound;
@@ -590,85 +820,98 @@ int main(int argc, char **argv)
     tc_err berr;
     tc_err_clear(&berr);
     if (bound_compute(t, p->coll, &bound, &berr) == TC_OK)
-        c.run.bound = &bound;
+        c->run.bound = &bound;
 
-    /* --trace and --routes: one run at one size, of the file's own steps */
-    const char *clash = NULL;
-    if (c.run.tiles && (c.trace_to || c.routes_to))
-        clash = c.trace_to ? "--trace: follows the file's own steps; it does not go with --tiles"
-                           : "--routes: follows the file's own steps; it does not go with --tiles";
-    else if (c.sweep_lo > 0 && (c.trace_to || c.routes_to))
-        clash = c.trace_to ? "--trace: one run at one size; it does not go with --sweep"
-                           : "--routes: one run at one size; it does not go with --sweep";
-    else if (c.embed_to && c.sweep_lo > 0)
-        clash = "--embed-to: writes the file for one size; it does not go with --sweep";
-    else if (c.embed_to && !c.run.data)
-        clash = "--embed-to: writes only a schedule whose data verified; it does not go with "
-                "--no-data";
+    const char *clash = option_clash(c);
     if (clash) {
-        rc = fail_input(&c, p, t, clash);
-        if (owned)
-            topo_free(t);
-        prog_free(p);
-        return rc;
+        rc = fail_input(c, p, t, clash);
+        goto done;
     }
-    if (c.sweep_lo > 0) {
-        rc = run_sweep(stdout, p, t, &c.run, c.sweep_lo, c.sweep_hi, c.json, c.file, &err);
-        if (rc == TC_INPUT)
-            fprintf(stderr, "taccl-run: %s: %s\n", c.file, err.msg);
-        else if (rc == TC_WRONG)
-            fprintf(stderr, "taccl-run: %s: some sizes did not verify (see the table)\n", c.file);
-        if (owned)
-            topo_free(t);
-        prog_free(p);
-        return rc;
+    if (c->sweep_lo > 0) {
+        rc = run_sweep(stdout, p, t, &c->run, c->sweep_lo, c->sweep_hi, c->json, c->file, &err);
+        if (rc == TC_INPUT) {
+            char msg[1200];
+            snprintf(msg, sizeof msg, "%s: %s", c->file, err.msg);
+            fail_input(c, p, t, msg);
+        } else if (rc == TC_WRONG) {
+            fprintf(stderr, "taccl-run: %s: some sizes did not verify (see the table)\n", c->file);
+        }
+        goto done;
     }
 
     run_report r;
-    trace *tr = c.trace_to || c.routes_to ? trace_new(p, t) : NULL;
+    trace *tr = c->trace_to || c->routes_to ? trace_new(p, t) : NULL;
     if (tr)
-        c.run.obs = trace_observer(tr);
-    rc = run_schedule(p, t, &c.run, &r, &err);
-    if (tr && rc == TC_OK &&
-        ((c.trace_to && trace_write(tr, c.trace_to, &err) != TC_OK) ||
-         (c.routes_to && trace_write_dot(tr, c.routes_to, &err) != TC_OK))) {
-        rc = fail_input(&c, p, t, err.msg);
-        run_report_free(&r);
-        trace_free(tr);
-        if (owned)
-            topo_free(t);
-        prog_free(p);
-        return rc;
-    }
-    trace_free(tr);
+        c->run.obs = trace_observer(tr);
+    rc = run_schedule(p, t, &c->run, &r, &err);
     if (rc != TC_OK) {
         char msg[1200];
-        size_error(&c, p, err.msg, msg, sizeof msg);
-        rc = fail_input(&c, p, t, msg);
+        size_error(c, p, err.msg, msg, sizeof msg);
+        rc = fail_input(c, p, t, msg);
     } else {
         rc = r.verified ? TC_OK : r.refused ? TC_INPUT : TC_WRONG;
-        /* written before the report, so --json can say it failed */
-        int embed_failed = c.embed_to && r.verified &&
-                           embed(&c, p, t, &owned, r.size_bytes, &err) != TC_OK;
-        if (c.json) {
-            char *j = run_report_json(&r, p, t, &c.run, c.file, embed_failed ? err.msg : NULL);
+        /* written before the report, so it can say a write failed beside
+         * the verdict, which stays the run's own */
+        tc_err werr;
+        int wrc = write_outputs(c, p, t, &owned, tr, &r, &werr);
+        if (c->json) {
+            char *j = run_report_json(&r, p, t, &c->run, c->file, wrc ? werr.msg : NULL);
             printf("%s\n", j);
             free(j);
-        } else if (!c.quiet) {
-            run_report_print(stdout, &r, p, t, &c.run, c.file, 10);
-            if (!c.run.bound)
+        } else if (!c->quiet) {
+            run_report_print(stdout, &r, p, t, &c->run, c->file, 10);
+            if (!c->run.bound)
                 printf("bound     none: %s\n", berr.msg);
         }
         if (!r.verified)
-            print_verdict(&c, p, &r);
-        if (embed_failed) {
-            fprintf(stderr, "taccl-run: %s\n", err.msg);
+            print_verdict(c, p, &r);
+        if (wrc != TC_OK) {
+            fprintf(stderr, "taccl-run: %s\n", werr.msg);
             rc = TC_INPUT;
         }
     }
     run_report_free(&r);
+    trace_free(tr);
+done:
     if (owned)
         topo_free(t);
     prog_free(p);
     return rc;
+}
+
+/* --help: the text, or with --json the text in the one object. */
+static int print_help(const cli *c)
+{
+    if (!c->json) {
+        printf("%s\n%s", usage, help);
+        return TC_OK;
+    }
+    char *text = xmalloc(strlen(usage) + strlen(help) + 2);
+    sprintf(text, "%s\n%s", usage, help);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "help", text);
+    cJSON_AddNullToObject(j, "error");
+    char *out = cJSON_PrintUnformatted(j);
+    printf("%s\n", out);
+    free(out);
+    cJSON_Delete(j);
+    free(text);
+    return TC_OK;
+}
+
+int main(int argc, char **argv)
+{
+    cli c;
+    int rc = parse_args(argc, argv, &c);
+    if (rc == -1)
+        return print_help(&c);
+    if (rc != TC_OK)
+        return rc;
+    struct stat fst;
+    if (stat(c.file, &fst) == 0 && S_ISDIR(fst.st_mode))
+        return dir_main(&c);
+    tc_err err;
+    if (check_outputs(&c, &err) != TC_OK)
+        return fail_input(&c, NULL, NULL, err.msg);
+    return file_main(&c);
 }

@@ -33,7 +33,11 @@ typedef struct pick_set pick_set;
 
 /* Load every *.xml directly inside dir (not its subdirectories).  NULL with
  * err set (TC_INPUT) if dir cannot be read, holds no schedule, or a file
- * does not parse (the message names it). */
+ * does not parse (the message names it).  An entry named *.xml that is not
+ * a regular file (a FIFO, a directory, a device) is refused the same way,
+ * naming it, rather than skipped: the legacy runtime given it in
+ * MSCCL_XML_FILES would block on it or fail, and a plan missing a file it
+ * seems to hold would be run as another plan. */
 pick_set *pick_set_load(const char *dir, tc_err *err);
 void pick_set_free(pick_set *s);
 

@@ -420,7 +420,9 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "file", file ? file : "");
-    cJSON_AddBoolToObject(j, "verified", r && r->verified && !error);
+    /* the verdict as it is: an output that could not be written is said in
+     * `error` beside it, not by calling a verified run unverified */
+    cJSON_AddBoolToObject(j, "verified", r && r->verified);
     const sim_result *s = NULL;
     if (r)
         for (int m = 0; m < r->nmodes && !s; m++)
@@ -606,10 +608,23 @@ int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long lon
     if (lo <= 0 || hi < lo)
         return tc_err_set(err, TC_INPUT, "--sweep: need LO:HI with 0 < LO <= HI");
     cJSON *rows = cJSON_CreateArray();
-    int all_ok = 1, rc = TC_OK;
+    int all_ok = 1, rc = TC_OK, nrows = 0;
+    long long last = 0;
     for (long long size = lo; size <= hi; size *= 2) {
+        /* A call runs at a whole number of elements per chunk: sizes that
+         * round to one such size are one row, and a size that rounds past
+         * HI is no row (nor is any after it). */
+        long long served = sweep_size(p, size);
+        if (served > hi)
+            break;
+        if (served == last) {
+            if (size > hi / 2)
+                break;
+            continue;
+        }
+        last = served;
         run_opts ro = *o;
-        ro.size_bytes = sweep_size(p, size);
+        ro.size_bytes = served;
         int data = o->data && data_bytes_needed(p, 0, ro.size_bytes / p->nchunksperloop) <=
                                   (double)RUN_SWEEP_DATA_MAX;
         ro.data = data;
@@ -622,12 +637,18 @@ int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long lon
             break;
         }
         all_ok &= r.verified;
-        if (!json && size == lo)    /* after the first run: a refused file prints nothing */
-            fprintf(f, "# %s: %s, %d ranks, topology %s%s\n"
-                       "#%11s %12s %5s %6s %12s %9s %9s %7s %12s %6s\n",
+        if (!json && nrows == 0) {  /* after the first run: a refused file prints nothing */
+            fprintf(f, "# %s: %s, %d ranks, topology %s%s\n",
                     file, coll_name(p->coll), p->ngpus, t->name,
-                    t->is_default ? " (default, assumed figures)" : "", "size(B)", "count", "type",
-                    "redop", "time(us)", "algbw", "busbw", "#wrong", "bound(us)", "ratio");
+                    t->is_default ? " (default, assumed figures)" : "");
+            if (sweep_size(p, lo) != lo)
+                fprintf(f, "# a call is a whole number of 4-byte elements in each of %d chunks: "
+                           "a size runs rounded up to a multiple of %lld B, once however many "
+                           "sizes round to it\n", p->nchunksperloop, sweep_size(p, 1));
+            fprintf(f, "#%11s %12s %5s %6s %12s %9s %9s %7s %12s %6s\n", "size(B)", "count",
+                    "type", "redop", "time(us)", "algbw", "busbw", "#wrong", "bound(us)", "ratio");
+        }
+        nrows++;
         if (json)
             cJSON_AddItemToArray(rows, sweep_row_json(p, &r, &ro, data));
         else
@@ -636,6 +657,11 @@ int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long lon
         if (size > hi / 2)
             break;
     }
+    if (rc == TC_OK && nrows == 0)
+        rc = tc_err_set(err, TC_INPUT, "--sweep %lld:%lld: no size in the range can be run: a "
+                        "call is a whole number of 4-byte elements in each of %d chunks, a "
+                        "multiple of %lld B (the nearest: %lld B)", lo, hi, p->nchunksperloop,
+                        sweep_size(p, 1), sweep_size(p, lo));
     if (rc == TC_OK && json) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "file", file ? file : "");
@@ -648,6 +674,10 @@ int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long lon
             cJSON_AddItemToObject(j, "lower_bound_model", bound_json(o->bound));
         cJSON_AddItemToObject(j, "rows", rows);
         rows = NULL;
+        if (all_ok)
+            cJSON_AddNullToObject(j, "error");
+        else
+            cJSON_AddStringToObject(j, "error", "some sizes did not verify (see the rows)");
         char *out = cJSON_PrintUnformatted(j);
         fprintf(f, "%s\n", out);
         free(out);

@@ -89,7 +89,9 @@ double run_report_time_us(const run_report *r);
 #define RUN_SWEEP_DATA_MAX (1LL << 30)
 
 /* Run p at every power-of-two size in [lo, hi] (each rounded up to a whole
- * number of elements per chunk), data checked where the buffers fit in
+ * number of elements per chunk; sizes that round to one size are one row,
+ * and a size that rounds past hi is none: TC_INPUT if no size in the range
+ * can be run), data checked where the buffers fit in
  * RUN_SWEEP_DATA_MAX and timing-only above.  Prints an nccl-tests-style
  * table to f, or, with json, one object with a "rows" array.  Returns
  * TC_OK if every row verified, TC_WRONG if any did not, TC_INPUT on bad
@@ -98,7 +100,8 @@ int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long lon
               long long hi, int json, const char *file, tc_err *err);
 
 /* One JSON object (malloc'd string).  r, p, t may be NULL when the input
- * could not be used; `error` then says why. */
+ * could not be used; `error` then says why.  With r, `error` (if not NULL)
+ * is an output that could not be written: `verified` stays r's verdict. */
 char *run_report_json(const run_report *r, const prog *p, const topo *t, const run_opts *o,
                       const char *file, const char *error);
 

@@ -37,9 +37,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 #include "../util/jsonin.h"
 #include "../util/mem.h"
+#include "../util/paths.h"
 
 /* Our own guards against absurd allocations: ranks, and chunks per buffer
  * and per loop (2^24, so a rank's three buffers still count in an int;
@@ -47,6 +48,9 @@
 enum { MAX_NGPUS = 65536, MAX_CHUNKS = 1 << 24 };
 /* Bytes of text handed to the push parser at a time. */
 enum { PUSH_PIECE = 1 << 20 };
+/* A file of this many bytes or more is refused: libxml2 and the line
+ * numbers count in int. */
+#define XML_MAX_FILE ((long long)INT_MAX + 1)
 /* maxBytes the legacy runtime assumes when the attribute is absent. */
 #define LEGACY_DEFAULT_MAX_BYTES (1LL << 27)
 
@@ -1239,18 +1243,19 @@ static long text_line(const stream *S)
  * parser found before it; the rest of the file is still read for one).
  * A CR not followed by LF (old Mac line ends) is read as LF, so lines count
  * as the user's editor counts them; a CR that ends a piece waits for the
- * next one. */
+ * next one.  Only a regular file under 2 GiB is read (util/paths.h: a
+ * FIFO, device or directory is refused by name, never waited on). */
 prog *prog_read_xml(const char *path, tc_err *err)
 {
-    FILE *f = fopen(path, "rb");
+    /* a regular file only (a FIFO would block the open or the read
+     * forever), under the reader's bound */
+    int fd = path_open_input(path, "schedule", XML_MAX_FILE, err);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(errno));
-        return NULL;
-    }
-    struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fclose(f);
-        tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(EISDIR));
+        close(fd);
         return NULL;
     }
     enum { CHUNK = 1 << 16 };
@@ -1261,8 +1266,8 @@ prog *prog_read_xml(const char *path, tc_err *err)
     stream S;
     stream_begin(&S, path);
     while (!fail && (n = fread(buf + carry, 1, CHUNK, f)) > 0) {
-        if (total + n > (size_t)INT_MAX) {
-            fail = tc_err_set(err, TC_INPUT, "%s: too large for the XML reader (over 2 GB)", path);
+        if (total + n >= (size_t)XML_MAX_FILE) {   /* grew since it was opened */
+            fail = tc_err_set(err, TC_INPUT, "%s: file too large (the limit is 2 GiB)", path);
             break;
         }
         if (total == 0 && jsonin_utf16_error(buf, n, path, err)) {

@@ -15,15 +15,14 @@
 #include "jsonin.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "mem.h"
+#include "paths.h"
 
 #define BLANKS " \t\r\n"
 #define NEAR_MAX 32                     /* syntax-error excerpt buffer */
@@ -525,33 +524,21 @@ static int read_all(int fd, const char *path, const jsonin_doc *doc,
     return TC_OK;
 }
 
-/* The open file fd of path: not a directory, then all of it. */
-static int read_fd(int fd, const char *path, const jsonin_doc *doc,
-                   char **out, size_t *n, tc_err *err)
-{
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        return tc_err_set(err, TC_INPUT, "%s: cannot read: %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode))
-        return tc_err_set(err, TC_INPUT, "%s: is a directory, not a %s file", path,
-                          doc->what);
-    return read_all(fd, path, doc, out, n, err);
-}
-
 char *jsonin_read_file(const char *path, const jsonin_doc *doc, tc_err *err)
 {
     if (!path) {
         tc_err_set(err, TC_INPUT, "%s: no file name given", doc->what);
         return NULL;
     }
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        tc_err_set(err, TC_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    /* a regular file under the bound, opened without blocking (a FIFO is
+     * refused, not waited on); read_all still stops at the bound, for a
+     * file that grows or whose size the system does not report (/proc) */
+    int fd = path_open_input(path, doc->what, doc->max_bytes, err);
+    if (fd < 0)
         return NULL;
-    }
     char *buf = NULL;
     size_t n = 0;
-    int rc = read_fd(fd, path, doc, &buf, &n, err);
+    int rc = read_all(fd, path, doc, &buf, &n, err);
     close(fd);
     if (rc != TC_OK)
         return NULL;

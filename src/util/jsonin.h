@@ -119,9 +119,10 @@ int jsonin_syntax_error(const char *text, const char *label, const char *at,
                         unsigned flags, tc_err *err);
 
 /* The whole file at path as a NUL-terminated string to free(), or NULL with
- * TC_INPUT in err: no file name, cannot open, a directory, too large (at
- * least doc->max_bytes), cannot read, or a NUL byte ("PATH:L:C: contains a
- * NUL byte (not a text file?)"). */
+ * TC_INPUT in err: no file name, cannot open, a directory or another file
+ * that is not a regular file (a FIFO is refused, never waited on:
+ * path_open_input in paths.h), too large (at least doc->max_bytes), cannot
+ * read, or a NUL byte ("PATH:L:C: contains a NUL byte (not a text file?)"). */
 char *jsonin_read_file(const char *path, const jsonin_doc *doc, tc_err *err);
 
 /* -------------------------------------------------------- error context */

@@ -7,15 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-int size_parse(const char *s, long long *out)
+size_status size_check(const char *s, long long *out)
 {
     if (!s || !isdigit((unsigned char)*s))
-        return -1;
+        return SIZE_NOT_A_SIZE;
     errno = 0;
     char *end;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno)
-        return -1;
+    int overflow = errno == ERANGE;
     int shift = 0;
     switch (toupper((unsigned char)*end)) {
     case 'K': shift = 10; end++; break;
@@ -25,11 +24,18 @@ int size_parse(const char *s, long long *out)
     default: break;
     }
     if (!(strcmp(end, "") == 0 || strcmp(end, "B") == 0 || (shift && strcmp(end, "iB") == 0)))
-        return -1;
-    if (v == 0 || v > (1ULL << (62 - shift)))
-        return -1;
+        return SIZE_NOT_A_SIZE;
+    if (overflow || v > ((unsigned long long)SIZE_MAX_BYTES >> shift))
+        return SIZE_TOO_LARGE;
+    if (v == 0)
+        return SIZE_ZERO;
     *out = (long long)(v << shift);
-    return 0;
+    return SIZE_OK;
+}
+
+int size_parse(const char *s, long long *out)
+{
+    return size_check(s, out) == SIZE_OK ? 0 : -1;
 }
 
 const char *size_hint(const char *s, char *buf, int len)
