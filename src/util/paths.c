@@ -124,8 +124,11 @@ int path_check_output(const char *out, const char *const *inputs, int ninputs, t
             return tc_err_set(err, TC_INPUT, "%s: cannot write: %s", out, strerror(errno));
         return check_output_dir(out, err);
     }
-    if (S_ISCHR(st.st_mode))
-        return TC_OK;   /* /dev/null, a terminal: written straight to */
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
+        return TC_OK;   /* /dev/null, a terminal, a pipe: written straight to
+                           (a FIFO nothing reads is refused when written, at
+                           once: file_write_atomic; probing it here would
+                           end a reader's input early) */
     if (S_ISDIR(st.st_mode))
         return tc_err_set(err, TC_INPUT, "%s: cannot write: is a directory", out);
     if (!S_ISREG(st.st_mode))

@@ -34,13 +34,15 @@ int path_same_file(const char *a, const char *b);
  *   "OUT is the input IN: writing it would replace it"  (IN one of inputs;
  *       NULL entries are skipped)
  *   "OUT: cannot write: is a directory"
- *   "OUT: cannot write: not a regular file (a FIFO)"  (a socket, a block device)
+ *   "OUT: cannot write: not a regular file (a socket)"  (a block device)
  *   "OUT: cannot write: WHY"  (its directory does not exist or cannot be
  *       resolved; the system's reason)
  *   "OUT: cannot write: file name too long for the temporary file written
  *       beside it (at most N bytes)"
- * An existing character device (/dev/null, a terminal) is allowed and not
- * compared with the inputs: writing to it replaces nothing.  Two outputs of
+ * An existing character device (/dev/null, a terminal) or FIFO (a pipe) is
+ * allowed and not compared with the inputs: writing to it replaces
+ * nothing (file_write_atomic refuses a FIFO nothing reads when it writes,
+ * at once).  Two outputs of
  * one run are compared by the caller with path_same_file. */
 int path_check_output(const char *out, const char *const *inputs, int ninputs, tc_err *err);
 

@@ -66,8 +66,12 @@ expect "... also spelled otherwise, and nothing is written" 2 "--routes sub/\.\.
     bash -c 'cd "$1" && "$2" ag.xml --trace y --routes sub/../y && exit 9; test ! -e x && test ! -e y && exit 2' _ "$W" "$R"
 expect "--trace and --routes both to /dev/null are fine" 0 "" -- "$R" "$W/ag.xml" --trace /dev/null --routes /dev/null -q
 mkfifo "$W/out.fifo"
-expect "a FIFO as an output is refused, not opened" 2 "--trace .*out\.fifo: cannot write: not a regular file \(a FIFO\)" -- \
+expect "a FIFO nothing reads as an output is an error at once, not a hang" 2 "out\.fifo: cannot write: a FIFO that nothing reads" -- \
     timeout "$TO" "$R" "$W/ag.xml" --trace "$W/out.fifo"
+cat "$W/out.fifo" >"$W/fifo.copy" &
+expect "a FIFO someone reads (a pipe) takes the trace" 0 "" -- timeout "$TO" "$R" "$W/ag.xml" --trace "$W/out.fifo" -q
+wait
+expect "... which the reader got whole" 0 "" -- python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$W/fifo.copy"
 long=$(printf 'a%.0s' $(seq 250))
 expect "a name too long for the temporary file beside it is said, not the temporary name" 2 \
     "--trace .*/a{250}: cannot write: file name too long for the temporary file written beside it" -- \
