@@ -18,6 +18,8 @@
  * while the file is written, so an interrupt never leaves a temporary file
  * beside it: once writing has begun the run completes. */
 #include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -40,6 +42,7 @@
 #include "synth/reverse.h"
 #include "synth/synth.h"
 #include "util/size.h"
+#include "util/units.h"
 
 static const char usage[] =
     "usage: taccl-synth --algo NAME TOPO.json --collective C -o OUT.xml [--channels K]\n"
@@ -72,8 +75,8 @@ static const char help[] =
     "                    offers that share no link direction, switch port or NIC, at\n"
     "                    most 8; more are filled with other orders; tree: pairs of\n"
     "                    trees; others default 1)\n"
-    "  --chunks M        chunks per rank per channel: more pipelining, more alpha\n"
-    "                    (default 1; tree 4)\n"
+    "  --chunks M        chunks per rank per channel, 1..1048576: more pipelining,\n"
+    "                    more alpha (default 1; tree 4)\n"
     "  --via V           rsag only: ReduceScatter and AllGather via direct (default),\n"
     "                    ring or butterfly (Rabenseifner)\n"
     "  --size BYTES      size the file records (larger per-rank buffer; K/M/G are\n"
@@ -89,14 +92,15 @@ static const char help[] =
     "                    --target reads it (the legacy runtime never picks a\n"
     "                    schedule whose maxBytes is 0; the newer executor's\n"
     "                    maxBytes is inclusive and 0 means no limit)\n"
-    "  --time-limit S    sketch mode: seconds per MILP stage (default: the sketch's,\n"
-    "                    else 60 for routing and 30 for contiguity); a limit returns\n"
-    "                    the best schedule found, never nothing\n"
-    "  --gap G           sketch mode: relative MIP gap to stop both stages at\n"
-    "                    (default: 0.001 for routing, 0 for contiguity)\n"
+    "  --time-limit S    sketch mode: seconds per MILP stage, > 0 and < 1e7 (default:\n"
+    "                    the sketch's, else 60 for routing and 30 for contiguity); a\n"
+    "                    limit returns the best schedule found, never nothing\n"
+    "  --gap G           sketch mode: relative MIP gap to stop both stages at,\n"
+    "                    0 <= G < 1 (default: 0.001 for routing, 0 for contiguity)\n"
     "  --solver S        sketch mode: glpk or cbc (default: the sketch's solver.backend,\n"
     "                    else glpk)\n"
     "  --instances K     sketch mode: replicate the algorithm on K channel sets\n"
+    "                    (1..32)\n"
     "  --mem-limit MB    sketch mode: each MILP solve may use at most MB MiB (GLPK:\n"
     "                    what GLPK allocates; CBC: its solver process's memory on\n"
     "                    top of this one's); exceeding it is exit 2, nothing\n"
@@ -142,7 +146,7 @@ static const char help[] =
     "                    (with --plan, --proto P keeps only protocol P's candidates)\n"
     "  --sizes LO:HI     plan mode: the sizes to cover (powers of two from LO)\n"
     "  --time-budget S   plan mode: stop synthesizing anchors after S seconds\n"
-    "                    (default 600)\n"
+    "                    (> 0 and < 1e7; default 600)\n"
     "  --inplace         sketch mode: write the schedule for in-place calls\n"
     "                    (inplace=\"1\" outofplace=\"0\"), as msccl-tools writes one:\n"
     "                    references to the buffer the runtime aliases into the other\n"
@@ -210,13 +214,38 @@ static int report(const cli *c, int hint, const char *fmt, const char *a, const 
     return TC_INPUT;
 }
 
+/* The numbers of the options.  Integers are decimal digits alone (no sign,
+ * blank or 0x: strtol's " +4" was taken as 4); real numbers follow
+ * util/units.h's decimal rule.  A refusal names the whole domain, so a
+ * value out of range is told the bound it broke. */
+#define MAX_CHUNKS (1 << 20)        /* --chunks */
+#define MAX_SECONDS 1e7             /* --time-limit, --time-budget: as a sketch's
+                                       solver.time_limit_s, below 1e7 s */
+
+/* v, digits only, as an integer in 1..max into *out: 0, or -1. */
 static int parse_count(const char *v, int max, int *out)
 {
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (!*v || *end || x < 1 || x > max)
+    if (!*v)
+        return -1;
+    for (const char *p = v; *p; p++)
+        if (!isdigit((unsigned char)*p))
+            return -1;
+    errno = 0;
+    long x = strtol(v, NULL, 10);
+    if (errno || x < 1 || x > max)
         return -1;
     *out = (int)x;
+    return 0;
+}
+
+/* v as a decimal number x with lo < x (lo <= x when closed_lo) and x < hi:
+ * 0, or -1. */
+static int parse_real(const char *v, double lo, int closed_lo, double hi, double *out)
+{
+    double x;
+    if (units_number(v, &x) || !(closed_lo ? x >= lo : x > lo) || !(x < hi))
+        return -1;
+    *out = x;
     return 0;
 }
 
@@ -319,19 +348,16 @@ static int parse_args(int argc, char **argv, cli *c)
             c->quiet = 1;
         else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
             c->verbose = 1;
-        else if (!strcmp(a, "--time-limit") || !strcmp(a, "--gap")) {
+        else if (!strcmp(a, "--time-limit")) {
             NEED_VALUE();
-            char *end;
-            double x = strtod(v, &end);
-            int is_gap = !strcmp(a, "--gap");
-            if (!*v || *end || !(x >= 0) || x > 1e7 || (!is_gap && x == 0))
-                return report(c, 1, is_gap ? "--gap: expected a number >= 0, got '%s'%s"
-                                           : "--time-limit: expected seconds > 0, got '%s'%s",
-                              v, "");
-            if (is_gap)
-                c->gap = x;
-            else
-                c->time_limit = x;
+            if (parse_real(v, 0, 0, MAX_SECONDS, &c->time_limit))
+                return report(c, 1, "--time-limit: expected seconds > 0 and < 1e7, got '%s'%s", v,
+                              units_hint(v));
+        } else if (!strcmp(a, "--gap")) {
+            NEED_VALUE();
+            if (parse_real(v, 0, 1, 1, &c->gap))
+                return report(c, 1, "--gap: expected a relative gap 0 <= G < 1 (as a sketch's "
+                              "solver.mip_gap), got '%s'%s", v, units_hint(v));
         } else if (!strcmp(a, "--solver")) {
             NEED_VALUE();
             if (!strcmp(v, "glpk"))
@@ -343,12 +369,13 @@ static int parse_args(int argc, char **argv, cli *c)
         } else if (!strcmp(a, "--mem-limit")) {
             NEED_VALUE();
             if (parse_count(v, INT_MAX, &c->mem_limit_mb))
-                return report(c, 1, "--mem-limit: expected a whole number of MiB >= 1, got "
-                              "'%s'%s", v, "");
+                return report(c, 1, "--mem-limit: expected a whole number of MiB in 1..2147483647, "
+                              "got '%s'%s", v, units_hint(v));
         } else if (!strcmp(a, "--instances")) {
             NEED_VALUE();
             if (parse_count(v, 32, &c->instances))
-                return report(c, 1, "--instances: expected an integer 1..32, got '%s'%s", v, "");
+                return report(c, 1, "--instances: expected an integer 1..32, got '%s'%s", v,
+                              units_hint(v));
         }
         else if (!strcmp(a, "--hierarchical") || !strcmp(a, "--flat")) {
             int h = a[2] == 'h' ? 1 : -1;
@@ -399,11 +426,9 @@ static int parse_args(int argc, char **argv, cli *c)
                               "1K:1G, got '%s'%s", v, "");
         } else if (!strcmp(a, "--time-budget")) {
             NEED_VALUE();
-            char *end;
-            double x = strtod(v, &end);
-            if (!*v || *end || !(x > 0) || x > 1e7)
-                return report(c, 1, "--time-budget: expected seconds > 0, got '%s'%s", v, "");
-            c->budget = x;
+            if (parse_real(v, 0, 0, MAX_SECONDS, &c->budget))
+                return report(c, 1, "--time-budget: expected seconds > 0 and < 1e7, got '%s'%s", v,
+                              units_hint(v));
         } else if (!strcmp(a, "--proto")) {
             NEED_VALUE();
             cost_proto pr;
@@ -426,11 +451,13 @@ static int parse_args(int argc, char **argv, cli *c)
         } else if (!strcmp(a, "--channels")) {
             NEED_VALUE();
             if (parse_count(v, 32, &c->channels))
-                return report(c, 1, "--channels: expected an integer 1..32, got '%s'%s", v, "");
+                return report(c, 1, "--channels: expected an integer 1..32, got '%s'%s", v,
+                              units_hint(v));
         } else if (!strcmp(a, "--chunks")) {
             NEED_VALUE();
-            if (parse_count(v, 1 << 20, &c->chunks))
-                return report(c, 1, "--chunks: expected a positive integer, got '%s'%s", v, "");
+            if (parse_count(v, MAX_CHUNKS, &c->chunks))
+                return report(c, 1, "--chunks: expected an integer 1..1048576, got '%s'%s", v,
+                              units_hint(v));
         } else if (!strcmp(a, "--size")) {
             NEED_VALUE();
             char hint[128];

@@ -59,7 +59,7 @@ refuse "unknown algorithm" "unknown algorithm 'msccl'; known: ring, direct, butt
 refuse "missing collective" "--collective is required" -- --algo ring "$T/ndv2-x1.json"
 refuse "bad collective" "--collective: expected" -- --algo ring "$T/ndv2-x1.json" --collective broadcast
 refuse "bad channels" "--channels: expected an integer 1..32" -- --algo ring "$T/ndv2-x1.json" --collective allgather --channels 0
-refuse "bad chunks" "--chunks: expected a positive integer" -- --algo ring "$T/ndv2-x1.json" --collective allgather --chunks x
+refuse "bad chunks" "--chunks: expected an integer 1\.\.1048576, got 'x'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --chunks x
 refuse "bad size" "--size: not a size" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 12parsecs
 refuse "bad target" "--target: expected msccl, msccl-executor or unlimited" -- --algo ring "$T/ndv2-x1.json" --collective allgather --target gpu
 refuse "missing topology" "nonexistent.json" -- --algo ring "$T/nonexistent.json" --collective allgather
@@ -82,6 +82,27 @@ expect "-o naming an input is exit 2" 2 "-o .*topo-copy.json is the input .*topo
 if cmp -s "$T/ndv2-x1.json" "$TMP/topo-copy.json"; then echo "ok - -o naming an input leaves the input as it was"
 else echo "not ok - -o naming an input leaves the input as it was"; fi
 refuse "bad time limit" "--time-limit: expected seconds > 0" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit -3
+# the numbers of the options: a refusal names the whole domain, so a value
+# out of range reads the bound it broke (--chunks 2000000 said "a positive
+# integer", --time-limit 1e308 "> 0"); integers are digits alone and real
+# numbers decimal (no sign, blank, hexadecimal, inf or nan: strtol took
+# " +4" as 4 and strtod "0x10" as 16)
+SK1=$ROOT/sketches/ndv2-x1-sk-1.json
+refuse "--chunks over its limit" "--chunks: expected an integer 1\.\.1048576, got '2000000'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --chunks 2000000
+refuse "--chunks with a sign" "--chunks: expected an integer 1\.\.1048576, got '\+4'; write the number without '\+'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --chunks +4
+refuse "--chunks with a blank" "--chunks: expected an integer 1\.\.1048576, got ' 4'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --chunks " 4"
+refuse "--channels in hexadecimal" "--channels: expected an integer 1\.\.32, got '0x4'; hexadecimal is not accepted" -- --algo ring "$T/ndv2-x1.json" --collective allgather --channels 0x4
+refuse "--time-limit over its limit" "--time-limit: expected seconds > 0 and < 1e7, got '1e308'" -- "$SK1" "$T/ndv2-x1.json" --time-limit 1e308
+refuse "--time-limit in hexadecimal" "--time-limit: expected seconds > 0 and < 1e7, got '0x10'; hexadecimal is not accepted" -- "$SK1" "$T/ndv2-x1.json" --time-limit 0x10
+refuse "--time-limit inf" "--time-limit: expected seconds > 0 and < 1e7, got 'inf'; inf and nan are not accepted" -- "$SK1" "$T/ndv2-x1.json" --time-limit inf
+refuse "--gap as a sketch's mip_gap" "--gap: expected a relative gap 0 <= G < 1 .*got '1'" -- "$SK1" "$T/ndv2-x1.json" --gap 1
+refuse "--gap over its limit" "--gap: expected a relative gap 0 <= G < 1 .*got '1e308'" -- "$SK1" "$T/ndv2-x1.json" --gap 1e308
+refuse "--instances over its limit" "--instances: expected an integer 1\.\.32, got '33'" -- "$SK1" "$T/ndv2-x1.json" --instances 33
+refuse "--mem-limit over its limit" "--mem-limit: expected a whole number of MiB in 1\.\.2147483647, got '99999999999'" -- "$SK1" "$T/ndv2-x1.json" --mem-limit 99999999999
+refuse "--time-budget over its limit" "--time-budget: expected seconds > 0 and < 1e7, got '1e9'" -- --plan "$T/ndv2-x1.json" --collective allgather --time-budget 1e9
+refuse "--size over its limit" "--size: not a size in bytes: '99999999999999999999' .*; the largest size is 2\^62 bytes \(4 EiB\)" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 99999999999999999999
+refuse "--size 0" "--size: not a size in bytes: '0' .*; a size is at least 1 byte" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 0
+expect "--gap just below 1 is taken" 0 "" -- "$S" "$SK1" "$T/ndv2-x1.json" --gap 0.99 --time-limit 5 -q -o "$TMP/gap.xml"
 expect "sketch synthesis writes a schedule" 0 "predicted" -- "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit 10 -o "$TMP/syn.xml"
 expect "the synthesized schedule verifies" 0 "verified" -- "$BIN/taccl-run" "$TMP/syn.xml"
 "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit 10 -q -o "$TMP/syn2.xml"
