@@ -144,7 +144,8 @@ static const char help[] =
     "                    1/2/4/8, the node symmetry), written to DIR/sketches/\n"
     "  --no-propose      plan mode: no proposed sketches (baselines and --sketch only)\n"
     "                    (with --plan, --proto P keeps only protocol P's candidates)\n"
-    "  --sizes LO:HI     plan mode: the sizes to cover (powers of two from LO)\n"
+    "  --sizes LO:HI     plan mode: the sizes to cover (powers of two from LO to HI;\n"
+    "                    LO:LO for one size)\n"
     "  --time-budget S   plan mode: stop synthesizing anchors after S seconds\n"
     "                    (> 0 and < 1e7; default 600)\n"
     "  --inplace         sketch mode: write the schedule for in-place calls\n"
@@ -249,7 +250,8 @@ static int parse_real(const char *v, double lo, int closed_lo, double hi, double
     return 0;
 }
 
-/* "LO:HI" with sizes (LO may be 0, HI may be "inf"): 0 or -1. */
+/* "LO:HI" with sizes (LO may be 0, HI may be "inf"): 0 or -1; the order of
+ * LO and HI is the caller's to judge. */
 static int parse_bytes_range(const char *v, long long *lo, long long *hi)
 {
     const char *colon = strchr(v, ':');
@@ -266,7 +268,7 @@ static int parse_bytes_range(const char *v, long long *lo, long long *hi)
         *hi = INT64_MAX;
     else if (size_parse(colon + 1, hi))
         return -1;
-    return *lo < *hi ? 0 : -1;
+    return 0;
 }
 
 /* minBytes/maxBytes as each runtime reads them: the legacy one picks a
@@ -421,9 +423,9 @@ static int parse_args(int argc, char **argv, cli *c)
         } else if (!strcmp(a, "--sizes")) {
             NEED_VALUE();
             if (parse_bytes_range(v, &c->sizes_lo, &c->sizes_hi) || c->sizes_lo <= 0 ||
-                c->sizes_hi == INT64_MAX)
-                return report(c, 1, "--sizes: expected LO:HI sizes with 0 < LO < HI, e.g. "
-                              "1K:1G, got '%s'%s", v, "");
+                c->sizes_hi == INT64_MAX || c->sizes_hi < c->sizes_lo)
+                return report(c, 1, "--sizes: expected LO:HI sizes with 0 < LO <= HI, e.g. "
+                              "1K:1G (LO:LO for one size), got '%s'%s", v, "");
         } else if (!strcmp(a, "--time-budget")) {
             NEED_VALUE();
             if (parse_real(v, 0, 0, MAX_SECONDS, &c->budget))
@@ -466,7 +468,8 @@ static int parse_args(int argc, char **argv, cli *c)
                               size_hint(v, hint, sizeof hint));
         } else if (!strcmp(a, "--bytes")) {
             NEED_VALUE();
-            if (parse_bytes_range(v, &c->min_bytes, &c->max_bytes))
+            if (parse_bytes_range(v, &c->min_bytes, &c->max_bytes) ||
+                c->min_bytes >= c->max_bytes)
                 return report(c, 1, "--bytes: expected LO:HI with LO < HI (sizes such as 0, 64K, "
                               "1MB; HI may be inf), got '%s'%s", v, "");
         } else if (!strcmp(a, "--target")) {

@@ -157,6 +157,21 @@ expect "--bytes LO:HI: executor maxBytes inclusive" 0 'minBytes="65536" maxBytes
 expect "executor: no limit is maxBytes 0" 0 'minBytes="0" maxBytes="0"' -- head -1 "$TMP/bi.xml"
 refuse "--bytes reversed" "--bytes: expected LO:HI with LO < HI" -- --algo ring "$T/ndv2-x1.json" --collective allgather --bytes 1M:64K
 refuse "--bytes not a range" "--bytes: expected LO:HI" -- --algo ring "$T/ndv2-x1.json" --collective allgather --bytes 64K
+refuse "--bytes empty" "--bytes: expected LO:HI with LO < HI" -- --algo ring "$T/ndv2-x1.json" --collective allgather --bytes 1M:1M
+
+# --sizes LO:HI is inclusive, as taccl-run's --sweep: LO = HI is a plan of
+# one size (it was refused); HI below LO is not
+refuse "--sizes reversed" "--sizes: expected LO:HI sizes with 0 < LO <= HI" -- --plan "$T/ndv2-x1.json" --collective allgather --sizes 16K:8K
+expect "--sizes LO:LO makes a one-size plan" 0 "" -- "$S" --plan "$T/ndv2-x1.json" --collective allgather --sizes 16K:16K --no-propose -q -o "$TMP/plan1"
+expect "the one-size plan covers that size in each mode" 0 "" -- python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['sizes'] == [16384, 16384], d['sizes']
+assert [n['size_bytes'] for n in d['nccl']] == [16384], d['nccl']
+for f in d['files']:
+    assert f['min_bytes'] <= 16384 < f['max_bytes_excl'], f
+" "$TMP/plan1/plan.json"
+expect "the one-size plan runs at that size" 0 "16384" -- "$R" "$TMP/plan1" --sweep 16K:16K
 
 # -o onto something that is not a regular file: a FIFO (like /dev/null) is
 # written through and stays a FIFO (an atomic rename would replace the
