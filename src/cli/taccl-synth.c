@@ -137,8 +137,9 @@ static const char help[] =
     "                    byte range, where it came from and its predicted time;\n"
     "                    DIR/nccl/ holds NCCL's schedule at each size.  Run it\n"
     "                    with taccl-run DIR --sweep LO:HI\n"
-    "  --sketch S.json   plan mode: a sketch to synthesize from (repeatable); after\n"
-    "                    them, sketches proposed from the topology (the patterns of\n"
+    "  --sketch S.json   plan mode: a sketch to synthesize from (repeatable, each\n"
+    "                    file once: a repeated one is refused); after them,\n"
+    "                    sketches proposed from the topology (the patterns of\n"
     "                    TACCL's: switch uc-max for small sizes, uc-min for large,\n"
     "                    each GPU through its own NIC or TACCL's relays, chunkup\n"
     "                    1/2/4/8, the node symmetry), written to DIR/sketches/\n"
@@ -965,6 +966,21 @@ static int same_file(const char *a, const char *b)
            sa.st_ino == sb.st_ino;
 }
 
+/* The first --sketch that repeats an earlier one (the same path, or the
+ * same file by another name: a plan would synthesize it twice), with the
+ * earlier one's index in *first; -1 if none does. */
+static int repeated_sketch(const cli *c, int *first)
+{
+    for (int i = 1; i < c->nsketches; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcmp(c->sketches[i], c->sketches[j]) ||
+                same_file(c->sketches[i], c->sketches[j])) {
+                *first = j;
+                return i;
+            }
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     cli c;
@@ -992,6 +1008,10 @@ int main(int argc, char **argv)
         return report(&c, 1, c.plan ? "--inplace is for sketch mode: a plan writes both modes "
                       "already%s%s" : "--inplace is for sketch mode: a baseline says itself "
                       "whether it runs in place (inplace=\"1\")%s%s", "", "");
+    int first = 0, again = c.plan ? repeated_sketch(&c, &first) : -1;
+    if (again >= 0)
+        return report(&c, 1, "--sketch %s is the same file as the earlier --sketch %s: give each "
+                      "sketch once", c.sketches[again], c.sketches[first]);
     if (c.plan)
         return plan_main(&c);
     if (c.nsketches || c.sizes_lo || c.budget > 0 || c.no_propose)

@@ -173,6 +173,13 @@ for f in d['files']:
 " "$TMP/plan1/plan.json"
 expect "the one-size plan runs at that size" 0 "16384" -- "$R" "$TMP/plan1" --sweep 16K:16K
 
+# a --sketch given twice, by the same name or another, is refused: the plan
+# synthesized it twice
+cp "$SK1" "$TMP/twice.json"
+ln -s twice.json "$TMP/twice-link.json"
+refuse "--sketch given twice" "--sketch .*twice.json is the same file as the earlier --sketch .*twice.json: give each sketch once" -- --plan "$T/ndv2-x1.json" --collective allgather --sketch "$TMP/twice.json" --sketch "$TMP/twice.json"
+refuse "--sketch given twice by two names" "--sketch .*twice-link.json is the same file as the earlier --sketch .*twice.json" -- --plan "$T/ndv2-x1.json" --collective allgather --sketch "$TMP/twice.json" --sketch "$TMP/twice-link.json"
+
 # -o onto something that is not a regular file: a FIFO (like /dev/null) is
 # written through and stays a FIFO (an atomic rename would replace the
 # device itself); a directory is refused
