@@ -102,6 +102,10 @@ refuse "--mem-limit over its limit" "--mem-limit: expected a whole number of MiB
 refuse "--time-budget over its limit" "--time-budget: expected seconds > 0 and < 1e7, got '1e9'" -- --plan "$T/ndv2-x1.json" --collective allgather --time-budget 1e9
 refuse "--size over its limit" "--size: not a size in bytes: '99999999999999999999' .*; the largest size is 2\^62 bytes \(4 EiB\)" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 99999999999999999999
 refuse "--size 0" "--size: not a size in bytes: '0' .*; a size is at least 1 byte" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 0
+# a baseline past what this tool builds is refused before it is built, naming
+# the limit (--chunks 1000000 --target unlimited aborted out of memory)
+refuse "--chunks too many to build" "ring: 32000000 chunks per loop over 8 ranks need at least 4\.48e\+08 steps, more than this tool builds \(16777216\)" -- --algo ring "$T/ndv2-x1.json" --collective allreduce --chunks 1000000 --target unlimited
+refuse "--chunks too many for the runtime" "ring: 3200000 chunks per loop over 8 ranks need at least 5600000 steps per rank; the msccl runtime holds 216 tbs of 256 steps" -- --algo ring "$T/ndv2-x1.json" --collective allreduce --chunks 100000
 expect "--gap just below 1 is taken" 0 "" -- "$S" "$SK1" "$T/ndv2-x1.json" --gap 0.99 --time-limit 5 -q -o "$TMP/gap.xml"
 expect "sketch synthesis writes a schedule" 0 "predicted" -- "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit 10 -o "$TMP/syn.xml"
 expect "the synthesized schedule verifies" 0 "verified" -- "$BIN/taccl-run" "$TMP/syn.xml"
