@@ -112,6 +112,26 @@ expect "the synthesized schedule verifies" 0 "verified" -- "$BIN/taccl-run" "$TM
 "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit 10 -q -o "$TMP/syn2.xml"
 expect "sketch synthesis is deterministic" 0 "" -- cmp "$TMP/syn.xml" "$TMP/syn2.xml"
 
+# the <algo name> made of the sketch's and the topology's names fits the
+# runtimes' 255 bytes, cut between characters: names of 100 two-byte
+# characters each (200 bytes, the most either file takes) made the writer
+# refuse a name cut inside a character ("not UTF-8")
+python3 - "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" "$TMP" <<'EOF2'
+import json, sys
+s, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+s["name"], t["name"] = "\u00e9" * 100, "\u00e8" * 100
+json.dump(s, open(sys.argv[3] + "/long-name-sk.json", "w"), ensure_ascii=False)
+json.dump(t, open(sys.argv[3] + "/long-name-topo.json", "w"), ensure_ascii=False)
+EOF2
+expect "names of 200 bytes each are synthesized" 0 "" -- "$S" "$TMP/long-name-sk.json" "$TMP/long-name-topo.json" --time-limit 5 -q -o "$TMP/long-name.xml"
+expect "the <algo name> is 255 bytes at most, whole characters" 0 "" -- python3 -c "
+import re, sys
+m = re.search(rb'<algo name=\"([^\"]*)\"', open(sys.argv[1], 'rb').read())
+assert m and len(m.group(1)) <= 255, m and len(m.group(1))
+m.group(1).decode('utf-8')
+" "$TMP/long-name.xml"
+expect "the schedule with the long name verifies" 0 "result +verified" -- "$R" "$TMP/long-name.xml"
+
 # hierarchical synthesis: one node's routing joined by rails; refused on one
 # node and with --flat; the reductions and AllToAll verify with their data
 # checked, in place too; --json says which stage 1 ran; the default is flat
