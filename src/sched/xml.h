@@ -33,11 +33,14 @@ char *prog_to_xml(const prog *p, const xml_write_opts *o, tc_err *err);
  * directory is an error. */
 int prog_write_xml(const prog *p, const char *path, const xml_write_opts *o, tc_err *err);
 
-/* Cut name, in place, to its longest prefix of whole UTF-8 characters whose
- * escaped form fits the runtimes' 255 bytes, so that an <algo name> made
- * up of a user's topology and sketch names (each valid, but 200 bytes, or
- * '&'s that escape to 5 bytes each) is written rather than refused or cut
- * inside a character.  Returns name. */
+/* Make name, in place, a value the runtimes read as it is written, so that
+ * an <algo name> made of a user's topology and sketch names is written and
+ * loaded rather than refused: each character the writer would escape
+ * (& < > " tab, newline, CR) becomes '_', since the runtimes' tokenizer
+ * does not decode "&amp;" and taccl-run refuses a file holding one; then
+ * it is cut to its longest prefix of whole UTF-8 characters within the
+ * runtimes' 255 bytes (two names of 200 bytes, or of 2-byte characters,
+ * would not fit, or be cut inside a character).  Returns name. */
 char *xml_fit_value(char *name);
 
 #endif

@@ -111,16 +111,13 @@ static int put_text_attr(sbuf *b, const char *elem, const char *key, const char 
 char *xml_fit_value(char *name)
 {
     const unsigned char *s = (const unsigned char *)name;
-    size_t n = strlen(name), i = 0, esc = 0;
+    size_t n = strlen(name), i = 0;
     while (i < n) {
         size_t k = xml_utf8_seq(s + i, n - i);
-        if (k == 0)
-            break;      /* a character already cut (or not UTF-8): the writer would refuse it */
-        const char *e = escape_of(s[i]);
-        size_t w = e ? strlen(e) : k;
-        if (esc + w > RT_MAX_VALUE)
-            break;
-        esc += w;
+        if (k == 0 || i + k > RT_MAX_VALUE)
+            break;      /* a character already cut (or not UTF-8), or past 255 bytes */
+        if (escape_of(s[i]))
+            name[i] = '_';
         i += k;
     }
     name[i] = '\0';

@@ -131,6 +131,20 @@ assert m and len(m.group(1)) <= 255, m and len(m.group(1))
 m.group(1).decode('utf-8')
 " "$TMP/long-name.xml"
 expect "the schedule with the long name verifies" 0 "result +verified" -- "$R" "$TMP/long-name.xml"
+# and characters the writer escapes become '_': the runtimes read "&amp;" as
+# written, so taccl-run refused the file a sketch or topology named "R&D" made
+python3 - "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" "$TMP" <<'EOF2'
+import json, sys
+s, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+s["name"], t["name"] = 'R&D "x" <y>', "a&b"
+json.dump(s, open(sys.argv[3] + "/amp-sk.json", "w"))
+json.dump(t, open(sys.argv[3] + "/amp-topo.json", "w"))
+EOF2
+"$S" "$TMP/amp-sk.json" "$TMP/amp-topo.json" --time-limit 5 -q -o "$TMP/amp.xml"
+expect "a name with & < > \" is written plain" 0 '<algo name="taccl allgather R_D _x_ _y_ on a_b"' -- head -1 "$TMP/amp.xml"
+expect "the schedule named with & verifies for its runtime" 0 "result +verified" -- "$R" "$TMP/amp.xml"
+"$S" --algo nccl "$TMP/amp-topo.json" --collective allgather -q -o "$TMP/amp-nccl.xml"
+expect "NCCL's schedule on a topology named with & verifies" 0 "result +verified" -- "$R" "$TMP/amp-nccl.xml"
 
 # hierarchical synthesis: one node's routing joined by rails; refused on one
 # node and with --flat; the reductions and AllToAll verify with their data
