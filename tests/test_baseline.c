@@ -618,6 +618,45 @@ static void test_refusals(void **state)
     topo_free(t6);
 }
 
+/* A program past what this tool builds (2^24 steps) is refused before a
+ * step is built, --target unlimited too: --chunks 1000000 on 8 ranks was
+ * accepted and aborted out of memory (the old bound took every step to move
+ * 71 chunks, which only the butterfly's runs do).  For a runtime, a count
+ * of steps per rank it cannot hold is refused the same way (ring AllReduce,
+ * --chunks 100000: 2.9 GB and 28 s before the steps-per-tb refusal). */
+static void test_too_large_before_building(void **state)
+{
+    (void)state;
+    tc_err e;
+    baseline_opts o;
+    baseline_opts_default(&o);
+    topo *t8 = topo_default(8);
+    static const char *const algos[] = {"ring", "direct", "butterfly", "rsag", "tree"};
+    o.chunks = 1000000;
+    o.target = BL_TARGET_UNLIMITED;
+    for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++) {
+        double t0 = now_s();
+        assert_null(baseline_build(algos[i], t8, COLL_ALLREDUCE, &o, &e));
+        assert_int_equal(e.code, TC_INPUT);
+        assert_non_null(strstr(e.msg, "more than this tool builds (16777216)"));
+        assert_true(now_s() - t0 < 10.0);   /* building took 15 s and GiBs */
+    }
+    o.chunks = 100000;
+    o.target = BL_TARGET_MSCCL;
+    assert_null(baseline_build("ring", t8, COLL_ALLREDUCE, &o, &e));
+    assert_non_null(strstr(e.msg, "steps per rank; the msccl runtime holds 216 tbs of 256 steps"));
+    o.chunks = 10000;
+    assert_null(baseline_build("ring", t8, COLL_ALLREDUCE, &o, &e));
+    assert_non_null(strstr(e.msg, "or --target unlimited to simulate it anyway"));
+    /* what fits is still built: 71 chunks a step in the butterfly's runs */
+    o.chunks = 20000;
+    o.target = BL_TARGET_UNLIMITED;
+    prog *p = baseline_build("butterfly", t8, COLL_ALLGATHER, &o, &e);
+    assert_non_null(p);
+    prog_free(p);
+    topo_free(t8);
+}
+
 /* Hand-made multi-node shapes: one rank per node, and NICs on only some
  * ranks (the ring must enter and leave each node through them). */
 static void test_small_multinode(void **state)
@@ -865,6 +904,7 @@ int main(void)
         cmocka_unit_test(test_large_rings),
         cmocka_unit_test(test_large_build),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_too_large_before_building),
         cmocka_unit_test(test_small_multinode),
         cmocka_unit_test(test_direct_many_ranks),
         cmocka_unit_test(test_deterministic),

@@ -4,7 +4,8 @@
  * whitespace cJSON accepts beyond the usual four), bad UTF-8 is refused at
  * the right byte (overlong forms, surrogates, beyond U+10FFFF, truncated),
  * paths and "got ..." read as users see them in both message conventions,
- * the shared field readers give their messages, and the file reader refuses
+ * the shared field readers give their messages, a string holding \u0000 is
+ * refused (cJSON would cut it there), and the file reader refuses
  * directories, missing files, NUL bytes and files over its cap. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -535,6 +536,38 @@ static int check_dev(jsonin_ctx *c, const cJSON *root)
     return rc;
 }
 
+/* cJSON reads "a\u0000b" as "a": a string holding \u0000, key or value,
+ * anywhere in the document, is refused by jsonin_parse, naming the line of
+ * the escape and the field (a key as written); an escaped backslash
+ * followed by "u0000" is plain text and passes. */
+static void test_parse_refuses_escaped_nul(void **state)
+{
+    (void)state;
+    static const jsonin_doc QUOTED = {"widget", 64L << 20, JSONIN_KEYS_QUOTED};
+    expect_parse_error("{\"name\": \"a\\u0000b\"}", &WIDGET,
+                       "f.json:1: name: contains a NUL character (\\u0000), which would cut the "
+                       "string short");
+    expect_parse_error("{\n  \"links\": [\n    {\"source\": \"x\"},\n"
+                       "    {\"source\": \"y\\u0000\"}\n  ]\n}", &WIDGET,
+                       "f.json:4: links[1].source: contains a NUL character (\\u0000), which "
+                       "would cut the string short");
+    expect_parse_error("{\"notes\": [\"a\",\n \"\\\\\\u0000\"]}", &WIDGET,
+                       "f.json:2: notes[1]: contains a NUL character (\\u0000), which would cut "
+                       "the string short");
+    expect_parse_error("{\n  \"na\\u0000me\": 1}", &WIDGET,
+                       "f.json:2: na\\u0000me: the key contains a NUL character (\\u0000), which "
+                       "would cut the string short");
+    expect_parse_error("{\"map\": {\"3\\u0000\": [1]}}", &QUOTED,
+                       "f.json:1: map[\"3\\u0000\"]: the key contains a NUL character (\\u0000), "
+                       "which would cut the string short");
+    expect_parse_error("\"a\\u0000\"", &WIDGET,
+                       "f.json:1: (top level): contains a NUL character (\\u0000), which would "
+                       "cut the string short");
+    cJSON *root = parse_ok("{\"a\": \"\\\\u0000\", \"b\": \"\\u0001\\u0100\"}");
+    assert_string_equal(cJSON_GetObjectItem(root, "a")->valuestring, "\\u0000");
+    cJSON_Delete(root);
+}
+
 static void test_read_bool_and_want_object(void **state)
 {
     (void)state;
@@ -741,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_syntax_error_excerpts),
         cmocka_unit_test(test_syntax_error_fields),
         cmocka_unit_test(test_nesting_limit),
+        cmocka_unit_test(test_parse_refuses_escaped_nul),
         cmocka_unit_test(test_lone_cr_to_lf),
         cmocka_unit_test(test_parse_bom_positions),
         cmocka_unit_test(test_path_rendering),

@@ -1,6 +1,7 @@
 /* test_size.c — byte sizes as users write them (util/size): powers of
  * 1024 in either case with B or iB, and a lower-case b refused as bits with
- * a hint that names the byte spelling. */
+ * a hint that names the byte spelling; 0 and sizes past 2^62 bytes refused
+ * with a hint naming the bound. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -69,6 +70,21 @@ static void test_hint(void **state)
     assert_string_equal(size_hint("1e6", b, sizeof b), "");
     assert_string_equal(size_hint("1Qb", b, sizeof b), "");
     assert_string_equal(size_hint(NULL, b, sizeof b), "");
+    /* spelled as a size but out of range: the rule it broke */
+    assert_string_equal(size_hint("0", b, sizeof b), "; a size is at least 1 byte");
+    assert_string_equal(size_hint("0K", b, sizeof b), "; a size is at least 1 byte");
+    assert_string_equal(size_hint("99999999999T", b, sizeof b),
+                        "; the largest size is 2^62 bytes (4 EiB)");
+    assert_string_equal(size_hint("99999999999999999999", b, sizeof b),
+                        "; the largest size is 2^62 bytes (4 EiB)");
+    assert_string_equal(size_hint("4611686018427387905", b, sizeof b),
+                        "; the largest size is 2^62 bytes (4 EiB)");
+    long long v = 0;
+    assert_int_equal(size_parse("4611686018427387904", &v), 0);
+    assert_true(v == 1LL << 62);
+    assert_int_equal(size_parse("4194304T", &v), 0);
+    assert_true(v == 1LL << 62);
+    assert_int_equal(size_parse("4194305T", &v), -1);
 }
 
 int main(void)

@@ -447,6 +447,8 @@ static const bad_case BAD[] = {
      "inline:1: solver.time_limit_s: expected a time limit in seconds", NULL},
     {NULL, "{\"nnodes\": 1, \"solver\": {\"time_limit_s\": {\"route\": 0}}}",
      "inline:1: solver.time_limit_s.route: expected a time limit in seconds", NULL},
+    {NULL, "{\"nnodes\": 1, \"solver\": {\"time_limit_s\": 1e308}}",
+     "inline:1: solver.time_limit_s: expected a time limit in seconds (a number > 0 and < 1e7)", NULL},
     {NULL, "{\"nnodes\": 1, \"solver\": {\"mip_gap\": 1}}", "inline:1: solver.mip_gap: expected a relative gap", NULL},
     /* switches */
     {NULL, "{\"nnodes\": 1, \"intranode_sketch\": {\"strategy\": \"switch\",\n \"switches\": [[0, 1, 2, 3], [4, 5, 6, 7]],\n"
@@ -506,6 +508,13 @@ static const bad_case BAD[] = {
     {NULL, "{\"nnodes\": 1, \"input_size\": 0}", "inline:1: input_size: expected a size in bytes", NULL},
     {NULL, "{\"nnodes\": 1, \"input_size\": 1.5}", "inline:1: input_size: expected a size in bytes", NULL},
     {NULL, "{\"nnodes\": 1, \"input_size\": true}", "inline:1: input_size: expected a size in bytes", NULL},
+    /* out of range: the message names the bound it broke */
+    {NULL, "{\"nnodes\": 1, \"input_size\": \"9000T\"}", "inline:1: input_size: expected a size in bytes",
+     "got \"9000T\"; the largest input_size is 2^53 bytes (8 PiB)"},
+    {NULL, "{\"nnodes\": 1, \"input_size\": 1e17}", "inline:1: input_size: expected a size in bytes",
+     "; the largest input_size is 2^53 bytes (8 PiB)"},
+    {NULL, "{\"nnodes\": 1, \"input_size\": \"0K\"}", "inline:1: input_size: expected a size in bytes",
+     "got \"0K\"; a size is at least 1 byte"},
 
     /* against a topology */
     {"topologies/ndv2-x1.json", "{\"nnodes\": 2}", "inline:1: nnodes: is 2 but topology ndv2-x1", "has 1 node"},

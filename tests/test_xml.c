@@ -1048,7 +1048,7 @@ static void test_writer_exact_form(void **state)
 }
 
 /* Each line: spaces then '<', one element, no tab; values at most 255
- * characters (<part> values at most 200); elements at most 16 attributes. */
+ * bytes (<part> values at most 200); elements at most 16 attributes. */
 static void assert_runtime_friendly(const char *x)
 {
     assert_true(strncmp(x, "<algo ", 6) == 0);
@@ -1106,6 +1106,47 @@ static void test_writer_respects_runtime_tokenizer(void **state)
     prog_free(p);
 }
 
+/* xml_fit_value cuts a name made of a user's names to what the runtimes
+ * read, 255 bytes as written, at a character boundary: a sketch name of
+ * 100 two-byte characters made the synthesizer cut one in half (the write
+ * then refused "not UTF-8"), and 60 ampersands (60 bytes, under the
+ * sketch's 200) made it refuse "327 characters once escaped".  What the
+ * writer would escape becomes '_': the runtimes read "&amp;" as written,
+ * and taccl-run refused the file. */
+static void test_fit_value(void **state)
+{
+    (void)state;
+    char name[512];
+    memset(name, 'a', 300);
+    name[300] = '\0';
+    assert_int_equal(strlen(xml_fit_value(name)), 255);
+    name[0] = '\0';
+    for (int i = 0; i < 100; i++)
+        strcat(name, "\xc3\xa9");               /* e acute, 2 bytes */
+    strcat(name, "\xc3\xa9\xc3\xa9");         /* 102 characters, 204 bytes */
+    assert_int_equal(strlen(xml_fit_value(name)), 204);
+    for (int i = 0; i < 26; i++)
+        strcat(name, "\xc3\xa9");               /* 256 bytes */
+    name[255] = '\0';                           /* cut inside the 128th */
+    assert_int_equal(strlen(xml_fit_value(name)), 254);
+    memset(name, '&', 300);
+    name[300] = '\0';
+    assert_int_equal(strlen(xml_fit_value(name)), 255);
+    assert_int_equal(strspn(name, "_"), 255);
+    snprintf(name, sizeof name, "R&D \"x\" <y>\tz");
+    assert_string_equal(xml_fit_value(name), "R_D _x_ _y__z");
+    /* what it keeps, the writer takes */
+    prog *p = prog_new(name, COLL_ALLGATHER, 1, 1);
+    prog_add_gpu(p, 1, 1, 0);
+    tc_err e;
+    xml_write_opts o = {0, 0};
+    char *x = prog_to_xml(p, &o, &e);
+    assert_non_null(x);
+    assert_non_null(strstr(x, "<algo name=\"R_D _x_ _y__z\""));
+    free(x);
+    prog_free(p);
+}
+
 static void test_writer_refuses_what_the_runtime_cannot_read(void **state)
 {
     (void)state;
@@ -1113,7 +1154,7 @@ static void test_writer_refuses_what_the_runtime_cannot_read(void **state)
     prog_add_gpu(p, 1, 1, 0);
     tc_err e;
     xml_write_opts o = {0, 0};
-    /* 255 plain characters fit; 52 ampersands (260 escaped) do not. */
+    /* 255 plain bytes fit; 52 ampersands (260 bytes escaped) do not. */
     memset(p->name, 'n', 255);
     p->name[255] = '\0';
     char *x = prog_to_xml(p, &o, &e);
@@ -1123,7 +1164,7 @@ static void test_writer_refuses_what_the_runtime_cannot_read(void **state)
     p->name[52] = '\0';
     assert_null(prog_to_xml(p, &o, &e));
     assert_int_equal(e.code, TC_INPUT);
-    assert_non_null(strstr(e.msg, "<algo> attribute name: 260 characters once escaped"));
+    assert_non_null(strstr(e.msg, "<algo> attribute name: 260 bytes once escaped"));
     snprintf(p->name, sizeof p->name, "bell\a");
     assert_null(prog_to_xml(p, &o, &e));
     assert_non_null(strstr(e.msg, "control character 0x07"));
@@ -1322,6 +1363,7 @@ int main(void)
         cmocka_unit_test(test_writer_exact_form),
         cmocka_unit_test(test_writer_respects_runtime_tokenizer),
         cmocka_unit_test(test_writer_refuses_what_the_runtime_cannot_read),
+        cmocka_unit_test(test_fit_value),
         cmocka_unit_test(test_topology_element),
         cmocka_unit_test(test_doubles_round_trip_exactly),
         cmocka_unit_test(test_write_file_atomically),

@@ -20,6 +20,8 @@
  * (util/file.h), so a stop never leaves a temporary file beside it: once
  * writing has begun the run completes. */
 #include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -42,6 +44,7 @@
 #include "synth/reverse.h"
 #include "synth/synth.h"
 #include "util/size.h"
+#include "util/units.h"
 
 static const char usage[] =
     "usage: taccl-synth --algo NAME TOPO.json --collective C -o OUT.xml [--channels K]\n"
@@ -74,8 +77,8 @@ static const char help[] =
     "                    offers that share no link direction, switch port or NIC, at\n"
     "                    most 8; more are filled with other orders; tree: pairs of\n"
     "                    trees; others default 1)\n"
-    "  --chunks M        chunks per rank per channel: more pipelining, more alpha\n"
-    "                    (default 1; tree 4)\n"
+    "  --chunks M        chunks per rank per channel, 1..1048576: more pipelining,\n"
+    "                    more alpha (default 1; tree 4)\n"
     "  --via V           rsag only: ReduceScatter and AllGather via direct (default),\n"
     "                    ring or butterfly (Rabenseifner)\n"
     "  --size BYTES      size the file records (larger per-rank buffer; K/M/G are\n"
@@ -91,14 +94,15 @@ static const char help[] =
     "                    --target reads it (the legacy runtime never picks a\n"
     "                    schedule whose maxBytes is 0; the newer executor's\n"
     "                    maxBytes is inclusive and 0 means no limit)\n"
-    "  --time-limit S    sketch mode: seconds per MILP stage (default: the sketch's,\n"
-    "                    else 60 for routing and 30 for contiguity); a limit returns\n"
-    "                    the best schedule found, never nothing\n"
-    "  --gap G           sketch mode: relative MIP gap to stop both stages at\n"
-    "                    (default: 0.001 for routing, 0 for contiguity)\n"
+    "  --time-limit S    sketch mode: seconds per MILP stage, > 0 and < 1e7 (default:\n"
+    "                    the sketch's, else 60 for routing and 30 for contiguity); a\n"
+    "                    limit returns the best schedule found, never nothing\n"
+    "  --gap G           sketch mode: relative MIP gap to stop both stages at,\n"
+    "                    0 <= G < 1 (default: 0.001 for routing, 0 for contiguity)\n"
     "  --solver S        sketch mode: glpk or cbc (default: the sketch's solver.backend,\n"
     "                    else glpk)\n"
     "  --instances K     sketch mode: replicate the algorithm on K channel sets\n"
+    "                    (1..32)\n"
     "  --mem-limit MB    sketch mode: each MILP solve may use at most MB MiB (GLPK:\n"
     "                    what GLPK allocates; CBC: its solver process's memory on\n"
     "                    top of this one's); exceeding it is exit 2, nothing\n"
@@ -135,16 +139,18 @@ static const char help[] =
     "                    byte range, where it came from and its predicted time;\n"
     "                    DIR/nccl/ holds NCCL's schedule at each size.  Run it\n"
     "                    with taccl-run DIR --sweep LO:HI\n"
-    "  --sketch S.json   plan mode: a sketch to synthesize from (repeatable); after\n"
-    "                    them, sketches proposed from the topology (the patterns of\n"
+    "  --sketch S.json   plan mode: a sketch to synthesize from (repeatable, each\n"
+    "                    file once: a repeated one is refused); after them,\n"
+    "                    sketches proposed from the topology (the patterns of\n"
     "                    TACCL's: switch uc-max for small sizes, uc-min for large,\n"
     "                    each GPU through its own NIC or TACCL's relays, chunkup\n"
     "                    1/2/4/8, the node symmetry), written to DIR/sketches/\n"
     "  --no-propose      plan mode: no proposed sketches (baselines and --sketch only)\n"
     "                    (with --plan, --proto P keeps only protocol P's candidates)\n"
-    "  --sizes LO:HI     plan mode: the sizes to cover (powers of two from LO)\n"
+    "  --sizes LO:HI     plan mode: the sizes to cover (powers of two from LO to HI;\n"
+    "                    LO:LO for one size)\n"
     "  --time-budget S   plan mode: stop synthesizing anchors after S seconds\n"
-    "                    (default 600)\n"
+    "                    (> 0 and < 1e7; default 600)\n"
     "  --inplace         sketch mode: write the schedule for in-place calls\n"
     "                    (inplace=\"1\" outofplace=\"0\"), as msccl-tools writes one:\n"
     "                    references to the buffer the runtime aliases into the other\n"
@@ -212,17 +218,43 @@ static int report(const cli *c, int hint, const char *fmt, const char *a, const 
     return TC_INPUT;
 }
 
+/* The numbers of the options.  Integers are decimal digits alone (no sign,
+ * blank or 0x: strtol's " +4" was taken as 4); real numbers follow
+ * util/units.h's decimal rule.  A refusal names the whole domain, so a
+ * value out of range is told the bound it broke. */
+#define MAX_CHUNKS (1 << 20)        /* --chunks */
+#define MAX_SECONDS 1e7             /* --time-limit, --time-budget: as a sketch's
+                                       solver.time_limit_s, below 1e7 s */
+
+/* v, digits only, as an integer in 1..max into *out: 0, or -1. */
 static int parse_count(const char *v, int max, int *out)
 {
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (!*v || *end || x < 1 || x > max)
+    if (!*v)
+        return -1;
+    for (const char *p = v; *p; p++)
+        if (!isdigit((unsigned char)*p))
+            return -1;
+    errno = 0;
+    long x = strtol(v, NULL, 10);
+    if (errno || x < 1 || x > max)
         return -1;
     *out = (int)x;
     return 0;
 }
 
-/* "LO:HI" with sizes (LO may be 0, HI may be "inf"): 0 or -1. */
+/* v as a decimal number x with lo < x (lo <= x when closed_lo) and x < hi:
+ * 0, or -1. */
+static int parse_real(const char *v, double lo, int closed_lo, double hi, double *out)
+{
+    double x;
+    if (units_number(v, &x) || !(closed_lo ? x >= lo : x > lo) || !(x < hi))
+        return -1;
+    *out = x;
+    return 0;
+}
+
+/* "LO:HI" with sizes (LO may be 0, HI may be "inf"): 0 or -1; the order of
+ * LO and HI is the caller's to judge. */
 static int parse_bytes_range(const char *v, long long *lo, long long *hi)
 {
     const char *colon = strchr(v, ':');
@@ -239,7 +271,7 @@ static int parse_bytes_range(const char *v, long long *lo, long long *hi)
         *hi = INT64_MAX;
     else if (size_parse(colon + 1, hi))
         return -1;
-    return *lo < *hi ? 0 : -1;
+    return 0;
 }
 
 /* minBytes/maxBytes as each runtime reads them: the legacy one picks a
@@ -325,19 +357,16 @@ static int parse_args(int argc, char **argv, cli *c)
             c->quiet = 1;
         else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
             c->verbose = 1;
-        else if (!strcmp(a, "--time-limit") || !strcmp(a, "--gap")) {
+        else if (!strcmp(a, "--time-limit")) {
             NEED_VALUE();
-            char *end;
-            double x = strtod(v, &end);
-            int is_gap = !strcmp(a, "--gap");
-            if (!*v || *end || !(x >= 0) || x > 1e7 || (!is_gap && x == 0))
-                return report(c, 1, is_gap ? "--gap: expected a number >= 0, got '%s'%s"
-                                           : "--time-limit: expected seconds > 0, got '%s'%s",
-                              v, "");
-            if (is_gap)
-                c->gap = x;
-            else
-                c->time_limit = x;
+            if (parse_real(v, 0, 0, MAX_SECONDS, &c->time_limit))
+                return report(c, 1, "--time-limit: expected seconds > 0 and < 1e7, got '%s'%s", v,
+                              units_hint(v));
+        } else if (!strcmp(a, "--gap")) {
+            NEED_VALUE();
+            if (parse_real(v, 0, 1, 1, &c->gap))
+                return report(c, 1, "--gap: expected a relative gap 0 <= G < 1 (as a sketch's "
+                              "solver.mip_gap), got '%s'%s", v, units_hint(v));
         } else if (!strcmp(a, "--solver")) {
             NEED_VALUE();
             if (!strcmp(v, "glpk"))
@@ -349,12 +378,13 @@ static int parse_args(int argc, char **argv, cli *c)
         } else if (!strcmp(a, "--mem-limit")) {
             NEED_VALUE();
             if (parse_count(v, INT_MAX, &c->mem_limit_mb))
-                return report(c, 1, "--mem-limit: expected a whole number of MiB >= 1, got "
-                              "'%s'%s", v, "");
+                return report(c, 1, "--mem-limit: expected a whole number of MiB in 1..2147483647, "
+                              "got '%s'%s", v, units_hint(v));
         } else if (!strcmp(a, "--instances")) {
             NEED_VALUE();
             if (parse_count(v, 32, &c->instances))
-                return report(c, 1, "--instances: expected an integer 1..32, got '%s'%s", v, "");
+                return report(c, 1, "--instances: expected an integer 1..32, got '%s'%s", v,
+                              units_hint(v));
         }
         else if (!strcmp(a, "--hierarchical") || !strcmp(a, "--flat")) {
             int h = a[2] == 'h' ? 1 : -1;
@@ -400,16 +430,14 @@ static int parse_args(int argc, char **argv, cli *c)
         } else if (!strcmp(a, "--sizes")) {
             NEED_VALUE();
             if (parse_bytes_range(v, &c->sizes_lo, &c->sizes_hi) || c->sizes_lo <= 0 ||
-                c->sizes_hi == INT64_MAX)
-                return report(c, 1, "--sizes: expected LO:HI sizes with 0 < LO < HI, e.g. "
-                              "1K:1G, got '%s'%s", v, "");
+                c->sizes_hi == INT64_MAX || c->sizes_hi < c->sizes_lo)
+                return report(c, 1, "--sizes: expected LO:HI sizes with 0 < LO <= HI, e.g. "
+                              "1K:1G (LO:LO for one size), got '%s'%s", v, "");
         } else if (!strcmp(a, "--time-budget")) {
             NEED_VALUE();
-            char *end;
-            double x = strtod(v, &end);
-            if (!*v || *end || !(x > 0) || x > 1e7)
-                return report(c, 1, "--time-budget: expected seconds > 0, got '%s'%s", v, "");
-            c->budget = x;
+            if (parse_real(v, 0, 0, MAX_SECONDS, &c->budget))
+                return report(c, 1, "--time-budget: expected seconds > 0 and < 1e7, got '%s'%s", v,
+                              units_hint(v));
         } else if (!strcmp(a, "--proto")) {
             NEED_VALUE();
             cost_proto pr;
@@ -432,11 +460,13 @@ static int parse_args(int argc, char **argv, cli *c)
         } else if (!strcmp(a, "--channels")) {
             NEED_VALUE();
             if (parse_count(v, 32, &c->channels))
-                return report(c, 1, "--channels: expected an integer 1..32, got '%s'%s", v, "");
+                return report(c, 1, "--channels: expected an integer 1..32, got '%s'%s", v,
+                              units_hint(v));
         } else if (!strcmp(a, "--chunks")) {
             NEED_VALUE();
-            if (parse_count(v, 1 << 20, &c->chunks))
-                return report(c, 1, "--chunks: expected a positive integer, got '%s'%s", v, "");
+            if (parse_count(v, MAX_CHUNKS, &c->chunks))
+                return report(c, 1, "--chunks: expected an integer 1..1048576, got '%s'%s", v,
+                              units_hint(v));
         } else if (!strcmp(a, "--size")) {
             NEED_VALUE();
             char hint[128];
@@ -445,7 +475,8 @@ static int parse_args(int argc, char **argv, cli *c)
                               size_hint(v, hint, sizeof hint));
         } else if (!strcmp(a, "--bytes")) {
             NEED_VALUE();
-            if (parse_bytes_range(v, &c->min_bytes, &c->max_bytes))
+            if (parse_bytes_range(v, &c->min_bytes, &c->max_bytes) ||
+                c->min_bytes >= c->max_bytes)
                 return report(c, 1, "--bytes: expected LO:HI with LO < HI (sizes such as 0, 64K, "
                               "1MB; HI may be inf), got '%s'%s", v, "");
         } else if (!strcmp(a, "--target")) {
@@ -961,6 +992,21 @@ static int same_file(const char *a, const char *b)
            sa.st_ino == sb.st_ino;
 }
 
+/* The first --sketch that repeats an earlier one (the same path, or the
+ * same file by another name: a plan would synthesize it twice), with the
+ * earlier one's index in *first; -1 if none does. */
+static int repeated_sketch(const cli *c, int *first)
+{
+    for (int i = 1; i < c->nsketches; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcmp(c->sketches[i], c->sketches[j]) ||
+                same_file(c->sketches[i], c->sketches[j])) {
+                *first = j;
+                return i;
+            }
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     cli c;
@@ -988,6 +1034,10 @@ int main(int argc, char **argv)
         return report(&c, 1, c.plan ? "--inplace is for sketch mode: a plan writes both modes "
                       "already%s%s" : "--inplace is for sketch mode: a baseline says itself "
                       "whether it runs in place (inplace=\"1\")%s%s", "", "");
+    int first = 0, again = c.plan ? repeated_sketch(&c, &first) : -1;
+    if (again >= 0)
+        return report(&c, 1, "--sketch %s is the same file as the earlier --sketch %s: give each "
+                      "sketch once", c.sketches[again], c.sketches[first]);
     if (c.plan)
         return plan_main(&c);
     if (c.nsketches || c.sizes_lo || c.budget > 0 || c.no_propose)

@@ -687,7 +687,7 @@ static int parse_solver(jsonin_ctx *c, const cJSON *root, sketch *s)
         if (rc)
             goto out;
     }
-    const char *want_t = "a time limit in seconds (a number > 0)";
+    const char *want_t = "a time limit in seconds (a number > 0 and < 1e7)";
     const cJSON *tl = cJSON_GetObjectItemCaseSensitive(sv, "time_limit_s");
     if (tl && cJSON_IsObject(tl)) {
         jsonin_push_key(c, "time_limit_s", 0);
@@ -698,7 +698,8 @@ static int parse_solver(jsonin_ctx *c, const cJSON *root, sketch *s)
         jsonin_pop(c);
     } else if (tl) {
         double v = 0;
-        const char *w = "a time limit in seconds (a number > 0) or {\"route\": s, \"contig\": s}";
+        const char *w = "a time limit in seconds (a number > 0 and < 1e7) or {\"route\": s, "
+                        "\"contig\": s}";
         if (!(rc = read_number(c, sv, "time_limit_s", 0, 1, SK_MAX_TIME_S, w, &v)))
             s->route_time_s = s->contig_time_s = v;
     }
@@ -724,6 +725,10 @@ static int parse_size(jsonin_ctx *c, const cJSON *root, sketch *s)
         char hint[128] = "";
         if (cJSON_IsString(it))
             size_hint(it->valuestring, hint, sizeof hint);
+        if ((cJSON_IsString(it) && size_parse(it->valuestring, &v) == 0) ||
+            (jsonin_is_int_in(it, 1, 1e300) && it->valuedouble > (double)SK_MAX_SIZE) ||
+            (cJSON_IsString(it) && strstr(hint, "2^62")))
+            snprintf(hint, sizeof hint, "; the largest input_size is 2^53 bytes (8 PiB)");
         int rc = jsonin_fail(c, "expected a size in bytes (a positive integer, or a string like "
                                 "\"1MB\" or \"64K\"; K, M, G are powers of 1024), got %s%s",
                              jsonin_got(c, it, g, sizeof g), hint);

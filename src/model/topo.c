@@ -44,8 +44,9 @@
  * copy_gbps, reduce_gbps) in GB/s = 1e9 bytes/s (1e-6 .. 1e6); a hop moving
  * s bytes costs alpha + s / B.  Instead of each, the key without its unit
  * ("alpha", "bandwidth", "copy", "reduce") takes a string with the unit:
- * "2.6 us", "700 ns", "25 GB/s", "200 Gb/s" (util/units.h); a bare number
- * there is an error, and so is giving both spellings.
+ * "2.6 us", "700 ns", "25 GB/s", "200 Gb/s" (util/units.h: the number in
+ * decimal, no sign, hexadecimal, inf or nan); a bare number there is an
+ * error, and so is giving both spellings.
  * multiplicity (integer >= 1, default 1) is how many transfers a link carries
  * at once per direction.  bidirectional (default true) lists both directions
  * of every pair.  Every object that holds figures (device of kind chip, local,
@@ -323,8 +324,9 @@ static int read_figure(jsonin_ctx *c, const cJSON *obj, const char *key, const c
                          jsonin_got(c, it, g, sizeof g));
     else if (!cJSON_IsString(it) ||
              (positive ? units_bw_gbps(it->valuestring, &v) : units_time_us(it->valuestring, &v)))
-        rc = jsonin_fail(c, "expected a %s with its unit, such as %s, got %s",
-                         positive ? "bandwidth" : "latency", eg, jsonin_got(c, it, g, sizeof g));
+        rc = jsonin_fail(c, "expected a %s with its unit, such as %s, got %s%s",
+                         positive ? "bandwidth" : "latency", eg, jsonin_got(c, it, g, sizeof g),
+                         cJSON_IsString(it) ? units_hint(it->valuestring) : "");
     else if (positive ? !(v > 0) : !(v >= 0))
         rc = jsonin_fail(c, "expected a %s %s 0, got %s", positive ? "bandwidth" : "latency",
                          positive ? ">" : ">=", jsonin_got(c, it, g, sizeof g));

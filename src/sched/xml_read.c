@@ -534,7 +534,7 @@ static int read_name(const reader *r, const elem *n, prog *p)
     size_t len = strlen((const char *)v);
     if (len >= sizeof p->name) {
         xmlFree(v);
-        return fail_at(r, n, "<algo> attribute name: %zu characters, at most %d", len, RT_MAX_VALUE);
+        return fail_at(r, n, "<algo> attribute name: %zu bytes, at most %d", len, RT_MAX_VALUE);
     }
     memcpy(p->name, v, len + 1);
     xmlFree(v);

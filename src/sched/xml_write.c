@@ -3,7 +3,7 @@
  * Writing emits exactly what the runtimes' own tokenizer accepts: no prolog,
  * one element per line, two-space indentation, double quotes, attributes in
  * schema order, every step attribute present, values of at most 255
- * characters.  prog_write_xml() replaces the target atomically: the text
+ * bytes.  prog_write_xml() replaces the target atomically: the text
  * goes to a temporary file beside it, is synced and renamed over it, so a
  * reader never sees half a schedule and a failed write leaves the old file.
  * Kept apart from the reader: the two share only the text helpers in xml.c. */
@@ -100,12 +100,28 @@ static int put_text_attr(sbuf *b, const char *elem, const char *key, const char 
         return TC_INPUT;
     if (esc > RT_MAX_VALUE)
         return tc_err_set(err, TC_INPUT,
-                          "%s: %zu characters once escaped; the MSCCL runtimes take at most %d",
+                          "%s: %zu bytes once escaped; the MSCCL runtimes take at most %d",
                           what, esc, RT_MAX_VALUE);
     xml_sb_printf(b, " %s=\"", key);
     sb_escaped(b, v, n);
     xml_sb_puts(b, "\"");
     return TC_OK;
+}
+
+char *xml_fit_value(char *name)
+{
+    const unsigned char *s = (const unsigned char *)name;
+    size_t n = strlen(name), i = 0;
+    while (i < n) {
+        size_t k = xml_utf8_seq(s + i, n - i);
+        if (k == 0 || i + k > RT_MAX_VALUE)
+            break;      /* a character already cut (or not UTF-8), or past 255 bytes */
+        if (escape_of(s[i]))
+            name[i] = '_';
+        i += k;
+    }
+    name[i] = '\0';
+    return name;
 }
 
 static int valid_proto(const char *s)
@@ -128,8 +144,8 @@ static void put_taccl(sbuf *b, const prog *p)
     xml_sb_puts(b, " generator=\"taccl\"/>\n");
 }
 
-/* The topology as JSON cut into <part>s of at most PART_CHARS characters
- * once escaped, never inside a UTF-8 sequence. */
+/* The topology as JSON cut into <part>s of at most PART_CHARS bytes once
+ * escaped, never inside a UTF-8 sequence. */
 static int put_topology(sbuf *b, const topo *t, tc_err *err)
 {
     char *json = topo_to_json(t);

@@ -263,30 +263,59 @@ prog *baseline_build(const char *algo, const topo *t, coll_kind k, const baselin
     return baseline_build_stats(algo, t, k, o, NULL, err);
 }
 
-/* Refuse, before building anything, a program the runtimes could not load
- * or this machine could not hold: every chunk reaches n - 1 ranks (or is
- * summed from them) in steps of at most 71 chunks, so a rank holds at least
- * chunks * (n - 1) / 71 / n steps; the runtimes hold 256 steps in each of
- * at most 1024 tbs (216 legacy), and --target unlimited is held to 2^26
- * steps in all.  The direct algorithm keeps a tb per peer. */
-static int too_large(const char *name, coll_kind k, const char *kind, int n, long long chunks,
-                     const baseline_opts *o, tc_err *err)
+/* The fewest steps the builder of `kind` writes for `chunks` chunks per
+ * loop over n = 2^L ranks (AllReduce's direct and butterfly take
+ * whole-buffer chunks).  Every chunk reaches the n - 1 other ranks (or is
+ * summed from them), an AllReduce's both ways (rsag: its ReduceScatter,
+ * then its AllGather); the direct AllReduce sends every chunk to every
+ * peer, the butterfly one exchanges every chunk in each of its L rounds.
+ * A step moves one chunk, except in the butterfly AllGather and
+ * ReduceScatter (also rsag's halving and doubling), which send runs of up
+ * to MAX_CNT; and a hop is a send and a receive step where nothing is
+ * forwarded (direct, butterfly), one fused step in a ring or a tree.
+ * Measured against what the builders write for every kind on 8, 16 and 32
+ * ranks, 1 to 16000 chunks per loop: the builders write 1.0 to 1.14 times
+ * as many (more where runs are shorter than MAX_CNT), never fewer, so a
+ * refusal on it never turns away a program that fits. */
+static double min_steps(const char *kind, coll_kind k, int n, int L, long long chunks)
 {
-    (void)k;
+    double hops = (double)chunks * (n - 1);
+    if (!strcmp(kind, "halving"))
+        return 2 * 2 * hops / MAX_CNT;
+    if (!strcmp(kind, "butterfly"))
+        return k == COLL_ALLREDUCE ? 2.0 * chunks * n * L : 2 * hops / MAX_CNT;
+    if (!strcmp(kind, "direct"))
+        return k == COLL_ALLREDUCE ? 2 * hops * n : 2 * hops;
+    if (!strcmp(kind, "direct-rsag"))
+        return 2 * 2 * hops;
+    return k == COLL_ALLREDUCE ? 2 * hops : hops;
+}
+
+/* Refuse, before building anything, a program the runtimes could not load
+ * or this machine could not hold (min_steps: a rank holds at least
+ * min_steps / n steps; the runtimes hold 256 steps in each of at most 1024
+ * tbs (216 legacy), and every target, --target unlimited too, is held to
+ * BL_MAX_STEPS steps in all: the program and its XML take about 180 bytes
+ * a step, so a few GiB).  The direct algorithm keeps a tb per peer. */
+static int too_large(const char *name, coll_kind k, const char *kind, int n, int L,
+                     long long chunks, const baseline_opts *o, tc_err *err)
+{
     if (n < 2)
         return TC_OK;
-    double per_rank = (double)chunks * (n - 1) / 71.0 / n;
+    double total = min_steps(kind, k, n, L, chunks), per_rank = total / n;
     int tbs = o->target == BL_TARGET_EXECUTOR ? 1024 : 216;
     int steps = o->target == BL_TARGET_EXECUTOR ? 64 : 256;
     if (o->target != BL_TARGET_UNLIMITED && per_rank > (double)tbs * steps)
         return tc_err_set(err, TC_INPUT, "%s: %lld chunks per loop over %d ranks need at least "
                           "%.0f steps per rank; the %s runtime holds %d tbs of %d steps: use "
-                          "fewer --chunks or --channels", name, chunks, n, per_rank,
-                          target_name(o->target), tbs, steps);
-    if (per_rank * n > (double)(1LL << 26))
+                          "fewer --chunks or --channels%s", name, chunks, n, per_rank,
+                          target_name(o->target), tbs, steps,
+                          total > (double)BL_MAX_STEPS ? "" : ", or --target unlimited to "
+                          "simulate it anyway (the file will not load in the runtimes)");
+    if (total > (double)BL_MAX_STEPS)
         return tc_err_set(err, TC_INPUT, "%s: %lld chunks per loop over %d ranks need at least "
                           "%.3g steps, more than this tool builds (%lld): use fewer --chunks or "
-                          "--channels", name, chunks, n, per_rank * n, 1LL << 26);
+                          "--channels", name, chunks, n, total, (long long)BL_MAX_STEPS);
     if (!strcmp(kind, "direct") && o->target != BL_TARGET_UNLIMITED && n - 1 > tbs)
         return tc_err_set(err, TC_INPUT, "direct: each of the %d ranks sends to %d peers, a tb "
                           "each; the %s runtime holds %d tbs per GPU: use ring or tree", n,
@@ -429,7 +458,7 @@ prog *baseline_build_stats(const char *algo, const topo *t, coll_kind k,
         return NULL;
     }
     b.KM = (int)km;
-    if (too_large(a->name, k, kind, n, chunks, o, err) != TC_OK) {
+    if (too_large(a->name, k, kind, n, L, chunks, o, err) != TC_OK) {
         baseline_rings_free(&rings);
         free(ri.pos);
         return NULL;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../model/cost.h"
+#include "../sched/xml.h"
 #include "../util/mem.h"
 #include "nccl_tune.h"
 
@@ -236,5 +237,6 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
              "channel%s x %d chunk%s, at %lld bytes", coll_name(k), what, p->proto, n, t->name,
              st->channels, st->channels == 1 ? "" : "s", st->chunks, st->chunks == 1 ? "" : "s",
              bytes);
+    xml_fit_value(p->name); /* the topology's name may take more than the runtimes' 255 bytes */
     return p;
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "../sched/lower.h"
+#include "../sched/xml.h"
 #include "contig.h"
 #include "hier.h"
 #include "order.h"
@@ -490,6 +491,7 @@ static int finish(const sketch *s, const topo *t, const synth_opts *o, coll_kind
     char name[256];
     snprintf(name, sizeof name, "taccl %s %s on %s", coll_name(k), s->name ? s->name : "",
              t->name ? t->name : "");
+    xml_fit_value(name);    /* the names may take more than the runtimes' 255 bytes */
     lo.name = name;
     t0 = now_s();
     prog *p = lower_with_notes(&final, t, (double)chunk, &lo, o, st, err);

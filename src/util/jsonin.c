@@ -349,14 +349,17 @@ static void scan_open(const char *text, size_t off, open_scan *sc)
     }
 }
 
-/* " (in links[2].alpha_us)", " (after nodes)", or "" at the top level,
- * the path written as the loaders write it (flags: JSONIN_*). */
-static void open_path(const open_scan *sc, unsigned flags, char *buf, size_t n)
+/* The path of the containers open in sc, written as the loaders write it
+ * (flags: JSONIN_*), into path ("" at the top level; "..." after it when
+ * deeper than OPEN_KEEP); *after: the text is past the value of the last
+ * key, at a ','. */
+static void open_path_str(const open_scan *sc, unsigned flags, char *path, size_t n, int *after)
 {
     char keys[OPEN_KEEP][52];
     jsonin_ctx c;
     jsonin_ctx_init(&c, "", NULL, flags, NULL);
-    int kept = sc->depth < OPEN_KEEP ? sc->depth : OPEN_KEEP, after = 0;
+    int kept = sc->depth < OPEN_KEEP ? sc->depth : OPEN_KEEP;
+    *after = 0;
     for (int d = 0; d < kept; d++) {
         const open_box *b = &sc->box[d];
         if (!b->is_obj) {
@@ -369,16 +372,30 @@ static void open_path(const open_scan *sc, unsigned flags, char *buf, size_t n)
         memcpy(keys[d], b->key, k);
         keys[d][k] = '\0';
         jsonin_push_key(&c, keys[d], 0);
-        after = b->after && d == sc->depth - 1;
+        *after = b->after && d == sc->depth - 1;
     }
     if (c.depth == 0) {
+        path[0] = '\0';
+        return;
+    }
+    jsonin_path_str(&c, path, n);
+    if (sc->depth > OPEN_KEEP) {
+        size_t used = strlen(path);
+        snprintf(path + used, n - used, "...");
+    }
+}
+
+/* " (in links[2].alpha_us)", " (after nodes)", or "" at the top level. */
+static void open_path(const open_scan *sc, unsigned flags, char *buf, size_t n)
+{
+    char path[256];
+    int after;
+    open_path_str(sc, flags, path, sizeof path, &after);
+    if (!path[0]) {
         buf[0] = '\0';
         return;
     }
-    char path[256];
-    jsonin_path_str(&c, path, sizeof path);
-    snprintf(buf, n, " (%s %s%s)", after ? "after" : "in", path,
-             sc->depth > OPEN_KEEP ? "..." : "");
+    snprintf(buf, n, " (%s %s)", after ? "after" : "in", path);
 }
 
 /* cJSON often stops just past the offending token, so when it points at
@@ -416,6 +433,56 @@ int jsonin_syntax_error(const char *text, const char *label, const char *at,
         excerpt_around(text, len, off, near);
     return tc_err_set(err, TC_INPUT, "%s:%d:%d: JSON syntax error near '%s'%s",
                       label, line, col, near, where);
+}
+
+/* ------------------------------------------- NUL characters in strings */
+
+/* The first \u0000 escape in a string of text (which cJSON accepted, so a
+ * '"' outside a string opens one), or NULL; *str: that string's opening
+ * quote. */
+static const char *escaped_nul(const char *text, const char **str)
+{
+    for (const char *p = text; (p = strchr(p, '"')) != NULL;) {
+        *str = p;
+        for (p++; *p && *p != '"'; p++) {
+            if (*p != '\\')
+                continue;
+            if (p[1] == 'u' && strncmp(p + 2, "0000", 4) == 0)
+                return p;
+            p++;        /* the escaped character; \uXXXX's digits are plain */
+        }
+        if (*p)
+            p++;
+    }
+    return NULL;
+}
+
+/* cJSON decodes \u0000 into a NUL byte and so cuts the string there
+ * ("a\u0000b" reads as "a"), a key as much as a value.  No field of ours
+ * can hold a NUL, so one anywhere is refused here, before any field is
+ * judged: "LABEL:LINE: PATH: contains a NUL character (\u0000)", PATH the
+ * field (the key itself when the key holds it, spelled as written) and
+ * LINE the escape's. */
+static int refuse_escaped_nul(const char *text, const char *label, unsigned flags,
+                              tc_err *err)
+{
+    const char *str = NULL, *at = escaped_nul(text, &str);
+    if (!at)
+        return TC_OK;
+    int dummy = 0, line, col;
+    const char *end = skip_string(str, &dummy);
+    open_scan sc;
+    scan_open(text, (size_t)(end - text), &sc);
+    char path[256];
+    int after;
+    open_path_str(&sc, flags, path, sizeof path, &after);
+    const char *next = end;
+    while (is_json_space(*next))
+        next++;
+    jsonin_line_col(text, (size_t)(at - text), &line, &col);
+    return tc_err_set(err, TC_INPUT, "%s:%d: %s: %s a NUL character (\\u0000), which would "
+                      "cut the string short", label, line, path[0] ? path : "(top level)",
+                      *next == ':' ? "the key contains" : "contains");
 }
 
 size_t jsonin_lone_cr_to_lf(char *text, size_t n)
@@ -468,6 +535,10 @@ cJSON *jsonin_parse(const char *text, const char *label, const jsonin_doc *doc,
     cJSON *root = cJSON_ParseWithOpts(body, &end, 1);
     if (!root) {
         jsonin_syntax_error(body, label, end, doc->flags, err);
+        return NULL;
+    }
+    if (refuse_escaped_nul(body, label, doc->flags, err) != TC_OK) {
+        cJSON_Delete(root);
         return NULL;
     }
     if (parsed)

@@ -13,7 +13,7 @@
  *   - the raw text: UTF-8 check, line and column of an offset, the walker
  *     that finds the line of a path (jsonin_locate);
  *   - text to cJSON: refusal of blank text, syntax errors with a position
- *     and an excerpt (jsonin_parse), and reading a whole file
+ *     and an excerpt, strings holding \u0000 (jsonin_parse), and reading a whole file
  *     (jsonin_read_file);
  *   - the error context while judging a parsed document: a stack of path
  *     steps, "FILE:LINE: PATH: what" messages (jsonin_fail), "got ..."
@@ -109,7 +109,9 @@ int jsonin_locate(const char *text, const jsonin_step *path, int n, int *depth,
  * JSONIN_AFTER_BOM); NULL with TC_INPUT in err on failure:
  *   "LABEL: no text given", "LABEL:L:C: not valid UTF-8 (byte 0xNN)",
  *   "LABEL: empty file: expected a JSON object describing a WHAT",
- *   "LABEL:L:C: JSON syntax error near '...'" or "...: unexpected end of file". */
+ *   "LABEL:L:C: JSON syntax error near '...'" or "...: unexpected end of file",
+ *   "LABEL:L: PATH: contains a NUL character (\u0000), ..." (cJSON would cut
+ *   the string there, so a key or value holding \u0000 is refused). */
 cJSON *jsonin_parse(const char *text, const char *label, const jsonin_doc *doc,
                     const char **parsed, tc_err *err);
 

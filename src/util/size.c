@@ -7,23 +7,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_status size_check(const char *s, long long *out)
+/* The spelling of a size: digits, then an optional K, M, G or T (either
+ * case) with an optional B or iB, or an optional B alone.  Fills the number
+ * written (*overflow when it does not fit 64 bits) and the suffix's shift;
+ * 0, or -1 when s is not spelled as a size at all. */
+static int size_form(const char *s, unsigned long long *v, int *shift, int *overflow)
 {
     if (!s || !isdigit((unsigned char)*s))
-        return SIZE_NOT_A_SIZE;
+        return -1;
     errno = 0;
     char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    int overflow = errno == ERANGE;
-    int shift = 0;
+    *v = strtoull(s, &end, 10);
+    *overflow = errno == ERANGE;
+    *shift = 0;
     switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; end++; break;
-    case 'M': shift = 20; end++; break;
-    case 'G': shift = 30; end++; break;
-    case 'T': shift = 40; end++; break;
+    case 'K': *shift = 10; end++; break;
+    case 'M': *shift = 20; end++; break;
+    case 'G': *shift = 30; end++; break;
+    case 'T': *shift = 40; end++; break;
     default: break;
     }
-    if (!(strcmp(end, "") == 0 || strcmp(end, "B") == 0 || (shift && strcmp(end, "iB") == 0)))
+    if (!(strcmp(end, "") == 0 || strcmp(end, "B") == 0 || (*shift && strcmp(end, "iB") == 0)))
+        return -1;
+    return 0;
+}
+
+size_status size_check(const char *s, long long *out)
+{
+    unsigned long long v;
+    int shift, overflow;
+    if (size_form(s, &v, &shift, &overflow))
         return SIZE_NOT_A_SIZE;
     if (overflow || v > ((unsigned long long)SIZE_MAX_BYTES >> shift))
         return SIZE_TOO_LARGE;
@@ -41,6 +54,15 @@ int size_parse(const char *s, long long *out)
 const char *size_hint(const char *s, char *buf, int len)
 {
     buf[0] = '\0';
+    unsigned long long v;
+    int shift, overflow;
+    if (size_form(s, &v, &shift, &overflow) == 0) {
+        if (overflow || v > (1ULL << (62 - shift)))
+            snprintf(buf, (size_t)len, "; the largest size is 2^62 bytes (4 EiB)");
+        else if (v == 0)
+            snprintf(buf, (size_t)len, "; a size is at least 1 byte");
+        return buf;
+    }
     size_t n = s ? strlen(s) : 0;
     if (n < 2 || s[n - 1] != 'b' || !isdigit((unsigned char)s[0]))
         return buf;

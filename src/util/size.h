@@ -27,7 +27,9 @@ typedef enum {
 size_status size_check(const char *s, long long *out);
 
 /* For a string size_parse() refused: "" or a hint to append to the
- * message, e.g. "; 'b' is bits: write 16MB or 16MiB for bytes". */
+ * message, e.g. "; 'b' is bits: write 16MB or 16MiB for bytes", or, for a
+ * size spelled right but out of range, "; a size is at least 1 byte" or
+ * "; the largest size is 2^62 bytes (4 EiB)". */
 const char *size_hint(const char *s, char *buf, int len);
 
 /* Format n bytes compactly ("1 KiB", "256 MiB", "1000 B") into buf. */

@@ -59,7 +59,7 @@ refuse "unknown algorithm" "unknown algorithm 'msccl'; known: ring, direct, butt
 refuse "missing collective" "--collective is required" -- --algo ring "$T/ndv2-x1.json"
 refuse "bad collective" "--collective: expected" -- --algo ring "$T/ndv2-x1.json" --collective broadcast
 refuse "bad channels" "--channels: expected an integer 1..32" -- --algo ring "$T/ndv2-x1.json" --collective allgather --channels 0
-refuse "bad chunks" "--chunks: expected a positive integer" -- --algo ring "$T/ndv2-x1.json" --collective allgather --chunks x
+refuse "bad chunks" "--chunks: expected an integer 1\.\.1048576, got 'x'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --chunks x
 refuse "bad size" "--size: not a size" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 12parsecs
 refuse "bad target" "--target: expected msccl, msccl-executor or unlimited" -- --algo ring "$T/ndv2-x1.json" --collective allgather --target gpu
 refuse "missing topology" "nonexistent.json" -- --algo ring "$T/nonexistent.json" --collective allgather
@@ -82,10 +82,69 @@ expect "-o naming an input is exit 2" 2 "-o .*topo-copy.json is the input .*topo
 if cmp -s "$T/ndv2-x1.json" "$TMP/topo-copy.json"; then echo "ok - -o naming an input leaves the input as it was"
 else echo "not ok - -o naming an input leaves the input as it was"; fi
 refuse "bad time limit" "--time-limit: expected seconds > 0" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit -3
+# the numbers of the options: a refusal names the whole domain, so a value
+# out of range reads the bound it broke (--chunks 2000000 said "a positive
+# integer", --time-limit 1e308 "> 0"); integers are digits alone and real
+# numbers decimal (no sign, blank, hexadecimal, inf or nan: strtol took
+# " +4" as 4 and strtod "0x10" as 16)
+SK1=$ROOT/sketches/ndv2-x1-sk-1.json
+refuse "--chunks over its limit" "--chunks: expected an integer 1\.\.1048576, got '2000000'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --chunks 2000000
+refuse "--chunks with a sign" "--chunks: expected an integer 1\.\.1048576, got '\+4'; write the number without '\+'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --chunks +4
+refuse "--chunks with a blank" "--chunks: expected an integer 1\.\.1048576, got ' 4'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --chunks " 4"
+refuse "--channels in hexadecimal" "--channels: expected an integer 1\.\.32, got '0x4'; hexadecimal is not accepted" -- --algo ring "$T/ndv2-x1.json" --collective allgather --channels 0x4
+refuse "--time-limit over its limit" "--time-limit: expected seconds > 0 and < 1e7, got '1e308'" -- "$SK1" "$T/ndv2-x1.json" --time-limit 1e308
+refuse "--time-limit in hexadecimal" "--time-limit: expected seconds > 0 and < 1e7, got '0x10'; hexadecimal is not accepted" -- "$SK1" "$T/ndv2-x1.json" --time-limit 0x10
+refuse "--time-limit inf" "--time-limit: expected seconds > 0 and < 1e7, got 'inf'; inf and nan are not accepted" -- "$SK1" "$T/ndv2-x1.json" --time-limit inf
+refuse "--gap as a sketch's mip_gap" "--gap: expected a relative gap 0 <= G < 1 .*got '1'" -- "$SK1" "$T/ndv2-x1.json" --gap 1
+refuse "--gap over its limit" "--gap: expected a relative gap 0 <= G < 1 .*got '1e308'" -- "$SK1" "$T/ndv2-x1.json" --gap 1e308
+refuse "--instances over its limit" "--instances: expected an integer 1\.\.32, got '33'" -- "$SK1" "$T/ndv2-x1.json" --instances 33
+refuse "--mem-limit over its limit" "--mem-limit: expected a whole number of MiB in 1\.\.2147483647, got '99999999999'" -- "$SK1" "$T/ndv2-x1.json" --mem-limit 99999999999
+refuse "--time-budget over its limit" "--time-budget: expected seconds > 0 and < 1e7, got '1e9'" -- --plan "$T/ndv2-x1.json" --collective allgather --time-budget 1e9
+refuse "--size over its limit" "--size: not a size in bytes: '99999999999999999999' .*; the largest size is 2\^62 bytes \(4 EiB\)" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 99999999999999999999
+refuse "--size 0" "--size: not a size in bytes: '0' .*; a size is at least 1 byte" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 0
+# a baseline past what this tool builds is refused before it is built, naming
+# the limit (--chunks 1000000 --target unlimited aborted out of memory)
+refuse "--chunks too many to build" "ring: 32000000 chunks per loop over 8 ranks need at least 4\.48e\+08 steps, more than this tool builds \(16777216\)" -- --algo ring "$T/ndv2-x1.json" --collective allreduce --chunks 1000000 --target unlimited
+refuse "--chunks too many for the runtime" "ring: 3200000 chunks per loop over 8 ranks need at least 5600000 steps per rank; the msccl runtime holds 216 tbs of 256 steps" -- --algo ring "$T/ndv2-x1.json" --collective allreduce --chunks 100000
+expect "--gap just below 1 is taken" 0 "" -- "$S" "$SK1" "$T/ndv2-x1.json" --gap 0.99 --time-limit 5 -q -o "$TMP/gap.xml"
 expect "sketch synthesis writes a schedule" 0 "predicted" -- "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit 10 -o "$TMP/syn.xml"
 expect "the synthesized schedule verifies" 0 "verified" -- "$BIN/taccl-run" "$TMP/syn.xml"
 "$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --time-limit 10 -q -o "$TMP/syn2.xml"
 expect "sketch synthesis is deterministic" 0 "" -- cmp "$TMP/syn.xml" "$TMP/syn2.xml"
+
+# the <algo name> made of the sketch's and the topology's names fits the
+# runtimes' 255 bytes, cut between characters: names of 100 two-byte
+# characters each (200 bytes, the most either file takes) made the writer
+# refuse a name cut inside a character ("not UTF-8")
+python3 - "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" "$TMP" <<'EOF2'
+import json, sys
+s, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+s["name"], t["name"] = "\u00e9" * 100, "\u00e8" * 100
+json.dump(s, open(sys.argv[3] + "/long-name-sk.json", "w"), ensure_ascii=False)
+json.dump(t, open(sys.argv[3] + "/long-name-topo.json", "w"), ensure_ascii=False)
+EOF2
+expect "names of 200 bytes each are synthesized" 0 "" -- "$S" "$TMP/long-name-sk.json" "$TMP/long-name-topo.json" --time-limit 5 -q -o "$TMP/long-name.xml"
+expect "the <algo name> is 255 bytes at most, whole characters" 0 "" -- python3 -c "
+import re, sys
+m = re.search(rb'<algo name=\"([^\"]*)\"', open(sys.argv[1], 'rb').read())
+assert m and len(m.group(1)) <= 255, m and len(m.group(1))
+m.group(1).decode('utf-8')
+" "$TMP/long-name.xml"
+expect "the schedule with the long name verifies" 0 "result +verified" -- "$R" "$TMP/long-name.xml"
+# and characters the writer escapes become '_': the runtimes read "&amp;" as
+# written, so taccl-run refused the file a sketch or topology named "R&D" made
+python3 - "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" "$TMP" <<'EOF2'
+import json, sys
+s, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+s["name"], t["name"] = 'R&D "x" <y>', "a&b"
+json.dump(s, open(sys.argv[3] + "/amp-sk.json", "w"))
+json.dump(t, open(sys.argv[3] + "/amp-topo.json", "w"))
+EOF2
+"$S" "$TMP/amp-sk.json" "$TMP/amp-topo.json" --time-limit 5 -q -o "$TMP/amp.xml"
+expect "a name with & < > \" is written plain" 0 '<algo name="taccl allgather R_D _x_ _y_ on a_b"' -- head -1 "$TMP/amp.xml"
+expect "the schedule named with & verifies for its runtime" 0 "result +verified" -- "$R" "$TMP/amp.xml"
+"$S" --algo nccl "$TMP/amp-topo.json" --collective allgather -q -o "$TMP/amp-nccl.xml"
+expect "NCCL's schedule on a topology named with & verifies" 0 "result +verified" -- "$R" "$TMP/amp-nccl.xml"
 
 # hierarchical synthesis: one node's routing joined by rails; refused on one
 # node and with --flat; the reductions and AllToAll verify with their data
@@ -136,6 +195,28 @@ expect "--bytes LO:HI: executor maxBytes inclusive" 0 'minBytes="65536" maxBytes
 expect "executor: no limit is maxBytes 0" 0 'minBytes="0" maxBytes="0"' -- head -1 "$TMP/bi.xml"
 refuse "--bytes reversed" "--bytes: expected LO:HI with LO < HI" -- --algo ring "$T/ndv2-x1.json" --collective allgather --bytes 1M:64K
 refuse "--bytes not a range" "--bytes: expected LO:HI" -- --algo ring "$T/ndv2-x1.json" --collective allgather --bytes 64K
+refuse "--bytes empty" "--bytes: expected LO:HI with LO < HI" -- --algo ring "$T/ndv2-x1.json" --collective allgather --bytes 1M:1M
+
+# --sizes LO:HI is inclusive, as taccl-run's --sweep: LO = HI is a plan of
+# one size (it was refused); HI below LO is not
+refuse "--sizes reversed" "--sizes: expected LO:HI sizes with 0 < LO <= HI" -- --plan "$T/ndv2-x1.json" --collective allgather --sizes 16K:8K
+expect "--sizes LO:LO makes a one-size plan" 0 "" -- "$S" --plan "$T/ndv2-x1.json" --collective allgather --sizes 16K:16K --no-propose -q -o "$TMP/plan1"
+expect "the one-size plan covers that size in each mode" 0 "" -- python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['sizes'] == [16384, 16384], d['sizes']
+assert [n['size_bytes'] for n in d['nccl']] == [16384], d['nccl']
+for f in d['files']:
+    assert f['min_bytes'] <= 16384 < f['max_bytes_excl'], f
+" "$TMP/plan1/plan.json"
+expect "the one-size plan runs at that size" 0 "16384" -- "$R" "$TMP/plan1" --sweep 16K:16K
+
+# a --sketch given twice, by the same name or another, is refused: the plan
+# synthesized it twice
+cp "$SK1" "$TMP/twice.json"
+ln -s twice.json "$TMP/twice-link.json"
+refuse "--sketch given twice" "--sketch .*twice.json is the same file as the earlier --sketch .*twice.json: give each sketch once" -- --plan "$T/ndv2-x1.json" --collective allgather --sketch "$TMP/twice.json" --sketch "$TMP/twice.json"
+refuse "--sketch given twice by two names" "--sketch .*twice-link.json is the same file as the earlier --sketch .*twice.json" -- --plan "$T/ndv2-x1.json" --collective allgather --sketch "$TMP/twice.json" --sketch "$TMP/twice-link.json"
 
 # -o onto something that is not a regular file: a FIFO (like /dev/null) is
 # written through and stays a FIFO (an atomic rename would replace the
