@@ -58,7 +58,8 @@
 #define RANK_REC_CAP 50000000LL         /* chunk accesses of one rank */
 #define SIZE_CAP (INT_MAX / 4)          /* steps or tbs in the schedule */
 
-enum { FR = 1, FW = 2 };                /* access flags: reads data / writes */
+enum { FR = 1, FW = 2, FS = 4 };        /* access flags: reads data / writes / a range
+                                           of the step starts at this slot */
 enum { PRED_PREV, PRED_DEP, PRED_PAIR };
 
 /* ---------------------------------------------------------------- memory */
@@ -607,7 +608,7 @@ static void sort_records(const xrange *rv, int n, int nslots, rec *v, long long 
         int m = 0;
         for (int i = 0; i < n; i++)
             for (int sl = rv[i].lo; sl < rv[i].hi; sl++)
-                v[m++] = (rec){sl, rv[i].x, rv[i].fl};
+                v[m++] = (rec){sl, rv[i].x, rv[i].fl | (sl == rv[i].lo ? FS : 0)};
         sort_items(v, m, sizeof *v, rec_cmp);
         return;
     }
@@ -619,7 +620,7 @@ static void sort_records(const xrange *rv, int n, int nslots, rec *v, long long 
         at[sl + 1] += at[sl];
     for (int i = 0; i < n; i++)
         for (int sl = rv[i].lo; sl < rv[i].hi; sl++)
-            v[at[sl]++] = (rec){sl, rv[i].x, rv[i].fl};
+            v[at[sl]++] = (rec){sl, rv[i].x, rv[i].fl | (sl == rv[i].lo ? FS : 0)};
     free(at);
 }
 
@@ -710,6 +711,7 @@ typedef struct {
     uread *bad; int nbad, cbad;
     rec *recs; int crecs;
     run *runs; int cruns;
+    int *widx; int cwidx;       /* scratch: race_group's lists of records */
     int *xpos[ORD_COUNT - 1];   /* positions in the extra orders, or NULL */
 } ctx;
 
@@ -818,31 +820,83 @@ static int clock_at(const clocks *k, int x, int lt)
     return k->vc[(size_t)(x - k->x0) * k->nd + k->lid[lt]];
 }
 
+/* The first of the n ascending record indices l[] that is >= lo. */
+static int first_at(const int *l, int n, int lo)
+{
+    int a = 0;
+    while (a < n) {
+        int m = a + (n - a) / 2;
+        if (l[m] < lo)
+            a = m + 1;
+        else
+            n = m;
+    }
+    return a;
+}
+
 /* Pairs of this slot's accesses from different tbs, one writing, that the
- * rank's own edges do not order: kept for stages 4-5.  For b in tb Y, the
- * accesses a of tb X not before b are a suffix of X's run; of those, the
- * ones b is not before are a prefix (clocks only grow along a tb). */
+ * rank's own edges do not order, counted at their first conflicting slot:
+ * kept for stages 4-5.  For b in tb Y, the accesses a of tb X not before b
+ * are a suffix of X's run; of those, the ones b is not before are a prefix
+ * (clocks only grow along a tb): both ends by binary search.  Of that
+ * window only the a that can make a pair here are visited: writes, if b
+ * only reads; and a pair's first conflict is where a range of a or of b
+ * starts (FS), so if b's does not start here, only the a whose does.  So
+ * a slot many tbs read costs nothing for its read-read pairs, and a pair
+ * sharing many slots is visited at most at four. */
 static void race_group(ctx *c, const clocks *k, const rec *v, const run *runs, int nruns, int slot)
 {
     const graph *g = &c->g;
+    int n = runs[nruns - 1].hi - runs[0].lo, nl[3] = {0, 0, 0};
+    if (3 * n > c->cwidx)
+        c->widx = xgrow(c->widx, &c->cwidx, 3 * n, sizeof *c->widx);
+    int *l[3] = {c->widx, c->widx + n, c->widx + 2 * n};  /* writes, starts, starting writes */
+    for (int kk = runs[0].lo; kk < runs[nruns - 1].hi; kk++) {
+        int fl = v[kk].fl;
+        if (fl & FW)
+            l[0][nl[0]++] = kk;
+        if (fl & FS)
+            l[1][nl[1]++] = kk;
+        if ((fl & FW) && (fl & FS))
+            l[2][nl[2]++] = kk;
+    }
+    if (nl[0] == 0)
+        return;
     for (int i = 0; i < nruns; i++)
         for (int j = i + 1; j < nruns; j++) {
             const run *X = &runs[i], *Y = &runs[j];
+            if (X->firstw < 0 && Y->firstw < 0)
+                continue;
             for (int kb = Y->lo; kb < Y->hi; kb++) {
-                int b = v[kb].x, ib = idx_of(g, b);
+                int b = v[kb].x, ib = idx_of(g, b), bw = v[kb].fl & FW, bs = v[kb].fl & FS;
+                if (!bw && X->firstw < 0)
+                    continue;
                 int t = clock_at(k, b, X->lt);
                 int lo = X->lo, hi = X->hi;
-                while (lo < hi) {
+                while (lo < hi) {       /* first a not before b */
                     int mid = lo + (hi - lo) / 2;
                     if (idx_of(g, v[mid].x) < t)
                         lo = mid + 1;
                     else
                         hi = mid;
                 }
-                for (int ka = lo; ka < X->hi; ka++) {
-                    int a = v[ka].x;
-                    if (clock_at(k, a, Y->lt) > ib)
+                int end = X->hi;
+                for (int a0 = lo; a0 < end;) {  /* first a that b is before */
+                    int mid = a0 + (end - a0) / 2;
+                    if (clock_at(k, v[mid].x, Y->lt) > ib)
+                        end = mid;
+                    else
+                        a0 = mid + 1;
+                }
+                /* the a to visit: all in [lo, end), or those of a list */
+                int which = bw ? (bs ? -1 : 1) : (bs ? 0 : 2);
+                const int *L = which < 0 ? NULL : l[which];
+                int nL = which < 0 ? 0 : nl[which];
+                for (int w = L ? first_at(L, nL, lo) : lo;; w++) {
+                    int ka = L ? (w < nL ? L[w] : end) : w;
+                    if (ka >= end)
                         break;
+                    int a = v[ka].x;
                     if (!((v[ka].fl | v[kb].fl) & FW) || first_conflict(g, a, b) != slot)
                         continue;
                     if (c->npairs >= PAIR_CAP) {
@@ -1729,6 +1783,7 @@ int race_check_graph(race_graph *rg, int inplace, long long budget, hazard_list 
     free(c.bad);
     free(c.recs);
     free(c.runs);
+    free(c.widx);
     for (int o = 0; o < ORD_COUNT - 1; o++)
         free(c.xpos[o]);
     if (own)
