@@ -653,6 +653,348 @@ static void test_bad_input_does_not_crash(void **state)
     prog_free(empty);
 }
 
+/* ------------------------------------------- random programs, a reference */
+
+/* Small random programs checked against the definitions computed the
+ * plain way: happens-before as a transitive closure, liveness, races and
+ * uninitialized reads by looking at every pair (race.h).  Built as one
+ * sequential run (each send appended with its receive, each dependency on
+ * a step already appended), so nothing deadlocks. */
+#define RP_MAXS 96
+
+typedef struct {
+    int n;                      /* steps, in rank/tb/step order */
+    int rank[RP_MAXS], tb[RP_MAXS];
+    int pair[RP_MAXS];          /* the send a receive pairs with, -1 none */
+    const prog_step *st[RP_MAXS];
+    unsigned char hb[RP_MAXS][RP_MAXS];
+} rp_ref;
+
+static unsigned rp_next(unsigned *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return (*seed >> 16) & 0x7fff;
+}
+
+static int rp_pick(unsigned *seed, int n) { return (int)(rp_next(seed) % (unsigned)n); }
+
+/* Rank r's tb for peer p (send p, recv p); tb nr-1 is local only. */
+static int rp_tb_for(int r, int p) { return p < r ? p : p - 1; }
+
+static prog *rp_program(unsigned seed, int *nsteps)
+{
+    int nr = 2 + rp_pick(&seed, 2), events = 8 + rp_pick(&seed, 24), total = 0;
+    prog *p = prog_new("random", COLL_ALLGATHER, nr, nr);
+    for (int r = 0; r < nr; r++) {
+        prog_add_gpu(p, 2, 3, 2);
+        for (int q = 0; q < nr; q++)
+            if (q != r)
+                prog_add_tb(&p->gpus[r], q, q, 0);
+        prog_add_tb(&p->gpus[r], -1, -1, 1);
+    }
+    static const buf_kind bufs[3] = {BUF_I, BUF_O, BUF_S};
+    static const int lens[3] = {2, 3, 2};
+    for (int e = 0; e < events && total + 2 <= RP_MAXS; e++) {
+        int r = rp_pick(&seed, nr), cnt = 1 + rp_pick(&seed, 2);
+        int sb = rp_pick(&seed, 3), db = 1 + rp_pick(&seed, 2);
+        int so = rp_pick(&seed, lens[sb] - cnt + 1), dof = rp_pick(&seed, lens[db] - cnt + 1);
+        int t, q = -1;
+        prog_step *s;
+        if (rp_pick(&seed, 2)) {        /* a send and its receive */
+            q = (r + 1 + rp_pick(&seed, nr - 1)) % nr;
+            t = rp_tb_for(r, q);
+            add(p, r, t, ST_S, bufs[sb], so, BUF_NONE, -1, cnt);
+            int rt = rp_tb_for(q, r), sb2 = rp_pick(&seed, 3);
+            int so2 = rp_pick(&seed, lens[sb2] - cnt + 1);
+            s = add(p, q, rt, rp_pick(&seed, 3) ? ST_R : ST_RRC, bufs[sb2], so2, bufs[db], dof, cnt);
+            r = q;
+            t = rt;
+            total += 2;
+        } else {                        /* local work in any tb */
+            t = rp_pick(&seed, nr);
+            static const step_type local[4] = {ST_CPY, ST_CPY, ST_RE, ST_NOP};
+            step_type ty = local[rp_pick(&seed, 4)];
+            s = ty == ST_NOP ? add(p, r, t, ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0)
+                             : add(p, r, t, ty, bufs[sb], so, bufs[db], dof, cnt);
+            total++;
+        }
+        int self = (int)(s - tb_at(p, r, t)->steps);
+        if (rp_pick(&seed, 3) == 0) {   /* wait for a step already there */
+            int dt = rp_pick(&seed, nr);
+            int n = tb_at(p, r, dt)->nsteps - (dt == t ? 1 : 0);
+            if (dt != t && n > 0)
+                dep_on(p, r, t, self, dt, rp_pick(&seed, n));
+        }
+    }
+    *nsteps = total;
+    return p;
+}
+
+static int rp_id(const prog *p, int r, int t, int k)
+{
+    int x = 0;
+    for (int rr = 0; rr < p->ngpu; rr++)
+        for (int tt = 0; tt < p->gpus[rr].ntbs; tt++) {
+            if (rr == r && tt == t)
+                return x + k;
+            x += p->gpus[rr].tbs[tt].nsteps;
+        }
+    return -1;
+}
+
+static void rp_build(const prog *p, rp_ref *R)
+{
+    memset(R, 0, sizeof *R);
+    for (int x = 0; x < RP_MAXS; x++)
+        R->pair[x] = -1;
+    for (int r = 0; r < p->ngpu; r++)
+        for (int t = 0; t < p->gpus[r].ntbs; t++)
+            for (int k = 0; k < p->gpus[r].tbs[t].nsteps; k++) {
+                R->rank[R->n] = r;
+                R->tb[R->n] = t;
+                R->st[R->n++] = &p->gpus[r].tbs[t].steps[k];
+            }
+    unsigned char edge[RP_MAXS][RP_MAXS];
+    memset(edge, 0, sizeof edge);
+    for (int r = 0; r < p->ngpu; r++)
+        for (int t = 0; t < p->gpus[r].ntbs; t++) {
+            const prog_tb *tb = &p->gpus[r].tbs[t];
+            for (int k = 0; k < tb->nsteps; k++) {
+                int x = rp_id(p, r, t, k);
+                if (k > 0)
+                    edge[x - 1][x] = 1;
+                if (tb->steps[k].depid >= 0)
+                    edge[rp_id(p, r, tb->steps[k].depid, tb->steps[k].deps)][x] = 1;
+            }
+            if (tb->send < 0)
+                continue;
+            int q = tb->send, rt = rp_tb_for(q, r), ks = 0, kr = 0;
+            const prog_tb *rtb = &p->gpus[q].tbs[rt];
+            for (;;) {
+                while (ks < tb->nsteps && tb->steps[ks].type != ST_S)
+                    ks++;
+                while (kr < rtb->nsteps && rtb->steps[kr].type != ST_R && rtb->steps[kr].type != ST_RRC)
+                    kr++;
+                if (ks >= tb->nsteps || kr >= rtb->nsteps)
+                    break;
+                int xs = rp_id(p, r, t, ks++), xr = rp_id(p, q, rt, kr++);
+                edge[xs][xr] = 1;
+                R->pair[xr] = xs;
+            }
+        }
+    /* Closure: steps were appended in a run order, but ids are not in it;
+     * relax until nothing changes (tiny graphs). */
+    memcpy(R->hb, edge, sizeof edge);
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int a = 0; a < R->n; a++)
+            for (int b = 0; b < R->n; b++)
+                if (R->hb[a][b])
+                    for (int c = 0; c < R->n; c++)
+                        if (R->hb[b][c] && !R->hb[a][c])
+                            R->hb[a][c] = changed = 1;
+    }
+}
+
+/* Slots of a step: buffer * 8 + chunk; reads and writes as race.h says. */
+static int rp_writes(const prog_step *s, int slot)
+{
+    int dst = s->type == ST_R || s->type == ST_RRC || s->type == ST_CPY || s->type == ST_RE;
+    return dst && slot >= (int)s->dstbuf * 8 + s->dstoff && slot < (int)s->dstbuf * 8 + s->dstoff + s->cnt;
+}
+
+static int rp_reads(const prog_step *s, int slot)
+{
+    int src = s->type == ST_S || s->type == ST_RRC || s->type == ST_CPY || s->type == ST_RE;
+    if (src && slot >= (int)s->srcbuf * 8 + s->srcoff && slot < (int)s->srcbuf * 8 + s->srcoff + s->cnt)
+        return 1;
+    return s->type == ST_RE && rp_writes(s, slot);
+}
+
+static void rp_live(const rp_ref *R, char *live)
+{
+    int queue[RP_MAXS], nq = 0;
+    memset(live, 0, RP_MAXS);
+#define RP_MARK(y) do { if ((y) >= 0 && !live[y]) { live[y] = 1; queue[nq++] = (y); } } while (0)
+    for (int w = 0; w < R->n; w++)
+        for (int slot = BUF_O * 8; slot < BUF_O * 8 + 3; slot++) {
+            if (!rp_writes(R->st[w], slot))
+                continue;
+            int covered = 0;
+            for (int w2 = 0; w2 < R->n; w2++)
+                covered |= w2 != w && R->rank[w2] == R->rank[w] && rp_writes(R->st[w2], slot) &&
+                           R->hb[w][w2];
+            if (!covered)
+                RP_MARK(w);
+        }
+    for (int head = 0; head < nq; head++) {
+        int x = queue[head];
+        RP_MARK(R->pair[x]);    /* the send x receives */
+        for (int slot = 0; slot < 3 * 8; slot++) {
+            if (!rp_reads(R->st[x], slot))
+                continue;
+            for (int w = 0; w < R->n; w++) {
+                if (w == x || R->rank[w] != R->rank[x] || !rp_writes(R->st[w], slot) || R->hb[x][w])
+                    continue;
+                int covered = 0;
+                for (int w2 = 0; w2 < R->n && !covered; w2++)
+                    covered = w2 != w && w2 != x && R->rank[w2] == R->rank[x] &&
+                              rp_writes(R->st[w2], slot) && R->hb[w][w2] && R->hb[w2][x];
+                if (!covered)
+                    RP_MARK(w);
+            }
+        }
+    }
+#undef RP_MARK
+}
+
+/* Races and uninitialized steps as reported: listed ones plus "N more". */
+static int rp_reported(const hazard_list *h, hazard_kind k)
+{
+    int n = 0;
+    for (int i = 0; i < h->n; i++) {
+        int more;
+        if (h->v[i].kind != k)
+            continue;
+        n += h->v[i].rank >= 0 ? 1 : (sscanf(h->v[i].msg, "%d more", &more) == 1 ? more : 0);
+    }
+    return n;
+}
+
+static void test_random_programs_match_reference(void **state)
+{
+    (void)state;
+    int compared = 0, dead_seen = 0;
+    for (unsigned seed = 1; seed <= 3000; seed++) {
+        int ns;
+        prog *p = rp_program(seed, &ns);
+        rp_ref R;
+        rp_build(p, &R);
+        assert_int_equal(R.n, ns);
+        char live[RP_MAXS];
+        rp_live(&R, live);
+        int races = 0, uninit = 0, dead = 0;
+        for (int a = 0; a < R.n; a++) {
+            for (int b = 0; b < R.n; b++) {     /* a pair once, a in the lower tb */
+                if (R.rank[a] != R.rank[b] || R.tb[a] >= R.tb[b] || R.hb[a][b] || R.hb[b][a])
+                    continue;
+                int conflict = 0;
+                for (int slot = 0; slot < 3 * 8; slot++) {
+                    int ra = rp_reads(R.st[a], slot), wa = rp_writes(R.st[a], slot);
+                    int rb = rp_reads(R.st[b], slot), wb = rp_writes(R.st[b], slot);
+                    conflict |= (wa && (rb || wb)) || (wb && ra);
+                }
+                races += conflict;
+            }
+            int bad = 0;                /* reads o or s with no write before */
+            for (int slot = BUF_O * 8; slot < 3 * 8; slot++) {
+                if (!rp_reads(R.st[a], slot))
+                    continue;
+                int init = 0;
+                for (int w = 0; w < R.n && !init; w++)
+                    init = w != a && R.rank[w] == R.rank[a] && rp_writes(R.st[w], slot) && R.hb[w][a];
+                bad |= !init;
+            }
+            uninit += bad;
+            dead += !live[a] && R.st[a]->type != ST_NOP;
+        }
+        hazard_list h;
+        race_stats st;
+        memset(&h, 0, sizeof h);
+        race_check(p, 0, 0, &h, &st);
+        assert_int_equal(st.checked, 1);
+        assert_int_equal(st.live_checked, 1);
+        assert_int_equal(st.live_partial, 0);
+        for (int x = 0; x < R.n; x++)
+            if (st.dead[x] != (!live[x] && R.st[x]->type != ST_NOP)) {
+                print_message("seed %u: step %d (rank %d tb %d) dead %d, reference %d\n", seed, x,
+                              R.rank[x], R.tb[x], st.dead[x], !live[x]);
+                fail();
+            }
+        assert_int_equal(st.dead_steps, dead);
+        assert_int_equal(rp_reported(&h, HZ_RACE), races);
+        assert_int_equal(rp_reported(&h, HZ_UNINIT), uninit);
+        dead_seen += dead > 0 && dead < ns;
+        compared++;
+        hazard_list_free(&h);
+        race_stats_free(&st);
+        prog_free(p);
+    }
+    assert_int_equal(compared, 3000);
+    assert_true(dead_seen > 300);       /* the cases are not all trivial */
+}
+
+/* The slice's budget counts every comparison: a long run of writes to one
+ * slot in one tb, where each write but the last is covered by the next in
+ * program order, costs about one comparison each, not one per pair (was
+ * every pair of the 200000 writes: minutes). */
+static void test_slice_linear_in_writes(void **state)
+{
+    (void)state;
+    enum { N = 200000 };
+    prog *p = prog_new("rewrite", COLL_ALLGATHER, 2, 2);
+    prog_add_gpu(p, 1, 2, 0);
+    prog_add_gpu(p, 1, 2, 0);
+    prog_add_tb(&p->gpus[0], 1, 1, 0);
+    prog_add_tb(&p->gpus[1], 0, 0, 0);
+    add(p, 0, 0, ST_CPY, BUF_I, 0, BUF_O, 0, 1);
+    add(p, 1, 0, ST_CPY, BUF_I, 0, BUF_O, 1, 1);
+    for (int k = 0; k < N; k++) {
+        add(p, 0, 0, ST_S, BUF_I, 0, BUF_NONE, -1, 1);
+        add(p, 1, 0, ST_R, BUF_NONE, -1, BUF_O, 0, 1);
+    }
+    add(p, 1, 0, ST_S, BUF_I, 0, BUF_NONE, -1, 1);
+    add(p, 0, 0, ST_R, BUF_NONE, -1, BUF_O, 1, 1);
+    hazard_list h;
+    race_stats st;
+    memset(&h, 0, sizeof h);
+    race_check(p, 0, 0, &h, &st);
+    assert_int_equal(h.n, 0);
+    assert_int_equal(st.live_checked, 1);
+    assert_int_equal(st.live_partial, 0);
+    assert_int_equal(st.dead_steps, 2 * (N - 1));  /* every receive but the last, and its send */
+    assert_true(st.live_work >= N - 1 && st.live_work < 2 * N);   /* N - 1 here */
+    hazard_list_free(&h);
+    race_stats_free(&st);
+    prog_free(p);
+}
+
+/* Past its budget the slice proves nothing more: what it calls dead is
+ * dead, the rest counts as live, and it says it stopped. */
+static void test_slice_budget_stays_honest(void **state)
+{
+    (void)state;
+    int partial = 0, some_dead = 0;
+    static const long long budgets[] = {1, 3, 10, 30, 100};
+    for (unsigned seed = 1; seed <= 600; seed++) {
+        int ns;
+        prog *p = rp_program(seed, &ns);
+        rp_ref R;
+        rp_build(p, &R);
+        char live[RP_MAXS];
+        rp_live(&R, live);
+        for (int b = 0; b < 5; b++) {
+            hazard_list h;
+            race_stats st;
+            memset(&h, 0, sizeof h);
+            race_set_live_budget(budgets[b]);
+            race_check(p, 0, 0, &h, &st);
+            race_set_live_budget(0);
+            assert_int_equal(st.live_checked, 1);
+            assert_int_equal(st.live_partial, st.live_work > budgets[b]);
+            for (int x = 0; x < R.n; x++)
+                if (st.dead[x])
+                    assert_false(live[x]);
+            partial += st.live_partial;
+            some_dead += st.live_partial && st.dead_steps > 0;
+            hazard_list_free(&h);
+            race_stats_free(&st);
+        }
+        prog_free(p);
+    }
+    assert_true(partial > 600 && some_dead > 50);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -675,6 +1017,9 @@ int main(void)
         cmocka_unit_test(test_races_confirmed_without_reachability),
         cmocka_unit_test(test_report_cap_and_determinism),
         cmocka_unit_test(test_bad_input_does_not_crash),
+        cmocka_unit_test(test_random_programs_match_reference),
+        cmocka_unit_test(test_slice_linear_in_writes),
+        cmocka_unit_test(test_slice_budget_stays_honest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,6 +45,7 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,8 @@
 #define RANK_REC_CAP 50000000LL         /* chunk accesses of one rank */
 #define SIZE_CAP (INT_MAX / 4)          /* steps or tbs in the schedule */
 
-enum { FR = 1, FW = 2 };                /* access flags: reads data / writes */
+enum { FR = 1, FW = 2, FS = 4 };        /* access flags: reads data / writes / a range
+                                           of the step starts at this slot */
 enum { PRED_PREV, PRED_DEP, PRED_PAIR };
 
 /* ---------------------------------------------------------------- memory */
@@ -606,7 +608,7 @@ static void sort_records(const xrange *rv, int n, int nslots, rec *v, long long 
         int m = 0;
         for (int i = 0; i < n; i++)
             for (int sl = rv[i].lo; sl < rv[i].hi; sl++)
-                v[m++] = (rec){sl, rv[i].x, rv[i].fl};
+                v[m++] = (rec){sl, rv[i].x, rv[i].fl | (sl == rv[i].lo ? FS : 0)};
         sort_items(v, m, sizeof *v, rec_cmp);
         return;
     }
@@ -618,7 +620,7 @@ static void sort_records(const xrange *rv, int n, int nslots, rec *v, long long 
         at[sl + 1] += at[sl];
     for (int i = 0; i < n; i++)
         for (int sl = rv[i].lo; sl < rv[i].hi; sl++)
-            v[at[sl]++] = (rec){sl, rv[i].x, rv[i].fl};
+            v[at[sl]++] = (rec){sl, rv[i].x, rv[i].fl | (sl == rv[i].lo ? FS : 0)};
     free(at);
 }
 
@@ -709,6 +711,7 @@ typedef struct {
     uread *bad; int nbad, cbad;
     rec *recs; int crecs;
     run *runs; int cruns;
+    int *widx; int cwidx;       /* scratch: race_group's lists of records */
     int *xpos[ORD_COUNT - 1];   /* positions in the extra orders, or NULL */
 } ctx;
 
@@ -817,31 +820,83 @@ static int clock_at(const clocks *k, int x, int lt)
     return k->vc[(size_t)(x - k->x0) * k->nd + k->lid[lt]];
 }
 
+/* The first of the n ascending record indices l[] that is >= lo. */
+static int first_at(const int *l, int n, int lo)
+{
+    int a = 0;
+    while (a < n) {
+        int m = a + (n - a) / 2;
+        if (l[m] < lo)
+            a = m + 1;
+        else
+            n = m;
+    }
+    return a;
+}
+
 /* Pairs of this slot's accesses from different tbs, one writing, that the
- * rank's own edges do not order: kept for stages 4-5.  For b in tb Y, the
- * accesses a of tb X not before b are a suffix of X's run; of those, the
- * ones b is not before are a prefix (clocks only grow along a tb). */
+ * rank's own edges do not order, counted at their first conflicting slot:
+ * kept for stages 4-5.  For b in tb Y, the accesses a of tb X not before b
+ * are a suffix of X's run; of those, the ones b is not before are a prefix
+ * (clocks only grow along a tb): both ends by binary search.  Of that
+ * window only the a that can make a pair here are visited: writes, if b
+ * only reads; and a pair's first conflict is where a range of a or of b
+ * starts (FS), so if b's does not start here, only the a whose does.  So
+ * a slot many tbs read costs nothing for its read-read pairs, and a pair
+ * sharing many slots is visited at most at four. */
 static void race_group(ctx *c, const clocks *k, const rec *v, const run *runs, int nruns, int slot)
 {
     const graph *g = &c->g;
+    int n = runs[nruns - 1].hi - runs[0].lo, nl[3] = {0, 0, 0};
+    if (3 * n > c->cwidx)
+        c->widx = xgrow(c->widx, &c->cwidx, 3 * n, sizeof *c->widx);
+    int *l[3] = {c->widx, c->widx + n, c->widx + 2 * n};  /* writes, starts, starting writes */
+    for (int kk = runs[0].lo; kk < runs[nruns - 1].hi; kk++) {
+        int fl = v[kk].fl;
+        if (fl & FW)
+            l[0][nl[0]++] = kk;
+        if (fl & FS)
+            l[1][nl[1]++] = kk;
+        if ((fl & FW) && (fl & FS))
+            l[2][nl[2]++] = kk;
+    }
+    if (nl[0] == 0)
+        return;
     for (int i = 0; i < nruns; i++)
         for (int j = i + 1; j < nruns; j++) {
             const run *X = &runs[i], *Y = &runs[j];
+            if (X->firstw < 0 && Y->firstw < 0)
+                continue;
             for (int kb = Y->lo; kb < Y->hi; kb++) {
-                int b = v[kb].x, ib = idx_of(g, b);
+                int b = v[kb].x, ib = idx_of(g, b), bw = v[kb].fl & FW, bs = v[kb].fl & FS;
+                if (!bw && X->firstw < 0)
+                    continue;
                 int t = clock_at(k, b, X->lt);
                 int lo = X->lo, hi = X->hi;
-                while (lo < hi) {
+                while (lo < hi) {       /* first a not before b */
                     int mid = lo + (hi - lo) / 2;
                     if (idx_of(g, v[mid].x) < t)
                         lo = mid + 1;
                     else
                         hi = mid;
                 }
-                for (int ka = lo; ka < X->hi; ka++) {
-                    int a = v[ka].x;
-                    if (clock_at(k, a, Y->lt) > ib)
+                int end = X->hi;
+                for (int a0 = lo; a0 < end;) {  /* first a that b is before */
+                    int mid = a0 + (end - a0) / 2;
+                    if (clock_at(k, v[mid].x, Y->lt) > ib)
+                        end = mid;
+                    else
+                        a0 = mid + 1;
+                }
+                /* the a to visit: all in [lo, end), or those of a list */
+                int which = bw ? (bs ? -1 : 1) : (bs ? 0 : 2);
+                const int *L = which < 0 ? NULL : l[which];
+                int nL = which < 0 ? 0 : nl[which];
+                for (int w = L ? first_at(L, nL, lo) : lo;; w++) {
+                    int ka = L ? (w < nL ? L[w] : end) : w;
+                    if (ka >= end)
                         break;
+                    int a = v[ka].x;
                     if (!((v[ka].fl | v[kb].fl) & FW) || first_conflict(g, a, b) != slot)
                         continue;
                     if (c->npairs >= PAIR_CAP) {
@@ -1058,41 +1113,110 @@ static void queries_run(ctx *c, const query *q, int nq, char *res)
 
 #define LIVE_STEP_CAP (1 << 20)         /* slice every schedule up to this size */
 #define LIVE_REC_CAP (1LL << 24)        /* chunk accesses of all ranks (~200 MB) */
-#define LIVE_SEARCH_BUDGET 50000000LL   /* nodes visited proving happens-before */
+#define LIVE_SEARCH_BUDGET 50000000LL   /* units (comparisons, nodes searched) ... */
+#define LIVE_UNITS_PER_WRITE 8          /* ... plus these per recorded write */
+#define LIVE_MEMO_CAP (1 << 22)         /* table entries of remembered answers (32 MiB) */
 
-/* Proofs of happens-before by search, within a budget; past it nothing
- * more is proven (so no more steps are found dead). */
+static long long live_budget_override;  /* race_set_live_budget */
+
+void race_set_live_budget(long long units)
+{
+    live_budget_override = units > 0 ? units : 0;
+}
+
+/* Proofs of happens-before, within a budget: every comparison (program
+ * order too) and every node a search visits costs one unit; past the
+ * budget nothing more is proven (so no more steps are found dead). */
 typedef struct {
     const graph *g;
     int *stamp, cur, *stack;
-    long long work;
+    uint64_t *memo;         /* answers of searches: a << 30 | b << 1 | answer; 0 empty */
+    int mcap, mn;
+    long long work, budget;
     int over;
+    int *cand, ccap;        /* scratch: a read's candidate last writers */
 } hbsearch;
 
+/* Spend n units; 0 once the budget is gone. */
+static int spend(hbsearch *h, long long n)
+{
+    h->work += n;
+    if (h->work > h->budget)
+        h->over = 1;
+    return !h->over;
+}
+
+static size_t memo_home(const hbsearch *h, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 20) & (size_t)(h->mcap - 1);
+}
+
+/* The remembered answer of a search from a to b, or -1. */
+static int memo_get(const hbsearch *h, int a, int b)
+{
+    uint64_t key = (uint64_t)a << 29 | (uint64_t)b;
+    for (size_t i = memo_home(h, key);; i = (i + 1) & (size_t)(h->mcap - 1)) {
+        if (h->memo[i] == 0)
+            return -1;
+        if (h->memo[i] >> 1 == key)
+            return (int)(h->memo[i] & 1);
+    }
+}
+
+static void memo_put(hbsearch *h, int a, int b, int ans)
+{
+    if (2 * (h->mn + 1) > h->mcap) {
+        if (2 * h->mcap > LIVE_MEMO_CAP)
+            return;             /* full: answers are searched again */
+        uint64_t *old = h->memo;
+        int ocap = h->mcap;
+        h->mcap *= 2;
+        h->memo = xalloc((size_t)h->mcap, sizeof *h->memo, 1);
+        for (int i = 0; i < ocap; i++)
+            if (old[i]) {
+                size_t j = memo_home(h, old[i] >> 1);
+                while (h->memo[j])
+                    j = (j + 1) & (size_t)(h->mcap - 1);
+                h->memo[j] = old[i];
+            }
+        free(old);
+    }
+    uint64_t key = (uint64_t)a << 29 | (uint64_t)b;
+    size_t i = memo_home(h, key);
+    while (h->memo[i])
+        i = (i + 1) & (size_t)(h->mcap - 1);
+    h->memo[i] = key << 1 | (uint64_t)(ans != 0);
+    h->mn++;
+}
+
 /* 1 if a happens before b is proven: a path of program order, dependencies
- * and send->recv pairs from a to b. */
+ * and send->recv pairs from a to b.  Within a tb that is program order;
+ * across tbs a search, whose answer is remembered. */
 static int hb_proven(hbsearch *h, int a, int b)
 {
     const graph *g = h->g;
+    if (!spend(h, 1))
+        return 0;
     if (a == b || g->pos[a] < 0 || g->pos[b] < 0 || g->pos[a] >= g->pos[b])
         return 0;
     int tb = g->st_tb[b], ib = idx_of(g, b), pb = g->pos[b];
     if (g->st_tb[a] == tb)
         return idx_of(g, a) < ib;
-    if (h->over)
-        return 0;
-    int sp = 0;
+    int known = memo_get(h, a, b);
+    if (known >= 0)
+        return known;
+    int sp = 0, found = 0;
     h->cur++;
     h->stack[sp++] = a;
     h->stamp[a] = h->cur;
-    while (sp > 0) {
+    while (sp > 0 && !found) {
         int x = h->stack[--sp];
-        if (++h->work > LIVE_SEARCH_BUDGET) {
-            h->over = 1;
+        if (!spend(h, 1))
             return 0;
+        if (g->st_tb[x] == tb && idx_of(g, x) <= ib) {
+            found = 1;
+            break;
         }
-        if (g->st_tb[x] == tb && idx_of(g, x) <= ib)
-            return 1;
         int next = x + 1 < g->S && g->st_tb[x + 1] == g->st_tb[x] ? x + 1 : -1;
         for (int i = g->succ0[x] - 1; i < g->succ0[x + 1]; i++) {
             int y = i < g->succ0[x] ? next : g->succ[i];
@@ -1102,44 +1226,71 @@ static int hb_proven(hbsearch *h, int a, int b)
             }
         }
     }
-    return 0;
+    memo_put(h, a, b, found);
+    return found;
 }
 
-/* Every rank's accesses, by (rank, slot, step). */
+/* Every rank's writes, by (rank, slot, step): the writes of one slot by
+ * one tb (a run) are consecutive and in program order. */
+typedef struct { int slot, x; } wrec;
+
 typedef struct {
-    rec *v;
-    long long *r0;          /* [nr+1] first record of each rank */
+    wrec *v;
+    int n;
+    int *r0;                /* [nr+1] first record of each rank */
+    int *skip;              /* [n] a record at or before the next one not yet live */
 } accesses;
 
-/* Records [*lo, *hi) of (rank r, slot). */
-static void slot_group(const accesses *A, int r, int slot, long long *lo, long long *hi)
+/* Records [*lo, *hi) of (rank r, slot): two binary searches. */
+static void slot_group(const accesses *A, int r, int slot, int *lo, int *hi)
 {
-    long long a = A->r0[r], b = A->r0[r + 1];
+    int a = A->r0[r], b = A->r0[r + 1];
     while (a < b) {
-        long long m = a + (b - a) / 2;
+        int m = a + (b - a) / 2;
         if (A->v[m].slot < slot)
             a = m + 1;
         else
             b = m;
     }
     *lo = a;
-    while (a < A->r0[r + 1] && A->v[a].slot == slot)
-        a++;
+    b = A->r0[r + 1];
+    while (a < b) {
+        int m = a + (b - a) / 2;
+        if (A->v[m].slot <= slot)
+            a = m + 1;
+        else
+            b = m;
+    }
     *hi = a;
 }
 
-/* Is the write of w covered, before `until` (-1: the end of the run), by
- * another write of the group in every interleaving? */
-static int write_covered(hbsearch *h, const accesses *A, long long lo, long long hi, int w, int until)
+/* One past the last record of the run starting at k, in a group ending at hi. */
+static int run_end(const graph *g, const accesses *A, int k, int hi)
 {
-    for (long long k = lo; k < hi; k++) {
-        int w2 = A->v[k].x;
-        if (w2 == w || w2 == until || !(A->v[k].fl & FW))
-            continue;
-        if (hb_proven(h, w, w2) && (until < 0 || hb_proven(h, w2, until)))
-            return 1;
+    int end = g->tb_step0[g->st_tb[A->v[k].x] + 1], a = k + 1;
+    while (a < hi) {
+        int m = a + (hi - a) / 2;
+        if (A->v[m].x < end)
+            a = m + 1;
+        else
+            hi = m;
     }
-    return 0;
+    return a;
+}
+
+/* The first record at or after i whose step is not live (A->n if none);
+ * the live ones passed are skipped next time. */
+static int open_from(accesses *A, const char *live, int i)
+{
+    int j = i;
+    while (j < A->n && live[A->v[j].x])
+        j = A->skip[j] > j ? A->skip[j] : j + 1;
+    while (i < j) {
+        int nx = A->skip[i] > i ? A->skip[i] : i + 1;
+        A->skip[i] = j;
+        i = nx;
+    }
+    return j;
 }
 
 static void mark_live(char *live, int *queue, int *nq, int x)
@@ -1150,64 +1301,155 @@ static void mark_live(char *live, int *queue, int *nq, int x)
     }
 }
 
-/* The writes a read of `slot` by step x (on rank r) may see. */
-static void live_sources(hbsearch *h, const accesses *A, int r, int slot, int x, char *live,
-                         int *queue, int *nq)
+/* The seeds of one output slot's writes [lo, hi): the writes no other
+ * write of the slot follows in every interleaving.  In a run every write
+ * but the last is followed by the next; the last of a run is followed iff
+ * some other run's last write is (then all of that run's earlier ones are
+ * too, by program order). */
+static void live_seeds(hbsearch *h, accesses *A, int lo, int hi, char *live, int *queue, int *nq)
 {
-    long long lo, hi;
-    slot_group(A, r, slot, &lo, &hi);
-    for (long long k = lo; k < hi; k++) {
-        int w = A->v[k].x;
-        if (w == x || !(A->v[k].fl & FW) || live[w] || hb_proven(h, x, w))
-            continue;
-        if (!write_covered(h, A, lo, hi, w, x))
-            mark_live(live, queue, nq, w);
+    int nc = 0;
+    for (int k = lo, e; k < hi; k = e) {
+        e = run_end(h->g, A, k, hi);
+        if (!spend(h, e - k - 1))
+            for (int i = k; i < e - 1; i++)
+                mark_live(live, queue, nq, A->v[i].x);
+        if (nc == h->ccap)
+            h->cand = xgrow(h->cand, &h->ccap, nc + 1, sizeof *h->cand);
+        h->cand[nc++] = A->v[e - 1].x;
+    }
+    for (int i = 0; i < nc; i++) {
+        int covered = 0;
+        for (int j = 0; j < nc && !covered; j++)
+            covered = j != i && hb_proven(h, h->cand[i], h->cand[j]);
+        if (!covered)
+            mark_live(live, queue, nq, h->cand[i]);
     }
 }
 
-/* Fill live[] (S entries); 0 if the accesses are too many to slice. */
-static int compute_live(const graph *g, char *live)
+/* The writes a read of `slot` by step x (on rank r) may see: every write w
+ * (w != x) unless x happens before w, or some other write w2 (w2 != x)
+ * has w -> w2 -> x.  Per run, the writes before x are a prefix and the
+ * writes after x a suffix (program order); those in between are unordered
+ * with x, so nothing can cover them: they are live.  Of a prefix only its
+ * last write can be uncovered, and it is iff no other run's last write
+ * before x follows it. */
+static void live_sources(hbsearch *h, accesses *A, int r, int slot, int x, char *live,
+                         int *queue, int *nq)
 {
-    accesses A = {NULL, xalloc((size_t)g->nr + 1, sizeof(long long), 0)};
+    int lo, hi, nc = 0;
+    slot_group(A, r, slot, &lo, &hi);
+    const wrec *v = A->v;
+    for (int k = lo, e; k < hi; k = e) {
+        e = run_end(h->g, A, k, hi);
+        int b = k, c = e;
+        while (b < c) {         /* [k, b): the writes before x */
+            int m = b + (c - b) / 2;
+            if (hb_proven(h, v[m].x, x))
+                b = m + 1;
+            else
+                c = m;
+        }
+        c = e;
+        for (int a = b; a < c;) {   /* [c, e): the writes after x */
+            int m = a + (c - a) / 2;
+            if (hb_proven(h, x, v[m].x))
+                c = m;
+            else
+                a = m + 1;
+        }
+        for (int i = open_from(A, live, b); i < c; i = open_from(A, live, i + 1))
+            if (v[i].x != x)
+                mark_live(live, queue, nq, v[i].x);
+        if (b > k) {
+            if (nc == h->ccap)
+                h->cand = xgrow(h->cand, &h->ccap, nc + 1, sizeof *h->cand);
+            h->cand[nc++] = v[b - 1].x;
+        }
+    }
+    for (int i = 0; i < nc; i++) {
+        if (live[h->cand[i]])
+            continue;
+        int covered = 0;
+        for (int j = 0; j < nc && !covered; j++)
+            covered = j != i && hb_proven(h, h->cand[i], h->cand[j]);
+        if (!covered)
+            mark_live(live, queue, nq, h->cand[i]);
+    }
+}
+
+/* Every rank's writes (the records of its accesses that write), counted
+ * first so that they are held once; 0 if the accesses are too many to
+ * slice. */
+static int build_writes(const graph *g, accesses *A)
+{
+    memset(A, 0, sizeof *A);
+    A->r0 = xalloc((size_t)g->nr + 1, sizeof(int), 0);
+    long long nw = 0;
+    srange rs[2];
+    for (int x = 0; x < g->S; x++)
+        if (g->pos[x] >= 0)
+            for (int i = 0, k = step_ranges(g, x, rs); i < k; i++)
+                if (rs[i].fl & FW)
+                    nw += rs[i].hi - rs[i].lo;
+    if (nw > LIVE_REC_CAP)
+        return 0;
+    A->v = xalloc((size_t)nw, sizeof *A->v, 0);
     rec *buf = NULL;
     int cap = 0;
-    long long total = 0, acap = 0;
+    long long total = 0;
     for (int r = 0; r < g->nr; r++) {
-        A.r0[r] = total;
+        A->r0[r] = A->n;
         long long n = g->lay_ok[r] ? build_records(g, r, &buf, &cap) : 0;
         if (n < 0 || total + n > LIVE_REC_CAP) {
             free(buf);
-            free(A.v);
-            free(A.r0);
             return 0;
         }
-        if (total + n > acap) {
-            acap = (total + n) * 2;
-            A.v = xrealloc(A.v, (size_t)acap * sizeof *A.v);
-        }
-        if (n > 0)
-            memcpy(A.v + total, buf, (size_t)n * sizeof *buf);
         total += n;
+        for (long long k = 0; k < n; k++)
+            if (buf[k].fl & FW)
+                A->v[A->n++] = (wrec){buf[k].slot, buf[k].x};
     }
-    A.r0[g->nr] = total;
+    A->r0[g->nr] = A->n;
     free(buf);
+    A->skip = xalloc((size_t)A->n, sizeof(int), 0);
+    for (int k = 0; k < A->n; k++)
+        A->skip[k] = k;
+    return 1;
+}
 
-    hbsearch h = {g, xalloc((size_t)g->S, sizeof(int), 1), 0, xalloc((size_t)g->S, sizeof(int), 0), 0, 0};
+static void accesses_free(accesses *A)
+{
+    free(A->v);
+    free(A->r0);
+    free(A->skip);
+}
+
+/* Fill live[] (S entries); 0 if the accesses are too many to slice.  Sets
+ * *partial when the search budget ran out (steps not proven dead are then
+ * counted live). */
+static int compute_live(const graph *g, char *live, int *partial, long long *work)
+{
+    accesses A;
+    if (!build_writes(g, &A)) {
+        accesses_free(&A);
+        return 0;
+    }
+    long long budget = live_budget_override ? live_budget_override
+                                            : LIVE_SEARCH_BUDGET + LIVE_UNITS_PER_WRITE * (long long)A.n;
+    hbsearch h = {g, xalloc((size_t)g->S, sizeof(int), 1), 0, xalloc((size_t)g->S, sizeof(int), 0),
+                  xalloc(1024, sizeof(uint64_t), 1), 1024, 0, 0, budget, 0, NULL, 0};
     int *queue = xalloc((size_t)g->S, sizeof(int), 0), nq = 0;
     memset(live, 0, (size_t)g->S);
     /* Seeds: the last writes of every output slot. */
     for (int r = 0; r < g->nr; r++) {
         const layout *L = &g->lay[r];
         int o0 = L->base[BUF_O], o1 = o0 + L->len[BUF_O];
-        for (long long lo = A.r0[r], hi; lo < A.r0[r + 1]; lo = hi) {
-            hi = lo + 1;
-            while (hi < A.r0[r + 1] && A.v[hi].slot == A.v[lo].slot)
-                hi++;
-            if (A.v[lo].slot < o0 || A.v[lo].slot >= o1)
-                continue;
-            for (long long k = lo; k < hi; k++)
-                if ((A.v[k].fl & FW) && !write_covered(&h, &A, lo, hi, A.v[k].x, -1))
-                    mark_live(live, queue, &nq, A.v[k].x);
+        for (int lo = A.r0[r], hi; lo < A.r0[r + 1]; lo = hi) {
+            int slot = A.v[lo].slot, dummy;
+            slot_group(&A, r, slot, &dummy, &hi);
+            if (slot >= o0 && slot < o1)
+                live_seeds(&h, &A, lo, hi, live, queue, &nq);
         }
     }
     /* Backward: what a live step reads or receives. */
@@ -1221,11 +1463,14 @@ static int compute_live(const graph *g, char *live)
                 for (int sl = rs[i].lo; sl < rs[i].hi; sl++)
                     live_sources(&h, &A, rank_of(g, x), sl, x, live, queue, &nq);
     }
+    *partial = h.over;
+    *work = h.work;
     free(queue);
     free(h.stamp);
     free(h.stack);
-    free(A.v);
-    free(A.r0);
+    free(h.memo);
+    free(h.cand);
+    accesses_free(&A);
     return 1;
 }
 
@@ -1464,6 +1709,9 @@ int race_check_graph(race_graph *rg, int inplace, long long budget, hazard_list 
         if (!pl[r].skipped)
             resolve_rank(&c, r, &pl[r], uclocks);
     long long local_work = c.work;
+    free(c.recs);               /* the ranks' records are done with: the slice builds its own */
+    c.recs = NULL;
+    c.crecs = 0;
 
     /* Stages 4-5: pairs and reads the ranks alone did not settle. */
     if (c.npairs + c.npend > 0)
@@ -1510,7 +1758,7 @@ int race_check_graph(race_graph *rg, int inplace, long long budget, hazard_list 
     char *live = NULL;
     if (g->S <= LIVE_STEP_CAP || nr > 0 || c.nbad > 0) {
         live = xalloc((size_t)g->S, 1, 0);
-        if (compute_live(g, live))
+        if (compute_live(g, live, &st->live_partial, &st->live_work))
             set_dead(g, live, st);
         else {
             free(live);
@@ -1535,6 +1783,7 @@ int race_check_graph(race_graph *rg, int inplace, long long budget, hazard_list 
     free(c.bad);
     free(c.recs);
     free(c.runs);
+    free(c.widx);
     for (int o = 0; o < ORD_COUNT - 1; o++)
         free(c.xpos[o]);
     if (own)

@@ -34,6 +34,9 @@ typedef struct {
     /* Dead traffic: steps whose data reaches no result element in any
      * interleaving (backward slice from the postcondition). */
     int live_checked;       /* 1 if the slice was computed */
+    int live_partial;       /* 1 if its search stopped at its budget: steps
+                               not proven dead count as live */
+    long long live_work;    /* comparisons and search nodes the slice spent */
     long long steps;        /* steps that move data (not nop) */
     long long dead_steps;   /* of those, dead */
     char *dead;             /* [steps of the schedule, rank/tb/step order]:
@@ -57,5 +60,11 @@ int race_check_graph(race_graph *rg, int inplace, long long budget, hazard_list 
 void race_graph_free(race_graph *rg);
 
 void race_stats_free(race_stats *st);
+
+/* The dead-traffic slice spends at most 5e7 units (a comparison of two
+ * steps, a node visited searching for a path) plus 8 per recorded write;
+ * past that it proves nothing more (live_partial).  For tests: a budget of
+ * exactly `units` instead; 0 restores the default. */
+void race_set_live_budget(long long units);
 
 #endif

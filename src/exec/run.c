@@ -364,6 +364,9 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
                     rs->dead_steps, rs->steps,
                     s->bytes_moved > 0 ? 100.0 * s->dead_bytes / s->bytes_moved : 0.0,
                     s->xfer_us > 0 ? 100.0 * s->dead_xfer_us / s->xfer_us : 0.0);
+        if (rs->live_checked && rs->live_partial)
+            fprintf(f, "note      dead-traffic slice stopped at its budget (%lld comparisons and "
+                       "search steps): steps it did not prove dead count as live\n", rs->live_work);
         if (!rs->checked)
             fprintf(f, "note      race check skipped: %s\n", rs->skipped_why);
         break; /* the first completed mode's figures stand for the run */
@@ -412,6 +415,7 @@ static cJSON *dead_json(const run_report *r, const sim_result *s)
     cJSON_AddNumberToObject(d, "bytes", s->dead_bytes);
     cJSON_AddNumberToObject(d, "bytes_share", s->bytes_moved > 0 ? s->dead_bytes / s->bytes_moved : 0);
     cJSON_AddNumberToObject(d, "time_share", s->xfer_us > 0 ? s->dead_xfer_us / s->xfer_us : 0);
+    cJSON_AddBoolToObject(d, "complete", !rs->live_partial);
     return d;
 }
 

@@ -34,7 +34,7 @@ assert j["verified"] is True and j["error"] is None, j
 assert j["warnings"] == 2, j["warnings"]
 assert all(h["warning"] for h in j["hazards"]), j["hazards"]
 d = j["dead_traffic"]
-assert d["steps"] == 3 and d["steps_total"] == 9 and d["transfers"] == 1, d
+assert d["steps"] == 3 and d["steps_total"] == 9 and d["transfers"] == 1 and d["complete"] is True, d
 assert abs(d["bytes_share"] - 1/3) < 1e-9 and abs(d["time_share"] - 1/3) < 1e-9, d
 ' "$TMP/dead.json"
 "$R" "$D/ok-allgather2.xml" --json >"$TMP/ok.json" 2>/dev/null
