@@ -284,13 +284,13 @@ int route_heuristic(const sketch *s, const topo *t, coll_kind k, double chunk_by
  * chunkups do not divide or a hop is not a candidate of its piece. */
 static int coarse_trees(const rmodel *M, const algo *a, trees *T)
 {
-    int n = M->n, a2a = M->k == COLL_ALLTOALL;
-    if (!a || a->nranks != n || a->coll != M->k)
+    int n = M->nranks, a2a = M->coll == COLL_ALLTOALL;
+    if (!a || a->nranks != n || a->coll != M->coll)
         return 0;
     int ccpr = a->chunks_per_rank, ckup = a2a ? ccpr / n : ccpr;
-    if (ckup < 1 || (a2a && ccpr % n) || M->kup % ckup || ckup == M->kup)
+    if (ckup < 1 || (a2a && ccpr % n) || M->chunkup % ckup || ckup == M->chunkup)
         return 0;
-    int f = M->kup / ckup;
+    int f = M->chunkup / ckup;
     int *src = xmalloc((size_t)n * ccpr * n * sizeof *src);
     for (size_t i = 0; i < (size_t)n * ccpr * n; i++)
         src[i] = -1;
@@ -304,11 +304,11 @@ static int coarse_trees(const rmodel *M, const algo *a, trees *T)
         src[((size_t)x->origin * ccpr + x->index) * n + x->dst] = x->src;
     }
     int ok = 1;
-    for (int c = 0; c < M->nch && ok; c++) {
-        if (M->rep[c] != c)
+    for (int c = 0; c < M->nchunks && ok; c++) {
+        if (M->orbit_rep[c] != c)
             continue;
-        int i = c % M->cpr;
-        int ci = a2a ? (i / M->kup) * ckup + (i % M->kup) / f : i / f;
+        int i = c % M->chunks_per_rank;
+        int ci = a2a ? (i / M->chunkup) * ckup + (i % M->chunkup) / f : i / f;
         const int *sv = &src[((size_t)origin_of(M, c) * ccpr + ci) * n];
         for (int v = 0; v < n && ok; v++) {
             if (sv[v] < 0)
@@ -318,8 +318,8 @@ static int coarse_trees(const rmodel *M, const algo *a, trees *T)
             if (ok)
                 T->par[(size_t)c * n + v] = hi;
         }
-        for (int q = M->orb_start[c]; q < M->orb_start[c + 1] && ok; q++) {
-            int m = M->orb[q];
+        for (int q = M->orbit_start[c]; q < M->orbit_start[c + 1] && ok; q++) {
+            int m = M->orbit[q];
             if (m == c)
                 continue;
             route_carry_tree(M, T, c, m);
@@ -333,7 +333,7 @@ static int coarse_trees(const rmodel *M, const algo *a, trees *T)
     if (!ok)
         return 0;
     int *order = xmalloc((size_t)n * sizeof *order);
-    for (int c = 0; c < M->nch; c++)
+    for (int c = 0; c < M->nchunks; c++)
         route_tree_arrivals(M, T, c, order);
     free(order);
     return 1;
@@ -358,9 +358,9 @@ static double trees_makespan(const rmodel *M, const trees *T, const sketch *s, c
 /* Slots the heuristic trees use. */
 static unsigned char *used_slots(const rmodel *M, const trees *H)
 {
-    int n = M->n;
-    unsigned char *used = xcalloc((size_t)M->cstart[M->nch] + 1, 1);
-    for (int c = 0; c < M->nch; c++)
+    int n = M->nranks;
+    unsigned char *used = xcalloc((size_t)M->cand_start[M->nchunks] + 1, 1);
+    for (int c = 0; c < M->nchunks; c++)
         for (int v = 0; v < n; v++) {
             int hi = H->par[(size_t)c * n + v];
             int sl = hi < 0 ? -1 : slot_of(M, c, hi);
@@ -383,7 +383,7 @@ typedef struct {
 /* 1 if v is u or an ancestor of u on tree par (walks at most n hops). */
 static int is_ancestor(const rmodel *M, const int *par, int v, int u)
 {
-    for (int steps = 0; u >= 0 && steps <= M->n; steps++) {
+    for (int steps = 0; u >= 0 && steps <= M->nranks; steps++) {
         if (u == v)
             return 1;
         u = par[u] >= 0 ? M->hops[par[u]].u : -1;
@@ -394,9 +394,9 @@ static int is_ancestor(const rmodel *M, const int *par, int v, int u)
 /* Copy representative c's tree to the rest of its orbit. */
 static void carry_orbit(const rmodel *M, trees *T, int c)
 {
-    for (int q = M->orb_start[c]; q < M->orb_start[c + 1]; q++)
-        if (M->orb[q] != c)
-            route_carry_tree(M, T, c, M->orb[q]);
+    for (int q = M->orbit_start[c]; q < M->orbit_start[c + 1]; q++)
+        if (M->orbit[q] != c)
+            route_carry_tree(M, T, c, M->orbit[q]);
 }
 
 /* Spare NIC capacity (route.h, SPARE NICS): moves on one orbit
@@ -441,7 +441,7 @@ static int holds(const rmodel *M, const int *par, int c, int u)
 /* 1 if c enters v's node through some rank other than v. */
 static int enters_elsewhere(const rmodel *M, const int *par, int v)
 {
-    for (int x = 0; x < M->n; x++)
+    for (int x = 0; x < M->nranks; x++)
         if (x != v && node_of(M, x) == node_of(M, v) && par[x] >= 0 && M->hops[par[x]].inter)
             return 1;
     return 0;
@@ -451,7 +451,7 @@ static int enters_elsewhere(const rmodel *M, const int *par, int v)
  * restores it) if a spliced child cannot go to v's old parent. */
 static int spare_apply(const rmodel *M, int c, int *par, const spare_move *m)
 {
-    int n = M->n, p = par[m->v] >= 0 ? M->hops[par[m->v]].u : -1;
+    int n = M->nranks, p = par[m->v] >= 0 ? M->hops[par[m->v]].u : -1;
     par[m->v] = m->h;
     if (m->w >= 0)
         par[m->w] = m->hw;
@@ -470,7 +470,7 @@ static int spare_apply(const rmodel *M, int c, int *par, const spare_move *m)
  * returns how many. */
 static int spare_moves(const rmodel *M, const int *par, int c, int v, spare_move *out)
 {
-    int n = M->n, k = 0;
+    int n = M->nranks, k = 0;
     if (node_of(M, v) == node_of(M, origin_of(M, c)) || par[v] < 0)
         return 0;
     if (!M->hops[par[v]].inter) {
@@ -541,27 +541,27 @@ static double spare_move_eval(spare *S, int c, int *par, const spare_move *m)
 /* Representative c's tree back to save, carried to its orbit. */
 static void spare_undo(spare *S, int c, int *par, const int *save)
 {
-    memcpy(par, save, (size_t)S->M->n * sizeof *par);
+    memcpy(par, save, (size_t)S->M->nranks * sizeof *par);
     carry_orbit(S->M, S->T, c);
 }
 
 /* Returns 1 if T changed (and *makespan with it). */
 static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
 {
-    int n = M->n, cap = 4 * n + 8;
-    size_t sz = (size_t)M->nch * n;
+    int n = M->nranks, cap = 4 * n + 8;
+    size_t sz = (size_t)M->nchunks * n;
     int *keep = xmalloc(sz * sizeof *keep);
     int *s1 = xmalloc((size_t)n * sizeof *s1), *s2 = xmalloc((size_t)n * sizeof *s2);
     spare_move *m1 = xmalloc((size_t)cap * sizeof *m1), *m2 = xmalloc((size_t)cap * sizeof *m2);
     memcpy(keep, T->par, sz * sizeof *keep);
-    double sends = (double)M->nch * (n - 1);
+    double sends = (double)M->nchunks * (n - 1);
     int lim = sends * SPARE_EVALS > SPARE_WORK ? (int)(SPARE_WORK / sends) : SPARE_EVALS;
     spare S = {J, M, T, *makespan, 0, lim};
     /* single moves, kept while the makespan does not grow: a few passes,
      * as a move kept on a tie opens others */
     for (int pass = 0; pass < SPARE_PASSES; pass++)
-    for (int c = 0; c < M->nch && S.evals < S.max_evals; c++) {
-        if (M->rep[c] != c)
+    for (int c = 0; c < M->nchunks && S.evals < S.max_evals; c++) {
+        if (M->orbit_rep[c] != c)
             continue;
         int *par = &T->par[(size_t)c * n];
         for (int v = 0; v < n && S.evals < S.max_evals; v++) {
@@ -579,8 +579,8 @@ static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
     }
     /* an uncopy on c1 with a copy on c2, kept if together shorter */
     int found = 0;
-    for (int c1 = 0; c1 < M->nch && !found && S.evals < S.max_evals; c1++) {
-        if (M->rep[c1] != c1)
+    for (int c1 = 0; c1 < M->nchunks && !found && S.evals < S.max_evals; c1++) {
+        if (M->orbit_rep[c1] != c1)
             continue;
         int *p1 = &T->par[(size_t)c1 * n];
         for (int v1 = 0; v1 < n && !found && S.evals < S.max_evals; v1++) {
@@ -594,8 +594,8 @@ static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
                     continue;
                 }
                 carry_orbit(M, T, c1);
-                for (int c2 = 0; c2 < M->nch && !found && S.evals < S.max_evals; c2++) {
-                    if (M->rep[c2] != c2 || c2 == c1)
+                for (int c2 = 0; c2 < M->nchunks && !found && S.evals < S.max_evals; c2++) {
+                    if (M->orbit_rep[c2] != c2 || c2 == c1)
                         continue;
                     int *p2 = &T->par[(size_t)c2 * n];
                     for (int v2 = 0; v2 < n && !found && S.evals < S.max_evals; v2++) {
@@ -623,7 +623,7 @@ static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
     if (changed) {
         *makespan = S.cur;
         int *order = xmalloc((size_t)n * sizeof *order);
-        for (int c = 0; c < M->nch; c++)
+        for (int c = 0; c < M->nchunks; c++)
             route_tree_arrivals(M, T, c, order);
         free(order);
     } else {
@@ -692,9 +692,9 @@ static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err 
     int times_ok = route_incumbent_times(&M, &H);
     double relaxed = route_relaxed_time(&M, &H);
     double U = (makespan > relaxed ? makespan : relaxed) * (1 + 1e-9) + 1e-9;
-    st->nchunks = M.nch;
+    st->nchunks = M.nchunks;
     st->nreps = M.nreps;
-    st->nslots = M.cstart[M.nch];
+    st->nslots = M.cand_start[M.nchunks];
     st->symmetric = M.symmetric;
     st->heur_makespan_us = makespan;
     st->heur_relaxed_us = relaxed;
@@ -722,7 +722,7 @@ static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err 
     st->build_s = now_s() - J->t0;
     progress(o, "%s %s on %s, %.6g-byte chunks: %d chunks (%d orbit%s), %d candidate hops; "
              "%s makespan %.6g us (relaxed %.6g us)", J->s->name, coll_name(J->k),
-             J->t->name, J->bytes, M.nch, M.nreps, M.nreps == 1 ? "" : "s", st->nslots,
+             J->t->name, J->bytes, M.nchunks, M.nreps, M.nreps == 1 ? "" : "s", st->nslots,
              st->coarse_makespan_us == makespan ? "coarse routing's" : "heuristic", makespan,
              relaxed);
     progress(o, "model: %d columns (%d binary), %d rows, %d nonzeros; built in %.3f s",
