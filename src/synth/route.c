@@ -17,6 +17,10 @@
  *      class) and the heuristic as the incumbent;
  *   4. GLPK, then the routing read back (dead-end relays dropped) and
  *      checked; anything unusable falls back to the heuristic.
+ * One attempt (solve_once) runs these as phases, each a function:
+ * seed_heuristic (1, 2), offer_coarse and offer_spare_nics (better seeds:
+ * route.h), build_milp (3), solve_milp and read_routing (4); a symmetry
+ * the seed cannot keep asks for a second attempt without it.
  * This file holds the public calls, the checker and that order; the
  * shared types are in route_int.h.  Nothing here keeps state between
  * calls. */
@@ -637,185 +641,269 @@ static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
     return changed;
 }
 
-/* One attempt with or without symmetry; *retry = 1 asks for another
- * without (the heuristic routing could not be made symmetric). */
-static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err *err)
-{
-    const route_opts *o = J->o;
-    route_stats *st = J->st;
-    route_opts oo = *o;
-    oo.use_symmetry = use_sym;
-    *retry = 0;
+/* ------------------------------------------------------------ one attempt */
+
+/* What one attempt (solve_once) works on, phase by phase: the skeleton,
+ * the seed routing (as trees and as an algo, with stage 2's makespan of
+ * it), then the MILP built over them.  attempt_free releases whatever of it
+ * exists. */
+typedef struct {
     rmodel M;
-    int rc = route_rmodel_build(&M, J->s, J->t, J->k, J->bytes, &oo, err);
+    trees H;                /* the seed: heuristic trees, or coarse / spare-NIC ones */
+    algo *ha;               /* H as an algo: the fallback routing */
+    double makespan;        /* stage 2's makespan of H */
+    int times_ok;           /* H's arrivals keep enforce_ordering: a usable incumbent */
+    double relaxed;         /* the relaxed makespan of H (the MILP's time rows) */
+    unsigned char *used;    /* [nslots] slots H uses */
+    milp P;
+    int built;              /* M, H and ha exist */
+} attempt;
+
+static void attempt_free(attempt *A)
+{
+    if (!A->built)
+        return;
+    algo_free(A->ha);
+    route_milp_free(&A->P);
+    free(A->used);
+    route_trees_free(&A->H);
+    route_rmodel_free(&A->M);
+    A->built = 0;
+}
+
+/* Phase 1: the skeleton and the heuristic routing, scheduled by stage 2. */
+static int seed_heuristic(const job *J, int use_sym, attempt *A, tc_err *err)
+{
+    route_opts oo = *J->o;
+    oo.use_symmetry = use_sym;
+    memset(A, 0, sizeof *A);
+    int rc = route_rmodel_build(&A->M, J->s, J->t, J->k, J->bytes, &oo, err);
     if (rc)
         return rc;
-    trees H;
-    route_trees_init(&H, &M);
-    route_heuristic_trees(&M, &H);
-    algo *ha = route_trees_to_algo(&M, &H), *hs = NULL;
-    rc = order_schedule(ha, J->t, J->bytes, NULL, &hs, NULL, err);
-    if (rc) {
-        algo_free(ha);
-        route_trees_free(&H);
-        route_rmodel_free(&M);
+    route_trees_init(&A->H, &A->M);
+    route_heuristic_trees(&A->M, &A->H);
+    A->ha = route_trees_to_algo(&A->M, &A->H);
+    A->built = 1;
+    algo *hs = NULL;
+    rc = order_schedule(A->ha, J->t, J->bytes, NULL, &hs, NULL, err);
+    if (rc)
         return rc;
-    }
-    double makespan = hs->predicted_us;
+    A->makespan = hs->predicted_us;
     algo_free(hs);
+    return TC_OK;
+}
+
+/* Phase 2: the coarse routing (route_opts.coarse) carried to these chunks
+ * replaces the seed when stage 2 schedules it faster. */
+static void offer_coarse(const job *J, attempt *A)
+{
     double coarse_ms = NAN;
-    if (o->coarse) {
+    if (J->o->coarse) {
         trees G;
-        route_trees_init(&G, &M);
-        if (coarse_trees(&M, o->coarse, &G)) {
+        route_trees_init(&G, &A->M);
+        if (coarse_trees(&A->M, J->o->coarse, &G)) {
             tc_err e2;
-            coarse_ms = trees_makespan(&M, &G, J->s, J->t, J->k, J->bytes, &e2);
+            coarse_ms = trees_makespan(&A->M, &G, J->s, J->t, J->k, J->bytes, &e2);
         }
-        if (coarse_ms < makespan) {
-            trees X = H;
-            H = G;
+        if (coarse_ms < A->makespan) {
+            trees X = A->H;
+            A->H = G;
             G = X;
-            makespan = coarse_ms;
-            algo_free(ha);
-            ha = route_trees_to_algo(&M, &H);
+            A->makespan = coarse_ms;
+            algo_free(A->ha);
+            A->ha = route_trees_to_algo(&A->M, &A->H);
         }
         route_trees_free(&G);
     }
-    st->coarse_makespan_us = coarse_ms;
-    if (spare_worth(J->t, J->bytes) && !o->latency && spare_nics(J, &M, &H, &makespan)) {
-        algo_free(ha);
-        ha = route_trees_to_algo(&M, &H);
-        st->spare_nics = 1;
-        progress(o, "spare NIC capacity: ranks that get a chunk across the NICs directly: "
-                 "stage 2 makespan %.6g us", makespan);
-    }
-    int times_ok = route_incumbent_times(&M, &H);
-    double relaxed = route_relaxed_time(&M, &H);
-    double U = (makespan > relaxed ? makespan : relaxed) * (1 + 1e-9) + 1e-9;
-    st->nchunks = M.nchunks;
-    st->nreps = M.nreps;
-    st->nslots = M.cand_start[M.nchunks];
-    st->symmetric = M.symmetric;
-    st->heur_makespan_us = makespan;
-    st->heur_relaxed_us = relaxed;
-    unsigned char *used = used_slots(&M, &H);
-    milp P;
-    int built = route_milp_build(&P, &M, &H, used, U);
-    if (built < 0 || (!P.consistent && M.symmetric)) {
-        *retry = 1;
+    J->st->coarse_makespan_us = coarse_ms;
+}
+
+/* Phase 3: the spare-NIC moves on the seed, where they are worth trying. */
+static void offer_spare_nics(const job *J, attempt *A)
+{
+    if (!spare_worth(J->t, J->bytes) || J->o->latency ||
+        !spare_nics(J, &A->M, &A->H, &A->makespan))
+        return;
+    algo_free(A->ha);
+    A->ha = route_trees_to_algo(&A->M, &A->H);
+    J->st->spare_nics = 1;
+    progress(J->o, "spare NIC capacity: ranks that get a chunk across the NICs directly: "
+             "stage 2 makespan %.6g us", A->makespan);
+}
+
+/* Phase 4: the MILP over the skeleton with the seed as its incumbent.
+ * Returns 0 and says why in st->msg when the symmetry cannot be kept (the
+ * caller solves again without it). */
+static int build_milp(const job *J, attempt *A)
+{
+    route_stats *st = J->st;
+    rmodel *M = &A->M;
+    A->times_ok = route_incumbent_times(M, &A->H);
+    A->relaxed = route_relaxed_time(M, &A->H);
+    double U = (A->makespan > A->relaxed ? A->makespan : A->relaxed) * (1 + 1e-9) + 1e-9;
+    st->nchunks = M->nchunks;
+    st->nreps = M->nreps;
+    st->nslots = M->cand_start[M->nchunks];
+    st->symmetric = M->symmetric;
+    st->heur_makespan_us = A->makespan;
+    st->heur_relaxed_us = A->relaxed;
+    A->used = used_slots(M, &A->H);
+    int built = route_milp_build(&A->P, M, &A->H, A->used, U);
+    if (built < 0 || (!A->P.consistent && M->symmetric)) {
         snprintf(st->msg, sizeof st->msg, "%s", built < 0 ?
                  "the sketch's symmetry does not map candidate hops onto candidate hops: "
                  "solved without it" : "the heuristic routing is not symmetric: solved without "
                  "symmetry");
-        route_milp_free(&P);
-        free(used);
-        algo_free(ha);
-        route_trees_free(&H);
-        route_rmodel_free(&M);
-        return TC_OK;
+        return 0;
     }
-    st->ncols = lp_ncols(P.p);
-    st->nbin = P.nbin;
-    st->nrows = lp_nrows(P.p);
-    st->nnz = lp_nnz(P.p);
-    st->heur_objective = route_objective_of_incumbent(&P);
+    st->ncols = lp_ncols(A->P.p);
+    st->nbin = A->P.nbin;
+    st->nrows = lp_nrows(A->P.p);
+    st->nnz = lp_nnz(A->P.p);
+    st->heur_objective = route_objective_of_incumbent(&A->P);
     st->build_s = now_s() - J->t0;
-    progress(o, "%s %s on %s, %.6g-byte chunks: %d chunks (%d orbit%s), %d candidate hops; "
+    progress(J->o, "%s %s on %s, %.6g-byte chunks: %d chunks (%d orbit%s), %d candidate hops; "
              "%s makespan %.6g us (relaxed %.6g us)", J->s->name, coll_name(J->k),
-             J->t->name, J->bytes, M.nchunks, M.nreps, M.nreps == 1 ? "" : "s", st->nslots,
-             st->coarse_makespan_us == makespan ? "coarse routing's" : "heuristic", makespan,
-             relaxed);
-    progress(o, "model: %d columns (%d binary), %d rows, %d nonzeros; built in %.3f s",
+             J->t->name, J->bytes, M->nchunks, M->nreps, M->nreps == 1 ? "" : "s", st->nslots,
+             st->coarse_makespan_us == A->makespan ? "coarse routing's" : "heuristic",
+             A->makespan, A->relaxed);
+    progress(J->o, "model: %d columns (%d binary), %d rows, %d nonzeros; built in %.3f s",
              st->ncols, st->nbin, st->nrows, st->nnz, st->build_s);
+    return 1;
+}
+
+/* The solver's options from route_opts, the seed as the incumbent when
+ * its arrivals are usable. */
+static void milp_lp_opts(const job *J, const attempt *A, lp_opts *lo)
+{
+    const route_opts *o = J->o;
+    lp_opts_init(lo);
+    lo->time_limit_s = o->time_limit_s;
+    lo->mip_gap = o->mip_gap;
+    lo->verbose = o->verbose;
+    lo->cuts = o->cuts;
+    lo->heuristics = o->heuristics;
+    lo->backend = o->backend;
+    lo->mem_limit_mb = o->mem_limit_mb;
+    if (o->seed && A->times_ok) {
+        lo->incumbent = A->P.inc;
+        lo->presolve = 0;
+    }
+    if (!o->quiet) {
+        lo->progress = lp_progress_stderr;
+        lo->progress_ctx = (void *)(o->backend == LP_CBC ? "route: CBC" : "route: GLPK");
+    }
+}
+
+/* Phase 6: the routing read back from a solved MILP and checked; NULL
+ * (st->msg says why) when it is unusable. */
+static algo *read_routing(const job *J, const attempt *A, const lp_result *r)
+{
+    route_stats *st = J->st;
     algo *res = NULL;
-    if (o->build_only) {
-        res = ha;
-        ha = NULL;
-        snprintf(st->msg, sizeof st->msg, "model built, not solved: heuristic routing");
-    } else {
-        lp_opts lo;
-        lp_opts_init(&lo);
-        lo.time_limit_s = o->time_limit_s;
-        lo.mip_gap = o->mip_gap;
-        lo.verbose = o->verbose;
-        lo.cuts = o->cuts;
-        lo.heuristics = o->heuristics;
-        lo.backend = o->backend;
-        lo.mem_limit_mb = o->mem_limit_mb;
-        if (o->seed && times_ok) {
-            lo.incumbent = P.inc;
-            lo.presolve = 0;
-        }
-        if (!o->quiet) {
-            lo.progress = lp_progress_stderr;
-            lo.progress_ctx = (void *)(o->backend == LP_CBC ? "route: CBC" : "route: GLPK");
-        }
-        lp_result r;
-        tc_err e2;
-        tc_err_clear(&e2);
-        int lrc = lp_solve(P.p, &lo, &r, &e2);
-        st->solve_s = r.seconds;
-        st->status = r.status;
-        st->incumbent_used = r.incumbent_used;
-        st->objective = r.objective;
-        st->best_bound = r.best_bound;
-        st->gap = r.gap;
-        if (lrc == TC_STOP || (lrc != TC_OK && r.out_of_memory)) {
-            /* a stop request or the memory limit: an error, not a fallback */
-            rc = tc_err_set(err, lrc, "routing MILP: %s", e2.msg);
-        } else if (lrc == TC_OK && (r.status == LP_OPTIMAL || r.status == LP_FEASIBLE)) {
-            trees R;
-            route_trees_init(&R, &M);
-            if (route_extract(&P, &R)) {
-                res = route_trees_to_algo(&M, &R);
-                tc_err e3;
-                if (route_check(res, J->s, J->t, J->k, &e3) != TC_OK) {
-                    algo_free(res);
-                    res = NULL;
-                    snprintf(st->msg, sizeof st->msg, "the MILP's routing is unusable (%.300s): "
-                             "heuristic routing", e3.msg);
-                } else {
-                    st->time_us = lp_value(P.p, P.tcol);
-                    res->predicted_us = st->time_us;
-                    snprintf(st->msg, sizeof st->msg, "%.400s", r.msg);
-                }
-            } else {
-                snprintf(st->msg, sizeof st->msg, "the MILP's solution is not a set of trees: "
-                         "heuristic routing");
-            }
-            route_trees_free(&R);
+    trees R;
+    route_trees_init(&R, &A->M);
+    if (route_extract(&A->P, &R)) {
+        res = route_trees_to_algo(&A->M, &R);
+        tc_err e3;
+        if (route_check(res, J->s, J->t, J->k, &e3) != TC_OK) {
+            algo_free(res);
+            res = NULL;
+            snprintf(st->msg, sizeof st->msg, "the MILP's routing is unusable (%.300s): "
+                     "heuristic routing", e3.msg);
         } else {
-            snprintf(st->msg, sizeof st->msg, "%.400s: heuristic routing",
-                     lrc == TC_OK ? r.msg : e2.msg);
+            st->time_us = lp_value(A->P.p, A->P.tcol);
+            res->predicted_us = st->time_us;
+            snprintf(st->msg, sizeof st->msg, "%.400s", r->msg);
         }
-        if (!res && rc == TC_OK) {
-            res = ha;
-            ha = NULL;
-            st->fallback = 1;
-        }
-        char gap[48] = "gap unknown";
-        if (isfinite(r.gap))
-            snprintf(gap, sizeof gap, "gap %.3g%%", 100 * r.gap);
-        if (rc == TC_OK && lrc != TC_OK)
-            progress(o, "%s; returning the heuristic routing", e2.msg);
-        else if (rc == TC_OK)
-            progress(o, "%s: %s in %.3f s; objective %.6g, bound %.6g, %s; time %.6g us; "
-                     "incumbent %s%s", lp_backend_name(o->backend), lp_status_name(r.status),
-                     r.seconds, r.objective, r.best_bound, gap, st->time_us,
-                     r.incumbent_used == 1 ? "used" : r.incumbent_used == 0 ? "rejected"
-                                                                            : "none",
-                     st->fallback ? "; returning the heuristic routing" : "");
-        if (rc == TC_OK && r.incumbent_used == 0)
-            progress(o, "incumbent rejected: %s", r.msg);
+    } else {
+        snprintf(st->msg, sizeof st->msg, "the MILP's solution is not a set of trees: "
+                 "heuristic routing");
+    }
+    route_trees_free(&R);
+    return res;
+}
+
+/* The solve's outcome on stderr (lrc: lp_solve's code, e2 its error). */
+static void report_solve(const job *J, const lp_result *r, int lrc, const tc_err *e2)
+{
+    const route_opts *o = J->o;
+    const route_stats *st = J->st;
+    char gap[48] = "gap unknown";
+    if (isfinite(r->gap))
+        snprintf(gap, sizeof gap, "gap %.3g%%", 100 * r->gap);
+    if (lrc != TC_OK)
+        progress(o, "%s; returning the heuristic routing", e2->msg);
+    else
+        progress(o, "%s: %s in %.3f s; objective %.6g, bound %.6g, %s; time %.6g us; "
+                 "incumbent %s%s", lp_backend_name(o->backend), lp_status_name(r->status),
+                 r->seconds, r->objective, r->best_bound, gap, st->time_us,
+                 r->incumbent_used == 1 ? "used" : r->incumbent_used == 0 ? "rejected"
+                                                                          : "none",
+                 st->fallback ? "; returning the heuristic routing" : "");
+    if (r->incumbent_used == 0)
+        progress(o, "incumbent rejected: %s", r->msg);
+}
+
+/* Phase 5: the MILP solved and its routing read back, else the seed
+ * (st->fallback).  A stop request or the memory limit is an error, not a
+ * fallback. */
+static int solve_milp(const job *J, attempt *A, algo **res, tc_err *err)
+{
+    route_stats *st = J->st;
+    lp_opts lo;
+    milp_lp_opts(J, A, &lo);
+    lp_result r;
+    tc_err e2;
+    tc_err_clear(&e2);
+    int lrc = lp_solve(A->P.p, &lo, &r, &e2);
+    st->solve_s = r.seconds;
+    st->status = r.status;
+    st->incumbent_used = r.incumbent_used;
+    st->objective = r.objective;
+    st->best_bound = r.best_bound;
+    st->gap = r.gap;
+    *res = NULL;
+    if (lrc == TC_STOP || (lrc != TC_OK && r.out_of_memory))
+        return tc_err_set(err, lrc, "routing MILP: %s", e2.msg);
+    if (lrc == TC_OK && (r.status == LP_OPTIMAL || r.status == LP_FEASIBLE))
+        *res = read_routing(J, A, &r);
+    else
+        snprintf(st->msg, sizeof st->msg, "%.400s: heuristic routing",
+                 lrc == TC_OK ? r.msg : e2.msg);
+    if (!*res) {
+        *res = A->ha;
+        A->ha = NULL;
+        st->fallback = 1;
+    }
+    report_solve(J, &r, lrc, &e2);
+    return TC_OK;
+}
+
+/* One attempt with or without symmetry, in the phases above; *retry = 1
+ * asks for another without (the seed could not be made symmetric). */
+static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err *err)
+{
+    attempt A;
+    algo *res = NULL;
+    *retry = 0;
+    int rc = seed_heuristic(J, use_sym, &A, err);
+    if (rc == TC_OK) {
+        offer_coarse(J, &A);
+        offer_spare_nics(J, &A);
+        *retry = !build_milp(J, &A);
+    }
+    if (rc == TC_OK && !*retry && J->o->build_only) {
+        res = A.ha;
+        A.ha = NULL;
+        snprintf(J->st->msg, sizeof J->st->msg, "model built, not solved: heuristic routing");
+    } else if (rc == TC_OK && !*retry) {
+        rc = solve_milp(J, &A, &res, err);
     }
     if (res)
-        st->connections = count_connections(res, J->t);
+        J->st->connections = count_connections(res, J->t);
     *out = res;
-    algo_free(ha);
-    route_milp_free(&P);
-    free(used);
-    route_trees_free(&H);
-    route_rmodel_free(&M);
+    attempt_free(&A);
     return rc;
 }
 
