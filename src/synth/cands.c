@@ -124,8 +124,9 @@ static void say_why(synth_stats *st, int w)
         snprintf(st->winner_reason, n, "the only candidate built (%d tried or considered)",
                  st->ncands);
     else if (c[next].us - c[w].us <= CANDS_TIE_US)
-        snprintf(st->winner_reason, n, "tied with %s (%.3f us) within %g us: a tie keeps the "
-                 "one tried first", c[next].label, c[next].us, CANDS_TIE_US);
+        snprintf(st->winner_reason, n, "tied with %s (%.3f us) within %g us: an entry replaces "
+                 "the one kept only when faster by more than that", c[next].label, c[next].us,
+                 CANDS_TIE_US);
     else
         snprintf(st->winner_reason, n, "the fastest of %d built: %.3f us; next %s at %.3f us",
                  built, c[w].us, c[next].label, c[next].us);
