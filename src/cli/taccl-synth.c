@@ -706,6 +706,7 @@ static void print_synth_json(const cli *c, const prog *p, const synth_stats *st)
         cJSON_AddNullToObject(j, "barrier_us");
         cJSON_AddNullToObject(j, "pipeline_us");
     }
+    synth_cands_json(st, j);
     cJSON_AddStringToObject(j, "topology", p->topo ? p->topo->name : "");
     cJSON_AddNullToObject(j, "error");
     char *s = cJSON_PrintUnformatted(j);

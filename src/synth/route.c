@@ -17,6 +17,10 @@
  *      class) and the heuristic as the incumbent;
  *   4. GLPK, then the routing read back (dead-end relays dropped) and
  *      checked; anything unusable falls back to the heuristic.
+ * One attempt (solve_once) runs these as phases, each a function:
+ * seed_heuristic (1, 2), offer_coarse and offer_spare_nics (better seeds:
+ * route.h), build_milp (3), solve_milp and read_routing (4); a symmetry
+ * the seed cannot keep asks for a second attempt without it.
  * This file holds the public calls, the checker and that order; the
  * shared types are in route_int.h.  Nothing here keeps state between
  * calls. */
@@ -284,13 +288,13 @@ int route_heuristic(const sketch *s, const topo *t, coll_kind k, double chunk_by
  * chunkups do not divide or a hop is not a candidate of its piece. */
 static int coarse_trees(const rmodel *M, const algo *a, trees *T)
 {
-    int n = M->n, a2a = M->k == COLL_ALLTOALL;
-    if (!a || a->nranks != n || a->coll != M->k)
+    int n = M->nranks, a2a = M->coll == COLL_ALLTOALL;
+    if (!a || a->nranks != n || a->coll != M->coll)
         return 0;
     int ccpr = a->chunks_per_rank, ckup = a2a ? ccpr / n : ccpr;
-    if (ckup < 1 || (a2a && ccpr % n) || M->kup % ckup || ckup == M->kup)
+    if (ckup < 1 || (a2a && ccpr % n) || M->chunkup % ckup || ckup == M->chunkup)
         return 0;
-    int f = M->kup / ckup;
+    int f = M->chunkup / ckup;
     int *src = xmalloc((size_t)n * ccpr * n * sizeof *src);
     for (size_t i = 0; i < (size_t)n * ccpr * n; i++)
         src[i] = -1;
@@ -304,11 +308,11 @@ static int coarse_trees(const rmodel *M, const algo *a, trees *T)
         src[((size_t)x->origin * ccpr + x->index) * n + x->dst] = x->src;
     }
     int ok = 1;
-    for (int c = 0; c < M->nch && ok; c++) {
-        if (M->rep[c] != c)
+    for (int c = 0; c < M->nchunks && ok; c++) {
+        if (M->orbit_rep[c] != c)
             continue;
-        int i = c % M->cpr;
-        int ci = a2a ? (i / M->kup) * ckup + (i % M->kup) / f : i / f;
+        int i = c % M->chunks_per_rank;
+        int ci = a2a ? (i / M->chunkup) * ckup + (i % M->chunkup) / f : i / f;
         const int *sv = &src[((size_t)origin_of(M, c) * ccpr + ci) * n];
         for (int v = 0; v < n && ok; v++) {
             if (sv[v] < 0)
@@ -318,8 +322,8 @@ static int coarse_trees(const rmodel *M, const algo *a, trees *T)
             if (ok)
                 T->par[(size_t)c * n + v] = hi;
         }
-        for (int q = M->orb_start[c]; q < M->orb_start[c + 1] && ok; q++) {
-            int m = M->orb[q];
+        for (int q = M->orbit_start[c]; q < M->orbit_start[c + 1] && ok; q++) {
+            int m = M->orbit[q];
             if (m == c)
                 continue;
             route_carry_tree(M, T, c, m);
@@ -333,7 +337,7 @@ static int coarse_trees(const rmodel *M, const algo *a, trees *T)
     if (!ok)
         return 0;
     int *order = xmalloc((size_t)n * sizeof *order);
-    for (int c = 0; c < M->nch; c++)
+    for (int c = 0; c < M->nchunks; c++)
         route_tree_arrivals(M, T, c, order);
     free(order);
     return 1;
@@ -358,9 +362,9 @@ static double trees_makespan(const rmodel *M, const trees *T, const sketch *s, c
 /* Slots the heuristic trees use. */
 static unsigned char *used_slots(const rmodel *M, const trees *H)
 {
-    int n = M->n;
-    unsigned char *used = xcalloc((size_t)M->cstart[M->nch] + 1, 1);
-    for (int c = 0; c < M->nch; c++)
+    int n = M->nranks;
+    unsigned char *used = xcalloc((size_t)M->cand_start[M->nchunks] + 1, 1);
+    for (int c = 0; c < M->nchunks; c++)
         for (int v = 0; v < n; v++) {
             int hi = H->par[(size_t)c * n + v];
             int sl = hi < 0 ? -1 : slot_of(M, c, hi);
@@ -383,7 +387,7 @@ typedef struct {
 /* 1 if v is u or an ancestor of u on tree par (walks at most n hops). */
 static int is_ancestor(const rmodel *M, const int *par, int v, int u)
 {
-    for (int steps = 0; u >= 0 && steps <= M->n; steps++) {
+    for (int steps = 0; u >= 0 && steps <= M->nranks; steps++) {
         if (u == v)
             return 1;
         u = par[u] >= 0 ? M->hops[par[u]].u : -1;
@@ -394,9 +398,9 @@ static int is_ancestor(const rmodel *M, const int *par, int v, int u)
 /* Copy representative c's tree to the rest of its orbit. */
 static void carry_orbit(const rmodel *M, trees *T, int c)
 {
-    for (int q = M->orb_start[c]; q < M->orb_start[c + 1]; q++)
-        if (M->orb[q] != c)
-            route_carry_tree(M, T, c, M->orb[q]);
+    for (int q = M->orbit_start[c]; q < M->orbit_start[c + 1]; q++)
+        if (M->orbit[q] != c)
+            route_carry_tree(M, T, c, M->orbit[q]);
 }
 
 /* Spare NIC capacity (route.h, SPARE NICS): moves on one orbit
@@ -441,7 +445,7 @@ static int holds(const rmodel *M, const int *par, int c, int u)
 /* 1 if c enters v's node through some rank other than v. */
 static int enters_elsewhere(const rmodel *M, const int *par, int v)
 {
-    for (int x = 0; x < M->n; x++)
+    for (int x = 0; x < M->nranks; x++)
         if (x != v && node_of(M, x) == node_of(M, v) && par[x] >= 0 && M->hops[par[x]].inter)
             return 1;
     return 0;
@@ -451,7 +455,7 @@ static int enters_elsewhere(const rmodel *M, const int *par, int v)
  * restores it) if a spliced child cannot go to v's old parent. */
 static int spare_apply(const rmodel *M, int c, int *par, const spare_move *m)
 {
-    int n = M->n, p = par[m->v] >= 0 ? M->hops[par[m->v]].u : -1;
+    int n = M->nranks, p = par[m->v] >= 0 ? M->hops[par[m->v]].u : -1;
     par[m->v] = m->h;
     if (m->w >= 0)
         par[m->w] = m->hw;
@@ -470,7 +474,7 @@ static int spare_apply(const rmodel *M, int c, int *par, const spare_move *m)
  * returns how many. */
 static int spare_moves(const rmodel *M, const int *par, int c, int v, spare_move *out)
 {
-    int n = M->n, k = 0;
+    int n = M->nranks, k = 0;
     if (node_of(M, v) == node_of(M, origin_of(M, c)) || par[v] < 0)
         return 0;
     if (!M->hops[par[v]].inter) {
@@ -541,27 +545,27 @@ static double spare_move_eval(spare *S, int c, int *par, const spare_move *m)
 /* Representative c's tree back to save, carried to its orbit. */
 static void spare_undo(spare *S, int c, int *par, const int *save)
 {
-    memcpy(par, save, (size_t)S->M->n * sizeof *par);
+    memcpy(par, save, (size_t)S->M->nranks * sizeof *par);
     carry_orbit(S->M, S->T, c);
 }
 
 /* Returns 1 if T changed (and *makespan with it). */
 static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
 {
-    int n = M->n, cap = 4 * n + 8;
-    size_t sz = (size_t)M->nch * n;
+    int n = M->nranks, cap = 4 * n + 8;
+    size_t sz = (size_t)M->nchunks * n;
     int *keep = xmalloc(sz * sizeof *keep);
     int *s1 = xmalloc((size_t)n * sizeof *s1), *s2 = xmalloc((size_t)n * sizeof *s2);
     spare_move *m1 = xmalloc((size_t)cap * sizeof *m1), *m2 = xmalloc((size_t)cap * sizeof *m2);
     memcpy(keep, T->par, sz * sizeof *keep);
-    double sends = (double)M->nch * (n - 1);
+    double sends = (double)M->nchunks * (n - 1);
     int lim = sends * SPARE_EVALS > SPARE_WORK ? (int)(SPARE_WORK / sends) : SPARE_EVALS;
     spare S = {J, M, T, *makespan, 0, lim};
     /* single moves, kept while the makespan does not grow: a few passes,
      * as a move kept on a tie opens others */
     for (int pass = 0; pass < SPARE_PASSES; pass++)
-    for (int c = 0; c < M->nch && S.evals < S.max_evals; c++) {
-        if (M->rep[c] != c)
+    for (int c = 0; c < M->nchunks && S.evals < S.max_evals; c++) {
+        if (M->orbit_rep[c] != c)
             continue;
         int *par = &T->par[(size_t)c * n];
         for (int v = 0; v < n && S.evals < S.max_evals; v++) {
@@ -579,8 +583,8 @@ static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
     }
     /* an uncopy on c1 with a copy on c2, kept if together shorter */
     int found = 0;
-    for (int c1 = 0; c1 < M->nch && !found && S.evals < S.max_evals; c1++) {
-        if (M->rep[c1] != c1)
+    for (int c1 = 0; c1 < M->nchunks && !found && S.evals < S.max_evals; c1++) {
+        if (M->orbit_rep[c1] != c1)
             continue;
         int *p1 = &T->par[(size_t)c1 * n];
         for (int v1 = 0; v1 < n && !found && S.evals < S.max_evals; v1++) {
@@ -594,8 +598,8 @@ static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
                     continue;
                 }
                 carry_orbit(M, T, c1);
-                for (int c2 = 0; c2 < M->nch && !found && S.evals < S.max_evals; c2++) {
-                    if (M->rep[c2] != c2 || c2 == c1)
+                for (int c2 = 0; c2 < M->nchunks && !found && S.evals < S.max_evals; c2++) {
+                    if (M->orbit_rep[c2] != c2 || c2 == c1)
                         continue;
                     int *p2 = &T->par[(size_t)c2 * n];
                     for (int v2 = 0; v2 < n && !found && S.evals < S.max_evals; v2++) {
@@ -623,7 +627,7 @@ static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
     if (changed) {
         *makespan = S.cur;
         int *order = xmalloc((size_t)n * sizeof *order);
-        for (int c = 0; c < M->nch; c++)
+        for (int c = 0; c < M->nchunks; c++)
             route_tree_arrivals(M, T, c, order);
         free(order);
     } else {
@@ -637,185 +641,269 @@ static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
     return changed;
 }
 
-/* One attempt with or without symmetry; *retry = 1 asks for another
- * without (the heuristic routing could not be made symmetric). */
-static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err *err)
-{
-    const route_opts *o = J->o;
-    route_stats *st = J->st;
-    route_opts oo = *o;
-    oo.use_symmetry = use_sym;
-    *retry = 0;
+/* ------------------------------------------------------------ one attempt */
+
+/* What one attempt (solve_once) works on, phase by phase: the skeleton,
+ * the seed routing (as trees and as an algo, with stage 2's makespan of
+ * it), then the MILP built over them.  attempt_free releases whatever of it
+ * exists. */
+typedef struct {
     rmodel M;
-    int rc = route_rmodel_build(&M, J->s, J->t, J->k, J->bytes, &oo, err);
+    trees H;                /* the seed: heuristic trees, or coarse / spare-NIC ones */
+    algo *ha;               /* H as an algo: the fallback routing */
+    double makespan;        /* stage 2's makespan of H */
+    int times_ok;           /* H's arrivals keep enforce_ordering: a usable incumbent */
+    double relaxed;         /* the relaxed makespan of H (the MILP's time rows) */
+    unsigned char *used;    /* [nslots] slots H uses */
+    milp P;
+    int built;              /* M, H and ha exist */
+} attempt;
+
+static void attempt_free(attempt *A)
+{
+    if (!A->built)
+        return;
+    algo_free(A->ha);
+    route_milp_free(&A->P);
+    free(A->used);
+    route_trees_free(&A->H);
+    route_rmodel_free(&A->M);
+    A->built = 0;
+}
+
+/* Phase 1: the skeleton and the heuristic routing, scheduled by stage 2. */
+static int seed_heuristic(const job *J, int use_sym, attempt *A, tc_err *err)
+{
+    route_opts oo = *J->o;
+    oo.use_symmetry = use_sym;
+    memset(A, 0, sizeof *A);
+    int rc = route_rmodel_build(&A->M, J->s, J->t, J->k, J->bytes, &oo, err);
     if (rc)
         return rc;
-    trees H;
-    route_trees_init(&H, &M);
-    route_heuristic_trees(&M, &H);
-    algo *ha = route_trees_to_algo(&M, &H), *hs = NULL;
-    rc = order_schedule(ha, J->t, J->bytes, NULL, &hs, NULL, err);
-    if (rc) {
-        algo_free(ha);
-        route_trees_free(&H);
-        route_rmodel_free(&M);
+    route_trees_init(&A->H, &A->M);
+    route_heuristic_trees(&A->M, &A->H);
+    A->ha = route_trees_to_algo(&A->M, &A->H);
+    A->built = 1;
+    algo *hs = NULL;
+    rc = order_schedule(A->ha, J->t, J->bytes, NULL, &hs, NULL, err);
+    if (rc)
         return rc;
-    }
-    double makespan = hs->predicted_us;
+    A->makespan = hs->predicted_us;
     algo_free(hs);
+    return TC_OK;
+}
+
+/* Phase 2: the coarse routing (route_opts.coarse) carried to these chunks
+ * replaces the seed when stage 2 schedules it faster. */
+static void offer_coarse(const job *J, attempt *A)
+{
     double coarse_ms = NAN;
-    if (o->coarse) {
+    if (J->o->coarse) {
         trees G;
-        route_trees_init(&G, &M);
-        if (coarse_trees(&M, o->coarse, &G)) {
+        route_trees_init(&G, &A->M);
+        if (coarse_trees(&A->M, J->o->coarse, &G)) {
             tc_err e2;
-            coarse_ms = trees_makespan(&M, &G, J->s, J->t, J->k, J->bytes, &e2);
+            coarse_ms = trees_makespan(&A->M, &G, J->s, J->t, J->k, J->bytes, &e2);
         }
-        if (coarse_ms < makespan) {
-            trees X = H;
-            H = G;
+        if (coarse_ms < A->makespan) {
+            trees X = A->H;
+            A->H = G;
             G = X;
-            makespan = coarse_ms;
-            algo_free(ha);
-            ha = route_trees_to_algo(&M, &H);
+            A->makespan = coarse_ms;
+            algo_free(A->ha);
+            A->ha = route_trees_to_algo(&A->M, &A->H);
         }
         route_trees_free(&G);
     }
-    st->coarse_makespan_us = coarse_ms;
-    if (spare_worth(J->t, J->bytes) && !o->latency && spare_nics(J, &M, &H, &makespan)) {
-        algo_free(ha);
-        ha = route_trees_to_algo(&M, &H);
-        st->spare_nics = 1;
-        progress(o, "spare NIC capacity: ranks that get a chunk across the NICs directly: "
-                 "stage 2 makespan %.6g us", makespan);
-    }
-    int times_ok = route_incumbent_times(&M, &H);
-    double relaxed = route_relaxed_time(&M, &H);
-    double U = (makespan > relaxed ? makespan : relaxed) * (1 + 1e-9) + 1e-9;
-    st->nchunks = M.nch;
-    st->nreps = M.nreps;
-    st->nslots = M.cstart[M.nch];
-    st->symmetric = M.symmetric;
-    st->heur_makespan_us = makespan;
-    st->heur_relaxed_us = relaxed;
-    unsigned char *used = used_slots(&M, &H);
-    milp P;
-    int built = route_milp_build(&P, &M, &H, used, U);
-    if (built < 0 || (!P.consistent && M.symmetric)) {
-        *retry = 1;
+    J->st->coarse_makespan_us = coarse_ms;
+}
+
+/* Phase 3: the spare-NIC moves on the seed, where they are worth trying. */
+static void offer_spare_nics(const job *J, attempt *A)
+{
+    if (!spare_worth(J->t, J->bytes) || J->o->latency ||
+        !spare_nics(J, &A->M, &A->H, &A->makespan))
+        return;
+    algo_free(A->ha);
+    A->ha = route_trees_to_algo(&A->M, &A->H);
+    J->st->spare_nics = 1;
+    progress(J->o, "spare NIC capacity: ranks that get a chunk across the NICs directly: "
+             "stage 2 makespan %.6g us", A->makespan);
+}
+
+/* Phase 4: the MILP over the skeleton with the seed as its incumbent.
+ * Returns 0 and says why in st->msg when the symmetry cannot be kept (the
+ * caller solves again without it). */
+static int build_milp(const job *J, attempt *A)
+{
+    route_stats *st = J->st;
+    rmodel *M = &A->M;
+    A->times_ok = route_incumbent_times(M, &A->H);
+    A->relaxed = route_relaxed_time(M, &A->H);
+    double U = (A->makespan > A->relaxed ? A->makespan : A->relaxed) * (1 + 1e-9) + 1e-9;
+    st->nchunks = M->nchunks;
+    st->nreps = M->nreps;
+    st->nslots = M->cand_start[M->nchunks];
+    st->symmetric = M->symmetric;
+    st->heur_makespan_us = A->makespan;
+    st->heur_relaxed_us = A->relaxed;
+    A->used = used_slots(M, &A->H);
+    int built = route_milp_build(&A->P, M, &A->H, A->used, U);
+    if (built < 0 || (!A->P.consistent && M->symmetric)) {
         snprintf(st->msg, sizeof st->msg, "%s", built < 0 ?
                  "the sketch's symmetry does not map candidate hops onto candidate hops: "
                  "solved without it" : "the heuristic routing is not symmetric: solved without "
                  "symmetry");
-        route_milp_free(&P);
-        free(used);
-        algo_free(ha);
-        route_trees_free(&H);
-        route_rmodel_free(&M);
-        return TC_OK;
+        return 0;
     }
-    st->ncols = lp_ncols(P.p);
-    st->nbin = P.nbin;
-    st->nrows = lp_nrows(P.p);
-    st->nnz = lp_nnz(P.p);
-    st->heur_objective = route_objective_of_incumbent(&P);
+    st->ncols = lp_ncols(A->P.p);
+    st->nbin = A->P.nbin;
+    st->nrows = lp_nrows(A->P.p);
+    st->nnz = lp_nnz(A->P.p);
+    st->heur_objective = route_objective_of_incumbent(&A->P);
     st->build_s = now_s() - J->t0;
-    progress(o, "%s %s on %s, %.6g-byte chunks: %d chunks (%d orbit%s), %d candidate hops; "
+    progress(J->o, "%s %s on %s, %.6g-byte chunks: %d chunks (%d orbit%s), %d candidate hops; "
              "%s makespan %.6g us (relaxed %.6g us)", J->s->name, coll_name(J->k),
-             J->t->name, J->bytes, M.nch, M.nreps, M.nreps == 1 ? "" : "s", st->nslots,
-             st->coarse_makespan_us == makespan ? "coarse routing's" : "heuristic", makespan,
-             relaxed);
-    progress(o, "model: %d columns (%d binary), %d rows, %d nonzeros; built in %.3f s",
+             J->t->name, J->bytes, M->nchunks, M->nreps, M->nreps == 1 ? "" : "s", st->nslots,
+             st->coarse_makespan_us == A->makespan ? "coarse routing's" : "heuristic",
+             A->makespan, A->relaxed);
+    progress(J->o, "model: %d columns (%d binary), %d rows, %d nonzeros; built in %.3f s",
              st->ncols, st->nbin, st->nrows, st->nnz, st->build_s);
+    return 1;
+}
+
+/* The solver's options from route_opts, the seed as the incumbent when
+ * its arrivals are usable. */
+static void milp_lp_opts(const job *J, const attempt *A, lp_opts *lo)
+{
+    const route_opts *o = J->o;
+    lp_opts_init(lo);
+    lo->time_limit_s = o->time_limit_s;
+    lo->mip_gap = o->mip_gap;
+    lo->verbose = o->verbose;
+    lo->cuts = o->cuts;
+    lo->heuristics = o->heuristics;
+    lo->backend = o->backend;
+    lo->mem_limit_mb = o->mem_limit_mb;
+    if (o->seed && A->times_ok) {
+        lo->incumbent = A->P.inc;
+        lo->presolve = 0;
+    }
+    if (!o->quiet) {
+        lo->progress = lp_progress_stderr;
+        lo->progress_ctx = (void *)(o->backend == LP_CBC ? "route: CBC" : "route: GLPK");
+    }
+}
+
+/* Phase 6: the routing read back from a solved MILP and checked; NULL
+ * (st->msg says why) when it is unusable. */
+static algo *read_routing(const job *J, const attempt *A, const lp_result *r)
+{
+    route_stats *st = J->st;
     algo *res = NULL;
-    if (o->build_only) {
-        res = ha;
-        ha = NULL;
-        snprintf(st->msg, sizeof st->msg, "model built, not solved: heuristic routing");
-    } else {
-        lp_opts lo;
-        lp_opts_init(&lo);
-        lo.time_limit_s = o->time_limit_s;
-        lo.mip_gap = o->mip_gap;
-        lo.verbose = o->verbose;
-        lo.cuts = o->cuts;
-        lo.heuristics = o->heuristics;
-        lo.backend = o->backend;
-        lo.mem_limit_mb = o->mem_limit_mb;
-        if (o->seed && times_ok) {
-            lo.incumbent = P.inc;
-            lo.presolve = 0;
-        }
-        if (!o->quiet) {
-            lo.progress = lp_progress_stderr;
-            lo.progress_ctx = (void *)(o->backend == LP_CBC ? "route: CBC" : "route: GLPK");
-        }
-        lp_result r;
-        tc_err e2;
-        tc_err_clear(&e2);
-        int lrc = lp_solve(P.p, &lo, &r, &e2);
-        st->solve_s = r.seconds;
-        st->status = r.status;
-        st->incumbent_used = r.incumbent_used;
-        st->objective = r.objective;
-        st->best_bound = r.best_bound;
-        st->gap = r.gap;
-        if (lrc == TC_STOP || (lrc != TC_OK && r.out_of_memory)) {
-            /* a stop request or the memory limit: an error, not a fallback */
-            rc = tc_err_set(err, lrc, "routing MILP: %s", e2.msg);
-        } else if (lrc == TC_OK && (r.status == LP_OPTIMAL || r.status == LP_FEASIBLE)) {
-            trees R;
-            route_trees_init(&R, &M);
-            if (route_extract(&P, &R)) {
-                res = route_trees_to_algo(&M, &R);
-                tc_err e3;
-                if (route_check(res, J->s, J->t, J->k, &e3) != TC_OK) {
-                    algo_free(res);
-                    res = NULL;
-                    snprintf(st->msg, sizeof st->msg, "the MILP's routing is unusable (%.300s): "
-                             "heuristic routing", e3.msg);
-                } else {
-                    st->time_us = lp_value(P.p, P.tcol);
-                    res->predicted_us = st->time_us;
-                    snprintf(st->msg, sizeof st->msg, "%.400s", r.msg);
-                }
-            } else {
-                snprintf(st->msg, sizeof st->msg, "the MILP's solution is not a set of trees: "
-                         "heuristic routing");
-            }
-            route_trees_free(&R);
+    trees R;
+    route_trees_init(&R, &A->M);
+    if (route_extract(&A->P, &R)) {
+        res = route_trees_to_algo(&A->M, &R);
+        tc_err e3;
+        if (route_check(res, J->s, J->t, J->k, &e3) != TC_OK) {
+            algo_free(res);
+            res = NULL;
+            snprintf(st->msg, sizeof st->msg, "the MILP's routing is unusable (%.300s): "
+                     "heuristic routing", e3.msg);
         } else {
-            snprintf(st->msg, sizeof st->msg, "%.400s: heuristic routing",
-                     lrc == TC_OK ? r.msg : e2.msg);
+            st->time_us = lp_value(A->P.p, A->P.tcol);
+            res->predicted_us = st->time_us;
+            snprintf(st->msg, sizeof st->msg, "%.400s", r->msg);
         }
-        if (!res && rc == TC_OK) {
-            res = ha;
-            ha = NULL;
-            st->fallback = 1;
-        }
-        char gap[48] = "gap unknown";
-        if (isfinite(r.gap))
-            snprintf(gap, sizeof gap, "gap %.3g%%", 100 * r.gap);
-        if (rc == TC_OK && lrc != TC_OK)
-            progress(o, "%s; returning the heuristic routing", e2.msg);
-        else if (rc == TC_OK)
-            progress(o, "%s: %s in %.3f s; objective %.6g, bound %.6g, %s; time %.6g us; "
-                     "incumbent %s%s", lp_backend_name(o->backend), lp_status_name(r.status),
-                     r.seconds, r.objective, r.best_bound, gap, st->time_us,
-                     r.incumbent_used == 1 ? "used" : r.incumbent_used == 0 ? "rejected"
-                                                                            : "none",
-                     st->fallback ? "; returning the heuristic routing" : "");
-        if (rc == TC_OK && r.incumbent_used == 0)
-            progress(o, "incumbent rejected: %s", r.msg);
+    } else {
+        snprintf(st->msg, sizeof st->msg, "the MILP's solution is not a set of trees: "
+                 "heuristic routing");
+    }
+    route_trees_free(&R);
+    return res;
+}
+
+/* The solve's outcome on stderr (lrc: lp_solve's code, e2 its error). */
+static void report_solve(const job *J, const lp_result *r, int lrc, const tc_err *e2)
+{
+    const route_opts *o = J->o;
+    const route_stats *st = J->st;
+    char gap[48] = "gap unknown";
+    if (isfinite(r->gap))
+        snprintf(gap, sizeof gap, "gap %.3g%%", 100 * r->gap);
+    if (lrc != TC_OK)
+        progress(o, "%s; returning the heuristic routing", e2->msg);
+    else
+        progress(o, "%s: %s in %.3f s; objective %.6g, bound %.6g, %s; time %.6g us; "
+                 "incumbent %s%s", lp_backend_name(o->backend), lp_status_name(r->status),
+                 r->seconds, r->objective, r->best_bound, gap, st->time_us,
+                 r->incumbent_used == 1 ? "used" : r->incumbent_used == 0 ? "rejected"
+                                                                          : "none",
+                 st->fallback ? "; returning the heuristic routing" : "");
+    if (r->incumbent_used == 0)
+        progress(o, "incumbent rejected: %s", r->msg);
+}
+
+/* Phase 5: the MILP solved and its routing read back, else the seed
+ * (st->fallback).  A stop request or the memory limit is an error, not a
+ * fallback. */
+static int solve_milp(const job *J, attempt *A, algo **res, tc_err *err)
+{
+    route_stats *st = J->st;
+    lp_opts lo;
+    milp_lp_opts(J, A, &lo);
+    lp_result r;
+    tc_err e2;
+    tc_err_clear(&e2);
+    int lrc = lp_solve(A->P.p, &lo, &r, &e2);
+    st->solve_s = r.seconds;
+    st->status = r.status;
+    st->incumbent_used = r.incumbent_used;
+    st->objective = r.objective;
+    st->best_bound = r.best_bound;
+    st->gap = r.gap;
+    *res = NULL;
+    if (lrc == TC_STOP || (lrc != TC_OK && r.out_of_memory))
+        return tc_err_set(err, lrc, "routing MILP: %s", e2.msg);
+    if (lrc == TC_OK && (r.status == LP_OPTIMAL || r.status == LP_FEASIBLE))
+        *res = read_routing(J, A, &r);
+    else
+        snprintf(st->msg, sizeof st->msg, "%.400s: heuristic routing",
+                 lrc == TC_OK ? r.msg : e2.msg);
+    if (!*res) {
+        *res = A->ha;
+        A->ha = NULL;
+        st->fallback = 1;
+    }
+    report_solve(J, &r, lrc, &e2);
+    return TC_OK;
+}
+
+/* One attempt with or without symmetry, in the phases above; *retry = 1
+ * asks for another without (the seed could not be made symmetric). */
+static int solve_once(const job *J, int use_sym, algo **out, int *retry, tc_err *err)
+{
+    attempt A;
+    algo *res = NULL;
+    *retry = 0;
+    int rc = seed_heuristic(J, use_sym, &A, err);
+    if (rc == TC_OK) {
+        offer_coarse(J, &A);
+        offer_spare_nics(J, &A);
+        *retry = !build_milp(J, &A);
+    }
+    if (rc == TC_OK && !*retry && J->o->build_only) {
+        res = A.ha;
+        A.ha = NULL;
+        snprintf(J->st->msg, sizeof J->st->msg, "model built, not solved: heuristic routing");
+    } else if (rc == TC_OK && !*retry) {
+        rc = solve_milp(J, &A, &res, err);
     }
     if (res)
-        st->connections = count_connections(res, J->t);
+        J->st->connections = count_connections(res, J->t);
     *out = res;
-    algo_free(ha);
-    route_milp_free(&P);
-    free(used);
-    route_trees_free(&H);
-    route_rmodel_free(&M);
+    attempt_free(&A);
     return rc;
 }
 

@@ -29,18 +29,18 @@ void route_rmodel_free(rmodel *M)
     free(M->out_hop);
     free(M->in_start);
     free(M->in_hop);
-    free(M->via);
+    free(M->leaves_via);
     free(M->lanes);
-    free(M->cstart);
-    free(M->chop);
-    free(M->lb);
-    free(M->gen);
-    free(M->rep);
-    free(M->perm);
-    free(M->orb_start);
-    free(M->orb);
-    free(M->dbuf);
-    free(M->obuf);
+    free(M->cand_start);
+    free(M->cand_hop);
+    free(M->cheapest);
+    free(M->gens);
+    free(M->orbit_rep);
+    free(M->rep_to_chunk);
+    free(M->orbit_start);
+    free(M->orbit);
+    free(M->dest_scratch);
+    free(M->index_scratch);
     memset(M, 0, sizeof *M);
 }
 
@@ -82,7 +82,7 @@ static void build_csr(int n, int nitems, const int *key, int **start_out, int **
 static void build_hops(rmodel *M)
 {
     const topo *t = M->t;
-    int n = M->n, rpn = M->rpn;
+    int n = M->nranks, rpn = M->ranks_per_node;
     M->hop_of = xmalloc((size_t)n * n * sizeof *M->hop_of);
     M->hops = xmalloc((size_t)n * (n > 1 ? n - 1 : 1) * sizeof *M->hops);
     M->nhops = 0;
@@ -97,7 +97,7 @@ static void build_hops(rmodel *M)
             h.u = u;
             h.v = v;
             h.nres = cost_route_res(t, &rt, u, v, h.res);
-            h.cost = cost_hop_us(&rt, M->bytes);
+            h.cost = cost_hop_us(&rt, M->chunk_bytes);
             if (h.nres == 0 || !isfinite(h.cost))
                 continue;
             h.inter = node_of(M, u) != node_of(M, v);
@@ -115,13 +115,13 @@ static void build_hops(rmodel *M)
         key[i] = M->hops[i].v;
     build_csr(n, M->nhops, key, &M->in_start, &M->in_hop);
     free(key);
-    M->via = xmalloc((size_t)rpn * rpn);
+    M->leaves_via = xmalloc((size_t)rpn * rpn);
     for (int o = 0; o < rpn; o++)
         for (int x = 0; x < rpn; x++)
-            M->via[o * rpn + x] = (unsigned char)sketch_leaves_via(M->s, rpn, o, x);
-    M->nres = cost_nres(t);
-    M->lanes = xmalloc(((size_t)M->nres + 1) * sizeof *M->lanes);
-    for (int r = 0; r < M->nres; r++)
+            M->leaves_via[o * rpn + x] = (unsigned char)sketch_leaves_via(M->s, rpn, o, x);
+    M->nresources = cost_nres(t);
+    M->lanes = xmalloc(((size_t)M->nresources + 1) * sizeof *M->lanes);
+    for (int r = 0; r < M->nresources; r++)
         M->lanes[r] = cost_res_lanes(t, r);
 }
 
@@ -133,13 +133,13 @@ typedef struct {
 
 static void search_init(search *w, const rmodel *M)
 {
-    w->dO = xmalloc((size_t)M->n * sizeof *w->dO);
-    w->dR = xmalloc((size_t)M->n * sizeof *w->dR);
-    w->queue = xmalloc((size_t)M->n * sizeof *w->queue);
-    w->dest = xmalloc((size_t)M->n * sizeof *w->dest);
+    w->dO = xmalloc((size_t)M->nranks * sizeof *w->dO);
+    w->dR = xmalloc((size_t)M->nranks * sizeof *w->dR);
+    w->queue = xmalloc((size_t)M->nranks * sizeof *w->queue);
+    w->dest = xmalloc((size_t)M->nranks * sizeof *w->dest);
     w->dnode = xcalloc((size_t)M->t->nnodes, 1);
     w->mark = xcalloc((size_t)M->nhops + 1, 1);
-    w->done = xcalloc((size_t)M->n, 1);
+    w->done = xcalloc((size_t)M->nranks, 1);
 }
 
 static void search_free(search *w)
@@ -176,7 +176,8 @@ static int in_graph(const rmodel *M, const search *w, int o, const hop *h, graph
     if (!h->inter)
         return w->dnode[nu];
     return nu == no && nv != no && w->dnode[nv] && (g >= G_NO_CONN || h->pair_ok) &&
-           (g >= G_NO_VIA || M->via[(o % M->rpn) * M->rpn + h->u % M->rpn]);
+           (g >= G_NO_VIA || M->leaves_via[(o % M->ranks_per_node) * M->ranks_per_node +
+                                           h->u % M->ranks_per_node]);
 }
 
 static int in_sketch_graph(const rmodel *M, const search *w, int o, const hop *h)
@@ -189,7 +190,7 @@ static int in_sketch_graph(const rmodel *M, const search *w, int o, const hop *h
 static void bfs_in(const rmodel *M, const search *w, int o, int src, int reverse,
                    graph_rules g, int *dist)
 {
-    for (int i = 0; i < M->n; i++)
+    for (int i = 0; i < M->nranks; i++)
         dist[i] = -1;
     int head = 0, tail = 0;
     dist[src] = 0;
@@ -223,12 +224,12 @@ static void usable_pairs(const rmodel *M, int o, const int *dist, char *buf, siz
     size_t used = 0;
     int shown = 0, more = 0;
     buf[0] = '\0';
-    for (int a = 0; a < M->rpn; a++) {
-        int sa = node_of(M, o) * M->rpn + a;
-        if (dist[sa] < 0 || !M->via[(o % M->rpn) * M->rpn + a])
+    for (int a = 0; a < M->ranks_per_node; a++) {
+        int sa = node_of(M, o) * M->ranks_per_node + a;
+        if (dist[sa] < 0 || !M->leaves_via[(o % M->ranks_per_node) * M->ranks_per_node + a])
             continue;
-        for (int b = 0; b < M->rpn; b++) {
-            if (!sketch_internode_ok(M->s, M->rpn, a, b))
+        for (int b = 0; b < M->ranks_per_node; b++) {
+            if (!sketch_internode_ok(M->s, M->ranks_per_node, a, b))
                 continue;
             if (shown == 8 || used + 16 >= n) {
                 more = 1;
@@ -254,7 +255,7 @@ static void usable_pairs(const rmodel *M, int o, const int *dist, char *buf, siz
 static int explain_unreachable(const rmodel *M, search *w, int c, int d, tc_err *err)
 {
     const sketch *s = M->s;
-    int o = origin_of(M, c), i = c % M->cpr, rpn = M->rpn;
+    int o = origin_of(M, c), i = c % M->chunks_per_rank, rpn = M->ranks_per_node;
     int no = node_of(M, o), nd = node_of(M, d);
     int *dist = w->dR;
     graph_rules g = G_NO_VIA;
@@ -308,7 +309,7 @@ static int explain_unreachable(const rmodel *M, search *w, int c, int d, tc_err 
 /* Cheapest arrival at every rank over the marked hops (Dijkstra, dense). */
 static void cheapest_arrivals(const rmodel *M, search *w, int o, double *lb)
 {
-    int n = M->n;
+    int n = M->nranks;
     for (int i = 0; i < n; i++) {
         lb[i] = INFINITY;
         w->done[i] = 0;
@@ -364,7 +365,7 @@ static int chunk_candidates(rmodel *M, search *w, int c, int **list, int *len, i
             }
             (*list)[(*len)++] = hi;
         }
-    cheapest_arrivals(M, w, o, &M->lb[(size_t)c * M->n]);
+    cheapest_arrivals(M, w, o, &M->cheapest[(size_t)c * M->nranks]);
     return TC_OK;
 }
 
@@ -381,8 +382,8 @@ static int cmp_int(const void *a, const void *b)
  * 0 if a hop has no image (then c is searched on its own). */
 static int carry_candidates(rmodel *M, int c, int **list, int *len, int *cap)
 {
-    int n = M->n, r = M->rep[c], r0 = M->cstart[r], r1 = M->cstart[r + 1];
-    const int *g = &M->perm[(size_t)c * n];
+    int n = M->nranks, r = M->orbit_rep[c], r0 = M->cand_start[r], r1 = M->cand_start[r + 1];
+    const int *g = &M->rep_to_chunk[(size_t)c * n];
     if (*len + (r1 - r0) > *cap) {
         while (*len + (r1 - r0) > *cap)
             *cap = *cap ? 2 * *cap : 1024;
@@ -398,8 +399,8 @@ static int carry_candidates(rmodel *M, int c, int **list, int *len, int *cap)
         (*list)[(*len)++] = h;
     }
     qsort(*list + at, (size_t)(*len - at), sizeof **list, cmp_int);
-    const double *lr = &M->lb[(size_t)r * n];
-    double *lc = &M->lb[(size_t)c * n];
+    const double *lr = &M->cheapest[(size_t)r * n];
+    double *lc = &M->cheapest[(size_t)c * n];
     for (int v = 0; v < n; v++)
         lc[g[v]] = lr[v];
     return 1;
@@ -409,18 +410,18 @@ static int build_candidates(rmodel *M, tc_err *err)
 {
     search w;
     search_init(&w, M);
-    M->cstart = xcalloc((size_t)M->nch + 1, sizeof *M->cstart);
-    M->lb = xmalloc((size_t)M->nch * M->n * sizeof *M->lb);
+    M->cand_start = xcalloc((size_t)M->nchunks + 1, sizeof *M->cand_start);
+    M->cheapest = xmalloc((size_t)M->nchunks * M->nranks * sizeof *M->cheapest);
     int len = 0, cap = 0, rc = TC_OK;
     int *list = NULL;
-    for (int c = 0; c < M->nch && rc == TC_OK; c++) {
+    for (int c = 0; c < M->nchunks && rc == TC_OK; c++) {
         if (lp_stop_requested())
             rc = tc_err_set(err, TC_STOP, "interrupted");
-        else if (M->rep[c] == c || !carry_candidates(M, c, &list, &len, &cap))
+        else if (M->orbit_rep[c] == c || !carry_candidates(M, c, &list, &len, &cap))
             rc = chunk_candidates(M, &w, c, &list, &len, &cap, err);
-        M->cstart[c + 1] = len;
+        M->cand_start[c + 1] = len;
     }
-    M->chop = list ? list : xmalloc(sizeof *M->chop);
+    M->cand_hop = list ? list : xmalloc(sizeof *M->cand_hop);
     search_free(&w);
     return rc;
 }
@@ -429,13 +430,13 @@ static int build_candidates(rmodel *M, tc_err *err)
  * representative to each member of its orbit. */
 static int build_symmetry(rmodel *M, int use)
 {
-    int n = M->n, nch = M->nch;
-    M->ngen = use ? M->s->nsym : 0;
-    M->gen = xmalloc(((size_t)M->ngen * n + 1) * sizeof *M->gen);
+    int n = M->nranks, nch = M->nchunks;
+    M->ngens = use ? M->s->nsym : 0;
+    M->gens = xmalloc(((size_t)M->ngens * n + 1) * sizeof *M->gens);
     unsigned char *seen = xcalloc((size_t)n, 1);
     int g = 0;
-    for (int i = 0; i < M->ngen; i++) {
-        int *p = &M->gen[(size_t)g * n], ok = 1;
+    for (int i = 0; i < M->ngens; i++) {
+        int *p = &M->gens[(size_t)g * n], ok = 1;
         memset(seen, 0, (size_t)n);
         for (int r = 0; r < n && ok; r++) {
             p[r] = sketch_sym_rank(M->s, r, i);
@@ -450,38 +451,38 @@ static int build_symmetry(rmodel *M, int use)
             g++;
     }
     free(seen);
-    M->ngen = g;
+    M->ngens = g;
     M->symmetric = g > 0;
     ufind uf;
     uf_init(&uf, nch);
-    for (int i = 0; i < M->ngen; i++)
+    for (int i = 0; i < M->ngens; i++)
         for (int c = 0; c < nch; c++)
-            uf_union(&uf, c, chunk_image(M, c, &M->gen[(size_t)i * n]));
-    M->rep = xmalloc((size_t)nch * sizeof *M->rep);
-    M->perm = xmalloc((size_t)nch * n * sizeof *M->perm);
+            uf_union(&uf, c, chunk_image(M, c, &M->gens[(size_t)i * n]));
+    M->orbit_rep = xmalloc((size_t)nch * sizeof *M->orbit_rep);
+    M->rep_to_chunk = xmalloc((size_t)nch * n * sizeof *M->rep_to_chunk);
     int *queue = xmalloc((size_t)nch * sizeof *queue);
     unsigned char *got = xcalloc((size_t)nch, 1);
     M->nreps = 0;
     for (int c = 0; c < nch; c++) {
-        M->rep[c] = uf_find(&uf, c);
-        if (M->rep[c] != c)
+        M->orbit_rep[c] = uf_find(&uf, c);
+        if (M->orbit_rep[c] != c)
             continue;
         M->nreps++;
         int head = 0, tail = 0;
         for (int r = 0; r < n; r++)
-            M->perm[(size_t)c * n + r] = r;
+            M->rep_to_chunk[(size_t)c * n + r] = r;
         got[c] = 1;
         queue[tail++] = c;
         while (head < tail) {
             int x = queue[head++];
-            const int *px = &M->perm[(size_t)x * n];
-            for (int i = 0; i < M->ngen; i++) {
-                const int *gi = &M->gen[(size_t)i * n];
+            const int *px = &M->rep_to_chunk[(size_t)x * n];
+            for (int i = 0; i < M->ngens; i++) {
+                const int *gi = &M->gens[(size_t)i * n];
                 int y = chunk_image(M, x, gi);
                 if (got[y])
                     continue;
                 got[y] = 1;
-                int *py = &M->perm[(size_t)y * n];
+                int *py = &M->rep_to_chunk[(size_t)y * n];
                 for (int r = 0; r < n; r++)
                     py[r] = gi[px[r]];
                 queue[tail++] = y;
@@ -491,7 +492,7 @@ static int build_symmetry(rmodel *M, int use)
     free(queue);
     free(got);
     uf_free(&uf);
-    build_csr(nch, nch, M->rep, &M->orb_start, &M->orb);
+    build_csr(nch, nch, M->orbit_rep, &M->orbit_start, &M->orbit);
     return TC_OK;
 }
 
@@ -505,15 +506,16 @@ static int build_symmetry(rmodel *M, int use)
  * binaries). */
 static int check_size(const rmodel *M, tc_err *err)
 {
-    double work = (double)M->nreps * M->n * ((double)M->n + M->nhops);
+    double work = (double)M->nreps * M->nranks * ((double)M->nranks + M->nhops);
     if (work <= ROUTE_MAX_WORK)
         return TC_OK;
     return tc_err_set(err, TC_INPUT, "%s: routing %s over the %d ranks of %s means %d chunk "
                       "orbit%s to search (about %.2g graph steps; this synthesizer's limit is "
                       "%.2g): give the sketch symmetry_offsets (one chunk routed per orbit), or "
-                      "use a baseline (taccl-synth --algo ring)", M->s->path && *M->s->path ? M->s->path
-                      : M->s->name, coll_name(M->k), M->n, M->t->name, M->nreps,
-                      M->nreps == 1 ? "" : "s", work, ROUTE_MAX_WORK);
+                      "use a baseline (taccl-synth --algo ring)",
+                      M->s->path && *M->s->path ? M->s->path : M->s->name, coll_name(M->coll),
+                      M->nranks, M->t->name, M->nreps, M->nreps == 1 ? "" : "s", work,
+                      ROUTE_MAX_WORK);
 }
 
 int route_rmodel_build(rmodel *M, const sketch *s, const topo *t, coll_kind k, double bytes,
@@ -534,14 +536,14 @@ int route_rmodel_build(rmodel *M, const sketch *s, const topo *t, coll_kind k, d
                           s->name, s->nnodes, t->name, t->nnodes);
     M->s = s;
     M->t = t;
-    M->k = k;
-    M->bytes = bytes;
-    M->n = t->nranks;
-    M->rpn = t->ranks_per_node;
-    M->kup = s->chunkup > 0 ? s->chunkup : 1;
-    M->cpr = k == COLL_ALLTOALL ? M->n * M->kup : M->kup;
-    M->C = M->n * M->kup;
-    M->nch = M->n * M->cpr;
+    M->coll = k;
+    M->chunk_bytes = bytes;
+    M->nranks = t->nranks;
+    M->ranks_per_node = t->ranks_per_node;
+    M->chunkup = s->chunkup > 0 ? s->chunkup : 1;
+    M->chunks_per_rank = k == COLL_ALLTOALL ? M->nranks * M->chunkup : M->chunkup;
+    M->chunks_per_loop = M->nranks * M->chunkup;
+    M->nchunks = M->nranks * M->chunks_per_rank;
     M->slack = o->slack;
     M->latency = o->latency;
     /* check_size() before the n x n hop table: at least one orbit, and at
@@ -558,8 +560,8 @@ int route_rmodel_build(rmodel *M, const sketch *s, const topo *t, coll_kind k, d
         return TC_INPUT;
     M->nreps = 0;
     M->nhops = 0;
-    M->dbuf = xmalloc((size_t)M->n * sizeof *M->dbuf);
-    M->obuf = xmalloc((size_t)M->n * sizeof *M->obuf);
+    M->dest_scratch = xmalloc((size_t)M->nranks * sizeof *M->dest_scratch);
+    M->index_scratch = xmalloc((size_t)M->nranks * sizeof *M->index_scratch);
     build_hops(M);
     int rc = build_symmetry(M, o->use_symmetry);
     if (rc == TC_OK)

@@ -65,90 +65,108 @@ static inline void uf_free(ufind *u)
 /* ------------------------------------------------------------ the skeleton */
 
 typedef struct {
-    int u, v;
+    int u, v;           /* sender and receiver rank */
     int inter;          /* u and v on different nodes */
-    int pair_ok;        /* inter: the sketch allows (u % rpn, v % rpn) */
+    int pair_ok;        /* inter: the sketch allows (u, v)'s local ranks to cross */
     int is_switch;      /* route through a switch */
-    double cost;
+    double cost;        /* us for one chunk on this hop, uncontended (cost_hop_us) */
     int nres, res[2];   /* order.h numbering; res[0] is the sending side */
     int uc;             /* -1, or SK_UC_MIN / SK_UC_MAX: a counted switch connection */
 } hop;
 
 typedef struct {
-    const sketch *s;
-    const topo *t;
-    coll_kind k;
-    double bytes;
-    int n, rpn, kup, cpr, C, nch;
-    int slack;
-    int latency;            /* route_opts.latency */
-    int nhops;
-    hop *hops;
-    int *hop_of;            /* [n * n] hop index or -1 */
-    int *out_start, *out_hop;   /* hops by sender */
-    int *in_start, *in_hop;     /* hops by receiver */
-    unsigned char *via;     /* [rpn * rpn]: via[origin_local * rpn + sender_local] */
-    int nres;
-    int *lanes;             /* [nres] */
-    int *cstart, *chop;     /* candidate hops of chunk c: chop[cstart[c] .. cstart[c+1]) ascending */
-    double *lb;             /* [nch * n] cheapest arrival, INFINITY if unreachable, 0 at origin */
-    int ngen;
-    int *gen;               /* [ngen * n] */
-    int symmetric;
-    int *rep;               /* [nch] orbit representative (smallest chunk id) */
-    int *perm;              /* [nch * n] ranks of rep -> ranks of this chunk */
-    int *orb_start, *orb;   /* members of each representative's orbit (CSR over chunks) */
-    int nreps;
-    int *dbuf, *obuf;       /* [n] scratch for coll_in_dests */
+    const sketch *s;        /* the sketch routed (not owned) */
+    const topo *t;          /* the topology routed over (not owned) */
+    coll_kind coll;         /* COLL_ALLGATHER or COLL_ALLTOALL: what is routed */
+    double chunk_bytes;     /* bytes per chunk: what every hop's cost is for */
+    int nranks;             /* ranks of t */
+    int ranks_per_node;     /* ranks of one node; rank r is on node r / ranks_per_node */
+    int chunkup;            /* the sketch's input_chunkup (at least 1) */
+    int chunks_per_rank;    /* chunks each rank starts with: chunkup, or
+                               nranks * chunkup for AllToAll */
+    int chunks_per_loop;    /* nranks * chunkup: the collective's chunks per
+                               loop (coll_in_dests' C) */
+    int nchunks;            /* nranks * chunks_per_rank; chunk c is chunk
+                               c % chunks_per_rank of rank c / chunks_per_rank */
+    int slack;              /* route_opts.slack: hops a candidate path may
+                               have beyond the shortest */
+    int latency;            /* route_opts.latency: the fewest-alpha trees */
+    int nhops;              /* usable directed hops (u != v, with a route) */
+    hop *hops;              /* [nhops], by (u, v) ascending */
+    int *hop_of;            /* [nranks * nranks] hop index of u -> v, or -1 */
+    int *out_start, *out_hop;   /* hops by sender (CSR over ranks) */
+    int *in_start, *in_hop;     /* hops by receiver (CSR over ranks) */
+    unsigned char *leaves_via;  /* [ranks_per_node^2]: [origin_local * ranks_per_node
+                                   + sender_local] 1 where sketch_leaves_via allows
+                                   the sender to carry the origin's chunks out */
+    int nresources;         /* resources in order.h's numbering (cost_nres) */
+    int *lanes;             /* [nresources] parallel lanes of each resource */
+    int *cand_start, *cand_hop; /* candidate hops of chunk c:
+                                   cand_hop[cand_start[c] .. cand_start[c+1]) ascending;
+                                   a position there is a variable "slot" */
+    double *cheapest;       /* [nchunks * nranks] cheapest arrival of chunk c at v
+                               over its candidates, INFINITY if unreachable, 0 at
+                               its origin */
+    int ngens;              /* symmetry generators kept (not the identity) */
+    int *gens;              /* [ngens * nranks] each generator as a rank permutation */
+    int symmetric;          /* ngens > 0 */
+    int *orbit_rep;         /* [nchunks] the representative of c's orbit (its
+                               smallest chunk id) */
+    int *rep_to_chunk;      /* [nchunks * nranks] for chunk c, the rank permutation
+                               carrying its representative's ranks to c's */
+    int *orbit_start, *orbit;   /* members of each representative's orbit (CSR over chunks) */
+    int nreps;              /* orbits: chunks with orbit_rep[c] == c */
+    int *dest_scratch, *index_scratch;  /* [nranks] scratch for coll_in_dests */
 } rmodel;
 
 static inline int node_of(const rmodel *M, int r)
 {
-    return r / M->rpn;
+    return r / M->ranks_per_node;
 }
 
 static inline int origin_of(const rmodel *M, int c)
 {
-    return c / M->cpr;
+    return c / M->chunks_per_rank;
 }
 
 /* Destinations of chunk c other than its origin, into d[]; returns how many. */
 static inline int chunk_dests(const rmodel *M, int c, int *d)
 {
     int o = origin_of(M, c);
-    int m = coll_in_dests(M->k, M->n, M->C, o, c % M->cpr, M->dbuf, M->obuf), cnt = 0;
+    int m = coll_in_dests(M->coll, M->nranks, M->chunks_per_loop, o, c % M->chunks_per_rank,
+                          M->dest_scratch, M->index_scratch), cnt = 0;
     for (int j = 0; j < m; j++)
-        if (M->dbuf[j] != o)
-            d[cnt++] = M->dbuf[j];
+        if (M->dest_scratch[j] != o)
+            d[cnt++] = M->dest_scratch[j];
     return cnt;
 }
 
 static inline int chunk_image(const rmodel *M, int c, const int *g)
 {
-    int o = origin_of(M, c), i = c % M->cpr;
-    if (M->k == COLL_ALLTOALL)
-        return g[o] * M->cpr + g[i / M->kup] * M->kup + i % M->kup;
-    return g[o] * M->cpr + i;
+    int o = origin_of(M, c), i = c % M->chunks_per_rank;
+    if (M->coll == COLL_ALLTOALL)
+        return g[o] * M->chunks_per_rank + g[i / M->chunkup] * M->chunkup + i % M->chunkup;
+    return g[o] * M->chunks_per_rank + i;
 }
 
 static inline int slot_of(const rmodel *M, int c, int h)
 {
-    int lo = M->cstart[c], hi = M->cstart[c + 1];
+    int lo = M->cand_start[c], hi = M->cand_start[c + 1];
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (M->chop[mid] < h)
+        if (M->cand_hop[mid] < h)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < M->cstart[c + 1] && M->chop[lo] == h ? lo : -1;
+    return lo < M->cand_start[c + 1] && M->cand_hop[lo] == h ? lo : -1;
 }
 
 /* The hop image of hop index hi under permutation g (-1 if none). */
 static inline int hop_image(const rmodel *M, int hi, const int *g)
 {
     const hop *h = &M->hops[hi];
-    return M->hop_of[g[h->u] * M->n + g[h->v]];
+    return M->hop_of[g[h->u] * M->nranks + g[h->v]];
 }
 
 /* ------------------------------------------------------------ routings as trees */
@@ -174,7 +192,7 @@ typedef struct {
     lp *p;
     double U;               /* horizon: time <= U */
     int *xcol;              /* [nslots] */
-    int *scol;              /* [nch * n], -1 for the origin / unreachable */
+    int *scol;              /* [nchunks * nranks], -1 for the origin / unreachable */
     int *ycol;              /* [nhops] */
     int tcol, ucol;
     double *inc;            /* incumbent value per column */

@@ -78,25 +78,25 @@ static void add_time_row(milp *P, double rhs)
 
 static double start_ub(const milp *P, int c, int v)
 {
-    double lb = P->M->lb[(size_t)c * P->M->n + v];
+    double lb = P->M->cheapest[(size_t)c * P->M->nranks + v];
     return lb > P->U ? lb : P->U;
 }
 
 static int build_columns(milp *P)
 {
     const rmodel *M = P->M;
-    int n = M->n, nslots = M->cstart[M->nch];
+    int n = M->nranks, nslots = M->cand_start[M->nchunks];
     char name[64];
     P->tcol = add_col(P, "time", 0, P->U, 1.0, 0, 0);
     /* x: one column per orbit of (chunk, hop) */
     ufind uf;
     uf_init(&uf, nslots > 0 ? nslots : 1);
-    for (int gi = 0; gi < M->ngen; gi++) {
-        const int *g = &M->gen[(size_t)gi * n];
-        for (int c = 0; c < M->nch; c++) {
+    for (int gi = 0; gi < M->ngens; gi++) {
+        const int *g = &M->gens[(size_t)gi * n];
+        for (int c = 0; c < M->nchunks; c++) {
             int ci = chunk_image(M, c, g);
-            for (int sl = M->cstart[c]; sl < M->cstart[c + 1]; sl++) {
-                int hi = hop_image(M, M->chop[sl], g);
+            for (int sl = M->cand_start[c]; sl < M->cand_start[c + 1]; sl++) {
+                int hi = hop_image(M, M->cand_hop[sl], g);
                 int si = hi < 0 ? -1 : slot_of(M, ci, hi);
                 if (si < 0) {
                     uf_free(&uf);
@@ -107,13 +107,13 @@ static int build_columns(milp *P)
         }
     }
     P->xcol = xmalloc(((size_t)nslots + 1) * sizeof *P->xcol);
-    for (int c = 0; c < M->nch; c++)
-        for (int sl = M->cstart[c]; sl < M->cstart[c + 1]; sl++) {
+    for (int c = 0; c < M->nchunks; c++)
+        for (int sl = M->cand_start[c]; sl < M->cand_start[c + 1]; sl++) {
             int r = uf_find(&uf, sl);
             if (r == sl) {
-                const hop *h = &M->hops[M->chop[sl]];
-                snprintf(name, sizeof name, "x_%d_%d_%d_%d", origin_of(M, c), c % M->cpr, h->u,
-                         h->v);
+                const hop *h = &M->hops[M->cand_hop[sl]];
+                snprintf(name, sizeof name, "x_%d_%d_%d_%d", origin_of(M, c),
+                         c % M->chunks_per_rank, h->u, h->v);
                 P->xcol[sl] = add_col(P, name, 0, 1, 0, 1, P->used[sl]);
             } else {
                 P->xcol[sl] = P->xcol[r];
@@ -123,30 +123,30 @@ static int build_columns(milp *P)
         }
     uf_free(&uf);
     /* a: one column per orbit of (chunk, rank), none at the origin */
-    size_t ns = (size_t)M->nch * n;
+    size_t ns = (size_t)M->nchunks * n;
     uf_init(&uf, (int)ns);
-    for (int gi = 0; gi < M->ngen; gi++) {
-        const int *g = &M->gen[(size_t)gi * n];
-        for (int c = 0; c < M->nch; c++) {
+    for (int gi = 0; gi < M->ngens; gi++) {
+        const int *g = &M->gens[(size_t)gi * n];
+        for (int c = 0; c < M->nchunks; c++) {
             int ci = chunk_image(M, c, g);
             for (int v = 0; v < n; v++)
-                if (isfinite(M->lb[(size_t)c * n + v]))
+                if (isfinite(M->cheapest[(size_t)c * n + v]))
                     uf_union(&uf, c * n + v, ci * n + g[v]);
         }
     }
     P->scol = xmalloc(ns * sizeof *P->scol);
-    for (int c = 0; c < M->nch; c++) {
+    for (int c = 0; c < M->nchunks; c++) {
         int o = origin_of(M, c);
         for (int v = 0; v < n; v++) {
             size_t q = (size_t)c * n + v;
             P->scol[q] = -1;
-            if (v == o || !isfinite(M->lb[q]))
+            if (v == o || !isfinite(M->cheapest[q]))
                 continue;
-            double val = isfinite(P->H->arr[q]) ? P->H->arr[q] : M->lb[q];
+            double val = isfinite(P->H->arr[q]) ? P->H->arr[q] : M->cheapest[q];
             int r = uf_find(&uf, (int)q);
             if ((size_t)r == q) {
-                snprintf(name, sizeof name, "a_%d_%d_%d", o, c % M->cpr, v);
-                P->scol[q] = add_col(P, name, M->lb[q], start_ub(P, c, v), 0, 0, val);
+                snprintf(name, sizeof name, "a_%d_%d_%d", o, c % M->chunks_per_rank, v);
+                P->scol[q] = add_col(P, name, M->cheapest[q], start_ub(P, c, v), 0, 0, val);
             } else {
                 P->scol[q] = P->scol[r];
                 if (!feq(P->inc[P->scol[q]], val))
@@ -158,16 +158,16 @@ static int build_columns(milp *P)
     /* y: one column per orbit of counted switch connections */
     P->ycol = xmalloc(((size_t)M->nhops + 1) * sizeof *P->ycol);
     uf_init(&uf, M->nhops > 0 ? M->nhops : 1);
-    for (int gi = 0; gi < M->ngen; gi++)
+    for (int gi = 0; gi < M->ngens; gi++)
         for (int hi = 0; hi < M->nhops; hi++) {
-            int hj = hop_image(M, hi, &M->gen[(size_t)gi * n]);
+            int hj = hop_image(M, hi, &M->gens[(size_t)gi * n]);
             if (M->hops[hi].uc >= 0 && hj >= 0)
                 uf_union(&uf, hi, hj);
         }
     unsigned char *hop_used = xcalloc((size_t)M->nhops + 1, 1);
     for (int sl = 0; sl < nslots; sl++)
         if (P->used[sl])
-            hop_used[M->chop[sl]] = 1;
+            hop_used[M->cand_hop[sl]] = 1;
     double *yobj = xcalloc((size_t)M->nhops + 1, sizeof *yobj);
     for (int hi = 0; hi < M->nhops; hi++) {
         P->ycol[hi] = -1;
@@ -206,7 +206,7 @@ static double timing_m(const milp *P, int c, const hop *h)
 {
     int o = origin_of(P->M, c);
     double ubu = h->u == o ? 0 : start_ub(P, c, h->u);
-    double m = ubu + h->cost - P->M->lb[(size_t)c * P->M->n + h->v];
+    double m = ubu + h->cost - P->M->cheapest[(size_t)c * P->M->nranks + h->v];
     return m > 0 ? m : 0;
 }
 
@@ -216,7 +216,7 @@ static void chunk_rows(milp *P, int c, int *in_start, int *in_sl, int *out_start
 {
     const rmodel *M = P->M;
     const sketch *s = M->s;
-    int n = M->n, o = origin_of(M, c), c0 = M->cstart[c], c1 = M->cstart[c + 1];
+    int n = M->nranks, o = origin_of(M, c), c0 = M->cand_start[c], c1 = M->cand_start[c + 1];
     int nd = chunk_dests(M, c, dest);
     memset(isdest, 0, (size_t)n);
     for (int j = 0; j < nd; j++)
@@ -225,8 +225,8 @@ static void chunk_rows(milp *P, int c, int *in_start, int *in_sl, int *out_start
     memset(in_start, 0, ((size_t)n + 1) * sizeof *in_start);
     memset(out_start, 0, ((size_t)n + 1) * sizeof *out_start);
     for (int sl = c0; sl < c1; sl++) {
-        in_start[M->hops[M->chop[sl]].v + 1]++;
-        out_start[M->hops[M->chop[sl]].u + 1]++;
+        in_start[M->hops[M->cand_hop[sl]].v + 1]++;
+        out_start[M->hops[M->cand_hop[sl]].u + 1]++;
     }
     for (int v = 0; v < n; v++) {
         in_start[v + 1] += in_start[v];
@@ -236,8 +236,8 @@ static void chunk_rows(milp *P, int c, int *in_start, int *in_sl, int *out_start
     memcpy(fi, in_start, ((size_t)n + 1) * sizeof *fi);
     memcpy(fo, out_start, ((size_t)n + 1) * sizeof *fo);
     for (int sl = c0; sl < c1; sl++) {
-        in_sl[fi[M->hops[M->chop[sl]].v]++] = sl;
-        out_sl[fo[M->hops[M->chop[sl]].u]++] = sl;
+        in_sl[fi[M->hops[M->cand_hop[sl]].v]++] = sl;
+        out_sl[fo[M->hops[M->cand_hop[sl]].u]++] = sl;
     }
     const int *S = &P->scol[(size_t)c * n];
     for (int v = 0; v < n; v++) {
@@ -260,7 +260,7 @@ static void chunk_rows(milp *P, int c, int *in_start, int *in_sl, int *out_start
     }
     /* arrival after the sender's arrival plus the hop */
     for (int sl = c0; sl < c1; sl++) {
-        const hop *h = &M->hops[M->chop[sl]];
+        const hop *h = &M->hops[M->cand_hop[sl]];
         double m = timing_m(P, c, h);
         if (h->u == o && m <= 1e-12)
             continue;
@@ -282,12 +282,12 @@ static void chunk_rows(milp *P, int c, int *in_start, int *in_sl, int *out_start
         if (!isdest[u] || out_start[u + 1] - out_start[u] < 2)
             continue;
         for (int q = out_start[u]; q < out_start[u + 1]; q++) {
-            const hop *h = &M->hops[M->chop[out_sl[q]]];
+            const hop *h = &M->hops[M->cand_hop[out_sl[q]]];
             if (h->nres != 2)
                 continue;
             int r = h->res[0], first = 1, cnt = 0;
             for (int q2 = out_start[u]; q2 < q && first; q2++) {
-                const hop *h2 = &M->hops[M->chop[out_sl[q2]]];
+                const hop *h2 = &M->hops[M->cand_hop[out_sl[q2]]];
                 first = !(h2->nres == 2 && h2->res[0] == r);
             }
             if (!first)
@@ -295,7 +295,7 @@ static void chunk_rows(milp *P, int c, int *in_start, int *in_sl, int *out_start
             rb_clear(&P->rb);
             rb_add(&P->rb, S[u], -1.0);
             for (int q2 = q; q2 < out_start[u + 1]; q2++) {
-                const hop *h2 = &M->hops[M->chop[out_sl[q2]]];
+                const hop *h2 = &M->hops[M->cand_hop[out_sl[q2]]];
                 if (h2->nres == 2 && h2->res[0] == r) {
                     rb_add(&P->rb, P->xcol[out_sl[q2]], -h2->cost);
                     cnt++;
@@ -306,34 +306,34 @@ static void chunk_rows(milp *P, int c, int *in_start, int *in_sl, int *out_start
         }
     }
     /* relay cut: the chunk enters every other node holding a destination */
-    int nn = M->t->nnodes, no = o / M->rpn;
+    int nn = M->t->nnodes, no = o / M->ranks_per_node;
     for (int nd2 = 0; nd2 < nn; nd2++) {
         if (nd2 == no)
             continue;
         rb_clear(&P->rb);
         for (int sl = c0; sl < c1; sl++) {
-            const hop *h = &M->hops[M->chop[sl]];
-            if (h->inter && h->v / M->rpn == nd2)
+            const hop *h = &M->hops[M->cand_hop[sl]];
+            if (h->inter && h->v / M->ranks_per_node == nd2)
                 rb_add(&P->rb, P->xcol[sl], 1.0);
         }
         int need = 0;
         for (int j = 0; j < nd && !need; j++)
-            need = dest[j] / M->rpn == nd2;
+            need = dest[j] / M->ranks_per_node == nd2;
         if (need && P->rb.n > 0)
             add_row(P, 1.0, INFINITY);
     }
     /* enforce_ordering: s's own chunks cross s -> r before those s relays */
     if (s->enforce_ordering)
         for (int sl = c0; sl < c1; sl++) {
-            const hop *h = &M->hops[M->chop[sl]];
+            const hop *h = &M->hops[M->cand_hop[sl]];
             if (!h->inter || h->u == o)
                 continue;
-            for (int j = 0; j < M->cpr; j++) {
-                int cs = h->u * M->cpr + j;
-                int sl2 = slot_of(M, cs, M->chop[sl]);
+            for (int j = 0; j < M->chunks_per_rank; j++) {
+                int cs = h->u * M->chunks_per_rank + j;
+                int sl2 = slot_of(M, cs, M->cand_hop[sl]);
                 if (sl2 < 0)
                     continue;
-                double mm = start_ub(P, cs, h->v) + h->cost - M->lb[(size_t)c * n + h->v];
+                double mm = start_ub(P, cs, h->v) + h->cost - M->cheapest[(size_t)c * n + h->v];
                 rb_clear(&P->rb);
                 rb_add(&P->rb, S[h->v], 1.0);
                 rb_add(&P->rb, P->scol[(size_t)cs * n + h->v], -1.0);
@@ -344,7 +344,7 @@ static void chunk_rows(milp *P, int c, int *in_start, int *in_sl, int *out_start
         }
     /* uc-min: a connection is used when any chunk takes it */
     for (int sl = c0; sl < c1; sl++) {
-        int hi = M->chop[sl];
+        int hi = M->cand_hop[sl];
         if (M->hops[hi].uc != SK_UC_MIN)
             continue;
         rb_clear(&P->rb);
@@ -358,43 +358,43 @@ static void chunk_rows(milp *P, int c, int *in_start, int *in_sl, int *out_start
 static void global_rows(milp *P)
 {
     const rmodel *M = P->M;
-    int n = M->n, nslots = M->cstart[M->nch];
+    int n = M->nranks, nslots = M->cand_start[M->nchunks];
     ufind uf;
-    uf_init(&uf, M->nres > 0 ? M->nres : 1);
-    for (int gi = 0; gi < M->ngen; gi++)
+    uf_init(&uf, M->nresources > 0 ? M->nresources : 1);
+    for (int gi = 0; gi < M->ngens; gi++)
         for (int hi = 0; hi < M->nhops; hi++) {
-            int hj = hop_image(M, hi, &M->gen[(size_t)gi * n]);
+            int hj = hop_image(M, hi, &M->gens[(size_t)gi * n]);
             if (hj < 0)
                 continue;
             for (int q = 0; q < M->hops[hi].nres && q < M->hops[hj].nres; q++)
                 uf_union(&uf, M->hops[hi].res[q], M->hops[hj].res[q]);
         }
-    int *cnt = xcalloc((size_t)M->nres + 1, sizeof *cnt);
+    int *cnt = xcalloc((size_t)M->nresources + 1, sizeof *cnt);
     for (int sl = 0; sl < nslots; sl++) {
-        const hop *h = &M->hops[M->chop[sl]];
+        const hop *h = &M->hops[M->cand_hop[sl]];
         for (int q = 0; q < h->nres; q++)
             if (uf_find(&uf, h->res[q]) == h->res[q])
                 cnt[h->res[q] + 1]++;
     }
-    for (int r = 0; r < M->nres; r++)
+    for (int r = 0; r < M->nresources; r++)
         cnt[r + 1] += cnt[r];
-    int *items = xmalloc(((size_t)cnt[M->nres] + 1) * sizeof *items);
-    int *fill = xmalloc(((size_t)M->nres + 1) * sizeof *fill);
-    memcpy(fill, cnt, ((size_t)M->nres + 1) * sizeof *fill);
+    int *items = xmalloc(((size_t)cnt[M->nresources] + 1) * sizeof *items);
+    int *fill = xmalloc(((size_t)M->nresources + 1) * sizeof *fill);
+    memcpy(fill, cnt, ((size_t)M->nresources + 1) * sizeof *fill);
     for (int sl = 0; sl < nslots; sl++) {
-        const hop *h = &M->hops[M->chop[sl]];
+        const hop *h = &M->hops[M->cand_hop[sl]];
         for (int q = 0; q < h->nres; q++)
             if (uf_find(&uf, h->res[q]) == h->res[q])
                 items[fill[h->res[q]]++] = sl;
     }
     free(fill);
-    for (int r = 0; r < M->nres; r++) {
+    for (int r = 0; r < M->nresources; r++) {
         if (cnt[r] == cnt[r + 1])
             continue;
         double lanes = M->lanes[r];
         rb_clear(&P->rb);
         for (int k = cnt[r]; k < cnt[r + 1]; k++)
-            rb_add(&P->rb, P->xcol[items[k]], -M->hops[M->chop[items[k]]].cost / lanes);
+            rb_add(&P->rb, P->xcol[items[k]], -M->hops[M->cand_hop[items[k]]].cost / lanes);
         if (P->ucol >= 0) {
             double load = -rb_eval(P);
             if (M->s->intra == SK_INTRA_MINMAX && load > P->uinc)
@@ -421,7 +421,7 @@ static void global_rows(milp *P)
         done[P->ycol[hi]] = 1;
         rb_clear(&P->rb);
         rb_add(&P->rb, P->ycol[hi], 1.0);
-        for (int c = 0; c < M->nch; c++) {
+        for (int c = 0; c < M->nchunks; c++) {
             int sl = slot_of(M, c, hi);
             if (sl >= 0)
                 rb_add(&P->rb, P->xcol[sl], -1.0);
@@ -439,10 +439,10 @@ static void global_rows(milp *P)
  * they do not settle (a cycle of orderings). */
 int route_incumbent_times(const rmodel *M, trees *T)
 {
-    int n = M->n, changed = 1, passes = 0, limit = 4 * n + 16;
+    int n = M->nranks, changed = 1, passes = 0, limit = 4 * n + 16;
     while (changed && passes++ < limit) {
         changed = 0;
-        for (int c = 0; c < M->nch; c++) {
+        for (int c = 0; c < M->nchunks; c++) {
             const int *par = &T->par[(size_t)c * n];
             double *arr = &T->arr[(size_t)c * n];
             int o = origin_of(M, c);
@@ -452,8 +452,8 @@ int route_incumbent_times(const rmodel *M, trees *T)
                 const hop *h = &M->hops[par[v]];
                 double need = arr[h->u] + h->cost;
                 if (M->s->enforce_ordering && h->inter && h->u != o)
-                    for (int j = 0; j < M->cpr; j++) {
-                        int cs = h->u * M->cpr + j;
+                    for (int j = 0; j < M->chunks_per_rank; j++) {
+                        int cs = h->u * M->chunks_per_rank + j;
                         if (T->par[(size_t)cs * n + v] == par[v]) {
                             double x = T->arr[(size_t)cs * n + v] + h->cost;
                             if (x > need)
@@ -473,13 +473,13 @@ int route_incumbent_times(const rmodel *M, trees *T)
 /* The relaxed makespan of trees T (what the MILP's time rows ask of them). */
 double route_relaxed_time(const rmodel *M, const trees *T)
 {
-    int n = M->n;
+    int n = M->nranks;
     double t = 0;
-    double *load = xcalloc((size_t)M->nres + 1, sizeof *load);
-    double *port = xcalloc((size_t)M->nres + 1, sizeof *port);
+    double *load = xcalloc((size_t)M->nresources + 1, sizeof *load);
+    double *port = xcalloc((size_t)M->nresources + 1, sizeof *port);
     int *start = xmalloc(((size_t)n + 1) * sizeof *start), *fill = xmalloc((size_t)n * sizeof *fill);
     int *kid = xmalloc((size_t)n * sizeof *kid);
-    for (int c = 0; c < M->nch; c++) {
+    for (int c = 0; c < M->nchunks; c++) {
         const int *par = &T->par[(size_t)c * n];
         const double *arr = &T->arr[(size_t)c * n];
         for (int v = 0; v < n; v++) {
@@ -516,7 +516,7 @@ double route_relaxed_time(const rmodel *M, const trees *T)
             }
         }
     }
-    for (int r = 0; r < M->nres; r++)
+    for (int r = 0; r < M->nresources; r++)
         if (load[r] > t)
             t = load[r];
     free(load);
@@ -531,18 +531,18 @@ double route_relaxed_time(const rmodel *M, const trees *T)
 int route_extract(const milp *P, trees *R)
 {
     const rmodel *M = P->M;
-    int n = M->n, ok = 1;
+    int n = M->nranks, ok = 1;
     int *dest = xmalloc((size_t)n * sizeof *dest), *order = xmalloc((size_t)n * sizeof *order);
     unsigned char *isdest = xmalloc((size_t)n);
-    for (int c = 0; c < M->nch && ok; c++) {
+    for (int c = 0; c < M->nchunks && ok; c++) {
         int *par = &R->par[(size_t)c * n];
-        for (int sl = M->cstart[c]; sl < M->cstart[c + 1] && ok; sl++) {
+        for (int sl = M->cand_start[c]; sl < M->cand_start[c + 1] && ok; sl++) {
             if (!(lp_value(P->p, P->xcol[sl]) > 0.5))
                 continue;
-            const hop *h = &M->hops[M->chop[sl]];
+            const hop *h = &M->hops[M->cand_hop[sl]];
             if (par[h->v] >= 0)
                 ok = 0;
-            par[h->v] = M->chop[sl];
+            par[h->v] = M->cand_hop[sl];
         }
         if (!ok)
             break;
@@ -558,7 +558,7 @@ int route_extract(const milp *P, trees *R)
     }
     /* the MILP's own arrivals when they respect every hop */
     int exact = ok;
-    for (int c = 0; c < M->nch && exact; c++)
+    for (int c = 0; c < M->nchunks && exact; c++)
         for (int v = 0; v < n && exact; v++) {
             int hi = R->par[(size_t)c * n + v];
             if (hi < 0)
@@ -569,7 +569,7 @@ int route_extract(const milp *P, trees *R)
             exact = isfinite(av) && isfinite(au) && av - au >= h->cost - 1e-6 * (1 + av);
         }
     if (exact)
-        for (int c = 0; c < M->nch; c++)
+        for (int c = 0; c < M->nchunks; c++)
             for (int v = 0; v < n; v++)
                 if (R->par[(size_t)c * n + v] >= 0) {
                     double av = lp_value(P->p, P->scol[(size_t)c * n + v]);
@@ -608,7 +608,7 @@ int route_milp_build(milp *P, const rmodel *M, const trees *H, const unsigned ch
     P->p = lp_new("route");
     if (build_columns(P) < 0)
         return -1;
-    int n = M->n;
+    int n = M->nranks;
     int *in_start = xmalloc(((size_t)n + 1) * sizeof *in_start);
     int *out_start = xmalloc(((size_t)n + 1) * sizeof *out_start);
     int *in_sl = xmalloc(((size_t)M->nhops + 1) * sizeof *in_sl);
@@ -616,8 +616,8 @@ int route_milp_build(milp *P, const rmodel *M, const trees *H, const unsigned ch
     int *bucket = xmalloc((2 * (size_t)n + 2) * sizeof *bucket);
     int *dest = xmalloc((size_t)n * sizeof *dest);
     unsigned char *isdest = xmalloc((size_t)n);
-    for (int c = 0; c < M->nch; c++)
-        if (M->rep[c] == c)
+    for (int c = 0; c < M->nchunks; c++)
+        if (M->orbit_rep[c] == c)
             chunk_rows(P, c, in_start, in_sl, out_start, out_sl, dest, isdest, bucket);
     global_rows(P);
     free(in_start);

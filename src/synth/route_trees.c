@@ -13,7 +13,7 @@
 
 void route_trees_init(trees *T, const rmodel *M)
 {
-    size_t sz = (size_t)M->nch * M->n;
+    size_t sz = (size_t)M->nchunks * M->nranks;
     T->par = xmalloc(sz * sizeof *T->par);
     T->arr = xmalloc(sz * sizeof *T->arr);
     for (size_t i = 0; i < sz; i++) {
@@ -31,7 +31,7 @@ void route_trees_free(trees *T)
 /* Uncontended arrivals of chunk c along its tree (parents first). */
 void route_tree_arrivals(const rmodel *M, trees *T, int c, int *order)
 {
-    int n = M->n, o = origin_of(M, c), head = 0, tail = 0;
+    int n = M->nranks, o = origin_of(M, c), head = 0, tail = 0;
     int *par = &T->par[(size_t)c * n];
     double *arr = &T->arr[(size_t)c * n];
     for (int v = 0; v < n; v++)
@@ -53,7 +53,7 @@ void route_tree_arrivals(const rmodel *M, trees *T, int c, int *order)
 /* Drop relays that receive a chunk and pass it to nobody. */
 void route_prune_dead_relays(const rmodel *M, int *par, const unsigned char *isdest)
 {
-    int n = M->n, changed = 1;
+    int n = M->nranks, changed = 1;
     int *kids = xcalloc((size_t)n, sizeof *kids);
     for (int v = 0; v < n; v++)
         if (par[v] >= 0)
@@ -72,8 +72,8 @@ void route_prune_dead_relays(const rmodel *M, int *par, const unsigned char *isd
 /* Carry the representative's tree to every member of its orbit. */
 void route_carry_tree(const rmodel *M, trees *T, int rep, int c)
 {
-    int n = M->n;
-    const int *g = &M->perm[(size_t)c * n];
+    int n = M->nranks;
+    const int *g = &M->rep_to_chunk[(size_t)c * n];
     const int *pr = &T->par[(size_t)rep * n];
     int *pc = &T->par[(size_t)c * n];
     for (int v = 0; v < n; v++)
@@ -89,7 +89,7 @@ void route_carry_tree(const rmodel *M, trees *T, int rep, int c)
 static void heuristic_tree(const rmodel *M, int c, int *par, double *load, int *dest,
                            unsigned char *isdest, unsigned char *in, double *arr)
 {
-    int n = M->n, o = origin_of(M, c);
+    int n = M->nranks, o = origin_of(M, c);
     int nd = chunk_dests(M, c, dest);
     memset(isdest, 0, (size_t)n);
     memset(in, 0, (size_t)n);
@@ -101,12 +101,12 @@ static void heuristic_tree(const rmodel *M, int c, int *par, double *load, int *
     }
     in[o] = 1;
     arr[o] = 0;
-    int c0 = M->cstart[c], c1 = M->cstart[c + 1];
+    int c0 = M->cand_start[c], c1 = M->cand_start[c + 1];
     for (;;) {
         int best = -1;
         double best_est = 0;
         for (int k = c0; k < c1; k++) {
-            int hi = M->chop[k];
+            int hi = M->cand_hop[k];
             const hop *h = &M->hops[hi];
             if (!in[h->u] || in[h->v])
                 continue;
@@ -144,20 +144,20 @@ static void heuristic_tree(const rmodel *M, int c, int *par, double *load, int *
 
 void route_heuristic_trees(const rmodel *M, trees *T)
 {
-    int n = M->n;
-    double *load = xcalloc((size_t)M->nres + 1, sizeof *load);
+    int n = M->nranks;
+    double *load = xcalloc((size_t)M->nresources + 1, sizeof *load);
     int *dest = xmalloc((size_t)n * sizeof *dest);
     int *order = xmalloc((size_t)n * sizeof *order);
     unsigned char *isdest = xmalloc((size_t)n), *in = xmalloc((size_t)n);
     double *arr = xmalloc((size_t)n * sizeof *arr);
-    for (int c = 0; c < M->nch; c++) {
-        if (M->rep[c] != c)
+    for (int c = 0; c < M->nchunks; c++) {
+        if (M->orbit_rep[c] != c)
             continue;
         int *par = &T->par[(size_t)c * n];
         heuristic_tree(M, c, par, load, dest, isdest, in, arr);
         /* the orbit's other members load their images of the same hops */
-        for (int k = M->orb_start[c]; k < M->orb_start[c + 1]; k++) {
-            int m = M->orb[k];
+        for (int k = M->orbit_start[c]; k < M->orbit_start[c + 1]; k++) {
+            int m = M->orbit[k];
             if (m == c)
                 continue;
             route_carry_tree(M, T, c, m);
@@ -168,7 +168,7 @@ void route_heuristic_trees(const rmodel *M, trees *T)
                         load[M->hops[pm[v]].res[q]] += M->hops[pm[v]].cost;
         }
     }
-    for (int c = 0; c < M->nch; c++)
+    for (int c = 0; c < M->nchunks; c++)
         route_tree_arrivals(M, T, c, order);
     free(load);
     free(dest);
@@ -184,7 +184,7 @@ void route_heuristic_trees(const rmodel *M, trees *T)
  * known.  stack: room for n. */
 static void tree_depths(const rmodel *M, const int *par, int *depth, int *stack)
 {
-    int n = M->n;
+    int n = M->nranks;
     for (int v = 0; v < n; v++)
         depth[v] = par[v] >= 0 ? -1 : 0;    /* -1 unknown, -2 on the walk */
     for (int v = 0; v < n; v++) {
@@ -221,13 +221,13 @@ static int cmp_emit(const void *a, const void *b)
 /* The trees as an algo: per chunk, sends by depth, arrival, receiver. */
 algo *route_trees_to_algo(const rmodel *M, const trees *T)
 {
-    int n = M->n;
-    algo *a = algo_new(M->k, n, M->cpr);
+    int n = M->nranks;
+    algo *a = algo_new(M->coll, n, M->chunks_per_rank);
     if (!a)
         tc_oom();
     emit_item *it = xmalloc((size_t)n * sizeof *it);
     int *depth = xmalloc((size_t)n * sizeof *depth), *stack = xmalloc((size_t)n * sizeof *stack);
-    for (int c = 0; c < M->nch; c++) {
+    for (int c = 0; c < M->nchunks; c++) {
         const int *par = &T->par[(size_t)c * n];
         const double *arr = &T->arr[(size_t)c * n];
         tree_depths(M, par, depth, stack);
@@ -243,8 +243,8 @@ algo *route_trees_to_algo(const rmodel *M, const trees *T)
         qsort(it, (size_t)m, sizeof *it, cmp_emit);
         for (int j = 0; j < m; j++) {
             const hop *h = &M->hops[it[j].hop];
-            algo_add_send(a, origin_of(M, c), c % M->cpr, h->u, h->v, it[j].arr - h->cost,
-                          it[j].arr);
+            algo_add_send(a, origin_of(M, c), c % M->chunks_per_rank, h->u, h->v,
+                          it[j].arr - h->cost, it[j].arr);
         }
     }
     free(it);

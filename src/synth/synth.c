@@ -1,6 +1,13 @@
 /* synth.c — sketch + topology through the three stages to a program (see
  * synth.h).  Each stage's own module does the work; this file only chooses
- * the options, times the stages, reports progress and hands results on. */
+ * the options, times the stages, reports progress and hands results on.
+ *
+ * Why strategies and a list: a call may try several routings (and, for
+ * AllReduce, two joins of each).  Each strategy (try_milp, try_hier_rails,
+ * try_latency_only, try_latency_alt, try_blocks) only builds and adds what
+ * it built, or why it built nothing, to the one candidate list (cands.h);
+ * run_pipeline keeps cands_pick's choice, lowers it (finish) and reads
+ * synth_stats' figures of the winner off the list (kept_figures). */
 #include "synth.h"
 
 #include <math.h>
@@ -11,6 +18,7 @@
 
 #include "../sched/lower.h"
 #include "../sched/xml.h"
+#include "cands.h"
 #include "contig.h"
 #include "hier.h"
 #include "order.h"
@@ -151,7 +159,7 @@ static int proven_rank(lp_status s)
 
 /* Stage 3 on `in` (the caller times the whole stage, which for the
  * reductions is several solves); st keeps the least proven outcome and the
- * largest gap over the solves. */
+ * largest gap over every solve of the call, and counts the MILP runs. */
 static int stage3(const algo *in, const topo *t, double chunk, const contig_opts *co,
                   algo **out, synth_stats *st, tc_err *err)
 {
@@ -159,7 +167,8 @@ static int stage3(const algo *in, const topo *t, double chunk, const contig_opts
     int rc = contig_solve(in, t, chunk, co, out, &cst, err);
     if (rc != TC_OK)
         return rc;
-    st->contig_solves++;
+    if (co->milp)
+        st->contig_solves++;
     if (cst.status == LP_UNSOLVED && cst.ncols > 0)
         st->contig_failed = 1;
     if (proven_rank(cst.status) < proven_rank(st->contig_status))
@@ -178,11 +187,12 @@ static int check_stop(tc_err *err)
 
 /* AllReduce from the two solved phases joined one way: the joined sends
  * re-timed exactly with each phase's groups kept (contig_replay: as the
- * executor will run them), and
- * stage 3's local search from scratch (no MILP: the phases had theirs);
- * the faster of the two. */
+ * executor will run them), and stage 3's local search from scratch (no
+ * MILP: the phases had theirs); the faster of the two (two timings of one
+ * join, not two candidates), `how` saying which. */
 static int join_phases(const algo *rs, const algo *ag, reverse_join j, const topo *t,
-                       double chunk, const contig_opts *co, algo **out, tc_err *err)
+                       double chunk, const contig_opts *co, algo **out, char *how, size_t nhow,
+                       tc_err *err)
 {
     algo *ar0 = NULL, *kept = NULL, *searched = NULL;
     *out = NULL;
@@ -201,9 +211,13 @@ static int join_phases(const algo *rs, const algo *ag, reverse_join j, const top
         return rc;
     }
     if (searched->predicted_us < kept->predicted_us - 1e-9) {
+        snprintf(how, nhow, "stage 3's local search (the executor's replay: %.3f us)",
+                 kept->predicted_us);
         algo_free(kept);
         *out = searched;
     } else {
+        snprintf(how, nhow, "the executor's replay (stage 3's local search: %.3f us)",
+                 searched->predicted_us);
         algo_free(searched);
         *out = kept;
     }
@@ -223,104 +237,6 @@ static int precheck(const algo *routing, coll_kind k, const synth_opts *o, tc_er
     return lower_precheck(routing, &lo, err);
 }
 
-/* Stages 2 and 3 on a routing: the order, then contiguity and
- * exact times; for the reductions the reversal, and for AllReduce the two
- * joins.  st gets the stages' figures; *out the algorithm kept. */
-static int stages_2_3(const algo *routing, const sketch *s, const topo *t, coll_kind k, double chunk,
-                      double gap, int milp, const synth_opts *o, algo **out, synth_stats *st,
-                      tc_err *err)
-{
-    algo *ordered = NULL, *final = NULL;
-    double t0;
-    int rc;
-    *out = NULL;
-    order_opts oo;
-    order_opts_init(&oo);
-    order_result ores;
-    t0 = now_s();
-    rc = order_schedule(routing, t, chunk, &oo, &ordered, &ores, err);
-    st->order_s = now_s() - t0;
-    if (rc != TC_OK)
-        return rc;
-    st->order_us = ores.makespan_us;
-    order_result_free(&ores);
-    progress(o, "synth: stage 2 ordering: %.3f s, makespan %.3f us", st->order_s,
-             st->order_us, 0);
-
-    contig_opts co;
-    contig_opts_default(&co);
-    co.time_limit_s = o->contig_time_s > 0 ? o->contig_time_s
-                      : s->contig_time_s > 0 ? s->contig_time_s : 30;
-    co.mip_gap = gap >= 0 ? gap : 0;
-    co.quiet = o->quiet;
-    co.solver_verbose = o->verbose;
-    co.backend = o->backend;
-    co.mem_limit_mb = o->mem_limit_mb;
-    co.milp = milp;
-    t0 = now_s();
-    if (k == COLL_ALLGATHER || k == COLL_ALLTOALL) {
-        rc = stage3(ordered, t, chunk, &co, &final, st, err);
-    } else {
-        /* ReduceScatter: the AllGather reversed, re-solved on the reversed
-         * links; AllReduce: that, then the AllGather, joined both ways. */
-        algo *rs0 = NULL, *rs = NULL, *ag = NULL;
-        rc = reverse_reducescatter(ordered, t, &rs0, err);
-        if (rc == TC_OK) {
-            progress(o, "synth: reverse: %.0f reduce sends, reversed makespan %.3f us",
-                     (double)rs0->nsends, rs0->predicted_us, 0);
-            rc = stage3(rs0, t, chunk, &co, &rs, st, err);
-        }
-        algo_free(rs0);
-        if (rc == TC_OK)
-            st->rs_us = rs->predicted_us;
-        if (rc == TC_OK && k == COLL_REDUCESCATTER) {
-            final = rs;
-            rs = NULL;
-        } else if (rc == TC_OK) {
-            progress(o, "synth: stage 3 reducescatter phase: %.3f us", rs->predicted_us, 0, 0);
-            rc = stage3(ordered, t, chunk, &co, &ag, st, err);
-            if (rc == TC_OK)
-                progress(o, "synth: stage 3 allgather phase: %.3f us", ag->predicted_us, 0, 0);
-            for (int j = 0; j < 2 && rc == TC_OK; j++) {
-                algo *ar = NULL;
-                rc = join_phases(rs, ag, (reverse_join)j, t, chunk, &co, &ar, err);
-                if (rc != TC_OK)
-                    break;
-                if (j == REVERSE_JOIN_BARRIER)
-                    st->barrier_us = ar->predicted_us;
-                else
-                    st->pipeline_us = ar->predicted_us;
-                progress(o, j == REVERSE_JOIN_BARRIER
-                         ? "synth: allreduce, allgather after the whole reducescatter "
-                           "(barrier): %.3f us"
-                         : "synth: allreduce, each chunk's allgather once its sum is complete "
-                           "(pipeline): %.3f us", ar->predicted_us, 0, 0);
-                if (!final || ar->predicted_us < final->predicted_us - 1e-9) {
-                    algo_free(final);
-                    final = ar;
-                    st->join = j;
-                } else {
-                    algo_free(ar);
-                }
-            }
-            if (rc != TC_OK) {
-                algo_free(final);
-                final = NULL;
-            }
-        }
-        algo_free(rs);
-        algo_free(ag);
-    }
-    st->contig_s = now_s() - t0;
-    algo_free(ordered);
-    if (rc == TC_OK && (rc = check_stop(err)) != TC_OK)
-        algo_free(final);
-    if (rc != TC_OK)
-        return rc;
-    *out = final;
-    return TC_OK;
-}
-
 int synth_alpha_bound(const topo *t, double chunk_bytes)
 {
     /* GB/s = 1e3 bytes per us */
@@ -334,75 +250,6 @@ int synth_alpha_bound(const topo *t, double chunk_bytes)
         if (chunk_bytes / (t->nics[i].bw_gbps * 1e3) >= t->nics[i].alpha_us)
             return 0;
     return 1;
-}
-
-#define LATENCY_SCREEN 1.25
-
-/* The latency-first routing through stages 2 and 3 beside the MILP's
- * result *final: the faster kept (the MILP's on a tie), st's stage figures
- * from the one kept, the time of both stages counted.  A latency-first
- * routing the runtime limits refuse is skipped, said on stderr. */
-static int latency_alternative(const sketch *s, const topo *t, coll_kind k, double chunk,
-                               double gap, const route_opts *ro, const synth_opts *o,
-                               algo **final, synth_stats *st, tc_err *err)
-{
-    coll_kind routed = k == COLL_ALLTOALL ? COLL_ALLTOALL : COLL_ALLGATHER;
-    route_opts q = *ro;
-    q.latency = 1;
-    synth_opts qo = *o;
-    qo.quiet = 1;
-    synth_stats alt = *st;
-    algo *routing = NULL, *lat = NULL;
-    tc_err e2;
-    tc_err_clear(&e2);
-    st->milp_us = (*final)->predicted_us;
-    int rc = route_heuristic(s, t, routed, chunk, &q, &routing, err);
-    if (rc != TC_OK)
-        return rc;
-    if (precheck(routing, k, o, &e2) != TC_OK) {
-        algo_free(routing);
-        if (!o->quiet)
-            fprintf(stderr, "synth: latency-first routing skipped: %s\n", e2.msg);
-        return TC_OK;
-    }
-    alt.order_s = alt.contig_s = 0;
-    alt.contig_solves = 0;
-    /* screened by stage 3's local search (no MILP; a fraction of the
-     * time): the MILP runs on it only when that comes within
-     * LATENCY_SCREEN of the MILP routing's result */
-    rc = stages_2_3(routing, s, t, k, chunk, gap, 0, &qo, &lat, &alt, err);
-    double screen_s = alt.order_s + alt.contig_s;
-    if (rc == TC_OK && lat->predicted_us < LATENCY_SCREEN * (*final)->predicted_us) {
-        algo_free(lat);
-        lat = NULL;
-        alt.contig_solves = 0;
-        rc = stages_2_3(routing, s, t, k, chunk, gap, 1, &qo, &lat, &alt, err);
-    } else {
-        alt.contig_solves = 0;      /* the screen ran no MILP */
-        alt.order_s = 0;
-        alt.contig_s = 0;
-    }
-    algo_free(routing);
-    if (rc != TC_OK)
-        return rc;
-    st->latency_us = lat->predicted_us;
-    double order_s = st->order_s + alt.order_s,
-           contig_s = st->contig_s + alt.contig_s + screen_s;
-    int solves = st->contig_solves + alt.contig_solves;
-    if (lat->predicted_us < (*final)->predicted_us - 1e-9) {
-        alt.latency_first = 1;
-        alt.latency_us = st->latency_us;
-        alt.milp_us = st->milp_us;
-        *st = alt;
-        algo_free(*final);
-        *final = lat;
-    } else {
-        algo_free(lat);
-    }
-    st->order_s = order_s;
-    st->contig_s = contig_s;
-    st->contig_solves = solves;
-    return TC_OK;
 }
 
 /* The other hierarchical AllGather: node blocks sent whole
@@ -460,8 +307,7 @@ static prog *lower_also(const algo *a, const topo *t, const lower_opts *lo1, int
 }
 
 /* The last steps on the algorithm kept (consumed): its figures into st,
- * the lowering, the topology copy.  Shared by the stages and the
- * node-blocks AllGather. */
+ * the lowering, the topology copy. */
 static int finish(const sketch *s, const topo *t, const synth_opts *o, coll_kind k,
                   long long size, long long chunk, algo *final, prog **out, synth_stats *st,
                   tc_err *err)
@@ -549,23 +395,460 @@ static int coarse_routing(const sketch *s, const topo *t, coll_kind k, double ch
     return TC_OK;
 }
 
-static int run_pipeline(const sketch *s, const topo *t, const synth_opts *o, prog **out,
-                        synth_stats *st, tc_err *err)
+/* ------------------------------------------------------------ the candidates
+ *
+ * Every strategy below builds and adds what it built to the one list
+ * (cands.h); none chooses between schedules (the latency-first screen only
+ * asks cands_pick_us whether stage 3's MILP is worth running on it).
+ * run_pipeline then keeps cands_pick's choice. */
+
+#define LATENCY_SCREEN 1.25
+
+/* Stage 2's and the ReduceScatter's makespans of one run of stages 2 and
+ * 3: the figures synth_stats gives of the routing whose schedule is kept. */
+typedef struct {
+    double order_us, rs_us;
+} run_figs;
+
+/* One call: its settings, and what it has tried so far. */
+typedef struct {
+    const sketch *s;
+    const topo *t;
+    const synth_opts *o;
+    coll_kind k;            /* the collective asked for */
+    coll_kind routed;       /* what stage 1 routes: AllToAll, else the AllGather */
+    long long size, chunk;
+    double gap;             /* --gap or the sketch's; < 0: each stage's default */
+    route_opts ro;          /* stage 1's options */
+    int hier;               /* stage 1 is hierarchical (use_hier) */
+    synth_stats *st;
+    cand_list L;
+    run_figs runs[SYNTH_MAX_CANDS];
+    int nruns;
+} pipeline;
+
+/* Stage 3's options for this call (milp 0: its local search alone). */
+static void contig_options(const pipeline *P, const synth_opts *o, int milp, contig_opts *co)
 {
-    memset(st, 0, sizeof *st);
-    st->route_gap = st->contig_gap = NAN;
-    st->route_status = st->contig_status = LP_UNSOLVED;
-    *out = NULL;
-    coll_kind k = pick_coll(s, o);
+    contig_opts_default(co);
+    co->time_limit_s = o->contig_time_s > 0 ? o->contig_time_s
+                       : P->s->contig_time_s > 0 ? P->s->contig_time_s : 30;
+    co->mip_gap = P->gap >= 0 ? P->gap : 0;
+    co->quiet = o->quiet;
+    co->solver_verbose = o->verbose;
+    co->backend = o->backend;
+    co->mem_limit_mb = o->mem_limit_mb;
+    co->milp = milp;
+}
+
+/* "routing note; the join timed by ..." into buf. */
+static const char *join_note(char *buf, size_t n, const char *note, const char *timed)
+{
+    snprintf(buf, n, "%s%sthe join timed by %s", note, *note ? "; " : "", timed);
+    return buf;
+}
+
+/* AllReduce: stage 3 on the AllGather too, then each join of the two
+ * solved phases added to the list. */
+static int allreduce_joins(pipeline *P, const algo *ordered, const algo *rs, const char *rname,
+                           int run, const contig_opts *co, const synth_opts *o,
+                           const char *note, tc_err *err)
+{
+    double chunk = (double)P->chunk;
+    algo *ag = NULL;
+    progress(o, "synth: stage 3 reducescatter phase: %.3f us", rs->predicted_us, 0, 0);
+    int rc = stage3(ordered, P->t, chunk, co, &ag, P->st, err);
+    if (rc == TC_OK)
+        progress(o, "synth: stage 3 allgather phase: %.3f us", ag->predicted_us, 0, 0);
+    for (int j = 0; j < 2 && rc == TC_OK; j++) {
+        algo *ar = NULL;
+        char timed[96], buf[sizeof P->st->cands[0].note];
+        rc = join_phases(rs, ag, (reverse_join)j, P->t, chunk, co, &ar, timed, sizeof timed,
+                         err);
+        if (rc != TC_OK)
+            break;
+        progress(o, j == REVERSE_JOIN_BARRIER
+                 ? "synth: allreduce, allgather after the whole reducescatter (barrier): %.3f us"
+                 : "synth: allreduce, each chunk's allgather once its sum is complete "
+                   "(pipeline): %.3f us", ar->predicted_us, 0, 0);
+        rc = cands_add(&P->L, rname, j, ar, run,
+                       join_note(buf, sizeof buf, note, timed), err);
+    }
+    algo_free(ag);
+    return rc;
+}
+
+/* Stage 3 on the ordered routing: the collective itself, or for the
+ * reductions the reversal first (and for AllReduce the joins); what it
+ * builds goes on the list under rname. */
+static int stage3_cands(pipeline *P, const algo *ordered, const char *rname, int run,
+                        const contig_opts *co, const synth_opts *o, const char *note,
+                        tc_err *err)
+{
+    double chunk = (double)P->chunk;
+    algo *out = NULL, *rs0 = NULL;
+    if (P->k == COLL_ALLGATHER || P->k == COLL_ALLTOALL) {
+        int rc = stage3(ordered, P->t, chunk, co, &out, P->st, err);
+        return rc == TC_OK ? cands_add(&P->L, rname, -1, out, run, note, err) : rc;
+    }
+    /* ReduceScatter: the AllGather reversed, re-solved on the reversed
+     * links; AllReduce: that, then the AllGather, joined both ways. */
+    int rc = reverse_reducescatter(ordered, P->t, &rs0, err);
+    if (rc == TC_OK) {
+        progress(o, "synth: reverse: %.0f reduce sends, reversed makespan %.3f us",
+                 (double)rs0->nsends, rs0->predicted_us, 0);
+        rc = stage3(rs0, P->t, chunk, co, &out, P->st, err);
+    }
+    algo_free(rs0);
+    if (rc != TC_OK)
+        return rc;
+    P->runs[run].rs_us = out->predicted_us;
+    if (P->k == COLL_REDUCESCATTER)
+        return cands_add(&P->L, rname, -1, out, run, note, err);
+    rc = allreduce_joins(P, ordered, out, rname, run, co, o, note, err);
+    algo_free(out);
+    return rc;
+}
+
+/* Stages 2 and 3 on a routing (milp 0: stage 3's local search alone),
+ * their schedules added to the list under rname with the note; the
+ * stages' times and figures counted. */
+static int stages_2_3(pipeline *P, const algo *routing, const char *rname, int milp,
+                      const synth_opts *o, const char *note, tc_err *err)
+{
+    synth_stats *st = P->st;
+    if (P->nruns >= SYNTH_MAX_CANDS)
+        return tc_err_set(err, TC_INPUT, "synth: more than %d runs of stages 2 and 3",
+                          SYNTH_MAX_CANDS);
+    int run = P->nruns++;
+    memset(&P->runs[run], 0, sizeof P->runs[run]);
+    algo *ordered = NULL;
+    order_opts oo;
+    order_opts_init(&oo);
+    order_result ores;
+    double t0 = now_s();
+    int rc = order_schedule(routing, P->t, (double)P->chunk, &oo, &ordered, &ores, err);
+    double order_s = now_s() - t0;
+    st->order_s += order_s;
+    if (rc != TC_OK)
+        return rc;
+    P->runs[run].order_us = ores.makespan_us;
+    order_result_free(&ores);
+    progress(o, "synth: stage 2 ordering: %.3f s, makespan %.3f us", order_s,
+             P->runs[run].order_us, 0);
+    contig_opts co;
+    contig_options(P, o, milp, &co);
+    t0 = now_s();
+    rc = stage3_cands(P, ordered, rname, run, &co, o, note, err);
+    st->contig_s += now_s() - t0;
+    algo_free(ordered);
+    return rc == TC_OK ? check_stop(err) : rc;
+}
+
+/* A routing that is the call's stage 1 (the MILP's, the hierarchical one,
+ * or the latency-first one when --route latency forces it): its figures
+ * into st, the runtime limits judged, then stages 2 and 3.  routing is
+ * consumed. */
+static int main_routing(pipeline *P, const char *rname, algo *routing, const route_stats *rst,
+                       double t0, const char *note, tc_err *err)
+{
+    synth_stats *st = P->st;
+    st->route_s = now_s() - t0;
+    st->route_us = rst->time_us;
+    st->route_gap = rst->gap;
+    st->route_fallback = rst->fallback;
+    st->route_status = rst->status;
+    progress(P->o, "synth: stage 1 routing: %.3f s, relaxed makespan %.3f us, gap %.4f",
+             st->route_s, rst->time_us, rst->gap);
+    int rc = precheck(routing, P->k, P->o, err);
+    if (rc == TC_OK)
+        rc = check_stop(err);
+    if (rc == TC_OK)
+        rc = stages_2_3(P, routing, rname, 1, P->o, note, err);
+    algo_free(routing);
+    return rc;
+}
+
+/* The routing MILP (seeded at chunkup 1 first where the sketch has a
+ * chunkup above 1), then stages 2 and 3. */
+static int try_milp(pipeline *P, tc_err *err)
+{
+    algo *coarse = NULL, *routing = NULL;
+    route_stats rst;
+    double t0 = now_s();
+    int rc = coarse_routing(P->s, P->t, P->routed, (double)P->chunk, &P->ro, P->o, &coarse, err);
+    if (rc == TC_OK) {
+        P->ro.coarse = coarse;
+        rc = route_solve(P->s, P->t, P->routed, (double)P->chunk, &P->ro, &routing, &rst, err);
+        P->ro.coarse = NULL;
+    }
+    algo_free(coarse);
+    if (rc != TC_OK) {
+        P->st->route_s = now_s() - t0;
+        return rc;
+    }
+    char note[128];
+    snprintf(note, sizeof note, "the routing MILP (%s%s), then stages 2 and 3",
+             lp_status_name(rst.status), rst.fallback ? ": its heuristic seed kept" : "");
+    return main_routing(P, "milp", routing, &rst, t0, note, err);
+}
+
+/* Stage 1 on one node and rails between the nodes (hier.h), then stages 2
+ * and 3. */
+static int try_hier_rails(pipeline *P, tc_err *err)
+{
+    algo *routing = NULL;
+    hier_stats hs;
+    double t0 = now_s();
+    int rc = hier_route(P->s, P->t, P->routed, (double)P->chunk, &P->ro, &routing, &hs, err);
+    if (rc != TC_OK) {
+        hier_stats_free(&hs);
+        P->st->route_s = now_s() - t0;
+        return rc;
+    }
+    route_stats rst = hs.node;
+    int ring = hs.rails_ring;
+    progress(P->o, ring ? "synth: hierarchical: one node routed, %.0f nodes joined by rings on "
+                          "rails: %.0f sends"
+                        : "synth: hierarchical: one node routed, %.0f nodes joined by direct "
+                          "rails: %.0f sends", (double)P->t->nnodes, (double)hs.nsends, 0);
+    hier_stats_free(&hs);
+    char note[160];
+    snprintf(note, sizeof note, "one node routed by the MILP (%s), the %d nodes joined by %s "
+             "on rails, then stages 2 and 3", lp_status_name(rst.status), P->t->nnodes,
+             ring ? "rings" : "direct hops");
+    return main_routing(P, ring ? "hier-rings" : "hier-direct", routing, &rst, t0, note, err);
+}
+
+/* The latency-first routing forced (--route latency): the call's stage 1. */
+static int try_latency_only(pipeline *P, tc_err *err)
+{
+    route_opts q = P->ro;
+    q.latency = 1;
+    route_stats rst;
+    memset(&rst, 0, sizeof rst);
+    rst.status = LP_UNSOLVED;
+    rst.time_us = rst.gap = NAN;
+    algo *routing = NULL;
+    double t0 = now_s();
+    int rc = route_heuristic(P->s, P->t, P->routed, (double)P->chunk, &q, &routing, err);
+    if (rc != TC_OK) {
+        P->st->route_s = now_s() - t0;
+        return rc;
+    }
+    return main_routing(P, "latency-first", routing, &rst, t0,
+                       "each chunk on its fewest-alpha tree, then stages 2 and 3", err);
+}
+
+/* The notes of entries from..end: note, then what each said already. */
+static void prefix_notes(pipeline *P, int from, const char *note)
+{
+    for (int i = from; i < P->st->ncands; i++) {
+        synth_cand *c = &P->st->cands[i];
+        char old[sizeof c->note];
+        snprintf(old, sizeof old, "%s", c->note);
+        /* cut at the note's size where both do not fit */
+        if (snprintf(c->note, sizeof c->note, "%s%s%s", note, *old ? "; " : "", old) < 0)
+            c->note[0] = '\0';
+    }
+}
+
+/* Stages 2 and 3 on the latency-first routing beside the MILP's: screened
+ * by stage 3's local search alone (a fraction of the time), with the MILP
+ * run on it only when that comes within LATENCY_SCREEN of the fastest so
+ * far (a cost decision: the choice is still cands_pick's).  Quiet, as the
+ * MILP's run said its stages already. */
+static int latency_stages(pipeline *P, const algo *routing, tc_err *err)
+{
+    synth_opts qo = *P->o;
+    qo.quiet = 1;
+    double best = cands_pick_us(&P->L, NULL, 0);
+    int from = P->st->ncands;
+    int rc = stages_2_3(P, routing, "latency-first", 0, &qo, "", err);
+    if (rc != TC_OK)
+        return rc;
+    double screen = cands_pick_us(&P->L, "latency-first", from);
+    char note[240];
+    if (!(screen < LATENCY_SCREEN * best)) {
+        snprintf(note, sizeof note, "each chunk on its fewest-alpha tree, then stage 2 and stage "
+                 "3's local search alone: not within %.2fx the fastest so far (%.3f us), so no "
+                 "MILP", LATENCY_SCREEN, best);
+        prefix_notes(P, from, note);
+        return TC_OK;
+    }
+    cands_truncate(&P->L, from);
+    P->nruns--;
+    snprintf(note, sizeof note, "each chunk on its fewest-alpha tree, then stages 2 and 3 "
+             "(screened by stage 3's local search at %.3f us, within %.2fx the fastest so far, "
+             "%.3f us: so stage 3's MILP ran)", screen, LATENCY_SCREEN, best);
+    return stages_2_3(P, routing, "latency-first", 1, &qo, note, err);
+}
+
+/* The latency-first routing beside the MILP's (--route auto at small
+ * sizes, or best).  A routing the runtime limits refuse is a failed entry. */
+static int try_latency_alt(pipeline *P, tc_err *err)
+{
+    route_opts q = P->ro;
+    q.latency = 1;
+    algo *routing = NULL;
+    tc_err e2;
+    tc_err_clear(&e2);
+    double t0 = now_s();
+    int from = P->st->ncands;
+    int rc = route_heuristic(P->s, P->t, P->routed, (double)P->chunk, &q, &routing, err);
+    if (rc != TC_OK)
+        return rc;
+    if (precheck(routing, P->k, P->o, &e2) != TC_OK) {
+        algo_free(routing);
+        if (!P->o->quiet)
+            fprintf(stderr, "synth: latency-first routing skipped: %s\n", e2.msg);
+        cands_none(&P->L, "latency-first", SYNTH_CAND_FAILED, "refused by the runtime limits: "
+                   "%.200s", e2.msg);
+        return TC_OK;
+    }
+    rc = latency_stages(P, routing, err);
+    algo_free(routing);
+    if (rc == TC_OK)
+        progress(P->o, "synth: latency-first routing: makespan %.3f us (%.3f s)",
+                 cands_pick_us(&P->L, "latency-first", from), now_s() - t0, 0);
+    return rc;
+}
+
+/* The node-blocks AllGather: the call's only strategy (--rails blocks,
+ * forced: its failure is the call's), or beside the rings (a failure is a
+ * failed entry).  Its stage figures are the rings' where they ran. */
+static int try_blocks(pipeline *P, int forced, tc_err *err)
+{
+    synth_stats *st = P->st;
+    const char *note = "each node gathers itself, then sends its block whole to every other "
+                       "node; timed by the executor's replay";
+    algo *b = NULL;
+    tc_err e2;
+    tc_err_clear(&e2);
+    double t0 = now_s();
+    int rc = blocks_allgather(P->s, P->t, (double)P->chunk, &P->ro, P->o, &b,
+                              forced ? err : &e2);
+    if (forced) {
+        st->route_s = now_s() - t0;
+        if (rc != TC_OK)
+            return rc;
+        st->route_status = LP_UNSOLVED;
+        progress(P->o, "synth: hierarchical: node blocks sent whole: %.3f s, makespan %.3f us",
+                 st->route_s, b->predicted_us, 0);
+        return cands_add(&P->L, "hier-blocks", -1, b, -1, note, err);
+    }
+    st->contig_s += now_s() - t0;
+    if (rc != TC_OK) {
+        if (!P->o->quiet)
+            fprintf(stderr, "synth: hierarchical: node blocks not built: %s\n", e2.msg);
+        cands_none(&P->L, "hier-blocks", SYNTH_CAND_FAILED, "%.230s", e2.msg);
+        return TC_OK;
+    }
+    progress(P->o, "synth: hierarchical: node blocks sent whole: makespan %.3f us (%.3f s; "
+             "rings on rails %.3f us)", b->predicted_us, now_s() - t0,
+             cands_pick_us(&P->L, NULL, 0));
+    return cands_add(&P->L, "hier-blocks", -1, b, P->nruns - 1, note, err);
+}
+
+/* The strategies this call tries, in order, each added to the list; the
+ * ones it does not try are entries saying why. */
+static int try_all(pipeline *P, tc_err *err)
+{
+    const synth_opts *o = P->o;
+    int rc;
+    if (P->hier && o->rails == SYNTH_RAILS_BLOCKS) {
+        cands_none(&P->L, "hier-rings", SYNTH_CAND_SKIPPED, "--rails blocks");
+        return try_blocks(P, 1, err);
+    }
+    if (P->hier) {
+        if ((rc = try_hier_rails(P, err)) != TC_OK)
+            return rc;
+        if (P->k != COLL_ALLGATHER)
+            cands_none(&P->L, "hier-blocks", SYNTH_CAND_SKIPPED, "node blocks are an "
+                       "AllGather's: %s", P->k == COLL_ALLTOALL ? "AllToAll is not one"
+                       : "the reductions reverse the rings");
+        else if (o->rails == SYNTH_RAILS_RING)
+            cands_none(&P->L, "hier-blocks", SYNTH_CAND_SKIPPED, "--rails ring");
+        else
+            rc = try_blocks(P, 0, err);
+        return rc;
+    }
+    if (o->route == SYNTH_ROUTE_LATENCY) {
+        cands_none(&P->L, "milp", SYNTH_CAND_SKIPPED, "--route latency");
+        return try_latency_only(P, err);
+    }
+    if ((rc = try_milp(P, err)) != TC_OK)
+        return rc;
+    if (o->route == SYNTH_ROUTE_MILP)
+        cands_none(&P->L, "latency-first", SYNTH_CAND_SKIPPED, "--route milp");
+    else if (o->route == SYNTH_ROUTE_AUTO && !synth_alpha_bound(P->t, (double)P->chunk))
+        cands_none(&P->L, "latency-first", SYNTH_CAND_SKIPPED, "--route auto: a %lld-byte "
+                   "chunk costs at least its alpha somewhere, so the MILP's routing alone",
+                   P->chunk);
+    else
+        rc = try_latency_alt(P, err);
+    return rc;
+}
+
+/* The entry of run `run` with join j, its time (0 if none). */
+static double join_us(const pipeline *P, int run, int j)
+{
+    for (int i = 0; i < P->st->ncands; i++)
+        if (P->L.run[i] == run && P->st->cands[i].join == j &&
+            P->st->cands[i].state == SYNTH_CAND_OK)
+            return P->st->cands[i].us;
+    return 0;
+}
+
+/* 1 if some entry of routing r was tried (built or failed, not skipped). */
+static int tried(const pipeline *P, const char *r)
+{
+    for (int i = 0; i < P->st->ncands; i++)
+        if (!strcmp(P->st->cands[i].routing, r) && P->st->cands[i].state != SYNTH_CAND_SKIPPED)
+            return 1;
+    return 0;
+}
+
+/* synth_stats' figures of the entry kept, w, from the list: the stages of
+ * its routing, its join, and which routings were tried. */
+static void kept_figures(pipeline *P, int w)
+{
+    synth_stats *st = P->st;
+    const synth_cand *c = &st->cands[w];
+    int run = P->L.run[w];
+    st->hierarchical = P->hier;
+    st->order_us = run >= 0 ? P->runs[run].order_us : 0;
+    st->rs_us = run >= 0 ? P->runs[run].rs_us : 0;
+    st->join = c->join;
+    st->barrier_us = c->join >= 0 ? join_us(P, run, REVERSE_JOIN_BARRIER) : 0;
+    st->pipeline_us = c->join >= 0 ? join_us(P, run, REVERSE_JOIN_PIPELINE) : 0;
+    st->latency_first = !strcmp(c->routing, "latency-first");
+    st->hier_blocks = !strcmp(c->routing, "hier-blocks");
+    st->hier_blocks_us = cands_pick_us(&P->L, "hier-blocks", 0);
+    st->milp_us = tried(P, "latency-first") ? cands_pick_us(&P->L, "milp", 0) : 0;
+    st->latency_us = cands_pick(&P->L, "milp", 0) >= 0
+                     ? cands_pick_us(&P->L, "latency-first", 0) : 0;
+}
+
+/* The call's chunk size and stage 1's options into P; TC_INPUT for a size
+ * the chunks or --instances do not divide. */
+static int setup(pipeline *P, const sketch *s, const topo *t, const synth_opts *o,
+                 synth_stats *st, tc_err *err)
+{
+    memset(P, 0, sizeof *P);
+    P->s = s;
+    P->t = t;
+    P->o = o;
+    P->st = st;
+    P->k = pick_coll(s, o);
     /* ReduceScatter and AllReduce are built from a routed AllGather. */
-    coll_kind routed = k == COLL_ALLTOALL ? COLL_ALLTOALL : COLL_ALLGATHER;
-    st->join = -1;
-    long long size = pick_size(s, o), chunk;
+    P->routed = P->k == COLL_ALLTOALL ? COLL_ALLTOALL : COLL_ALLGATHER;
+    long long size = P->size = pick_size(s, o), chunk;
     if (sketch_chunk_bytes(s, t->nranks, t->dma_bytes, size, &chunk, err) != TC_OK) {
         tc_err_prefix(err, "size %lld", size);
         return TC_INPUT;
     }
-    st->chunk_bytes = chunk;
+    P->chunk = st->chunk_bytes = chunk;
     int inst = o->instances > 1 ? o->instances : 1;
     long long grain = sketch_chunk_grain(t->dma_bytes);
     if (inst > 1 && chunk % (grain * inst) != 0)
@@ -573,130 +856,52 @@ static int run_pipeline(const sketch *s, const topo *t, const synth_opts *o, pro
                           "into parts of %lld bytes, not whole %lld-byte %s", size, inst, chunk,
                           chunk / inst, grain, t->dma_bytes > 0 ? "DMA segments and elements"
                                                                 : "elements");
-
-    route_opts ro;
-    route_opts_init(&ro);
-    ro.time_limit_s = o->route_time_s > 0 ? o->route_time_s
-                      : s->route_time_s > 0 ? s->route_time_s : 60;
+    route_opts_init(&P->ro);
+    P->ro.time_limit_s = o->route_time_s > 0 ? o->route_time_s
+                         : s->route_time_s > 0 ? s->route_time_s : 60;
     /* the routing's objective is a relaxed makespan, an estimate stages 2
      * and 3 replace: proving its last 0.1 % can take the whole time limit
      * (torus 32x32: at 0.098 % after 2 s, still there after 60 s) */
-    double gap = o->mip_gap >= 0 ? o->mip_gap : s->mip_gap >= 0 ? s->mip_gap : -1;
-    ro.mip_gap = gap >= 0 ? gap : SYNTH_ROUTE_GAP;
-    ro.backend = o->backend;
-    ro.quiet = o->quiet;
-    ro.verbose = o->verbose;
-    ro.mem_limit_mb = o->mem_limit_mb;
-    route_stats rst;
-    algo *routing = NULL, *final = NULL;
-    double t0 = now_s();
+    P->gap = o->mip_gap >= 0 ? o->mip_gap : s->mip_gap >= 0 ? s->mip_gap : -1;
+    P->ro.mip_gap = P->gap >= 0 ? P->gap : SYNTH_ROUTE_GAP;
+    P->ro.backend = o->backend;
+    P->ro.quiet = o->quiet;
+    P->ro.verbose = o->verbose;
+    P->ro.mem_limit_mb = o->mem_limit_mb;
     int rc;
-    int hier = use_hier(s, t, o, err, &rc);
-    if (rc == TC_OK && o->rails == SYNTH_RAILS_BLOCKS && (!hier || k != COLL_ALLGATHER))
+    P->hier = use_hier(s, t, o, err, &rc);
+    if (rc == TC_OK && o->rails == SYNTH_RAILS_BLOCKS && (!P->hier || P->k != COLL_ALLGATHER))
         return tc_err_set(err, TC_INPUT,
                           "%s: --rails blocks needs a hierarchical allgather; this call is %s%s",
-                          t->name, hier ? "" : "a flat ", coll_name(k));
-    if (hier && o->rails == SYNTH_RAILS_BLOCKS) {
-        rc = blocks_allgather(s, t, (double)chunk, &ro, o, &final, err);
-        st->route_s = now_s() - t0;
-        if (rc != TC_OK)
-            return rc;
-        st->hierarchical = st->hier_blocks = 1;
-        st->hier_blocks_us = final->predicted_us;
-        st->route_status = LP_UNSOLVED;
-        progress(o, "synth: hierarchical: node blocks sent whole: %.3f s, makespan %.3f us",
-                 st->route_s, final->predicted_us, 0);
-        return finish(s, t, o, k, size, chunk, final, out, st, err);
-    }
-    if (hier) {
-        hier_stats hs;
-        rc = hier_route(s, t, routed, (double)chunk, &ro, &routing, &hs, err);
-        if (rc == TC_OK) {
-            rst = hs.node;
-            st->hierarchical = 1;
-            progress(o, hs.rails_ring
-                     ? "synth: hierarchical: one node routed, %.0f nodes joined by rings on "
-                       "rails: %.0f sends"
-                     : "synth: hierarchical: one node routed, %.0f nodes joined by direct "
-                       "rails: %.0f sends", (double)t->nnodes, (double)hs.nsends, 0);
-        }
-        hier_stats_free(&hs);
-    } else if (rc == TC_OK && o->route == SYNTH_ROUTE_LATENCY) {
-        route_opts q = ro;
-        q.latency = 1;
-        memset(&rst, 0, sizeof rst);
-        rst.status = LP_UNSOLVED;
-        rst.time_us = rst.gap = NAN;
-        rc = route_heuristic(s, t, routed, (double)chunk, &q, &routing, err);
-        st->latency_first = 1;
-    } else if (rc == TC_OK) {
-        algo *coarse = NULL;
-        rc = coarse_routing(s, t, routed, (double)chunk, &ro, o, &coarse, err);
-        if (rc == TC_OK) {
-            ro.coarse = coarse;
-            rc = route_solve(s, t, routed, (double)chunk, &ro, &routing, &rst, err);
-            ro.coarse = NULL;
-        }
-        algo_free(coarse);
-    }
-    st->route_s = now_s() - t0;
-    if (rc != TC_OK)
-        return rc;
-    st->route_us = rst.time_us;
-    st->route_gap = rst.gap;
-    st->route_fallback = rst.fallback;
-    st->route_status = rst.status;
-    progress(o, "synth: stage 1 routing: %.3f s, relaxed makespan %.3f us, gap %.4f",
-             st->route_s, rst.time_us, rst.gap);
-    if ((rc = precheck(routing, k, o, err)) != TC_OK) {
-        algo_free(routing);
-        return rc;
-    }
-    if ((rc = check_stop(err)) != TC_OK) {
-        algo_free(routing);
-        return rc;
-    }
+                          t->name, P->hier ? "" : "a flat ", coll_name(P->k));
+    return rc;
+}
 
-    rc = stages_2_3(routing, s, t, k, (double)chunk, gap, 1, o, &final, st, err);
-    algo_free(routing);
-    if (rc != TC_OK)
+static int run_pipeline(const sketch *s, const topo *t, const synth_opts *o, prog **out,
+                        synth_stats *st, tc_err *err)
+{
+    memset(st, 0, sizeof *st);
+    st->route_gap = st->contig_gap = NAN;
+    st->route_status = st->contig_status = LP_UNSOLVED;
+    st->join = -1;
+    *out = NULL;
+    pipeline P;
+    int rc = setup(&P, s, t, o, st, err);
+    cands_init(&P.L, st);
+    if (rc == TC_OK)
+        rc = try_all(&P, err);
+    int w = rc == TC_OK ? cands_pick(&P.L, NULL, 0) : -1;
+    if (rc == TC_OK && w < 0)
+        rc = tc_err_set(err, TC_INPUT, "%s: no candidate schedule was built", t->name);
+    if (rc != TC_OK) {
+        cands_free(&P.L);
         return rc;
-    if (!hier && (o->route == SYNTH_ROUTE_BEST ||
-                  (o->route == SYNTH_ROUTE_AUTO && synth_alpha_bound(t, (double)chunk)))) {
-        t0 = now_s();
-        rc = latency_alternative(s, t, k, (double)chunk, gap, &ro, o, &final, st, err);
-        if (rc != TC_OK)
-            return rc;
-        progress(o, st->latency_first
-                 ? "synth: latency-first routing kept: makespan %.3f us (MILP routing %.3f us; "
-                   "%.3f s)"
-                 : "synth: latency-first routing: makespan %.3f us, MILP routing kept "
-                   "(%.3f us; %.3f s)", st->latency_us, st->milp_us, now_s() - t0);
     }
-    if (k == COLL_ALLGATHER && st->hierarchical && o->rails != SYNTH_RAILS_RING) {
-        algo *b = NULL;
-        tc_err e2;
-        tc_err_clear(&e2);
-        t0 = now_s();
-        if (blocks_allgather(s, t, (double)chunk, &ro, o, &b, &e2) == TC_OK) {
-            st->hier_blocks_us = b->predicted_us;
-            progress(o, "synth: hierarchical: node blocks sent whole: makespan %.3f us "
-                     "(%.3f s; rings on rails %.3f us)", b->predicted_us, now_s() - t0,
-                     final->predicted_us);
-            if (b->predicted_us < final->predicted_us - 1e-9) {
-                algo_free(final);
-                final = b;
-                b = NULL;
-                st->hier_blocks = 1;
-            }
-        } else {
-            if (!o->quiet)
-                fprintf(stderr, "synth: hierarchical: node blocks not built: %s\n", e2.msg);
-        }
-        algo_free(b);
-        st->contig_s += now_s() - t0;
-    }
-    return finish(s, t, o, k, size, chunk, final, out, st, err);
+    kept_figures(&P, w);
+    algo *final = cands_keep(&P.L, w);
+    if (!o->quiet)
+        fprintf(stderr, "synth: kept %s: %s\n", st->cands[w].label, st->winner_reason);
+    return finish(s, t, o, P.k, P.size, P.chunk, final, out, st, err);
 }
 
 int synth_run(const sketch *s, const topo *t, const synth_opts *o, prog **out,

@@ -17,9 +17,17 @@
  * phases twice — the AllGather after the whole ReduceScatter ("barrier")
  * and each chunk's AllGather tree once its sum is complete ("pipeline") —
  * times each as the executor will run it (contig_replay) and with stage 3's
- * local search (no MILP), and keeps the fastest (the barrier on a tie).  So
+ * local search (no MILP), the faster timing of each join kept.  So
  * AllReduce runs the contiguity MILP twice, each under the contiguity time
- * limit. */
+ * limit.
+ *
+ * Candidates.  One call may build several schedules: the routing MILP's
+ * and the latency-first routing's (synth_opts.route), the hierarchical
+ * rings and node blocks (synth_opts.rails), and for AllReduce both joins
+ * of each routing.  Each goes on one list (synth_stats.cands, in the order
+ * tried) with its predicted time, or as an entry saying why it failed or
+ * was not tried; one rule keeps the fastest, a tie (1e-9 us) going to the
+ * one tried first (cands.h). */
 #ifndef TC_SYNTH_H
 #define TC_SYNTH_H
 
@@ -84,6 +92,31 @@ int synth_alpha_bound(const topo *t, double chunk_bytes);
 /* The cluster size from which stage 1 is hierarchical by default. */
 #define SYNTH_HIER_RANKS 64
 
+/* What the pipeline tried (docs/design.md §6, "Candidates"): every
+ * strategy it considered for this call adds one entry per schedule it
+ * built (an AllReduce routing gives two, one per join), or one saying why
+ * it failed or was not tried; cands_pick (cands.h) keeps the fastest. */
+#define SYNTH_MAX_CANDS 8
+
+typedef enum {
+    SYNTH_CAND_OK = 0,      /* built: us is its predicted time */
+    SYNTH_CAND_FAILED,      /* tried, no schedule: note says why */
+    SYNTH_CAND_SKIPPED      /* not tried: note says why */
+} synth_cand_state;
+
+typedef struct {
+    char label[32];         /* routing, then "/barrier" or "/pipeline" for an
+                               AllReduce join: "milp/pipeline" */
+    char routing[16];       /* "milp", "latency-first", "hier-rings",
+                               "hier-direct" (AllToAll), "hier-blocks" */
+    int join;               /* reverse_join of an AllReduce candidate; -1 */
+    synth_cand_state state;
+    double us;              /* predicted makespan: stage 3's (or the replay's),
+                               timed as the executor runs it; NAN unless OK */
+    char note[320];         /* how it was built, or why it failed or was
+                               skipped */
+} synth_cand;
+
 typedef struct {
     double route_s, order_s, contig_s, lower_s;   /* wall seconds per stage */
     double route_us;        /* stage 1's relaxed makespan */
@@ -94,27 +127,38 @@ typedef struct {
     double route_gap;       /* stage 1's MIP gap (NAN if unknown) */
     int route_fallback;     /* 1: stage 1 returned the heuristic routing */
     lp_status route_status; /* stage 1's MILP outcome (LP_UNSOLVED: none ran) */
-    double contig_gap;      /* stage 3's MIP gap, the largest over its solves
-                               (NAN if unknown or no MILP ran) */
+    double contig_gap;      /* stage 3's MIP gap, the largest over its solves,
+                               every candidate's (NAN if unknown or no MILP ran) */
     lp_status contig_status;    /* stage 3's MILP outcome, the least proven over its
-                                   solves (LP_UNSOLVED: no MILP was needed) */
+                                   solves, every candidate's (LP_UNSOLVED: no MILP
+                                   was needed) */
     int contig_failed;      /* a stage-3 MILP failed (solver error): its incumbent kept */
     long long chunk_bytes;
     int nsends;
     int groups;             /* contiguity groups formed */
-    int contig_solves;      /* stage-3 MILP solves run (1; AllReduce 2) */
+    int contig_solves;      /* stage-3 MILP solves run (1; AllReduce 2; each
+                               candidate routing's) */
+    /* The figures below are read off cands once the winner is kept:
+     * order_us and rs_us are its routing's (the node blocks, which have no
+     * stages 2 and 3, give the rings'). */
     double rs_us;           /* reductions: the ReduceScatter (phase) makespan */
-    double barrier_us;      /* AllReduce: makespan of each join (0 if not run) */
+    double barrier_us;      /* AllReduce: makespan of each join of the kept
+                               routing (0 if not run) */
     double pipeline_us;
     int join;               /* AllReduce: reverse_join kept; -1 otherwise */
     int hierarchical;       /* 1: stage 1 was hier_route */
-    int hier_blocks;        /* 1: the AllGather kept is hier_route_blocks'
-                               (node blocks sent whole), timed by replay */
+    int hier_blocks;        /* 1: the winner is "hier-blocks" (node blocks sent
+                               whole, hier_route_blocks), timed by replay */
     double hier_blocks_us;  /* that candidate's makespan (0: not built) */
-    int latency_first;      /* 1: the algorithm kept came from the
-                               latency-first routing */
-    double latency_us;      /* that candidate's makespan (0: not built) */
-    double milp_us;         /* the MILP routing's makespan (0: not built) */
+    int latency_first;      /* 1: the winner's routing is "latency-first" */
+    double latency_us;      /* the latency-first routing's kept makespan, when
+                               it was built beside the MILP's (else 0) */
+    double milp_us;         /* the MILP routing's kept makespan, when the
+                               latency-first one was tried too (else 0) */
+    synth_cand cands[SYNTH_MAX_CANDS];  /* in the order tried */
+    int ncands;
+    int winner;             /* the entry kept (-1 if the run failed) */
+    char winner_reason[200];    /* why it was kept (cands.c) */
     prog *also;             /* with also_instances: the algorithm kept,
                                lowered with that many instances (the
                                caller frees it; NULL where it could not be,
@@ -122,6 +166,13 @@ typedef struct {
 } synth_stats;
 
 void synth_opts_init(synth_opts *o);
+
+/* The candidates as taccl-synth --json gives them (docs/formats.md §5),
+ * added to the cJSON object obj: "candidates" (per entry: label, routing,
+ * join, status, predicted_us, note, winner), "winner" (the label kept, null
+ * if none) and "winner_reason". */
+struct cJSON;
+void synth_cands_json(const synth_stats *st, struct cJSON *obj);
 
 /* Run the pipeline.  On success *out is a new program (prog_free) carrying
  * a copy of t.  A stage stopped by its time limit hands on the best

@@ -179,10 +179,45 @@ expect "1 KiB allgather keeps the latency-first routing" 0 "" -- python3 -c "imp
 expect "latency-first allgather verifies, data checked" 0 "result +verified" -- "$R" "$TMP/lat.xml"
 "$S" "$ROOT/sketches/ndv2-x2-sk-1.json" "$T/ndv2-x2.json" --size 1K --time-limit 5 -q -o "$TMP/lat2.xml"
 expect "latency-first synthesis is deterministic" 0 "" -- cmp "$TMP/lat.xml" "$TMP/lat2.xml"
-expect "--route milp builds no latency-first routing" 0 '"latency_first":false,"latency_first_us":null' -- "$S" "$ROOT/sketches/ndv2-x2-sk-1.json" "$T/ndv2-x2.json" --size 1K --time-limit 5 --route milp -q --json -o "$TMP/lat-m.xml"
-"$S" "$ROOT/sketches/ndv2-x2-sk-1.json" "$T/ndv2-x2.json" --collective allreduce --size 1K --time-limit 1 --route latency -q -o "$TMP/lat-ar.xml"
+"$S" "$ROOT/sketches/ndv2-x2-sk-1.json" "$T/ndv2-x2.json" --size 1K --time-limit 5 --route milp -q --json -o "$TMP/lat-m.xml" >"$TMP/lat-m.json"
+expect "--route milp builds no latency-first routing" 0 '"latency_first":false,"latency_first_us":null' -- cat "$TMP/lat-m.json"
+"$S" "$ROOT/sketches/ndv2-x2-sk-1.json" "$T/ndv2-x2.json" --collective allreduce --size 1K --time-limit 1 --route latency -q --json -o "$TMP/lat-ar.xml" >"$TMP/lat-ar.json"
 expect "latency-first allreduce verifies in place" 0 "result +verified" -- "$R" "$TMP/lat-ar.xml" --inplace
 refuse "--route with a bad value" "--route: expected auto, milp, latency or best, got 'fast'" -- "$ROOT/sketches/ndv2-x2-sk-1.json" "$T/ndv2-x2.json" --route fast
+
+# the candidates (--json): every strategy the call considered, in the order
+# tried, each with its predicted time or why it failed or was not tried; one
+# winner, named, and no built candidate faster than it (ties within 1e-9
+# us); the entries as label=status, in order; the older keys agree with them
+CANDS_PY='
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["candidates"]
+got = ",".join("%s=%s" % (e["label"], e["status"]) for e in c)
+assert got == sys.argv[2], (got, sys.argv[2])
+win = [e for e in c if e["winner"]]
+assert len(win) == 1 and win[0]["label"] == d["winner"] and win[0]["status"] == "ok", d
+assert d["winner_reason"], d
+built = [e["predicted_us"] for e in c if e["status"] == "ok"]
+assert all(isinstance(t, (int, float)) and t > 0 for t in built), c
+assert win[0]["predicted_us"] <= min(built) + 1e-9, c
+for e in c:
+    if e["status"] != "ok":
+        assert e["predicted_us"] is None and e["note"], e
+assert d["latency_first"] == (win[0]["routing"] == "latency-first"), d
+assert d["hierarchical_blocks"] == (win[0]["routing"] == "hier-blocks"), d
+assert d["join"] == win[0]["join"], d
+'
+cands_ok() {    # NAME FILE LABELS
+    expect "candidates: $1" 0 "" -- python3 -c "$CANDS_PY" "$2" "$3"
+}
+cands_ok "auto at 1 KiB tries both routings" "$TMP/lat.json" "milp=ok,latency-first=ok"
+expect "candidates: the latency-first routing wins at 1 KiB" 0 '"winner":"latency-first"' -- cat "$TMP/lat.json"
+cands_ok "--route milp skips the latency-first routing" "$TMP/lat-m.json" "milp=ok,latency-first=skipped"
+expect "candidates: the skipped entry says why" 0 '"status":"skipped","predicted_us":null,"note":"--route milp"' -- cat "$TMP/lat-m.json"
+cands_ok "allreduce: one entry per join" "$TMP/lat-ar.json" "milp=skipped,latency-first/barrier=ok,latency-first/pipeline=ok"
+"$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective allgather --size 4M --hierarchical --time-limit 2 -q --json -o "$TMP/h-best.xml" >"$TMP/h-best.json"
+cands_ok "hierarchical allgather: rings, then node blocks" "$TMP/h-best.json" "hier-rings=ok,hier-blocks=ok"
 
 # minBytes/maxBytes: by default every size (the legacy runtime never picks a
 # schedule with maxBytes 0); --bytes as each target reads it
