@@ -157,3 +157,26 @@ json_one "a bad size" "$S" --algo ring "$T/ndv2-x2.json" --collective allgather 
 json_one "a plan over someone's directory" "$S" --plan "$TMP/topo.json" "${PLAN[@]}" -o "$D"
 json_one "a read-only output" "$S" --algo ring "$T/ndv2-x2.json" --collective allgather -q -o "$TMP/ro.xml"
 json_one "a plan written" "$S" --plan "$TMP/topo.json" "${PLAN[@]}" -o "$TMP/p-json"
+
+# hostile markers: a plan directory's marker is only believed when it is a
+# regular file that starts with the magic line and lists every entry
+H="$TMP/hostile"
+"$S" --plan "$TMP/topo.json" "${PLAN[@]}" -o "$H"
+mv "$H/.taccl-plan" "$TMP/marker.saved"
+ln -s "$TMP/marker.saved" "$H/.taccl-plan"
+expect "a marker that is a symbolic link is not believed" 2 "no \.taccl-plan" -- "$S" --plan "$TMP/topo.json" "${PLAN[@]}" -o "$H"
+rm "$H/.taccl-plan"
+mkfifo "$H/.taccl-plan"
+expect "a marker that is a FIFO is not believed (nor waited on)" 2 "no \.taccl-plan" -- timeout 20 "$S" --plan "$TMP/topo.json" "${PLAN[@]}" -o "$H"
+rm "$H/.taccl-plan"
+{ echo "taccl-synth plan directory 1"; echo "../../etc/"; echo "/etc/passwd"; } >"$H/.taccl-plan"
+expect "a marker listing paths outside the plan still guards what is inside it" 2 "holds .*which taccl-synth did not write" -- \
+    "$S" --plan "$TMP/topo.json" "${PLAN[@]}" -o "$H"
+head -c 2000000 /dev/zero | tr '\0' 'x' >"$H/.taccl-plan"
+expect "a huge marker is not believed" 2 "not taccl-synth's plan marker" -- "$S" --plan "$TMP/topo.json" "${PLAN[@]}" -o "$H"
+cp "$TMP/marker.saved" "$H/.taccl-plan"
+mkdir "$TMP/elsewhere" && echo precious >"$TMP/elsewhere/keep.txt"
+rmdir "$H/sketches" 2>/dev/null || rm -rf "$H/sketches"
+ln -s "$TMP/elsewhere" "$H/sketches"
+expect "a listed directory replaced by a link is refused" 2 "holds sketches" -- "$S" --plan "$TMP/topo.json" "${PLAN[@]}" -o "$H"
+expect "... and what the link points to is kept" 0 "^precious$" -- cat "$TMP/elsewhere/keep.txt"
