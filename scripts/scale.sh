@@ -7,6 +7,13 @@
 #                256 and 1024 ranks: `taccl-synth --algo ring --channels 1
 #                --target unlimited` on a ring topology (gen_topologies.py
 #                ring(n)), 2 n (n - 1) steps; the fastest of 3 runs;
+#   pathological taccl-run --target unlimited --no-data on the adversarial
+#                files of scripts/gen_pathological.py (issue 37), at growing
+#                sizes: `repeat` (2 ranks, one tb each, the same 71 chunks
+#                received N times: N = 8000, 25000, 40000, 80000) and `wide`
+#                (R ranks x 16 tbs x 251 steps, every tb writing the same 71
+#                output chunks: R = 17, 22, 33, 44); the fastest of 3 runs (one
+#                run when it takes over 10 s);
 #   synthesizer  taccl-synth AllGather on 2D tori of 16, 32, 64 and 128 ranks
 #                (the bundled 4x4 and 8x8 sketches; 4x8 and 8x16 with the same
 #                symmetries), 1 MiB per rank, the default time limits (60 s
@@ -35,6 +42,7 @@
 #                This tree only, not --base.
 #
 # usage: scripts/scale.sh [BIN_DIR] [--base REV] [--timeout S] [--mem-cap MB] [--no-1024]
+#                         [--only SECTIONS]
 #   --base REV   also build REV (git archive into a temporary directory) and
 #                measure it the same way in the same run: a before/after table
 #   --timeout S  a run still going after S seconds is stopped and shown as
@@ -42,13 +50,16 @@
 #   --mem-cap MB a run may map at most MB MiB (ulimit -v; default none), so a
 #                blow-up ends in the table instead of on the machine
 #   --no-1024    skip the 1024-rank synthesizer and cluster runs (minutes each)
+#   --only S,..  run only these sections (executor, pathological,
+#                synthesizer, clusters; default all)
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/build/bin
-base="" limit=900 big=1 cap=
+base="" limit=900 big=1 cap= only=executor,pathological,synthesizer,clusters
 while [ $# -gt 0 ]; do
     case $1 in
+        --only) only=$2; shift 2 ;;
         --base) base=$2; shift 2 ;;
         --timeout) limit=$2; shift 2 ;;
         --mem-cap) cap=$2; shift 2 ;;
@@ -58,6 +69,7 @@ while [ $# -gt 0 ]; do
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+want() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 [ -x /usr/bin/time ] || { echo "scale.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 
 bins=("$bin")
@@ -129,6 +141,7 @@ header() {
     echo "$sep"
 }
 
+if want executor; then
 echo "## executor: taccl-run --no-data, ring AllReduce (1 channel, 2n(n-1) steps), the fastest of 3 runs"
 echo
 cols=("ranks" "steps")
@@ -156,6 +169,52 @@ for n in 64 256 1024; do
 done
 echo
 
+fi
+
+if want pathological; then
+echo "## executor: pathological files (scripts/gen_pathological.py, issue 37), taccl-run --target unlimited --no-data"
+echo
+cols=("file" "steps" "MB")
+for l in "${labels[@]}"; do cols+=("$l: time s" "$l: peak MiB" "$l: exit"); done
+header "${cols[@]}"
+# patho_case NAME GENERATOR-ARGS...: one row; the fastest of 3 runs of each
+# binary, or its one run when that took over 10 s (the quadratic ones)
+patho_case() {
+    local name=$1
+    shift
+    python3 "$root/scripts/gen_pathological.py" "$@" "$work/p.xml" || exit 1
+    local steps mb
+    steps=$(grep -c '<step ' "$work/p.xml")
+    mb=$(awk -v b="$(wc -c <"$work/p.xml")" 'BEGIN { printf "%.1f", b / 1e6 }')
+    local cells=("$name" "$steps" "$mb")
+    for b in "${bins[@]}"; do
+        local best= code=
+        for _ in 1 2 3; do
+            measure "$work/m" "$b/taccl-run" "$work/p.xml" --target unlimited --no-data -q
+            read -r s m rc <"$work/m"
+            if [ -z "$best" ] || awk -v a="$s" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
+                best="$s $m" code=$rc
+            fi
+            [ "$rc" = timeout ] || awk -v a="$s" 'BEGIN { exit !(a > 10) }' && break
+        done
+        cells+=("${best% *}" "${best##* }" "$code")
+    done
+    row "${cells[@]}"
+    rm -f "$work/p.xml"
+}
+for n in 8000 25000 40000 80000; do
+    patho_case "repeat: 2 ranks, 71 chunks received $n times" repeat --chunks 71 --reps "$n"
+done
+for r in 17 22 33 44; do
+    patho_case "wide: $r ranks x 16 tbs x 251 steps, 71 chunks each" wide --ranks "$r" --tbs 16 \
+        --steps 251 --cnt 71
+done
+echo
+echo "(exit 0: completed; 1: the races that wide is made of, its expected verdict)"
+echo
+fi
+
+if want synthesizer; then
 echo "## synthesizer: taccl-synth AllGather, 1 MiB per rank, default time limits (60 s routing, 30 s contiguity)"
 echo
 cols=("ranks" "topology, sketch")
@@ -206,6 +265,8 @@ synth_case 16 "torus-2d-4x4, torus-2d-4x4-sk-1" "$root/sketches/torus-2d-4x4-sk-
 synth_case 32 "torus 4x8, its symmetries" "$work/torus-4x8-sk.json" "$work/torus-4x8.json" --size 32K --time-limit 10
 synth_case 64 "torus-2d-8x8, torus-2d-8x8-sk-1" "$root/sketches/torus-2d-8x8-sk-1.json" "$root/topologies/torus-2d-8x8.json" --size 64K --time-limit 10
 synth_case 128 "torus 8x16, its symmetries" "$work/torus-8x16-sk.json" "$work/torus-8x16.json" --size 128K --time-limit 10
+fi
+if want clusters; then
 echo
 echo "## clusters: hierarchical taccl-synth, --size 1G --target unlimited, then taccl-run --no-data; loadable by the default --target msccl; data checked at 1 MiB"
 echo
@@ -432,6 +493,7 @@ for name, n, coll, sk, s, m, ratio in rows:
         print("%s: %s s at %s of the bound; target <= 30 s at >= 0.97 (TACOS, greedy: 107 s "
               "at 0.968): %s" % (name, s, ratio, "met" if ok else "not met"))
 EOF
+fi
 echo
 echo "(time in seconds of wall clock and peak resident memory from /usr/bin/time -v; a" \
      "status after the time is the exit code, or timeout after ${limit} s${cap:+; each run capped at $cap MiB of address space})"
