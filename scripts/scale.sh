@@ -210,7 +210,7 @@ for r in 17 22 33 44; do
         --steps 251 --cnt 71
 done
 echo
-echo "(exit 0: completed; 1: the races wide is made of; the same verdicts before and after)"
+echo "(exit 0: completed; 1: the races that wide is made of, its expected verdict)"
 echo
 fi
 
