@@ -5,10 +5,14 @@
 # sizes, each row beside its lower bound and the published TACCL / TE-CCL /
 # TACOS figures, and the calibration against TACCL's measured speed-ups over
 # NCCL (with the model variants that move it: scripts/bench_calib.py).
-# Writes results.md, calibration.json and one PNG plot per configuration
-# (<topology>-<collective>.png, tacos.png), each atomically, into
-# BUILD/bench/ (BUILD: the folder holding BIN_DIR), outside the tracked
-# tree; UPDATE=1 writes the tracked bench/ instead, on purpose.
+# Writes results.md (the summary page), results/<topology>.md (every row,
+# per machine), results/{calibration,published,synthesizer}.md,
+# results.json (every row, from which scripts/bench_report.py rebuilds the
+# pages), calibration.json and one PNG plot per configuration
+# (results/<topology>-<collective>.png, results/tacos.png), each
+# atomically, into BUILD/bench/ (BUILD: the folder holding BIN_DIR),
+# outside the tracked tree; UPDATE=1 writes the tracked bench/ instead, on
+# purpose.
 #
 #   scripts/bench.sh [BIN_DIR]          (make bench; BIN_DIR default build/bin)
 #   TOPO=T.json [SKETCHES="a.json b.json"] [COLLECTIVES="allgather allreduce"]

@@ -13,8 +13,9 @@
 # place is left out of that mode).  The table says, per topology,
 # collective and mode, the plan's synthesis time, at how many sizes the
 # plan is at least as fast as NCCL and as every baseline, and the worst
-# size (plan time / the fastest of the others).  All times are the
-# executor's model (docs/design.md section 4).
+# size (plan time / the fastest of the others); a summary before it gives
+# one line per machine (scripts/bench_plan_report.py writes both).  All
+# times are the executor's model (docs/design.md section 4).
 #
 # usage: scripts/bench_plan.sh [BIN_DIR] [--topos "T ..."] [--collectives "C ..."]
 #                              [--budget S] [--out FILE]
@@ -23,7 +24,9 @@
 #                  and every DGX A100/H100, NDv4/NDv5 x1, x2, x4)
 #   --collectives  default: allgather reducescatter allreduce alltoall
 #   --budget       --time-budget of each plan, seconds (default 120)
-#   --out          also write the table to FILE
+#   --out          also write the report to FILE, and every sweep to
+#                  FILE.json (scripts/bench_plan_report.py --json FILE.json
+#                  writes the report again from it)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/build/bin
@@ -81,65 +84,5 @@ for tp in $topos; do
     done
 done
 
-python3 - "$work/rows.tsv" "$budget" "${out:-}" <<'EOF'
-import json, sys
-rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-
-
-def sweep(path):
-    try:
-        return {r["size_bytes"]: r for r in json.load(open(path))["rows"]}
-    except (OSError, ValueError, KeyError):
-        return {}
-
-
-def size(b):
-    for u, n in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if b >= n:
-            return "%d%s" % (b // n, u)
-    return str(b)
-
-
-lines = ["| topology | collective | mode | plan s | sizes | >= NCCL | >= every baseline | "
-         "worst size: plan / fastest other | NCCL fallback sizes |", "|---" * 9 + "|"]
-groups = {}
-for tp, c, kind, secs, mode, what in rows:
-    groups.setdefault((tp, c), []).append((kind, secs, mode, what))
-for (tp, c), items in groups.items():
-    plans = [x for x in items if x[0] == "plan"]
-    if len(plans) == 1 and plans[0][2] == "-":
-        lines.append("| %s | %s | - | %s | - | - | - | %s | - |" % (tp, c, plans[0][1], plans[0][3]))
-        continue
-    for _, secs, mode, what in plans:
-        ps = sweep(what)
-        base = {k: sweep(w) for k, _, m, w in items if k != "plan" and m == mode}
-        n = ok_nccl = ok_base = fallback = 0
-        worst, worst_at, worst_who = 0.0, None, ""
-        for s, r in sorted(ps.items()):
-            n += 1
-            t, nc = r.get("time_us"), r.get("nccl_us")
-            fallback += bool(r.get("nccl_fallback"))
-            others = [(nc, "nccl")] + [(b[s]["time_us"], k) for k, b in base.items()
-                                         if s in b and b[s].get("time_us") is not None]
-            others = [(v, k) for v, k in others if v is not None]
-            if t is None:       # nothing timed at this size (NCCL's schedule refused)
-                continue
-            ok_nccl += nc is None or t <= nc * (1 + 1e-9)
-            ok_base += all(t <= v * (1 + 1e-9) for v, k in others if k != "nccl")
-            if others:
-                v, k = min(others)
-                if t / v > worst:
-                    worst, worst_at, worst_who = t / v, s, k
-        lines.append("| %s | %s | %s | %s | %d | %d | %d | %s | %d |" % (
-            tp, c, "in place" if mode == "inplace" else "out of place", secs, n, ok_nccl, ok_base,
-            "%.3f at %s (%s)" % (worst, size(worst_at), worst_who) if worst_at else "-",
-            fallback))
-text = "\n".join(lines)
-print(text)
-if sys.argv[3]:
-    open(sys.argv[3], "w").write(
-        "Plans with no sketch (`taccl-synth --plan TOPO --collective C --time-budget %s`), "
-        "swept 1 KiB-1 GiB in each mode with `taccl-run PLAN --sweep 1K:1G --outofplace|--inplace "
-        "--no-data`, against NCCL's schedule at each size and every `--algo` baseline that runs "
-        "in that mode (scripts/bench_plan.sh).\n\n%s\n" % (sys.argv[2], text))
-EOF
+python3 "$root/scripts/bench_plan_report.py" --tsv "$work/rows.tsv" --budget "$budget" \
+    ${out:+--out "$out"}

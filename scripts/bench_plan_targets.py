@@ -26,7 +26,8 @@ such allocation, and both are shown.  All times are the executor's model.
 usage: scripts/bench_plan_targets.py [BIN_DIR] [--budget S] [--out FILE]
   BIN_DIR   taccl-synth and taccl-run (default build/bin)
   --budget  --time-budget of each plan, seconds (default 600)
-  --out     also write the table to FILE
+  --out     also write the report to FILE (a summary, then every row) and
+            the rows to FILE.json
 """
 import json
 import os
@@ -171,6 +172,7 @@ def main():
              "out of place | in place | schedule (out of place) | plan s | met? | "
              "out of place in the runtime's passes (--tiles) |",
              "|---" * 13 + "|"]
+    recs = []
     with tempfile.TemporaryDirectory() as work:
         for t in TARGETS:
             tp, coll, sk, sizes, at, fig, want = t
@@ -202,23 +204,50 @@ def main():
                 beside = fig == "algbw" and not tp.endswith("+delay")
                 tv = None if m["tiles"].get("nccl_fallback") else \
                     figure(fig, m["tiles"], at, bnd) if m["tiles"] else None
+                met = ("beside: %s" % ("≥" if ok else "below")) if beside \
+                    else "**met**" if ok else "not met"
+                recs.append({"topology": tp, "collective": coll, "sketch": sk,
+                             "sizes": sizes, "at": at, "figure": fig,
+                             "target": want, "runtime": target,
+                             "outofplace": vals[0], "inplace": vals[1],
+                             "cells": cells, "met": met})
                 lines.append("| %s | %s | %s | %s | %s | %s ≥ %s | %s | %s | %s | %s | %s | %s | %s |" % (
                     tp.replace("+delay", " (alpha delay)"), coll, sk, sizes,
                     "1 KiB" if at == 1024 else "64 KiB" if at == 65536
                     else "1 GiB", names[fig], want, target, cells[0], cells[1],
-                    m["outofplace"][1] or "NCCL", m["secs"],
-                    ("beside: %s" % ("≥" if ok else "below")) if beside
-                    else "**met**" if ok else "not met",
+                    m["outofplace"][1] or "NCCL", m["secs"], met,
                     "—" if fig == "algbw" else "%.4g" % tv if tv is not None else "-"))
                 # the newer executor only where the legacy runtime could not take ours
                 if fig == "algbw" or not any(m[md][0].get("nccl_fallback")
                                              for md in ("outofplace", "inplace")):
                     break
-    text = "\n".join(lines)
+    text = "\n".join(summary(recs, names) + ["", "### Every row", ""] + lines)
     print(text)
     if out:
         open(out, "w").write(text + "\n")
+        with open(out + ".json", "w") as f:
+            json.dump({"targets": recs}, f, indent=1)
+            f.write("\n")
     return 0
+
+
+def summary(recs, names):
+    """The summary first: how many targets are met, then one short line per
+    target (out of place; the table after it has both modes)."""
+    judged = [r for r in recs if not r["met"].startswith("beside")]
+    met = [r for r in judged if r["met"] == "**met**"]
+    lines = ["### Summary", "",
+             "%d of %d targets met (the rows \"beside\" are TE-CCL's figures "
+             "in our model, shown, not judged)." % (len(met), len(judged)), "",
+             "| target | at | runtime | out of place | met? |",
+             "|---|---|---|---|---|"]
+    for r in recs:
+        at = {1024: "1 KiB", 65536: "64 KiB"}.get(r["at"], "1 GiB")
+        lines.append("| %s %s: %s ≥ %s | %s | %s | %s | %s |" % (
+            r["topology"].replace("+delay", " (alpha delay)"), r["collective"],
+            names[r["figure"]], r["target"], at, r["runtime"], r["cells"][0],
+            r["met"]))
+    return lines
 
 
 if __name__ == "__main__":

@@ -2,10 +2,17 @@
 
 bench_run.py collects, per configuration (a section: topology + collective)
 and algorithm, the rows `taccl-run --sweep --json` printed.  This module
-writes one markdown report with every row beside the figures of
-docs/references.md (bench_ref.py), and one gnuplot PNG per section
-(algorithm bandwidth against size, one line per algorithm and the lower
-bound), plus a TACOS overview chart.  Every file is written to a temporary
+writes results.md, one summary page (per configuration, our fastest
+schedule against NCCL's and the lower bound at a small, a middle and a large
+size, each "× NCCL" the range over the estimates of NCCL's call), and
+behind it results/<topology>.md with every row beside the figures of
+docs/references.md (bench_ref.py), results/calibration.md,
+results/published.md and results/synthesizer.md; no table cell longer than
+a sentence (table(): a longer one is a numbered note under its table).
+results.json holds everything they are made of: run alone,
+`bench_report.py RESULTS.json [--out DIR]` writes them again from it.  One
+gnuplot PNG per section (algorithm bandwidth against size, one line per
+algorithm and the lower bound), plus a TACOS overview chart.  Every file is written to a temporary
 name in the output directory and renamed into place, so a reader never sees
 half a file.  write_all() returns how many things failed (a schedule that
 did not verify, a tool that crashed, a plot gnuplot could not draw).
@@ -17,6 +24,7 @@ import math
 import os
 import re
 import subprocess
+import sys
 
 import bench_ref
 
@@ -138,11 +146,46 @@ def write_atomic(path, data):
     os.replace(tmp, path)
 
 
-def table(head, rows):
+# The longest a table cell may be (visible characters, a link counted by
+# its text): a sentence.  A longer cell becomes a numbered note under its
+# table (table() below).
+CELL_MAX = 90
+
+
+def visible(text):
+    """Text as a reader sees it: a markdown link [t](u) counts as t."""
+    return re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", str(text))
+
+
+def table(head, rows, notes=None):
+    """A markdown table; any cell longer than CELL_MAX becomes "note N"
+    (a cell "status (why)" keeps its status: "status, note N") with its
+    text as note N in a numbered list under the table.  notes: a list of
+    texts already referred to by the rows (note 1, 2, ...), to which the
+    long cells are added; identical texts share one number."""
+    notes = list(notes or [])
+
+    def note(text):
+        if text not in notes:
+            notes.append(text)
+        return "note %d" % (notes.index(text) + 1)
+
+    def cell(c):
+        c = str(c)
+        if len(visible(c)) <= CELL_MAX:
+            return c
+        m = re.match(r"^([^()]{1,30}?) \((.*)\)$", c, re.S)
+        if m:
+            return "%s, %s" % (m.group(1), note(m.group(2)))
+        return note(c)
+
     out = ["| " + " | ".join(head) + " |",
            "|" + "|".join("---" for _ in head) + "|"]
-    out += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |"
+    out += ["| " + " | ".join(cell(c).replace("|", "\\|") for c in r) + " |"
             for r in rows]
+    if notes:
+        out += [""] + ["%d. %s" % (i + 1, n.rstrip(".") + ".")
+                       for i, n in enumerate(notes)]
     return "\n".join(out)
 
 
@@ -301,10 +344,10 @@ def header(meta, results, failures):
              for row in r["rows"] if row.get("na"))
     nok = sum(1 for r in results if r["status"] == "ok")
     lines = [
-        "# Benchmark: baselines, the synthesizer and bounds beside the "
-        "published figures" if not meta.get("user_topo") else
-        "# Benchmark of %s: baselines, the synthesizer and bounds"
-        % meta["user_topo"],
+        "# Benchmark: our schedules against NCCL's and the lower bound"
+        if not meta.get("user_topo") else
+        "# Benchmark of %s: our schedules against NCCL's and the lower "
+        "bound" % meta["user_topo"],
         "",
         "- **date**: %s" % meta["date"],
         "- **machine**: %d cores (nproc), %s, %s, %s" % (
@@ -788,12 +831,44 @@ def calibration_rows(data, exp=None):
     return out
 
 
+def calibration_verdict_cell(c, note):
+    """A short verdict, the long text (ratios, the model assumption) as a
+    note: note(text) gives its reference."""
+    v = c.get("verdict") or ""
+    if v == "reproduced" and c["note"] == "—":
+        return "reproduced"
+    detail = [v[len("not reproduced ("):].split(")", 1)[0]] \
+        if v.startswith("not reproduced (") else []
+    if not v.startswith("not reproduced") and v != "reproduced":
+        if len(v) <= 40:
+            return v
+        detail = [v]
+    if c["note"] != "—":
+        detail.append("model assumption: " + c["note"])
+    short = v.split(" (")[0].split(":")[0]
+    if v.startswith("not reproduced"):
+        explained = (c.get("variant") or {}).get("reproduced") or \
+            (c.get("nic_rate") or {}).get("reproduced")
+        short = "not reproduced" + (
+            "; beyond the ceiling, explained" if c.get("ceiling") and explained
+            else "; beyond the ceiling" if c.get("ceiling")
+            else "; explained" if explained else
+            "; not explained" if c.get("variant") else "")
+    if not detail:
+        return short
+    return "%s, %s" % (short, note("%s: %s" % (c["id"], "; ".join(detail))))
+
+
 def calibration_md(rows, meta):
     head = ["row", "configuration", "collective", "sketch",
             "sizes (published)", "sizes run", "TACCL / NCCL (published)",
-            "ours: NCCL / sketch", "ceiling: NCCL / bound", "verdict",
-            "model assumption"]
-    body, whys = [], []
+            "ours: NCCL / sketch", "ceiling: NCCL / bound", "verdict"]
+    body, whys, notes = [], [], []
+
+    def note(text):
+        notes.append(text)
+        return "note %d" % len(notes)
+
     for c in rows:
         sk = "%s → %s" % (c["taccl_sketch"], c["sketch"]) if c["sketch"] \
             else "%s: not in TACCL's repository" % c["taccl_sketch"]
@@ -826,25 +901,34 @@ def calibration_md(rows, meta):
                                        fmt_size(b["size_bytes"]))
         body.append([c["id"], c["topology"], bench_ref_coll(c["collective"]),
                      sk, c["sizes_published"], run, c["published"], ours,
-                     top, c["verdict"], c["note"]])
+                     top, calibration_verdict_cell(c, note)])
+    rep = sum(1 for c in rows if c.get("verdict") == "reproduced")
     return "\n".join([
         "TACCL's Figures 6–8 (docs/references.md) measured TACCL's "
-        "schedules against NCCL 2.8.4 on the real machines. Here the same "
-        "ratio in our model: **ours** at a size S = time of the nccl row "
+        "schedules against NCCL 2.8.4 on the real machines; here is the "
+        "same ratio in our model, per published range: %d of %d "
+        "reproduced within ×/÷ %s. A verdict's details and, for a row not "
+        "reproduced, the model assumption that moves it are the numbered "
+        "notes under the table; how each column is made follows them." % (
+            rep, len(rows), "%g" % bench_ref.CALIBRATION_FACTOR),
+        "", table(head, body, notes), "",
+        "## How to read it", "",
+        "- **ours** at a size S = time of the nccl row "
         "(NCCL's own schedule at S, `taccl-synth --algo nccl --size S`) / "
         "time of the fastest verified schedule synthesized from that row's "
         "sketch (over its anchors, `taccl (best)` restricted to that "
         "sketch, and up to 64 MiB also under LL and LL128: NCCL picks its "
         "protocol, so do we), at every power of two S of the published "
         "range that this run has (%s), shown as min (at size) – max (at "
-        "size). **ceiling** at a size = the nccl row's time / our lower bound "
+        "size).\n- **ceiling** at a size = the nccl row's time / our lower bound "
         "(src/bound) at that size, for AllReduce over N nodes the larger of "
         "that and Patarasuk and Yuan's 2(N−1)/N × S through a node's NICs "
         "(the bound of schedules that add partial sums of the same "
         "elements, as NCCL's, TACCL's and msccl-tools' all do; our bound "
         "does not assume it: docs/design.md): no such schedule is faster "
         "than the bound, so none could show a larger speed-up over the "
-        "model's NCCL; min – max over the sizes. **model assumption**, for a row not reproduced: of the "
+        "model's NCCL; min – max over the sizes.\n- **model assumption** (in the notes), "
+        "for a row not reproduced: of the "
         "model's assumptions that plausibly cause it, the one whose change "
         "brings our ratio nearest the published range, measured at the "
         "range's ends by running the same two schedules on a variant of "
@@ -861,17 +945,17 @@ def calibration_md(rows, meta):
         "NCCL's call at what NCCL's own tuning model estimates for it "
         "(nccl-model: its fit of its machines, the synthesized side plus "
         "the launch cost; nccl-2.8.4: the same with the model of NCCL "
-        "2.8.4, the version TACCL measured), with the ratios under it. "
-        "**reproduced**: every endpoint the paper states is matched within "
+        "2.8.4, the version TACCL measured), with the ratios under it.\n"
+        "- **reproduced**: every endpoint the paper states is matched within "
         "×/÷ %s (a range: both; \"up to X\": the maximum; \"down to X\": "
-        "the minimum). Sizes are nccl-tests per-rank buffers: \"up to 1 "
+        "the minimum).\n- Sizes are nccl-tests per-rank buffers: \"up to 1 "
         "MB\" is 1 KiB–1 MiB, \"above 1 MB\" 2 MiB–1 GiB, \"from 512 "
         "MB\" 512 MiB–1 GiB. Per-size times, NCCL's choice and the anchor: "
         "`calibration.json` beside this file." % (
             "QUICK: only its sizes 1 KiB, 64 KiB, 1 MiB, 1 GiB"
             if meta.get("quick") else "every size 1 KiB–1 GiB",
             "%g" % bench_ref.CALIBRATION_FACTOR),
-        "", table(head, body), "",
+        "",
         "A row \"beyond the model's ceiling\" falls short of a published "
         "endpoint by more than any schedule could make up: the published "
         "speed-up (÷ %s) exceeds the ceiling at every size that could carry "
@@ -879,7 +963,7 @@ def calibration_md(rows, meta):
         "this NCCL, and the assumption that causes it is the model's NCCL "
         "itself: its schedule, built as NCCL builds it, run at the "
         "topology's link and NIC rates with the α–β costs the model gives "
-        "every schedule. Its model assumption column then says how much "
+        "every schedule. Its note then says how much "
         "slower than the model NCCL's call on TACCL's machine must have "
         "been, and measures that assumption changed on its network side: "
         "NCCL's schedule run with every NIC at f × its bandwidth (f = "
@@ -1072,11 +1156,18 @@ def targets_md(data, results, meta):
     lost = "; ".join("%s at %s: %s µs (%s) vs %s %s µs" % (
         k, fmt_size(sz), fmt(t), who, rl, fmt(rt))
         for k, sz, who, t, rl, rt in losses)
+    notes = []
+
+    def note(text):
+        notes.append(text)
+        return "note %d" % len(notes)
+
     rows.append(["Quality: never slower than the ring",
-                 "taccl (best) ≤ the fastest ring row at every size of "
-                 "every configuration with a bundled sketch",
-                 ("%d (config, size) pairs compared; slower at %d: %s" % (
-                     compared, len(losses), lost)) if losses else
+                 "taccl (best) ≤ the fastest ring row wherever a sketch "
+                 "ran",
+                 ("%d (config, size) pairs compared; slower at %d, %s" % (
+                     compared, len(losses), note(
+                         "Slower than the ring: " + lost))) if losses else
                  "%d (config, size) pairs compared; slower at: none"
                  % compared, "—",
                  "not measured" if not compared else
@@ -1117,19 +1208,25 @@ def targets_md(data, results, meta):
             cbc = next((r for r in mine if r["spec"]["solver"] == "cbc"
                         and r["spec"]["sketch"] == g["spec"]["sketch"]),
                        None)
-            got = "%s: GLPK %s" % (g["spec"]["sketch"], synth_time_text(g))
+            full = "%s: GLPK %s" % (g["spec"]["sketch"], synth_time_text(g))
+            got = "%s: GLPK %s s" % (g["spec"]["sketch"], fmt(g["synth_s"])
+                                     if g.get("synth") else g["status"])
             if g["status"] == "ok" and g.get("synth"):
-                got += ", predicted %s µs" % fmt(g["synth"].get(
+                full += ", predicted %s µs" % fmt(g["synth"].get(
                     "predicted_us"))
             if cbc is None:
-                got += "; CBC: not run"
+                full += "; CBC: not run"
+                got += ", CBC not run"
             elif cbc["status"] == "unavailable":
-                got += "; CBC: unavailable (%s)" % cbc["reason"]
+                full += "; CBC: unavailable (%s)" % cbc["reason"]
+                got += ", CBC unavailable"
             else:
-                got += "; CBC %s" % synth_time_text(cbc)
+                full += "; CBC %s" % synth_time_text(cbc)
+                got += ", CBC %s s" % fmt(cbc["synth_s"])
                 if cbc.get("synth"):
-                    got += ", predicted %s µs" % fmt(cbc["synth"].get(
+                    full += ", predicted %s µs" % fmt(cbc["synth"].get(
                         "predicted_us"))
+            got += ", " + note(full)
             if g["status"] != "ok":
                 met = "not measured" if g["status"] == "unavailable" \
                     else "not met"
@@ -1142,7 +1239,7 @@ def targets_md(data, results, meta):
             if bench_ref.is_variant(g["spec"]["sketch"]):
                 met = "not judged (our variant, more chunks than TACCL's)"
             rows.append([what, ask, got, "TACCL %s s" % fmt(secs), met])
-    return table(head, rows)
+    return table(head, rows, notes)
 
 
 def sketch_table(data, results):
@@ -1215,9 +1312,9 @@ def synth_part(data, results, meta):
                        + " inside it (TACOS networks: every point)")
             if anchors else " (QUICK: no more)"))
     if not meta.get("user_topo"):
-        lines += ["", "### Synthesizer against the issue-4 targets", "",
+        lines += ["", "## Synthesizer against the issue-4 targets", "",
                   targets_md(data, results, meta), "",
-                  "### Synthesizer against the issue-5 targets (AllReduce)", "",
+                  "## Synthesizer against the issue-5 targets (AllReduce)", "",
                   "× ring: our ring's time / taccl (best)'s at the same "
                   "size; × NCCL: our nccl row's (the schedule NCCL's tuning "
                   "picks at that size) / taccl (best)'s, in our model "
@@ -1225,7 +1322,7 @@ def synth_part(data, results, meta):
                   allreduce_targets_md(data), ""]
     else:
         lines.append("")
-    lines += ["### Every %s sketch at every anchor" % (
+    lines += ["## Every %s sketch at every anchor" % (
         "given" if meta.get("user_topo") else "bundled"), "",
               "The row at the anchor size itself (each schedule's whole "
               "sweep is in its configuration's full table). × ring: our "
@@ -1257,10 +1354,34 @@ def bound_text(model):
                 "%.4g" % upb, bw, model.get("bandwidth_why", "")))
 
 
+def per_size_md(data, sec):
+    """Per size: our fastest schedule against NCCL's (each estimate, and
+    their range) and the bound: what the summary page links to."""
+    rows = []
+    for size in data.sizes(sec):
+        p = size_point(data, sec, size)
+        if p is None:
+            continue
+        e = p["estimates"]
+        rows.append([fmt_size(size), p["full_label"], fmt(p["time_us"]),
+                     fmt(p["nccl_us"]) if p["nccl_us"] else "n/a",
+                     span(e.values()) if e else "—"] +
+                    [fmt(e.get(k)) for k in ESTIMATES] +
+                    [fmt(p["bound_ratio"])])
+    if not rows:
+        return []
+    head = ["size", "ours (fastest)", "ours µs", "NCCL µs", "× NCCL range"] + \
+        ["× NCCL: %s" % k for k in ESTIMATES] + ["bound/time"]
+    return ["Ours against NCCL per size: our fastest schedule (synthesized "
+            "or baseline), NCCL's time over ours under each estimate of "
+            "NCCL's call (the summary page says what each is), and ours "
+            "against the lower bound.", "", table(head, rows), ""]
+
+
 def section_md(data, sec, plotted):
-    lines = ["### %s" % sec.title, ""]
-    lines.append("`topologies/%s.json`, %d ranks, sizes %s." % (
-        sec.topo, sec.ranks, ", ".join(
+    lines = ["## %s" % COLL_NAME[sec.coll], ""]
+    lines.append("%s: `topologies/%s.json`, %d ranks, sizes %s." % (
+        sec.title, sec.topo, sec.ranks, ", ".join(
             "%s–%s" % (fmt_size(lo), fmt_size(hi)) if lo != hi
             else fmt_size(lo) for lo, hi in sec.ranges)))
     if sec.note:
@@ -1268,6 +1389,7 @@ def section_md(data, sec, plotted):
     lines.append("")
     if plotted:
         lines += ["![%s](%s.png)" % (sec.title, sec.key), ""]
+    lines += per_size_md(data, sec)
     lines += [bound_text(data.model(sec)), ""]
     res = data.results(sec)
     head = ["algorithm", "status", "synth s", "chunks per loop", "rows",
@@ -1751,9 +1873,358 @@ def plot_tacos(data, out, work, term):
     return err is None, err
 
 
+# ------------------------------------------------------------ saved data
+
+SECTION_FIELDS = ("group", "topo", "path", "coll", "key", "ranges", "nodata",
+                  "target", "extras", "title", "note", "run_flags", "ranks",
+                  "dma_bytes")
+ROW_DROP = ("count", "type", "redop")     # derivable from size_bytes
+
+
+def results_json(secs, results, meta):
+    """results.json: everything the report is made from (the run's
+    metadata, its configurations, every result with every row), one result
+    per line; read back by load_results() to rebuild the report."""
+    def clean(r):
+        r = {k: v for k, v in r.items() if k != "commands"}
+        r["rows"] = [{k: v for k, v in row.items() if k not in ROW_DROP}
+                     for row in r["rows"]]
+        return r
+    def short(x):
+        """x with every float to 7 significant digits (the report shows 4)."""
+        if isinstance(x, float):
+            return float("%.7g" % x)
+        if isinstance(x, dict):
+            return {k: short(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [short(v) for v in x]
+        return x
+    dump = lambda x: json.dumps(short(x), separators=(",", ":"),  # noqa: E731
+                                sort_keys=True)
+    sec = [{k: getattr(s, k, None) for k in SECTION_FIELDS} for s in secs]
+    return "".join([
+        '{"what":%s,\n' % dump(
+            "every row of the benchmark (scripts/bench_run.py) and what the "
+            "report is made from; rebuild the report with "
+            "scripts/bench_report.py FILE [--out DIR]"),
+        '"meta":%s,\n' % dump(meta),
+        '"sections":[\n', ",\n".join(dump(s) for s in sec), "],\n",
+        '"results":[\n', ",\n".join(dump(clean(r)) for r in results),
+        "]}\n"])
+
+
+def _keys(obj):
+    """JSON object hook: the keys a size (int) or a NIC rate (float) was."""
+    out = {}
+    for k, v in obj.items():
+        if re.fullmatch(r"-?\d+", k):
+            k = int(k)
+        elif re.fullmatch(r"\d+\.\d+", k):
+            k = float(k)
+        out[k] = v
+    return out
+
+
+class SavedSection:
+    """A configuration read back from results.json (bench_run.Section's
+    fields, without reading its topology file again)."""
+
+    def __init__(self, d):
+        for k in SECTION_FIELDS:
+            setattr(self, k, d.get(k))
+        self.ranges = [tuple(x) for x in self.ranges]
+        self.extras = [tuple(x) for x in self.extras or []]
+
+    @property
+    def topo_path(self):
+        return self.path or os.path.join(
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+            "topologies", self.topo + ".json")
+
+
+def load_results(path=None, text=None):
+    """(sections, results, meta) from a results.json (or its text)."""
+    if text is None:
+        with open(path) as f:
+            text = f.read()
+    j = json.loads(text, object_hook=_keys)
+    return ([SavedSection(s) for s in j["sections"]], j["results"],
+            j["meta"])
+
+
+# ---------------------------------------------------------------- write
+
+# ---------------------------------------------------------- summary page
+
+# The sizes of the summary, per report group: (label, size or a function
+# of the rank count).  A configuration that did not run a size shows the
+# nearest it ran in that column's direction (say so in the cell).
+SUMMARY_SIZES = {
+    "tacos": (("1 MiB per NPU", lambda n: n * MIB),
+              ("64 MiB per NPU", lambda n: 64 * n * MIB)),
+    "chip": (("1 KiB", lambda n: KIB), ("32 KiB", lambda n: 32 * KIB),
+             ("1 MiB", lambda n: MIB)),
+}
+SUMMARY_GPU = (("1 KiB", lambda n: KIB), ("1 MiB", lambda n: MIB),
+               ("1 GiB", lambda n: GIB))
+# the NCCL estimates a "× NCCL" range spans (bench_calib.py's arithmetic
+# variants, which apply at every size of every configuration)
+ESTIMATES = ("model", "launch", "nccl-model", "nccl-2.8.4")
+
+
+def short_label(r):
+    """How the summary names one of our schedules: "synth" for one
+    synthesized from a bundled sketch, else the baseline's label."""
+    return "synth" if r["kind"] == "sketch" else r["label"]
+
+
+def our_best(data, sec, size):
+    """(result, row) of our fastest schedule at size: synthesized or
+    baseline (or bundled), NCCL's own excluded; None if none ran."""
+    got = [x for x in (data.taccl_best(sec, size),
+                       data.best(sec, size, nccl=False)) if x]
+    return min(got, key=lambda x: x[1]["time_us"]) if got else None
+
+
+def topo_shape_of(sec):
+    """(nodes, ranks, device arch) of a configuration's topology file."""
+    try:
+        with open(sec.topo_path) as f:
+            t = json.load(f)
+    except (OSError, ValueError):
+        return None, None, None
+    return (t.get("nodes"), t.get("nodes", 0) * t.get("ranks_per_node", 0),
+            (t.get("device") or {}).get("arch"))
+
+
+def nccl_estimates(sec, size, nccl_us, choice, ours_us, ours_label):
+    """{estimate: NCCL's time / ours} at one size: the model's (NCCL's
+    schedule in the executor, as every "× NCCL"), and the arithmetic
+    variants of the calibration that apply at every size
+    (scripts/bench_calib.py): launch (NCCL's base latency added to both
+    calls), nccl-model (NCCL's own tuning-model estimate for its pick),
+    nccl-2.8.4 (NCCL 2.8.4's, the version TACCL measured); the last three
+    add NCCL's ring base latency to ours.  An estimate that does not apply
+    (no NCCL choice recorded, AllToAll for 2.8.4) is left out."""
+    import bench_calib
+    out = {"model": nccl_us / ours_us}
+    x = {"size_bytes": size, "nccl_us": nccl_us, "synth_us": ours_us,
+         "nccl_choice": choice or {}, "anchor": ours_label}
+    for name, got in (("launch", bench_calib.launch_variant([x])),
+                      ("nccl-model", bench_calib.nccl_model_variant([x]))):
+        if size in got and got[size][1]:
+            out[name] = got[size][0] / got[size][1]
+    nodes, ranks, arch = topo_shape_of(sec)
+    if nodes and ranks:
+        got = bench_calib.nccl_284_variant([x], sec.coll, ranks, nodes,
+                                           arch == "ampere")
+        if size in got and got[size][1]:
+            out["nccl-2.8.4"] = got[size][0] / got[size][1]
+    return out
+
+
+def size_point(data, sec, size):
+    """Everything the summary says about one configuration at one size,
+    or None when no schedule of ours ran there."""
+    best = our_best(data, sec, size)
+    if not best:
+        return None
+    r, row = best
+    p = {"size": size, "label": short_label(r), "full_label": r["label"],
+         "time_us": row["time_us"], "bound_ratio": row.get("bound_ratio"),
+         "nccl_us": None, "estimates": {}, "nccl_na": None}
+    nr = next((x for x in data.results(sec) if x["kind"] == "nccl"), None)
+    nrow = data.nccl_row(sec, size)
+    if nrow:
+        p["nccl_us"] = nrow["time_us"]
+        choice = ((nr or {}).get("nccl") or {}).get(size)
+        p["estimates"] = nccl_estimates(sec, size, nrow["time_us"], choice,
+                                        row["time_us"], r["label"])
+    elif nr is None or nr["status"] != "ok":
+        p["nccl_na"] = (nr or {}).get("reason") or "no nccl row"
+    else:
+        na = next((x.get("na") for x in nr["rows"]
+                   if x.get("nominal", x.get("size_bytes")) == size), None)
+        p["nccl_na"] = na or "NCCL's schedule did not run at this size"
+    return p
+
+
+def fmt2(x):
+    """A ratio for the summary page: two decimals (one from 10, none from
+    100)."""
+    if x is None:
+        return "—"
+    return "%.0f" % x if x >= 100 else "%.1f" % x if x >= 10 else "%.2f" % x
+
+
+def span(values, f=fmt):
+    """"1.21–1.52×" (or "1.30×" for one value)."""
+    values = list(values)
+    lo, hi = min(values), max(values)
+    if f(lo) == f(hi):
+        return "%s×" % f(lo)
+    return "%s–%s×" % (f(lo), f(hi))
+
+
+def point_cell(p, link, nccl=True):
+    """A summary cell: × NCCL (range over the estimates; bold when every
+    estimate has ours faster), bound/time, and which schedule of ours;
+    without nccl (a device NCCL does not run on) bound/time and ours."""
+    if p is None:
+        return "—"
+    b = fmt2(p["bound_ratio"])
+    if not nccl:
+        return "[%s](%s) · %s" % (b, link, p["label"])
+    if p["estimates"]:
+        v = list(p["estimates"].values())
+        x = "[%s](%s)" % (span(v, fmt2), link)
+        if min(v) > 1 and len(v) > 1:
+            x = "**%s**" % x
+    else:
+        x = "[no NCCL](%s)" % link
+    return "%s · %s · %s" % (x, b, p["label"])
+
+
+def summary_sizes(sec, group):
+    """[(column label, size or None)] for a configuration: its group's
+    sizes, each the one it ran or None."""
+    cols = SUMMARY_SIZES.get(group, SUMMARY_GPU)
+    return [(label, f(sec.ranks)) for label, f in cols]
+
+
+def pages_dir():
+    return "results"
+
+
+def page_link(sec, anchor=True):
+    return "%s/%s.md%s" % (pages_dir(), sec.topo,
+                           "#" + slug(COLL_NAME[sec.coll]) if anchor else "")
+
+
+COLL_NAME = {"allgather": "AllGather", "alltoall": "AllToAll",
+             "allreduce": "AllReduce", "reducescatter": "ReduceScatter"}
+
+
+def slug(title):
+    """GitHub's anchor for a heading."""
+    t = re.sub(r"[^\w\- ]", "", title.strip().lower(), flags=re.U)
+    return t.replace(" ", "-")
+
+
+def summary_md(data, secs, meta, plotted):
+    """The first page: per configuration, ours against NCCL's schedule and
+    the bound at a small, a middle and a large size, and a count of where
+    ours is faster under every estimate."""
+    out = []
+    kinds = [("GPU machines", [g for g, _ in meta["groups"]
+                               if g not in ("tacos", "chip")]),
+             ("TACOS direct-connect networks (AllGather)", ["tacos"]),
+             ("Chip/cluster device (case study; NCCL does not run on it)",
+              ["chip"])]
+    counts = {"faster": 0, "slower": 0, "depends": 0, "single": 0,
+              "cells": 0}
+    for title, groups in kinds:
+        gsecs = [s for g in groups for s in secs if s.group == g]
+        if not gsecs:
+            continue
+        group = groups[0] if len(groups) == 1 else None
+        cols = SUMMARY_SIZES.get(group, SUMMARY_GPU)
+        head = ["machine", "ranks", "collective"] + \
+            [label for label, _ in cols] + ["plot"]
+        rows, notes = [], []
+        for sec in gsecs:
+            link = page_link(sec)
+            cells = []
+            for label, f in cols:
+                size = f(sec.ranks)
+                sizes = data.sizes(sec)
+                p = size_point(data, sec, size) if size in sizes else None
+                if p is None and len(cols) == 3 and label == cols[-1][0] \
+                        and sizes and sizes[-1] < size:
+                    # the configuration's largest size stands for 1 GiB
+                    p = size_point(data, sec, sizes[-1])
+                    if p is not None:
+                        p["label"] += " at " + fmt_size(sizes[-1])
+                cells.append(point_cell(p, link, group != "chip"))
+                if p and p["estimates"]:
+                    v = list(p["estimates"].values())
+                    counts["cells"] += 1
+                    counts["single" if len(v) == 1 else "faster"
+                           if min(v) > 1 else "slower" if max(v) < 1
+                           else "depends"] += 1
+            rows.append(["[%s](%s)" % (sec.topo, page_link(sec, False)),
+                         sec.ranks, COLL_NAME[sec.coll]] + cells +
+                        ["[png](%s/%s.png)" % (pages_dir(), sec.key)
+                         if plotted.get(sec.key) else "—"])
+        out += ["## %s" % title, ""]
+        if group == "chip":
+            out += ["Each cell: bound/time · ours.", ""]
+        out += [table(head, rows, notes), ""]
+    lead = [
+        "Times are the executor's α–β model of each machine "
+        "(docs/design.md §4), not measurements of hardware. "
+        "Each cell: **× NCCL** · **bound/time** · **ours**. × NCCL is "
+        "NCCL's time / ours for the same call at that size (above 1: ours "
+        "is faster), as the range over four estimates of NCCL's call "
+        "(below); **bold** when ours is faster under all of them. A single "
+        "figure is the model's estimate alone, where the others do not "
+        "apply (NCCL's AllToAll is point-to-point, outside its tuning "
+        "model). "
+        "bound/time is ours against the lower bound (1.00: no schedule can "
+        "be faster). ours is our fastest schedule there: `synth` (one "
+        "synthesized from a bundled sketch) or the baseline named. "
+        "Every figure links to its configuration's page, which has every "
+        "size and every schedule.",
+        "",
+        "Of the %d cells with an NCCL row, ours is faster under every "
+        "estimate in %d, slower under every estimate in %d, and in %d it "
+        "depends on the estimate; %d have the model's estimate alone." % (
+            counts["cells"], counts["faster"], counts["slower"],
+            counts["depends"], counts["single"]),
+        ""]
+    tail = [
+        "The four estimates of NCCL's call (scripts/bench_calib.py): "
+        "**model**, NCCL's own schedule for that call (`taccl-synth --algo "
+        "nccl --size S`: NCCL's choice of ring or tree, protocol and "
+        "channels) run in the executor, the yardstick of every × NCCL in "
+        "the detail pages; **launch**, both calls also pay NCCL's base "
+        "latency per call (6.6–14 µs by algorithm and protocol), which the "
+        "model leaves out; **nccl-model**, NCCL's own tuning-model "
+        "estimate for its pick, ours plus NCCL's ring base latency; "
+        "**nccl-2.8.4**, the same with NCCL 2.8.4's tuning model, the "
+        "version TACCL measured (GPU AllGather, ReduceScatter and "
+        "AllReduce only). The topology variants of the calibration "
+        "(switch ports, per-step latencies, α as delay, arbitration, "
+        "protocols) were run only for its rows: see "
+        "[calibration](%s/calibration.md)." % pages_dir(),
+        ""]
+    return lead + out + tail
+
+
+def calibration_glance(calib):
+    """One line: how many of TACCL's measured speed-ups we reproduce."""
+    n = len(calib)
+    rep = sum(1 for c in calib if c.get("verdict") == "reproduced")
+    under = sum(1 for c in calib if (c.get("variant") or {}).get(
+        "reproduced") or (c.get("nic_rate") or {}).get("reproduced"))
+    meas = sum(1 for c in calib if c.get("ours_lo") is not None)
+    return ("TACCL measured its schedules against NCCL 2.8.4 on the real "
+            "machines (%d ranges, docs/references.md); in our model %d of "
+            "the %d we could measure are reproduced within ×/÷ %s, %d more "
+            "under one changed model assumption, and the rest not: "
+            "[calibration](%s/calibration.md), each with its range." % (
+                n, rep, meas, "%g" % bench_ref.CALIBRATION_FACTOR, under,
+                pages_dir()))
+
+
 # ---------------------------------------------------------------- write
 
 def write_all(out, work, secs, results, meta):
+    # the pages are made from results.json as written, so that
+    # `bench_report.py results.json` writes them again byte for byte
+    saved = results_json(secs, results, meta)
+    write_atomic(os.path.join(out, "results.json"), saved)
+    secs, results, meta = load_results(text=saved)
     data = Data(secs, results)
     failures = ["%s, %s: %s" % (r["key"], r["label"], r["reason"])
                 for r in results if r["status"] == "failed"]
@@ -1761,63 +2232,129 @@ def write_all(out, work, secs, results, meta):
             "n/a; reasons in its section)" % sec.key for sec in secs
             if not any(r["kind"] == "algo" and r["status"] in ("ok", "failed")
                        for r in data.results(sec))]
+    pages = os.path.join(out, pages_dir())
+    os.makedirs(pages, exist_ok=True)
     term = gnuplot_terminal()
     plotted = {}
     for sec in secs:
-        ok, err = plot_section(data, sec, out, work, term)
+        ok, err = plot_section(data, sec, pages, work, term)
         plotted[sec.key] = ok
         if err:
             failures.append("plot %s: %s" % (sec.key, err))
     has_tacos = any(s.group == "tacos" for s in secs)
     if has_tacos:
-        _, err = plot_tacos(data, out, work, term)
+        _, err = plot_tacos(data, pages, work, term)
         if err:
             failures.append("plot tacos: %s" % err)
+    user = meta.get("user_topo")
+    written = set()
+
+    def page(name, text):
+        write_atomic(os.path.join(pages, name), text.rstrip() + "\n")
+        written.add(name)
+
+    back = "[← summary](../results.md)"
+    # one page per topology: every collective's tables
+    topos = []
+    for gid, _ in meta["groups"]:
+        for s in secs:
+            if s.group == gid and s.topo not in topos:
+                topos.append(s.topo)
+    for topo in topos:
+        tsecs = [s for s in secs if s.topo == topo]
+        lines = ["# %s: every schedule at every size" % topo, "",
+                 "%s · %s." % (back, ", ".join(
+                     "[%s](#%s)" % (COLL_NAME[s.coll], slug(COLL_NAME[s.coll]))
+                     for s in tsecs)), ""]
+        for sec in tsecs:
+            lines += [section_md(data, sec, plotted.get(sec.key)), ""]
+        page(topo + ".md", "\n".join(lines))
+    calib = []
+    if not user:
+        calib = calibration_rows(data, meta.get("calib"))
+        write_atomic(os.path.join(out, "calibration.json"),
+                     calibration_json(calib, meta))
+        page("calibration.md", "\n".join([
+            "# Calibration: TACCL's measured speed-ups over NCCL vs ours",
+            "", back, "", calibration_md(calib, meta)]))
+        published = ["# Ours beside the published figures", "", back, "",
+                     "## TACCL and TE-CCL (NDv2, DGX-2)", "",
+                     published_summary(data), ""]
+        if has_tacos:
+            published += ["## TACOS (direct-connect networks, AllGather)",
+                          "", tacos_summary(data), ""]
+        page("published.md", "\n".join(published))
+    page("synthesizer.md", "\n".join([
+        "# The synthesizer", "", back, "",
+        synth_part(data, results, meta)]))
     parts = [header(meta, results, failures), ""]
     if failures:
         parts += ["## Failures", ""] + ["- " + f for f in failures] + [""]
     if gaps:
         parts += ["## Gaps (not failures)", ""] + ["- " + g for g in gaps] + \
             [""]
-    if not meta.get("user_topo"):
-        calib = calibration_rows(data, meta.get("calib"))
-        write_atomic(os.path.join(out, "calibration.json"),
-                     calibration_json(calib, meta))
-        parts += ["## Calibration: TACCL's measured speed-ups over NCCL vs "
-                  "ours", "", calibration_md(calib, meta), ""]
-    parts += ["## Synthesizer", "", synth_part(data, results, meta), ""]
+    parts += summary_md(data, secs, meta, plotted)
+    if calib:
+        parts += [calibration_glance(calib), ""]
+    index = ["[%s](%s/%s.md)" % (t, pages_dir(), t) for t in topos]
+    parts += ["## Pages", "",
+              "- Every schedule at every size, per machine: " +
+              ", ".join(index) + "."]
+    if not user:
+        parts += ["- [Calibration](%s/calibration.md): TACCL's measured "
+                  "speed-ups over NCCL beside ours, and the model "
+                  "assumptions that move them." % pages_dir(),
+                  "- [Published figures](%s/published.md): ours beside "
+                  "TACCL's, TE-CCL's and TACOS's." % pages_dir()]
+    parts += ["- [Synthesizer](%s/synthesizer.md): every sketch at every "
+              "anchor%s." % (pages_dir(), "" if user else
+                             ", and the issue-4 and issue-5 targets"),
+              "- `results.json`: every row of this run "
+              "(`scripts/bench_report.py` on it writes these pages again)" +
+              ("; `calibration.json`: the calibration per size." if not user
+               else "."),
+              "- Plots (`%s/*.png`) are written by the run and not tracked."
+              % pages_dir(), ""]
     parts += ["## Conventions", ""] + ["- " + c for c in CONVENTIONS] + [""]
     parts += ["## The executor's model", "", MODEL, ""]
-    if not meta.get("user_topo"):
-        parts += ["## Ours beside the published figures", "",
-                  "### TACCL and TE-CCL (NDv2, DGX-2)", "",
-                  published_summary(data), ""]
-    if has_tacos:
-        parts += ["### TACOS (direct-connect networks, AllGather)", "",
-                  tacos_summary(data), ""]
-    for gid, title in meta["groups"]:
-        gsecs = [s for s in secs if s.group == gid]
-        if not gsecs:
-            continue
-        parts += ["## %s" % title, ""]
-        for sec in gsecs:
-            parts += [section_md(data, sec, plotted.get(sec.key)), ""]
     write_atomic(os.path.join(out, "results.md"),
                  "\n".join(parts).rstrip() + "\n")
     if not meta.get("partial"):
-        remove_stale_plots(out, {s.key for s in secs if plotted.get(s.key)}
-                           | ({"tacos"} if has_tacos else set()))
+        keep = {s.key + ".png" for s in secs if plotted.get(s.key)} | \
+            ({"tacos.png"} if has_tacos else set()) | written
+        remove_stale(pages, keep, (".png", ".md"))
+        remove_stale(out, set(), (".png",))
     return len(failures)
 
 
-def remove_stale_plots(out, keep):
-    """A full run owns bench/*.png: drop plots of configurations it no
-    longer has, so results.md and the folder agree."""
-    for name in sorted(os.listdir(out)):
-        if name.endswith(".png") and name[:-4] not in keep:
-            os.remove(os.path.join(out, name))
+def remove_stale(folder, keep, exts):
+    """A full run owns its pages and plots: drop those of configurations
+    it no longer has (and plots where an older layout put them), so the
+    report and the folder agree."""
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(exts) and name not in keep and \
+                os.path.isfile(os.path.join(folder, name)):
+            os.remove(os.path.join(folder, name))
+
+
+def main(argv):
+    """bench_report.py RESULTS.json [--out DIR]: the report and plots again
+    from a run's saved rows (default DIR: the folder of RESULTS.json)."""
+    import argparse
+    import tempfile
+    ap = argparse.ArgumentParser(description=main.__doc__.split("\n")[0])
+    ap.add_argument("results", help="a results.json written by make bench")
+    ap.add_argument("--out", help="write here (default: beside RESULTS)")
+    a = ap.parse_args(argv)
+    secs, results, meta = load_results(a.results)
+    out = a.out or os.path.dirname(os.path.abspath(a.results))
+    os.makedirs(out, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="taccl-bench-report.") as work:
+        failed = write_all(out, work, secs, results, meta)
+    print("bench_report: wrote %s" % os.path.join(out, "results.md"),
+          file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    # A module of scripts/bench_run.py, not a program: say so.
-    print(__doc__)
+    sys.exit(main(sys.argv[1:]))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench_run.py — run the benchmark and write bench/results.md and plots.
+"""bench_run.py — run the benchmark and write bench/results.md, its pages and plots.
 
 For every configuration of docs/references.md (a topology and a collective)
 it writes each baseline schedule with `taccl-synth --algo A`, runs it with
