@@ -638,6 +638,7 @@ static int spare_nics(const job *J, const rmodel *M, trees *T, double *makespan)
     free(s1);
     free(s2);
     free(keep);
+    TC_ASSERT(route_trees_sane(M, T));
     return changed;
 }
 
@@ -710,6 +711,7 @@ static void offer_coarse(const job *J, attempt *A)
             A->H = G;
             G = X;
             A->makespan = coarse_ms;
+            TC_ASSERT(route_trees_sane(&A->M, &A->H));
             algo_free(A->ha);
             A->ha = route_trees_to_algo(&A->M, &A->H);
         }
@@ -804,6 +806,7 @@ static algo *read_routing(const job *J, const attempt *A, const lp_result *r)
     trees R;
     route_trees_init(&R, &A->M);
     if (route_extract(&A->P, &R)) {
+        TC_ASSERT(route_trees_sane(&A->M, &R));
         res = route_trees_to_algo(&A->M, &R);
         tc_err e3;
         if (route_check(res, J->s, J->t, J->k, &e3) != TC_OK) {

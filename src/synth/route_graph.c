@@ -44,6 +44,85 @@ void route_rmodel_free(rmodel *M)
     memset(M, 0, sizeof *M);
 }
 
+/* Each of start[0..n) ascending to nitems, items a permutation-free list
+ * of hop indexes in range whose key (sender or receiver) is the bucket. */
+static int csr_sane(const rmodel *M, const int *start, const int *items, int by_sender)
+{
+    if (start[0] != 0 || start[M->nranks] != M->nhops)
+        return 0;
+    for (int r = 0; r < M->nranks; r++) {
+        if (start[r] > start[r + 1])
+            return 0;
+        for (int k = start[r]; k < start[r + 1]; k++) {
+            if (items[k] < 0 || items[k] >= M->nhops)
+                return 0;
+            const hop *h = &M->hops[items[k]];
+            if ((by_sender ? h->u : h->v) != r)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+int route_rmodel_sane(const rmodel *M)
+{
+    int n = M->nranks;
+    if (n < 1 || M->ranks_per_node < 1 || n % M->ranks_per_node || M->chunkup < 1 ||
+        M->nchunks != n * M->chunks_per_rank || M->chunks_per_loop != n * M->chunkup)
+        return 0;
+    for (int i = 0; i < M->nhops; i++) {
+        const hop *h = &M->hops[i];
+        if (h->u < 0 || h->u >= n || h->v < 0 || h->v >= n || h->u == h->v ||
+            M->hop_of[h->u * n + h->v] != i || !(h->cost > 0) || h->nres < 1 || h->nres > 2 ||
+            h->inter != (node_of(M, h->u) != node_of(M, h->v)))
+            return 0;
+        for (int q = 0; q < h->nres; q++)
+            if (h->res[q] < 0 || h->res[q] >= M->nresources)
+                return 0;
+        if (i > 0 && (M->hops[i - 1].u > h->u ||
+                      (M->hops[i - 1].u == h->u && M->hops[i - 1].v >= h->v)))
+            return 0;
+    }
+    for (int i = 0; i < n * n; i++)
+        if (M->hop_of[i] < -1 || M->hop_of[i] >= M->nhops)
+            return 0;
+    if (!csr_sane(M, M->out_start, M->out_hop, 1) || !csr_sane(M, M->in_start, M->in_hop, 0))
+        return 0;
+    if (M->cand_start[0] != 0)
+        return 0;
+    for (int c = 0; c < M->nchunks; c++) {
+        for (int k = M->cand_start[c]; k < M->cand_start[c + 1]; k++)
+            if (M->cand_hop[k] < 0 || M->cand_hop[k] >= M->nhops ||
+                (k > M->cand_start[c] && M->cand_hop[k - 1] >= M->cand_hop[k]))
+                return 0;
+        if (M->cheapest[(size_t)c * n + origin_of(M, c)] != 0)
+            return 0;
+        int rep = M->orbit_rep[c];
+        if (rep < 0 || rep > c || M->orbit_rep[rep] != rep)
+            return 0;
+    }
+    int members = 0;
+    for (int c = 0; c < M->nchunks; c++)
+        for (int k = M->orbit_start[c]; k < M->orbit_start[c + 1]; k++, members++)
+            if (M->orbit_rep[M->orbit[k]] != c)
+                return 0;
+    if (members != M->nchunks)
+        return 0;
+    int ok = 1;
+    unsigned char *seen = xmalloc((size_t)n);
+    for (int g = 0; g < M->ngens && ok; g++) {
+        memset(seen, 0, (size_t)n);
+        for (int r = 0; r < n && ok; r++) {
+            int x = M->gens[(size_t)g * n + r];
+            ok = x >= 0 && x < n && !seen[x];
+            if (ok)
+                seen[x] = 1;
+        }
+    }
+    free(seen);
+    return ok;
+}
+
 /* uc strategy of the sketch switch holding both local ranks, or -1. */
 static int sketch_uc_of(const sketch *s, int a, int b)
 {
@@ -570,5 +649,7 @@ int route_rmodel_build(rmodel *M, const sketch *s, const topo *t, coll_kind k, d
         rc = build_candidates(M, err);
     if (rc != TC_OK)
         route_rmodel_free(M);
+    else
+        TC_ASSERT(route_rmodel_sane(M));
     return rc;
 }

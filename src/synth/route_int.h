@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "../util/mem.h"
+#include "../util/tcassert.h"
 
 static inline int feq(double a, double b)
 {
@@ -215,11 +216,21 @@ typedef struct {
 int route_rmodel_build(rmodel *M, const sketch *s, const topo *t, coll_kind k, double bytes,
                        const route_opts *o, tc_err *err);
 void route_rmodel_free(rmodel *M);
+/* 1 if M's invariants hold (hops ascending and indexed by hop_of, the
+ * CSRs listing every hop once, candidates ascending and in range, cheapest
+ * 0 at each origin, orbits closed, generators permutations); for
+ * TC_ASSERT only. */
+int route_rmodel_sane(const rmodel *M);
 
 /* ---- routings as trees (route_trees.c) ---- */
 
 void route_trees_init(trees *T, const rmodel *M);
 void route_trees_free(trees *T);
+/* 1 if T routes every chunk of M: per chunk, the hop into v ends at v, the
+ * origin has none, every rank on the tree reaches the origin through its
+ * parents without a cycle, and every destination is on it; for TC_ASSERT
+ * only. */
+int route_trees_sane(const rmodel *M, const trees *T);
 /* Uncontended arrivals of chunk c along its tree; order: [n] scratch. */
 void route_tree_arrivals(const rmodel *M, trees *T, int c, int *order);
 /* Drop relays that receive a chunk and pass it to nobody. */

@@ -28,6 +28,32 @@ void route_trees_free(trees *T)
     free(T->arr);
 }
 
+int route_trees_sane(const rmodel *M, const trees *T)
+{
+    int n = M->nranks, ok = 1;
+    int *dest = xmalloc((size_t)n * sizeof *dest);
+    for (int c = 0; c < M->nchunks && ok; c++) {
+        const int *par = &T->par[(size_t)c * n];
+        int o = origin_of(M, c);
+        ok = par[o] == -1;
+        for (int v = 0; v < n && ok; v++) {
+            if (par[v] < -1 || par[v] >= M->nhops || (par[v] >= 0 && M->hops[par[v]].v != v))
+                ok = 0;
+            /* v reaches the origin in at most n - 1 hops up */
+            int x = v, steps = 0;
+            while (ok && par[x] >= 0 && steps < n)
+                x = M->hops[par[x]].u, steps++;
+            if (ok && par[v] >= 0 && x != o)
+                ok = 0;
+        }
+        int nd = chunk_dests(M, c, dest);
+        for (int j = 0; j < nd && ok; j++)
+            ok = par[dest[j]] >= 0;
+    }
+    free(dest);
+    return ok;
+}
+
 /* Uncontended arrivals of chunk c along its tree (parents first). */
 void route_tree_arrivals(const rmodel *M, trees *T, int c, int *order)
 {
@@ -170,6 +196,7 @@ void route_heuristic_trees(const rmodel *M, trees *T)
     }
     for (int c = 0; c < M->nchunks; c++)
         route_tree_arrivals(M, T, c, order);
+    TC_ASSERT(route_trees_sane(M, T));
     free(load);
     free(dest);
     free(order);

@@ -55,18 +55,6 @@ static long long pick_size(const sketch *s, const synth_opts *o)
     return s->input_size > 0 ? s->input_size : 1LL << 20;
 }
 
-static topo *copy_topo(const topo *t, tc_err *err)
-{
-    char *json = topo_to_json(t);
-    if (!json) {
-        tc_err_set(err, TC_INPUT, "%s: cannot copy the topology", t->name);
-        return NULL;
-    }
-    topo *c = topo_parse(json, t->path && *t->path ? t->path : t->name, err);
-    free(json);
-    return c;
-}
-
 /* One progress line on stderr (fmt takes up to three doubles). */
 static void progress(const synth_opts *o, const char *fmt, double a, double b, double c)
 {
@@ -297,7 +285,7 @@ static prog *lower_also(const algo *a, const topo *t, const lower_opts *lo1, int
     tc_err e;
     tc_err_clear(&e);
     prog *p = lower_algo(a, t, &lo, &e);
-    topo *tc = p ? copy_topo(t, &e) : NULL;
+    topo *tc = p ? topo_clone(t) : NULL;
     if (!tc) {
         prog_free(p);
         return NULL;
@@ -343,7 +331,7 @@ static int finish(const sketch *s, const topo *t, const synth_opts *o, coll_kind
     prog *p = lower_with_notes(&final, t, (double)chunk, &lo, o, st, err);
     st->lower_s = now_s() - t0;
     rc = p ? check_stop(err) : TC_INPUT;
-    topo *tc = rc == TC_OK ? copy_topo(t, err) : NULL;
+    topo *tc = rc == TC_OK ? topo_clone(t) : NULL;
     if (tc && o->also_instances > 1)
         st->also = lower_also(final, t, &lo, o->also_instances);
     algo_free(final);
