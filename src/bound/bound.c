@@ -74,7 +74,9 @@
  * devices with several clusters per chip); one half of the ranks (by node on
  * 4+ nodes, by rank index on one node: the bisection of a torus numbered row
  * by row); and the families of all ranks, all nodes and all chips; each in
- * both directions.
+ * both directions.  bound_exact.c adds every vertex set at once (a max flow
+ * per sink, ForestColl's condition) for AllGather, ReduceScatter and
+ * AllReduce; the larger bound is kept.
  *
  * ALLTOALL: MULTI-COMMODITY FLOW.  The demands are unicast, so a schedule
  * that forwards chunks (does not combine distinct chunks; AllToAll has no
@@ -106,7 +108,7 @@
  *
  * The result is deterministic: cuts are visited in a fixed order and a later
  * one replaces the best only if larger by more than a relative 1e-9. */
-#include "bound.h"
+#include "bound_int.h"
 
 #include "../lp/lp.h"
 #include "../model/cost.h"
@@ -1174,6 +1176,12 @@ int bound_compute(const topo *t, coll_kind k, bound_model *out, tc_err *err)
                 else
                     snprintf(b.why + len, sizeof b.why - len, "; flow LP unsolved");
             }
+        }
+        double xupb = 0;
+        char xwhy[256];
+        if (bound_exact_cut(t, k, &xupb, xwhy, sizeof xwhy) && xupb > b.upb * (1 + TIE)) {
+            b.upb = xupb;
+            memcpy(b.why, xwhy, sizeof b.why);
         }
         if (k == COLL_ALLREDUCE) {
             size_t len = strlen(b.why);
