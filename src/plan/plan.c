@@ -209,13 +209,17 @@ static void time_all(plan *pl, cand *c)
 
 /* ------------------------------------------------------------ candidates */
 
+/* channels 0: the algorithm's default.  hier twice: one channel is the
+ * fewest hops (small sizes), eight pipeline its phases (large ones). */
 static const struct {
     const char *algo, *via, *label;
+    int channels;
 } BASELINES[] = {
-    {"ring", NULL, "ring"},           {"direct", NULL, "direct"},
-    {"butterfly", NULL, "butterfly"}, {"rsag", NULL, "rsag"},
-    {"rsag", "ring", "rsag via ring"}, {"rsag", "butterfly", "rsag via butterfly"},
-    {"tree", NULL, "tree"},
+    {"ring", NULL, "ring", 0},           {"direct", NULL, "direct", 0},
+    {"butterfly", NULL, "butterfly", 0}, {"rsag", NULL, "rsag", 0},
+    {"rsag", "ring", "rsag via ring", 0}, {"rsag", "butterfly", "rsag via butterfly", 0},
+    {"tree", NULL, "tree", 0},           {"hier", NULL, "hier", 0},
+    {"hier", NULL, "hier 8 channels", 8},
 };
 
 static void add_baselines(plan *pl)
@@ -232,6 +236,7 @@ static void add_baselines(plan *pl)
             baseline_opts bo;
             baseline_opts_default(&bo);
             bo.via = BASELINES[b].via;
+            bo.channels = BASELINES[b].channels;
             bo.target = pl->o.target;
             tc_err e;
             prog *p = baseline_build(BASELINES[b].algo, pl->t, pl->o.coll, &bo, &e);
@@ -243,10 +248,13 @@ static void add_baselines(plan *pl)
             c->owns = 1;
             snprintf(c->proto, sizeof c->proto, "%s", p->proto);
             snprintf(c->label, sizeof c->label, "%s %s", BASELINES[b].label, p->proto);
-            snprintf(c->source, sizeof c->source, "taccl-synth --algo %s %s --collective %s%s%s "
+            char chans[32] = "";
+            if (BASELINES[b].channels)
+                snprintf(chans, sizeof chans, " --channels %d", BASELINES[b].channels);
+            snprintf(c->source, sizeof c->source, "taccl-synth --algo %s %s --collective %s%s%s%s "
                      "--proto %s", BASELINES[b].algo, PLAN_TOPO, coll_name(pl->o.coll),
                      BASELINES[b].via ? " --via " : "", BASELINES[b].via ? BASELINES[b].via : "",
-                     p->proto);
+                     chans, p->proto);
         }
     }
 }

@@ -47,6 +47,9 @@ static const baseline_algo ALGOS[] = {
      "AllReduce as ReduceScatter then AllGather (--via direct|ring|butterfly)"},
     {"tree", BIT(COLL_ALLREDUCE),
      "NCCL's double binary tree: two complementary trees, reduce up, broadcast down, pipelined"},
+    {"hier", BIT(COLL_ALLGATHER) | BIT(COLL_REDUCESCATTER) | BIT(COLL_ALLREDUCE),
+     "many nodes (a power of two): direct inside each node, recursive halving/doubling across "
+     "nodes along the rails; 2 log2(nodes) + 2 hops for AllReduce"},
     {"nccl",
      BIT(COLL_ALLGATHER) | BIT(COLL_ALLTOALL) | BIT(COLL_REDUCESCATTER) | BIT(COLL_ALLREDUCE),
      "what NCCL runs at --size: its tuning model picks ring or tree, LL/LL128/Simple and the "
@@ -64,6 +67,7 @@ static const struct {
     {"ring", bl_build_ring},           {"direct", bl_build_direct},
     {"direct-rsag", bl_build_direct_rsag}, {"butterfly", bl_build_butterfly},
     {"halving", bl_build_halving},     {"tree", bl_build_tree},
+    {"hier", bl_build_hier},
 };
 
 static bl_builder builder_of(const char *kind)
@@ -288,6 +292,8 @@ static double min_steps(const char *kind, coll_kind k, int n, int L, long long c
         return k == COLL_ALLREDUCE ? 2 * hops * n : 2 * hops;
     if (!strcmp(kind, "direct-rsag"))
         return 2 * 2 * hops;
+    if (!strcmp(kind, "hier"))      /* each rank sends at least half its buffer, in runs */
+        return (double)n * chunks / (2.0 * MAX_CNT);
     return k == COLL_ALLREDUCE ? 2 * hops : hops;
 }
 
@@ -336,7 +342,7 @@ prog *baseline_build_stats(const char *algo, const topo *t, coll_kind k,
     const baseline_algo *a = baseline_algo_find(algo);
     if (!a) {
         tc_err_set(err, TC_INPUT, "unknown algorithm '%s'; known: ring, direct, butterfly, "
-                   "rsag, tree, nccl", algo ? algo : "");
+                   "rsag, tree, hier, nccl", algo ? algo : "");
         return NULL;
     }
     if ((int)k < 0 || k >= COLL_COUNT) {

@@ -48,53 +48,6 @@ static int butterfly_allreduce(bld *b, int L, tc_err *err)
     return TC_OK;
 }
 
-/* Emit one round of a halving/doubling exchange on tb: send runs of
- * (sbuf, soff[]) and receive runs into (rbuf, roff[]) with receive type rty
- * and local operand (lbuf, loff[]) for reductions.  The first send carries
- * dep1/dep2. */
-typedef struct {
-    buf_kind sbuf;
-    const int *soff;
-    int ns;
-    step_type rty;
-    buf_kind lbuf, rbuf;    /* reduction operand, destination */
-    const int *loff, *roff;
-    int nr;
-} round_spec;
-
-static void emit_round(bld *b, int r, int tb, const round_spec *rs, sref d1, sref d2)
-{
-    int *srs = xmalloc((size_t)(rs->ns + 1) * sizeof *srs), *srl = xmalloc((size_t)(rs->ns + 1) * sizeof *srl);
-    int *rrs = xmalloc((size_t)(rs->nr + 1) * sizeof *rrs), *rrl = xmalloc((size_t)(rs->nr + 1) * sizeof *rrl);
-    int nsr = bl_make_runs(rs->soff, rs->soff, rs->ns, srs, srl);
-    const int *lo = rs->rty == ST_R ? rs->roff : rs->loff;
-    int nrr = bl_make_runs(lo, rs->roff, rs->nr, rrs, rrl);
-    int si = 0, ri = 0, w;
-    while ((w = bl_window_next(&si, &ri, nsr, nrr)) >= 0) {
-        if (w == 0) {
-            int x = srs[si - 1];
-            if (si == 1)
-                bl_emit2(b, r, tb, ST_S, rs->sbuf, rs->soff[x], rs->sbuf, rs->soff[x], srl[si - 1], d1,
-                      d2);
-            else
-                bl_emit(b, r, tb, ST_S, rs->sbuf, rs->soff[x], rs->sbuf, rs->soff[x], srl[si - 1],
-                     NODEP);
-        } else {
-            int x = rrs[ri - 1];
-            if (rs->rty == ST_R)
-                bl_emit(b, r, tb, ST_R, rs->rbuf, rs->roff[x], rs->rbuf, rs->roff[x], rrl[ri - 1],
-                     NODEP);
-            else
-                bl_emit(b, r, tb, rs->rty, rs->lbuf, rs->loff[x], rs->rbuf, rs->roff[x], rrl[ri - 1],
-                     NODEP);
-        }
-    }
-    free(srs);
-    free(srl);
-    free(rrs);
-    free(rrl);
-}
-
 /* Offsets of channel c's chunks in blocks [b0, b0+cnt), shifted by base. */
 static int blocks_offsets(const bld *b, int b0, int cnt, int c, int shift, int *v)
 {
@@ -122,10 +75,10 @@ static int butterfly_allgather(bld *b, int L, tc_err *err)
                 int d = 1 << k, gb = r & ~(d - 1), pb = (r ^ d) & ~(d - 1);
                 int ns = blocks_offsets(b, gb, d, c, k == 0 ? -r * KM : 0, so);
                 int nr = blocks_offsets(b, pb, d, c, 0, ro);
-                round_spec rs = {k == 0 ? BUF_I : BUF_O, so, ns, ST_R, BUF_O, BUF_O, ro, ro, nr};
+                bl_round rs = {k == 0 ? BUF_I : BUF_O, so, ns, ST_R, BUF_O, BUF_O, ro, ro, nr};
                 sref d1 = k == 1 ? copied : NODEP;
                 sref d2 = k == 0 ? NODEP : bl_last_of(b, r, c * L + k - 1);
-                emit_round(b, r, c * L + k, &rs, d1, d2);
+                bl_emit_round(b, r, c * L + k, &rs, d1, d2);
             }
     }
     free(so);
@@ -168,9 +121,9 @@ static int butterfly_halving(bld *b, int L, int allreduce, tc_err *err)
                 int ns = blocks_offsets(b, pb, d, c, sshift, so);
                 int nl = blocks_offsets(b, mb, d, c, lshift, lo);
                 blocks_offsets(b, mb, d, c, rshift, ro);
-                round_spec rs = {sb, so, ns, ST_RRC, lb, rb, lo, ro, nl};
+                bl_round rs = {sb, so, ns, ST_RRC, lb, rb, lo, ro, nl};
                 sref dep = first ? NODEP : bl_last_of(b, r, c * L + k + 1);
-                emit_round(b, r, c * L + k, &rs, NODEP, dep);
+                bl_emit_round(b, r, c * L + k, &rs, NODEP, dep);
             }
             if (!allreduce)
                 continue;
@@ -178,9 +131,9 @@ static int butterfly_halving(bld *b, int L, int allreduce, tc_err *err)
                 int d = 1 << k, gb = r & ~(d - 1), pb = (r ^ d) & ~(d - 1);
                 int ns = blocks_offsets(b, gb, d, c, 0, so);
                 int nr = blocks_offsets(b, pb, d, c, 0, ro);
-                round_spec rs = {BUF_O, so, ns, ST_R, BUF_O, BUF_O, ro, ro, nr};
+                bl_round rs = {BUF_O, so, ns, ST_R, BUF_O, BUF_O, ro, ro, nr};
                 sref dep = k == 0 ? NODEP : bl_last_of(b, r, c * L + k - 1);
-                emit_round(b, r, c * L + k, &rs, NODEP, dep);
+                bl_emit_round(b, r, c * L + k, &rs, NODEP, dep);
             }
         }
     }

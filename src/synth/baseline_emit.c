@@ -114,3 +114,37 @@ sref bl_emit_copy(bld *b, int r, int tb, buf_kind sb, int so, buf_kind db, int d
     }
     return last;
 }
+
+/* One exchange on tb, in runs (declared in baseline_int.h). */
+void bl_emit_round(bld *b, int r, int tb, const bl_round *rs, sref d1, sref d2)
+{
+    int *srs = xmalloc((size_t)(rs->ns + 1) * sizeof *srs), *srl = xmalloc((size_t)(rs->ns + 1) * sizeof *srl);
+    int *rrs = xmalloc((size_t)(rs->nr + 1) * sizeof *rrs), *rrl = xmalloc((size_t)(rs->nr + 1) * sizeof *rrl);
+    int nsr = bl_make_runs(rs->soff, rs->soff, rs->ns, srs, srl);
+    const int *lo = rs->rty == ST_R ? rs->roff : rs->loff;
+    int nrr = bl_make_runs(lo, rs->roff, rs->nr, rrs, rrl);
+    int si = 0, ri = 0, w;
+    while ((w = bl_window_next(&si, &ri, nsr, nrr)) >= 0) {
+        if (w == 0) {
+            int x = srs[si - 1];
+            if (si == 1)
+                bl_emit2(b, r, tb, ST_S, rs->sbuf, rs->soff[x], rs->sbuf, rs->soff[x], srl[si - 1], d1,
+                      d2);
+            else
+                bl_emit(b, r, tb, ST_S, rs->sbuf, rs->soff[x], rs->sbuf, rs->soff[x], srl[si - 1],
+                     NODEP);
+        } else {
+            int x = rrs[ri - 1];
+            if (rs->rty == ST_R)
+                bl_emit(b, r, tb, ST_R, rs->rbuf, rs->roff[x], rs->rbuf, rs->roff[x], rrl[ri - 1],
+                     NODEP);
+            else
+                bl_emit(b, r, tb, rs->rty, rs->lbuf, rs->loff[x], rs->rbuf, rs->roff[x], rrl[ri - 1],
+                     NODEP);
+        }
+    }
+    free(srs);
+    free(srl);
+    free(rrs);
+    free(rrl);
+}

@@ -61,6 +61,7 @@ int bl_build_direct_rsag(bld *b, const bl_args *a, tc_err *err);
 int bl_build_butterfly(bld *b, const bl_args *a, tc_err *err);
 int bl_build_halving(bld *b, const bl_args *a, tc_err *err);
 int bl_build_tree(bld *b, const bl_args *a, tc_err *err);
+int bl_build_hier(bld *b, const bl_args *a, tc_err *err);
 
 /* --algo nccl (baseline_nccl.c): plans NCCL's choice and builds it with the
  * builders above through baseline_build_stats. */
@@ -97,6 +98,20 @@ prog *bl_new_prog(bld *b, int C, int s_chunks, tc_err *err);
 int bl_block_chunks(const bld *b, int q, int c, int base_shift, int *v, int len);
 /* Group sorted offset pairs into runs contiguous on both sides, cnt <= 71. */
 int bl_make_runs(const int *src, const int *dst, int len, int *rs, int *rl);
+/* One exchange with one peer on tb: send runs of (sbuf, soff[ns]) and
+ * receive runs into (rbuf, roff[nr]) with receive type rty (ST_R, or a
+ * reduction with local operand lbuf, loff[]); sends at most FIFO_WINDOW
+ * ahead of receives.  The first send carries d1 and d2. */
+typedef struct {
+    buf_kind sbuf;
+    const int *soff;
+    int ns;
+    step_type rty;
+    buf_kind lbuf, rbuf;    /* reduction operand, destination */
+    const int *loff, *roff;
+    int nr;
+} bl_round;
+void bl_emit_round(bld *b, int r, int tb, const bl_round *rs, sref d1, sref d2);
 /* A local copy of cnt chunks in steps of at most MAX_CNT, no dependency. */
 sref bl_emit_copy(bld *b, int r, int tb, buf_kind sb, int so, buf_kind db, int dof, int cnt);
 
