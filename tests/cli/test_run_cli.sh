@@ -8,6 +8,9 @@ D="$ROOT/tests/data/run"
 expect "help exits 0" 0 "usage: taccl-run" -- "$R" --help
 expect "no file is exit 2" 2 "no schedule file" -- "$R"
 expect "unknown flag is exit 2" 2 "unknown option '--frobnicate'" -- "$R" "$D/ok-allgather2.xml" --frobnicate
+expect "bad target is exit 2, naming every runtime" 2 "--target: expected msccl, msccl-executor, mscclpp or unlimited, got 'nccl'" -- "$R" "$D/ok-allgather2.xml" --target nccl
+expect "--target mscclpp: one line, exit 2" 2 "^taccl-run: --target mscclpp: this build cannot write MSCCL\+\+ plans yet$" -- "$R" "$D/ok-allgather2.xml" --target mscclpp
+expect "--target mscclpp --json: the error as JSON" 2 '"error":"--target mscclpp: this build cannot write MSCCL\+\+ plans yet"' -- bash -c "'$R' '$D/ok-allgather2.xml' --target mscclpp --json 2>/dev/null"
 expect "bad size is exit 2" 2 "--size: not a size" -- "$R" "$D/ok-allgather2.xml" --size 12parsecs
 expect "bad dtype is exit 2" 2 "--dtype: expected i32 or f32" -- "$R" "$D/ok-allgather2.xml" --dtype f64
 expect "flag without value is exit 2" 2 "--topo needs a value" -- "$R" "$D/ok-allgather2.xml" --topo
