@@ -33,7 +33,7 @@
 #include "util/size.h"
 
 static const char usage[] =
-    "usage: taccl-run FILE.xml [--topo T.json] [--size BYTES] [--dtype i32|f32]\n"
+    "usage: taccl-run FILE.xml [--topo T.json] [--size BYTES] [--dtype T]\n"
     "                 [--no-data] [--seed N] [--inplace|--outofplace]\n"
     "                 [--target msccl|msccl-executor|unlimited] [--sweep LO:HI]\n"
     "                 [--embed-to OUT.xml] [--trace OUT.json] [--routes OUT.dot]\n"
@@ -49,7 +49,9 @@ static const char help[] =
     "                    fully connected default with assumed figures)\n"
     "  --size BYTES      larger per-rank buffer (nccl-tests convention); K/M/G are\n"
     "                    powers of 1024 (default: the file's, else 1 MiB)\n"
-    "  --dtype i32|f32   element type (default i32; f32 shows reduction order)\n"
+    "  --dtype T         element type: i32 (default), f32, bf16 or f16; the floats\n"
+    "                    show reduction order (bf16 and f16 round each step to\n"
+    "                    nearest even, as a GPU does)\n"
     "  --no-data         timing only: do not move or check data\n"
     "  --seed N          seed of the input data (default 1)\n"
     "  --inplace         run in place only; --outofplace: out of place only\n"
@@ -253,12 +255,9 @@ static int parse_args(int argc, char **argv, cli *c)
             }
         } else if (!strcmp(a, "--dtype")) {
             NEED_VALUE();
-            if (!strcmp(v, "i32"))
-                c->run.dtype = DT_I32;
-            else if (!strcmp(v, "f32"))
-                c->run.dtype = DT_F32;
-            else
-                return bad_flag(c, "--dtype: expected i32 or f32, got '%s'", v);
+            tc_err e;
+            if (runtime_dtype_parse(v, &c->run.dtype, &e) != TC_OK)
+                return bad_flag(c, "--dtype: %s", e.msg);
         } else if (!strcmp(a, "--seed")) {
             NEED_VALUE();
             if (parse_seed(c, v, &c->run.seed) != TC_OK)
@@ -710,7 +709,10 @@ static int dir_main(cli *c)
                     "loads at most %d of MSCCL_XML_FILES: given in name order, it ignores %s and "
                     "the files after it\n", c->file, pick_set_count(pr.set),
                     runtime_get(pr.rt)->label, most, pick_set_name(pr.set, most));
-        if (c->topo_path && !(pr.own = topo_load(c->topo_path, &err)))
+        if (runtime_reduces(c->run.target, c->run.dtype, RED_SUM, &err) != TC_OK) {
+            tc_err_prefix(&err, "--dtype %s", runtime_dtype_name(c->run.dtype));
+            rc = TC_INPUT;
+        } else if (c->topo_path && !(pr.own = topo_load(c->topo_path, &err)))
             rc = TC_INPUT;
     }
     if (rc == TC_OK && !c->json && !c->quiet)
@@ -786,6 +788,12 @@ static int file_main(cli *c)
     if (c->run.target == RT_ANY && p->target != RT_ANY) {
         /* The file says which runtime it was written for: judge it by that loader. */
         c->run.target = p->target;
+    }
+    if (runtime_reduces(c->run.target, c->run.dtype, RED_SUM, &err) != TC_OK) {
+        tc_err_prefix(&err, "--dtype %s", runtime_dtype_name(c->run.dtype));
+        rc = fail_input(c, p, NULL, err.msg);
+        prog_free(p);
+        return rc;
     }
     t = pick_topology(c, p, &owned, &err);
     if (t && topo_warnings(t) > 0 && c->run.strict) {

@@ -177,11 +177,6 @@ static const char *mode_name(int m)
     return m ? "in-place" : "out-of-place";
 }
 
-static const char *dtype_name(sim_dtype d)
-{
-    return d == DT_F32 ? "f32" : "i32";
-}
-
 /* ------------------------------------------------------------ utilisation */
 
 /* A resource's share of the run: its busy time over its lanes times the
@@ -288,7 +283,7 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
     fprintf(f, "size      %s per rank (%lld B per chunk)%s, %s, %s\n",
             size_format(r->size_bytes, sz, sizeof sz),
             r->size_bytes / (p->nchunksperloop > 0 ? p->nchunksperloop : 1),
-            r->size_from_file ? " from the file" : "", dtype_name(o->dtype),
+            r->size_from_file ? " from the file" : "", runtime_dtype_name(o->dtype),
             o->data ? "data moved and checked" : "timing only (data not checked)");
     if (!r->verified) {
         const char *first = verdict_msg(r);
@@ -444,7 +439,7 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
                                 (double)(r->size_bytes / (p->nchunksperloop > 0 ? p->nchunksperloop : 1)));
     } else
         cJSON_AddNullToObject(j, "size_bytes");
-    cJSON_AddStringToObject(j, "dtype", o && o->dtype == DT_F32 ? "f32" : "i32");
+    cJSON_AddStringToObject(j, "dtype", runtime_dtype_name(o ? o->dtype : DT_I32));
     cJSON_AddStringToObject(j, "loader", runtime_get(o ? o->target : RT_ANY)->loader);
     if (r) {
         cJSON_AddBoolToObject(j, "refused", r->refused);
@@ -549,8 +544,9 @@ static cJSON *sweep_row_json(const prog *p, const run_report *r, const run_opts 
     for (int m = 0; m < r->nmodes; m++)
         wrong += r->res[m].wrong_elems;
     cJSON_AddNumberToObject(row, "size_bytes", (double)r->size_bytes);
-    cJSON_AddNumberToObject(row, "count", (double)(r->size_bytes / 4));
-    cJSON_AddStringToObject(row, "type", o->dtype == DT_F32 ? "f32" : "i32");
+    cJSON_AddNumberToObject(row, "count",
+                            (double)(r->size_bytes / runtime_dtype_bytes(o->dtype)));
+    cJSON_AddStringToObject(row, "type", runtime_dtype_name(o->dtype));
     cJSON_AddStringToObject(row, "redop", coll_is_reduction(p->coll) ? "sum" : "none");
     if (t >= 0) {
         cJSON_AddNumberToObject(row, "time_us", t);
@@ -588,8 +584,9 @@ static void sweep_row_text(FILE *f, const prog *p, const run_report *r, const ru
         snprintf(wr, sizeof wr, "%lld", wrong);
     else
         snprintf(wr, sizeof wr, "n/a");
-    fprintf(f, "%12lld %12lld %5s %6s %12.2f %9.3f %9.3f %7s", r->size_bytes, r->size_bytes / 4,
-            o->dtype == DT_F32 ? "float" : "int32", coll_is_reduction(p->coll) ? "sum" : "none",
+    fprintf(f, "%12lld %12lld %5s %6s %12.2f %9.3f %9.3f %7s", r->size_bytes,
+            r->size_bytes / runtime_dtype_bytes(o->dtype), runtime_dtype_nccl(o->dtype),
+            coll_is_reduction(p->coll) ? "sum" : "none",
             t, algbw, algbw * coll_busbw_factor(p->coll, p->ngpus), wr);
     if (r->has_bound && t > 0)
         fprintf(f, " %12.2f %6.3f", r->bound_us, r->bound_us / t);

@@ -27,6 +27,10 @@ typedef enum {
     RT_COUNT
 } runtime;
 
+/* The element types a job reduces (taccl-run --dtype), and the reductions. */
+typedef enum { DT_I32, DT_F32, DT_BF16, DT_F16, DT_COUNT } rt_dtype;
+typedef enum { RED_SUM, RED_AVG, RED_MAX, RED_COUNT } rt_redop;
+
 /* What a runtime is and allows.  A limit of 0 is "none". */
 typedef struct {
     const char *name;       /* as the user spells it (--target, <taccl target>) */
@@ -59,6 +63,8 @@ typedef struct {
                                and for a simulation */
     const char *reducescatter; /* its coll spelling of ReduceScatter; NULL: any
                                   MSCCL runtime's (RT_ANY) */
+    unsigned dtypes;        /* bit 1 << rt_dtype: element types it runs */
+    unsigned redops;        /* bit 1 << rt_redop: reductions it runs */
 } runtime_info;
 
 /* The entry of rt (TC_ASSERT on a value outside the enum). */
@@ -87,6 +93,23 @@ int runtime_writable(runtime rt, tc_err *err);
  * writes and whose loader takes a tb of `steps` steps and `tbs` tbs per
  * GPU (0: either not asked), for a refusal's advice; RT_ANY if none. */
 runtime runtime_roomier(runtime rt, int steps, int tbs);
+
+/* "i32", "f32", "bf16", "f16"; the names nccl-tests prints ("int32",
+ * "float", "bfloat16", "half"); bytes per element. */
+const char *runtime_dtype_name(rt_dtype t);
+const char *runtime_dtype_nccl(rt_dtype t);
+int runtime_dtype_bytes(rt_dtype t);
+
+/* A type as the user names it: TC_OK, or TC_INPUT with "expected i32, f32,
+ * bf16 or f16, got 'x'" (the caller prefixes the flag). */
+int runtime_dtype_parse(const char *name, rt_dtype *t, tc_err *err);
+
+/* "sum", "avg", "max". */
+const char *runtime_redop_name(rt_redop op);
+
+/* TC_OK if rt reduces type t with op, else TC_INPUT saying what it runs
+ * ("msccl-executor does not run ..., it runs i32, f32, ..."). */
+int runtime_reduces(runtime rt, rt_dtype t, rt_redop op, tc_err *err);
 
 /* The coll attribute rt spells k with (RT_ANY: as the legacy runtime). */
 const char *runtime_coll_xml(runtime rt, coll_kind k);
