@@ -540,7 +540,7 @@ static void test_large_build(void **state)
     assert_non_null(strstr(e.msg, "1024 steps"));
     assert_non_null(strstr(e.msg, "256"));
     assert_non_null(strstr(e.msg, "--target unlimited"));
-    o.target = BL_TARGET_UNLIMITED;
+    o.target = RT_UNLIMITED;
     o.channels = 1;
     double t0 = now_s();
     p = baseline_build("ring", t, COLL_ALLGATHER, &o, &e);
@@ -587,11 +587,11 @@ static void test_refusals(void **state)
     /* steps per tb: a 65-rank ring tb has 65 steps, over the newer executor's 64, not the legacy 256 */
     topo *t66 = topo_default(65);
     o.channels = 1;
-    o.target = BL_TARGET_EXECUTOR;
+    o.target = RT_EXECUTOR;
     assert_null(baseline_build("ring", t66, COLL_ALLGATHER, &o, &e));
     assert_non_null(strstr(e.msg, "65 steps"));
     assert_non_null(strstr(e.msg, "64"));
-    o.target = BL_TARGET_MSCCL;
+    o.target = RT_MSCCL;
     prog *p = baseline_build("ring", t66, COLL_ALLGATHER, &o, &e);
     assert_non_null(p);
     prog_free(p);
@@ -633,7 +633,7 @@ static void test_too_large_before_building(void **state)
     topo *t8 = topo_default(8);
     static const char *const algos[] = {"ring", "direct", "butterfly", "rsag", "tree"};
     o.chunks = 1000000;
-    o.target = BL_TARGET_UNLIMITED;
+    o.target = RT_UNLIMITED;
     for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++) {
         double t0 = now_s();
         assert_null(baseline_build(algos[i], t8, COLL_ALLREDUCE, &o, &e));
@@ -642,7 +642,7 @@ static void test_too_large_before_building(void **state)
         assert_true(now_s() - t0 < 10.0);   /* building took 15 s and GiBs */
     }
     o.chunks = 100000;
-    o.target = BL_TARGET_MSCCL;
+    o.target = RT_MSCCL;
     assert_null(baseline_build("ring", t8, COLL_ALLREDUCE, &o, &e));
     assert_non_null(strstr(e.msg, "steps per rank; the msccl runtime holds 216 tbs of 256 steps"));
     o.chunks = 10000;
@@ -650,7 +650,7 @@ static void test_too_large_before_building(void **state)
     assert_non_null(strstr(e.msg, "or --target unlimited to simulate it anyway"));
     /* what fits is still built: 71 chunks a step in the butterfly's runs */
     o.chunks = 20000;
-    o.target = BL_TARGET_UNLIMITED;
+    o.target = RT_UNLIMITED;
     prog *p = baseline_build("butterfly", t8, COLL_ALLGATHER, &o, &e);
     assert_non_null(p);
     prog_free(p);
@@ -725,7 +725,7 @@ static void test_direct_many_ranks(void **state)
     assert_null(baseline_build("direct", t, COLL_REDUCESCATTER, &o, &e));
     assert_non_null(strstr(e.msg, "depid"));
     assert_non_null(strstr(e.msg, "--target unlimited"));
-    o.target = BL_TARGET_UNLIMITED;
+    o.target = RT_UNLIMITED;
     p = baseline_build("direct", t, COLL_REDUCESCATTER, &o, &e);
     assert_non_null(p);
     prog_free(p);
@@ -876,7 +876,7 @@ static void test_deterministic(void **state)
         prog *p2 = baseline_build(algos[a], t, COLL_ALLREDUCE, &o, &e);
         assert_non_null(p1);
         assert_non_null(p2);
-        xml_write_opts wo = {0, 0};
+        xml_write_opts wo = {.runtime = RT_ANY, .embed_topology = 0};
         char *x1 = prog_to_xml(p1, &wo, &e), *x2 = prog_to_xml(p2, &wo, &e);
         assert_non_null(x1);
         assert_string_equal(x1, x2);

@@ -62,7 +62,9 @@ static int run_with(const prog *p, const check_limits *lim, hazard_list *l)
 static int run(const prog *p, hazard_list *l)
 {
     check_limits lim;
-    check_limits_for(&lim, LOADER_NONE);
+    check_limits_for(&lim, RT_UNLIMITED);
+    lim.max_steps_per_tb = 256;     /* the MSCCL runtimes' limits, still reported */
+    lim.max_depid = 127;
     return run_with(p, &lim, l);
 }
 
@@ -133,7 +135,7 @@ static void test_valid_ring_has_no_hazard(void **state)
     expect_n(&l, 0);
     /* Also valid for the newer executor's limits. */
     check_limits lim;
-    check_limits_default(&lim, 1);
+    check_limits_for(&lim, RT_EXECUTOR);
     assert_int_equal(run_with(p, &lim, &l), 0);
     hazard_list_free(&l);
     prog_free(p);
@@ -143,12 +145,12 @@ static void test_default_limits(void **state)
 {
     (void)state;
     check_limits l;
-    check_limits_default(&l, 0);
+    check_limits_for(&l, RT_MSCCL);
     assert_int_equal(l.max_steps_per_tb, 256);
     assert_int_equal(l.max_cnt, 72);
     assert_int_equal(l.max_depid, 127);
     assert_int_equal(l.max_channels, 32);
-    check_limits_default(&l, 1);
+    check_limits_for(&l, RT_EXECUTOR);
     assert_int_equal(l.max_steps_per_tb, 64);
     assert_int_equal(l.max_cnt, 72);
     assert_int_equal(l.max_depid, 127);
@@ -312,7 +314,7 @@ static void test_steps_per_tb_limit(void **state)
     prog *p = ring_allgather(3);
     hazard_list l = {0};
     check_limits lim;
-    check_limits_default(&lim, 0);
+    check_limits_for(&lim, RT_MSCCL);
     lim.max_steps_per_tb = 2;
     run_with(p, &lim, &l);
     for (int r = 0; r < 3; r++)
@@ -322,7 +324,7 @@ static void test_steps_per_tb_limit(void **state)
     hazard_list_free(&l);
 
     /* The newer executor's 64: tb 1 of rank 0 grows to 64 steps, then 65. */
-    check_limits_default(&lim, 1);
+    check_limits_for(&lim, RT_EXECUTOR);
     prog_tb *tb = &p->gpus[0].tbs[1];
     while (tb->nsteps < 64)
         prog_add_step(tb, ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, -1, -1);
@@ -334,7 +336,7 @@ static void test_steps_per_tb_limit(void **state)
     hazard_list_free(&l);
 
     /* Simulating beyond the runtimes: reported as a limit, not a refusal. */
-    check_limits_for(&lim, LOADER_NONE);
+    check_limits_for(&lim, RT_UNLIMITED);
     lim.max_steps_per_tb = 64;
     run_with(p, &lim, &l);
     expect(&l, HZ_LIMIT, 0, 1, -1, "65 steps", NULL);
@@ -343,7 +345,7 @@ static void test_steps_per_tb_limit(void **state)
     prog_free(p);
 }
 
-static int run_loader(const prog *p, check_loader loader, hazard_list *l)
+static int run_loader(const prog *p, runtime loader, hazard_list *l)
 {
     check_limits lim;
     check_limits_for(&lim, loader);
@@ -364,14 +366,16 @@ static void test_zero_count_is_not_addressed(void **state)
     }
     p->inplace = 1;
     hazard_list l = {0};
-    for (check_loader ld = LOADER_ANY; ld <= LOADER_NONE; ld++) {
+    for (runtime ld = RT_ANY; ld < RT_COUNT; ld++) {
+        if (!runtime_writes_xml(ld))
+            continue;
         assert_int_equal(run_loader(p, ld, &l), 0);
         assert_int_equal(prog_buf_len(p, 1, BUF_I), 1);  /* sized from the collective */
     }
     /* An offset into the unaddressed buffer: the loaders admit none but -1. */
     step_at(p, 1, 0, 0)->srcbuf = BUF_I;
     step_at(p, 1, 0, 0)->srcoff = 0;
-    run_loader(p, LOADER_EXECUTOR, &l);
+    run_loader(p, RT_EXECUTOR, &l);
     expect(&l, HZ_LOAD, 1, 0, 0, "srcoff 0 is not below i_chunks 0", "msccl-executor refuses", NULL);
     expect_n(&l, 1);
     hazard_list_free(&l);
@@ -386,12 +390,12 @@ static void test_nonzero_count_mismatch_by_loader(void **state)
     prog *p = ring_allgather(3);
     p->gpus[1].o_chunks = 6;
     hazard_list l = {0};
-    run_loader(p, LOADER_MSCCL, &l);
+    run_loader(p, RT_MSCCL, &l);
     expect(&l, HZ_LOAD, 1, -1, -1, "o_chunks 6", "nchunksperloop 3", "legacy runtime) ignores",
            NULL);
     expect_n(&l, 1);
     hazard_list_free(&l);
-    run_loader(p, LOADER_EXECUTOR, &l);
+    run_loader(p, RT_EXECUTOR, &l);
     expect(&l, HZ_BOUNDS, 1, -1, -1, "o_chunks is 6", "needs 3", "msccl-executor would bound", NULL);
     expect_n(&l, 1);
     hazard_list_free(&l);
@@ -416,10 +420,10 @@ static void test_loader_algo_attributes(void **state)
     snprintf(p->coll_attr, sizeof p->coll_attr, "reduce_scatter");
     p->attrs = PROG_HAS_NAME;           /* a legacy-style file */
     hazard_list l = {0};
-    run_loader(p, LOADER_MSCCL, &l);
+    run_loader(p, RT_MSCCL, &l);
     assert_int_equal(algo_loads(&l), 0);
     hazard_list_free(&l);
-    run_loader(p, LOADER_EXECUTOR, &l);
+    run_loader(p, RT_EXECUTOR, &l);
     expect(&l, HZ_LOAD, -1, -1, -1, "coll \"reduce_scatter\"", "msccl-executor refuses",
            "\"reducescatter\"", NULL);
     expect(&l, HZ_LOAD, -1, -1, -1, "no outofplace attribute", NULL);
@@ -427,16 +431,16 @@ static void test_loader_algo_attributes(void **state)
     expect(&l, HZ_LOAD, -1, -1, -1, "no maxBytes attribute", NULL);
     assert_int_equal(algo_loads(&l), 4);
     hazard_list_free(&l);
-    run_loader(p, LOADER_ANY, &l);
+    run_loader(p, RT_ANY, &l);
     assert_int_equal(algo_loads(&l), 0);   /* no target: either spelling */
     hazard_list_free(&l);
 
     snprintf(p->coll_attr, sizeof p->coll_attr, "reducescatter");
     p->attrs = PROG_HAS_OUTOFPLACE | PROG_HAS_MINBYTES | PROG_HAS_MAXBYTES;
-    run_loader(p, LOADER_EXECUTOR, &l);
+    run_loader(p, RT_EXECUTOR, &l);
     assert_int_equal(algo_loads(&l), 0);
     hazard_list_free(&l);
-    run_loader(p, LOADER_MSCCL, &l);
+    run_loader(p, RT_MSCCL, &l);
     expect(&l, HZ_LOAD, -1, -1, -1, "coll \"reducescatter\"", "legacy runtime) refuses",
            "\"reduce_scatter\"", NULL);
     expect(&l, HZ_LOAD, -1, -1, -1, "no name attribute", NULL);
@@ -456,27 +460,27 @@ static void test_legacy_init_scratch(void **state)
     p->gpus[2].s_chunks = 3;
     p->max_bytes = 9223372036854775807LL;
     hazard_list l = {0};
-    run_loader(p, LOADER_MSCCL, &l);
+    run_loader(p, RT_MSCCL, &l);
     expect(&l, HZ_LOAD, -1, -1, -1, "maxBytes 9223372036854775807", "9.22e+18 bytes of scratch",
            "fails ncclCommInitRank", NULL);
     expect_n(&l, 1);
     hazard_list_free(&l);
     p->nchannels = 33;                     /* the executor fails init; legacy only warns */
-    run_loader(p, LOADER_EXECUTOR, &l);
+    run_loader(p, RT_EXECUTOR, &l);
     expect(&l, HZ_LOAD, -1, -1, -1, "nchannels 33", "msccl-executor fails ncclCommInitRank", NULL);
     hazard_list_free(&l);
-    run_loader(p, LOADER_ANY, &l);
+    run_loader(p, RT_ANY, &l);
     expect(&l, HZ_LIMIT, -1, -1, -1, "nchannels 33", NULL);
     hazard_list_free(&l);
     p->nchannels = 1;
-    run_loader(p, LOADER_EXECUTOR, &l);   /* allocates per call */
+    run_loader(p, RT_EXECUTOR, &l);   /* allocates per call */
     assert_int_equal(count_kind(&l, HZ_LOAD), 0);
     hazard_list_free(&l);
     p->max_bytes = 80LL << 30;             /* 80 GiB of scratch: fits, just */
-    run_loader(p, LOADER_MSCCL, &l);
+    run_loader(p, RT_MSCCL, &l);
     expect_n(&l, 0);
     p->max_bytes += 1;
-    run_loader(p, LOADER_MSCCL, &l);
+    run_loader(p, RT_MSCCL, &l);
     expect_n(&l, 1);
     hazard_list_free(&l);
     prog_free(p);
@@ -918,7 +922,7 @@ static void test_large_ring_is_fast(void **state)
     prog *p = ring_allgather(n);
     p->nchannels = 1;
     check_limits lim;
-    check_limits_default(&lim, 0);
+    check_limits_for(&lim, RT_MSCCL);
     lim.max_steps_per_tb = n;
     hazard_list l = {0};
     double t0 = now_s();

@@ -62,7 +62,7 @@ static double judge(const prog *p, const topo *t, long long size, int newer)
     run_opts ro;
     run_opts_default(&ro);
     ro.size_bytes = size;
-    ro.newer_executor = newer;
+    ro.target = newer ? RT_EXECUTOR : RT_ANY;
     run_report r;
     tc_err e = {0};
     assert_int_equal(run_schedule(p, t, &ro, &r, &e), TC_OK);
@@ -126,7 +126,7 @@ static int max_steps(const prog *p)
 static int static_hazards(const prog *p, int newer)
 {
     check_limits lim;
-    check_limits_default(&lim, newer);
+    check_limits_for(&lim, newer ? RT_EXECUTOR : RT_MSCCL);
     hazard_list hz = {0};
     int n = check_program(p, &lim, &hz);
     for (int i = 0; i < hz.n && i < 5; i++)
@@ -809,15 +809,14 @@ static void test_long_connection_is_sliced(void **state)
 
     lower_opts o;
     lower_opts_default(&o);
-    o.newer_executor = 1;
+    o.runtime = RT_EXECUTOR;
     p = lower_ok(a, t, &o);
     assert_true(max_steps(p) <= 64);
     assert_int_equal(p->nchannels, 5);
     judge(p, t, size, 1);
     prog_free(p);
 
-    o.newer_executor = 0;
-    o.unlimited = 1;
+    o.runtime = RT_UNLIMITED;
     p = lower_ok(a, t, &o);
     assert_int_equal(p->nchannels, 1);
     assert_int_equal(max_steps(p), m);
@@ -833,7 +832,7 @@ static void test_limits_refused_with_message(void **state)
     algo *a = long_exchange(t, 2200, 1024);
     lower_opts o;
     lower_opts_default(&o);
-    o.newer_executor = 1;
+    o.runtime = RT_EXECUTOR;
     tc_err e = {0};
     assert_null(lower_algo(a, t, &o, &e));
     assert_int_equal(e.code, TC_INPUT);
@@ -878,7 +877,7 @@ static void test_depid_judged_before_stage2(void **state)
     assert_non_null(strstr(e.msg, "rank 0 sends on what 129 peers send it"));
     assert_non_null(strstr(e.msg, "depid <= 127"));
     assert_non_null(strstr(e.msg, "only --target unlimited"));
-    o.unlimited = 1;
+    o.runtime = RT_UNLIMITED;
     assert_int_equal(lower_precheck(a, &o, &e), TC_OK);
     algo_free(a);
     /* instances multiply them, and the message says which count fits */
@@ -901,7 +900,7 @@ static void test_depid_judged_before_stage2(void **state)
     assert_non_null(strstr(e.msg, "rank 0 needs at least 240 tbs (120 send and 120 recv peers, "
                                   "at most 0 paired)"));
     assert_non_null(strstr(e.msg, "--target msccl-executor (1024 per GPU)"));
-    o.newer_executor = 1;
+    o.runtime = RT_EXECUTOR;
     assert_int_equal(lower_precheck(a, &o, &e), TC_OK);
     algo_free(a);
     /* a relay to one rank only can share its tb: not counted */

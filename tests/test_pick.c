@@ -34,22 +34,22 @@ static void test_legacy_rules(void **state)
 {
     (void)state;
     prog *p = mk(0, 1, 1024, 4096);
-    assert_true(pick_matches(p, COLL_ALLGATHER, 4, 0, 1024, 0));
-    assert_true(pick_matches(p, COLL_ALLGATHER, 4, 0, 4064, 0));
-    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 0, 4096, 0));    /* maxBytes excluded */
-    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 0, 992, 0));     /* below minBytes */
-    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 1, 1024, 0));    /* in place: inplace=0 */
-    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 0, 1040, 0));    /* 1040 % 32 != 0 */
-    assert_false(pick_matches(p, COLL_ALLREDUCE, 4, 0, 1024, 0));
-    assert_false(pick_matches(p, COLL_ALLGATHER, 8, 0, 1024, 0));
+    assert_true(pick_matches(p, COLL_ALLGATHER, 4, 0, 1024, RT_MSCCL));
+    assert_true(pick_matches(p, COLL_ALLGATHER, 4, 0, 4064, RT_MSCCL));
+    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 0, 4096, RT_MSCCL));    /* maxBytes excluded */
+    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 0, 992, RT_MSCCL));     /* below minBytes */
+    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 1, 1024, RT_MSCCL));    /* in place: inplace=0 */
+    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 0, 1040, RT_MSCCL));    /* 1040 % 32 != 0 */
+    assert_false(pick_matches(p, COLL_ALLREDUCE, 4, 0, 1024, RT_MSCCL));
+    assert_false(pick_matches(p, COLL_ALLGATHER, 8, 0, 1024, RT_MSCCL));
     /* the legacy runtime reads only `inplace`: a file with both flags serves
      * in-place calls only */
     p->inplace = 1;
-    assert_true(pick_matches(p, COLL_ALLGATHER, 4, 1, 1024, 0));
-    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 0, 1024, 0));
+    assert_true(pick_matches(p, COLL_ALLGATHER, 4, 1, 1024, RT_MSCCL));
+    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 0, 1024, RT_MSCCL));
     /* maxBytes 0: never picked */
     p->max_bytes = 0;
-    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 1, 1024, 0));
+    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 1, 1024, RT_MSCCL));
     prog_free(p);
 }
 
@@ -57,17 +57,17 @@ static void test_executor_rules(void **state)
 {
     (void)state;
     prog *p = mk(1, 1, 1024, 4096);
-    assert_true(pick_matches(p, COLL_ALLGATHER, 4, 0, 4096, 1));     /* maxBytes included */
-    assert_true(pick_matches(p, COLL_ALLGATHER, 4, 1, 4096, 1));
-    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 1, 4128, 1));
+    assert_true(pick_matches(p, COLL_ALLGATHER, 4, 0, 4096, RT_EXECUTOR));     /* maxBytes included */
+    assert_true(pick_matches(p, COLL_ALLGATHER, 4, 1, 4096, RT_EXECUTOR));
+    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 1, 4128, RT_EXECUTOR));
     p->max_bytes = 0;                                                 /* no limit */
-    assert_true(pick_matches(p, COLL_ALLGATHER, 4, 0, 1LL << 40, 1));
+    assert_true(pick_matches(p, COLL_ALLGATHER, 4, 0, 1LL << 40, RT_EXECUTOR));
     p->inplace = 0;
-    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 1, 1024, 1));
-    assert_true(pick_matches(p, COLL_ALLGATHER, 4, 0, 1024, 1));
+    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 1, 1024, RT_EXECUTOR));
+    assert_true(pick_matches(p, COLL_ALLGATHER, 4, 0, 1024, RT_EXECUTOR));
     p->inplace = 1;
     p->outofplace = 0;
-    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 0, 1024, 1));
+    assert_false(pick_matches(p, COLL_ALLGATHER, 4, 0, 1024, RT_EXECUTOR));
     prog_free(p);
 }
 
@@ -109,10 +109,10 @@ static void test_directory(void **state)
         fail_msg("%s", e.msg);
     assert_int_equal(pick_set_count(s), 3);
     assert_string_equal(pick_set_name(s, 0), "a.xml");
-    assert_int_equal(pick_schedule(s, COLL_ALLGATHER, 4, 0, 4096, 0), 0);
-    assert_int_equal(pick_schedule(s, COLL_ALLGATHER, 4, 1, 4096, 0), 2);
-    assert_int_equal(pick_schedule(s, COLL_ALLGATHER, 4, 0, 1LL << 21, 0), -1);  /* NCCL */
-    assert_int_equal(pick_set_target(s), 1);
+    assert_int_equal(pick_schedule(s, COLL_ALLGATHER, 4, 0, 4096, RT_MSCCL), 0);
+    assert_int_equal(pick_schedule(s, COLL_ALLGATHER, 4, 1, 4096, RT_MSCCL), 2);
+    assert_int_equal(pick_schedule(s, COLL_ALLGATHER, 4, 0, 1LL << 21, RT_MSCCL), -1);  /* NCCL */
+    assert_int_equal(pick_set_target(s), RT_MSCCL);
     pick_set_free(s);
     /* a file that does not parse: refused, naming it */
     snprintf(other, sizeof other, "%s/z.xml", dir);

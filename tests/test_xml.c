@@ -278,7 +278,7 @@ static void test_writer_reproduces_msccl_tools_style(void **state)
     prog *p = prog_read_xml(path, &e);
     assert_non_null(p);
     char *want = read_whole(path);
-    xml_write_opts o = {0, 0};
+    xml_write_opts o = {.runtime = RT_ANY, .embed_topology = 0};
     char *got = prog_to_xml(p, &o, &e);
     assert_non_null(got);
     assert_string_equal(got, want);
@@ -298,7 +298,7 @@ static void test_read_prolog(void **state)
     assert_int_equal(p->gpus[1].tbs[0].nsteps, 2);
     assert_int_equal(p->gpus[0].line, 3);
     /* Written back without the prolog the runtimes refuse. */
-    xml_write_opts o = {0, 0};
+    xml_write_opts o = {.runtime = RT_ANY, .embed_topology = 0};
     char *x = prog_to_xml(p, &o, &e);
     assert_true(strncmp(x, "<algo ", 6) == 0);
     assert_null(strstr(x, "<?xml"));
@@ -351,7 +351,7 @@ static void test_coll_spellings(void **state)
         assert_string_equal(p->proto, "LL128");
         assert_true(p->min_bytes == 1024);
         assert_true(p->max_bytes == 9223372036854775807LL);
-        xml_write_opts legacy = {0, 0}, newer = {1, 0};
+        xml_write_opts legacy = {.runtime = RT_MSCCL}, newer = {.runtime = RT_EXECUTOR};
         char *a = prog_to_xml(p, &legacy, &e), *b = prog_to_xml(p, &newer, &e);
         assert_non_null(strstr(a, " coll=\"reduce_scatter\" "));
         assert_non_null(strstr(b, " coll=\"reducescatter\" "));
@@ -965,7 +965,7 @@ static void test_roundtrip_field_by_field_and_byte_identical(void **state)
     prog_set_topo(p, t1);
     topo_free(t0);
     free(j0);
-    xml_write_opts o = {1, 1};
+    xml_write_opts o = {.runtime = RT_EXECUTOR, .embed_topology = 1};
     char *x1 = prog_to_xml(p, &o, &e);
     if (!x1)
         print_error("%s\n", e.msg);
@@ -1003,7 +1003,7 @@ static void test_writer_exact_form(void **state)
     p->size_bytes = 1048576;
     p->predicted_us = 12.5;
     tc_err e;
-    xml_write_opts o = {0, 1}; /* embed asked, but there is no topology */
+    xml_write_opts o = {.runtime = RT_ANY, .embed_topology = 1}; /* embed asked, but there is no topology */
     char *x = prog_to_xml(p, &o, &e);
     assert_non_null(x);
     const char *want =
@@ -1084,7 +1084,7 @@ static void test_writer_respects_runtime_tokenizer(void **state)
     prog *p = sample_program();
     prog_set_topo(p, topo_default(8));
     tc_err e;
-    xml_write_opts o = {0, 1};
+    xml_write_opts o = {.runtime = RT_ANY, .embed_topology = 1};
     char *x = prog_to_xml(p, &o, &e);
     assert_non_null(x);
     assert_runtime_friendly(x);
@@ -1139,7 +1139,7 @@ static void test_fit_value(void **state)
     prog *p = prog_new(name, COLL_ALLGATHER, 1, 1);
     prog_add_gpu(p, 1, 1, 0);
     tc_err e;
-    xml_write_opts o = {0, 0};
+    xml_write_opts o = {.runtime = RT_ANY, .embed_topology = 0};
     char *x = prog_to_xml(p, &o, &e);
     assert_non_null(x);
     assert_non_null(strstr(x, "<algo name=\"R_D _x_ _y__z\""));
@@ -1153,7 +1153,7 @@ static void test_writer_refuses_what_the_runtime_cannot_read(void **state)
     prog *p = prog_new("", COLL_ALLGATHER, 1, 1);
     prog_add_gpu(p, 1, 1, 0);
     tc_err e;
-    xml_write_opts o = {0, 0};
+    xml_write_opts o = {.runtime = RT_ANY, .embed_topology = 0};
     /* 255 plain bytes fit; 52 ampersands (260 bytes escaped) do not. */
     memset(p->name, 'n', 255);
     p->name[255] = '\0';
@@ -1197,7 +1197,7 @@ static void test_topology_element(void **state)
     /* Read back what the writer embeds. */
     prog *p = sample_program();
     prog_set_topo(p, topo_default(3));
-    xml_write_opts o = {0, 1};
+    xml_write_opts o = {.runtime = RT_ANY, .embed_topology = 1};
     char *x = prog_to_xml(p, &o, &e);
     prog *q = parse_str(x, &e);
     if (!q)
@@ -1251,7 +1251,7 @@ static void test_doubles_round_trip_exactly(void **state)
         prog_add_gpu(p, 1, 1, 0);
         p->predicted_us = vals[i];
         tc_err e;
-        xml_write_opts o = {0, 0};
+        xml_write_opts o = {.runtime = RT_ANY, .embed_topology = 0};
         char *x = prog_to_xml(p, &o, &e);
         prog *q = parse_str(x, &e);
         assert_non_null(q);
@@ -1288,7 +1288,7 @@ static void test_write_file_atomically(void **state)
     snprintf(bad, sizeof bad, "%s/missing/out.xml", dir);
     prog *p = sample_program();
     tc_err e;
-    xml_write_opts o = {0, 0};
+    xml_write_opts o = {.runtime = RT_ANY, .embed_topology = 0};
     assert_int_equal(prog_write_xml(p, path, &o, &e), TC_OK);
     char *want = prog_to_xml(p, &o, &e);
     char *got = read_whole(path);

@@ -24,6 +24,7 @@
 #include "exec/data.h"
 #include "exec/pick.h"
 #include "exec/run.h"
+#include "model/runtime.h"
 #include "model/topo.h"
 #include "exec/trace.h"
 #include "sched/xml.h"
@@ -32,7 +33,7 @@
 #include "util/size.h"
 
 static const char usage[] =
-    "usage: taccl-run FILE.xml [--topo T.json] [--size BYTES] [--dtype i32|f32]\n"
+    "usage: taccl-run FILE.xml [--topo T.json] [--size BYTES] [--dtype T]\n"
     "                 [--no-data] [--seed N] [--inplace|--outofplace]\n"
     "                 [--target msccl|msccl-executor|unlimited] [--sweep LO:HI]\n"
     "                 [--embed-to OUT.xml] [--trace OUT.json] [--routes OUT.dot]\n"
@@ -48,7 +49,9 @@ static const char help[] =
     "                    fully connected default with assumed figures)\n"
     "  --size BYTES      larger per-rank buffer (nccl-tests convention); K/M/G are\n"
     "                    powers of 1024 (default: the file's, else 1 MiB)\n"
-    "  --dtype i32|f32   element type (default i32; f32 shows reduction order)\n"
+    "  --dtype T         element type: i32 (default), f32, bf16 or f16; the floats\n"
+    "                    show reduction order (bf16 and f16 round each step to\n"
+    "                    nearest even, as a GPU does)\n"
     "  --no-data         timing only: do not move or check data\n"
     "  --seed N          seed of the input data (default 1)\n"
     "  --inplace         run in place only; --outofplace: out of place only\n"
@@ -252,28 +255,18 @@ static int parse_args(int argc, char **argv, cli *c)
             }
         } else if (!strcmp(a, "--dtype")) {
             NEED_VALUE();
-            if (!strcmp(v, "i32"))
-                c->run.dtype = DT_I32;
-            else if (!strcmp(v, "f32"))
-                c->run.dtype = DT_F32;
-            else
-                return bad_flag(c, "--dtype: expected i32 or f32, got '%s'", v);
+            tc_err e;
+            if (runtime_dtype_parse(v, &c->run.dtype, &e) != TC_OK)
+                return bad_flag(c, "--dtype: %s", e.msg);
         } else if (!strcmp(a, "--seed")) {
             NEED_VALUE();
             if (parse_seed(c, v, &c->run.seed) != TC_OK)
                 return TC_INPUT;
         } else if (!strcmp(a, "--target")) {
             NEED_VALUE();
-            c->run.target = 1;
-            if (!strcmp(v, "msccl"))
-                c->run.newer_executor = 0;
-            else if (!strcmp(v, "msccl-executor"))
-                c->run.newer_executor = 1;
-            else if (!strcmp(v, "unlimited"))
-                c->run.unlimited = 1;
-            else
-                return bad_flag(c, "--target: expected msccl, msccl-executor or unlimited, got '%s'",
-                                v);
+            tc_err e;
+            if (runtime_parse(v, &c->run.target, &e) != TC_OK)
+                return bad_flag(c, "--target: %s", e.msg);
         } else if (!strcmp(a, "--sweep")) {
             NEED_VALUE();
             if (parse_sweep(c, v) != TC_OK)
@@ -355,12 +348,11 @@ static int embed(const cli *c, prog *p, topo *t, int *owned, const run_report *r
         *owned = 0;
     }
     p->size_bytes = r->size_bytes;
-    if (c->run.target && !c->run.unlimited)
-        p->target = c->run.newer_executor ? 2 : 1;
+    if (runtime_get(c->run.target)->in_file)
+        p->target = c->run.target;
     /* spelled for the runtime the file says it is for (under --target
      * unlimited, the one it was read with) */
-    int newer = c->run.unlimited ? p->target == 2 : c->run.newer_executor;
-    xml_write_opts wo = {.newer_executor = newer, .embed_topology = !t->is_default};
+    xml_write_opts wo = {.runtime = p->target, .embed_topology = !t->is_default};
     int claimed_in = p->inplace, claimed_out = p->outofplace;
     p->inplace = p->outofplace = 0;
     for (int m = 0; m < r->nmodes; m++) {
@@ -441,7 +433,7 @@ static int run_one(const run_opts *base, const prog *p, const topo *t, long long
     if (r.refused) {
         const hazard *h = run_report_verdict(&r);
         rc = tc_err_set(err, TC_INPUT, "the %s loader refuses it: %s",
-                        ro.newer_executor ? "msccl-executor" : "msccl", h ? h->msg : "");
+                        runtime_name(ro.target), h ? h->msg : "");
     }
     *us = run_report_time_us(&r);
     *verified = r.verified;
@@ -502,7 +494,7 @@ static int nccl_time(const cli *c, const prog *nref, const char *path, const top
                      long long size, double *us, tc_err *err)
 {
     run_opts ro = c->run;
-    ro.unlimited = 1;
+    ro.target = RT_UNLIMITED;
     int v, d;
     double b;
     char why[600];
@@ -574,7 +566,7 @@ typedef struct {
     coll_kind k;
     int ngpus;
     int mode;               /* 1 in place */
-    int executor;
+    runtime rt;             /* whose rules pick the file for a call */
     topo *own;              /* --topo */
     cJSON *rows;
     int all_ok;
@@ -602,7 +594,7 @@ static int plan_check_set(const cli *c, plan_run *pr, tc_err *err)
  * the file at fault. */
 static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
 {
-    plan_row w = {size, pick_schedule(pr->set, pr->k, pr->ngpus, pr->mode, size, pr->executor),
+    plan_row w = {size, pick_schedule(pr->set, pr->k, pr->ngpus, pr->mode, size, pr->rt),
                   -1, -1, 1, 0, -1};
     char npath[4200], ppath[4200] = "";
     prog *nref = NULL;
@@ -673,7 +665,7 @@ static void plan_json(const cli *c, plan_run *pr, int single, const char *error)
     }
     cJSON_AddStringToObject(j, "mode", pr->mode ? "inplace" : "outofplace");
     if (pr->set)
-        cJSON_AddStringToObject(j, "target", pr->executor ? "msccl-executor" : "msccl");
+        cJSON_AddStringToObject(j, "target", runtime_name(pr->rt));
     else
         cJSON_AddNullToObject(j, "target");
     cJSON_AddBoolToObject(j, "all_verified", pr->all_ok && !error);
@@ -707,22 +699,27 @@ static int dir_main(cli *c)
     else
         rc = plan_check_set(c, &pr, &err);
     if (rc == TC_OK) {
-        pr.executor = c->run.target ? c->run.newer_executor : pick_set_target(pr.set) == 2;
-        c->run.newer_executor = pr.executor;
-        c->run.target = 1;
-        if (!pr.executor && pick_set_count(pr.set) > PICK_LEGACY_MAX_FILES && !c->quiet)
-            fprintf(stderr, "taccl-run: warning: %s: %d schedules, but msccl (the legacy runtime) "
+        pr.rt = c->run.target != RT_ANY ? runtime_get(c->run.target)->selects_as
+                                        : pick_set_target(pr.set);
+        if (c->run.target == RT_ANY)
+            c->run.target = pr.rt;
+        int most = runtime_get(pr.rt)->max_files;
+        if (most > 0 && pick_set_count(pr.set) > most && !c->quiet)
+            fprintf(stderr, "taccl-run: warning: %s: %d schedules, but %s "
                     "loads at most %d of MSCCL_XML_FILES: given in name order, it ignores %s and "
-                    "the files after it\n", c->file, pick_set_count(pr.set), PICK_LEGACY_MAX_FILES,
-                    pick_set_name(pr.set, PICK_LEGACY_MAX_FILES));
-        if (c->topo_path && !(pr.own = topo_load(c->topo_path, &err)))
+                    "the files after it\n", c->file, pick_set_count(pr.set),
+                    runtime_get(pr.rt)->label, most, pick_set_name(pr.set, most));
+        if (runtime_reduces(c->run.target, c->run.dtype, RED_SUM, &err) != TC_OK) {
+            tc_err_prefix(&err, "--dtype %s", runtime_dtype_name(c->run.dtype));
+            rc = TC_INPUT;
+        } else if (c->topo_path && !(pr.own = topo_load(c->topo_path, &err)))
             rc = TC_INPUT;
     }
     if (rc == TC_OK && !c->json && !c->quiet)
         printf("# %s: %s, %d ranks, %s, %s runtime's rules\n"
                "#%11s %12s %9s %12s %8s %6s  %s\n",
                c->file, coll_name(pr.k), pr.ngpus, pr.mode ? "in place" : "out of place",
-               pr.executor ? "msccl-executor" : "msccl (legacy)", "size(B)", "time(us)", "algbw",
+               runtime_name(pr.rt), "size(B)", "time(us)", "algbw",
                "nccl(us)", "x NCCL", "bound", "picked");
     for (long long size = lo; rc == TC_OK && size <= hi; size *= 2) {
         rc = plan_size(c, &pr, size, &err);
@@ -788,10 +785,15 @@ static int file_main(cli *c)
     prog *p = prog_read_xml(c->file, &err);
     if (!p)
         return fail_input(c, NULL, NULL, err.msg);
-    if (!c->run.target && !c->run.unlimited && p->target) {
+    if (c->run.target == RT_ANY && p->target != RT_ANY) {
         /* The file says which runtime it was written for: judge it by that loader. */
-        c->run.target = 1;
-        c->run.newer_executor = p->target == 2;
+        c->run.target = p->target;
+    }
+    if (runtime_reduces(c->run.target, c->run.dtype, RED_SUM, &err) != TC_OK) {
+        tc_err_prefix(&err, "--dtype %s", runtime_dtype_name(c->run.dtype));
+        rc = fail_input(c, p, NULL, err.msg);
+        prog_free(p);
+        return rc;
     }
     t = pick_topology(c, p, &owned, &err);
     if (t && topo_warnings(t) > 0 && c->run.strict) {
@@ -907,10 +909,14 @@ int main(int argc, char **argv)
         return print_help(&c);
     if (rc != TC_OK)
         return rc;
+    tc_err err;
+    if (runtime_writable(c.run.target, &err) != TC_OK) {
+        tc_err_prefix(&err, "--target %s", runtime_name(c.run.target));
+        return fail_input(&c, NULL, NULL, err.msg);
+    }
     struct stat fst;
     if (stat(c.file, &fst) == 0 && S_ISDIR(fst.st_mode))
         return dir_main(&c);
-    tc_err err;
     if (check_outputs(&c, &err) != TC_OK)
         return fail_input(&c, NULL, NULL, err.msg);
     return file_main(&c);

@@ -35,6 +35,7 @@
 #include "exec/data.h"
 #include "model/collective.h"
 #include "model/cost.h"
+#include "model/runtime.h"
 #include "model/topo.h"
 #include "sched/ptime.h"
 #include "sched/xml.h"
@@ -176,7 +177,7 @@ typedef struct {
     int npos;
     int channels, chunks;
     long long size;         /* 0 = default */
-    baseline_target target;
+    runtime target;
     int quiet, json, list, verbose;
     double time_limit, gap;     /* sketch mode; 0 / -1 = not given */
     int solver_cbc;             /* sketch mode; -1 = not given (the sketch's) */
@@ -285,10 +286,11 @@ static int parse_bytes_range(const char *v, long long *lo, long long *hi)
 static void set_bytes_range(const cli *c, prog *p, char *note, size_t n)
 {
     note[0] = '\0';
-    p->target = c->target == BL_TARGET_MSCCL ? 1 : c->target == BL_TARGET_EXECUTOR ? 2 : 0;
+    const runtime_info *ri = runtime_get(c->target);
+    p->target = ri->in_file ? c->target : RT_ANY;
     p->min_bytes = c->min_bytes;
     p->max_bytes = c->max_bytes;
-    if (c->target == BL_TARGET_EXECUTOR) {
+    if (ri->max_bytes_inclusive) {
         p->max_bytes = c->max_bytes == INT64_MAX ? 0 : c->max_bytes - 1;
         return;
     }
@@ -296,7 +298,7 @@ static void set_bytes_range(const cli *c, prog *p, char *note, size_t n)
     for (int r = 0; r < p->ngpu; r++)
         if (p->gpus[r].s_chunks > s_max)
             s_max = p->gpus[r].s_chunks;
-    if (c->target != BL_TARGET_MSCCL || c->max_bytes != INT64_MAX || s_max == 0)
+    if (!ri->scratch_at_init || c->max_bytes != INT64_MAX || s_max == 0)
         return;
     long long cap = 1;
     while ((double)cap * 2 * s_max / p->nchunksperloop <= (double)CHECK_LEGACY_SCRATCH_BUDGET &&
@@ -319,9 +321,8 @@ static const char *run_flags(const cli *c, const prog *p, char *buf, size_t n)
 {
     long long chunk = p->nchunksperloop > 0 ? p->size_bytes / p->nchunksperloop : 0;
     int big = chunk > 0 && data_bytes_needed(p, 0, chunk) > (double)DATA_MAX_BYTES;
-    snprintf(buf, n, "%s%s",
-             c->target == BL_TARGET_UNLIMITED ? " --target unlimited"
-             : c->target == BL_TARGET_EXECUTOR ? " --target msccl-executor" : "",
+    snprintf(buf, n, "%s%s%s", c->target != RT_MSCCL ? " --target " : "",
+             c->target != RT_MSCCL ? runtime_name(c->target) : "",
              big ? " --no-data (its buffers are too large to check the data)" : "");
     return buf;
 }
@@ -330,7 +331,7 @@ static const char *run_flags(const cli *c, const prog *p, char *buf, size_t n)
 static int parse_args(int argc, char **argv, cli *c)
 {
     memset(c, 0, sizeof *c);
-    c->target = BL_TARGET_MSCCL;
+    c->target = RT_MSCCL;
     c->gap = -1;
     c->solver_cbc = -1;
     c->max_bytes = INT64_MAX;
@@ -481,15 +482,9 @@ static int parse_args(int argc, char **argv, cli *c)
                               "1MB; HI may be inf), got '%s'%s", v, "");
         } else if (!strcmp(a, "--target")) {
             NEED_VALUE();
-            if (!strcmp(v, "msccl"))
-                c->target = BL_TARGET_MSCCL;
-            else if (!strcmp(v, "msccl-executor"))
-                c->target = BL_TARGET_EXECUTOR;
-            else if (!strcmp(v, "unlimited"))
-                c->target = BL_TARGET_UNLIMITED;
-            else
-                return report(c, 1, "--target: expected msccl, msccl-executor or unlimited, got '%s'%s",
-                            v, "");
+            tc_err e;
+            if (runtime_parse(v, &c->target, &e) != TC_OK)
+                return report(c, 1, "--target: %s%s", e.msg, "");
         } else if (a[0] == '-' && a[1])
             return report(c, 1, "unknown option '%s'%s", a, "");
         else if (c->npos >= 2)
@@ -517,12 +512,6 @@ static void print_list(void)
             }
         printf(" %-42s %s\n", colls, a[i].summary);
     }
-}
-
-static const char *target_label(baseline_target t)
-{
-    return t == BL_TARGET_EXECUTOR ? "msccl-executor" : t == BL_TARGET_UNLIMITED ? "unlimited"
-                                                                                 : "msccl";
 }
 
 static void print_json(const cli *c, const prog *p, const baseline_stats *st, const char *algo)
@@ -568,7 +557,7 @@ static void print_json(const cli *c, const prog *p, const baseline_stats *st, co
     else
         cJSON_AddNullToObject(j, "note");
     cJSON_AddNumberToObject(j, "size_bytes", (double)p->size_bytes);
-    cJSON_AddStringToObject(j, "target", target_label(c->target));
+    cJSON_AddStringToObject(j, "target", runtime_name(c->target));
     cJSON_AddBoolToObject(j, "inplace", p->inplace);
     cJSON_AddBoolToObject(j, "outofplace", p->outofplace);
     cJSON_AddStringToObject(j, "topology", p->topo ? p->topo->name : "");
@@ -593,15 +582,17 @@ static void print_info(const cli *c, const prog *p, const topo *t, const baselin
             p->nchunksperloop);
     if (st->note[0])
         fprintf(stderr, "taccl-synth: %s\n", st->note);
+    const runtime_info *ri = runtime_get(c->target);
+    char limit[64] = "no limit";
+    if (ri->max_steps_per_tb)
+        snprintf(limit, sizeof limit, "%s limit %d", ri->name, ri->max_steps_per_tb);
     fprintf(stderr, "taccl-synth: %lld tbs, %lld steps; at most %d tbs per rank and %d steps per "
             "tb (%s); %s\n", st->tbs, st->steps, st->max_tbs_per_rank, st->max_steps_per_tb,
-            c->target == BL_TARGET_UNLIMITED ? "no limit"
-            : c->target == BL_TARGET_EXECUTOR ? "msccl-executor limit 64" : "msccl limit 256",
-            p->inplace ? "in place and out of place"
-            : c->target == BL_TARGET_MSCCL ? "out of place (the legacy runtime runs a file for "
-                                             "the calls of one mode)"
-                                           : "out of place only");
-    if (c->target == BL_TARGET_UNLIMITED)
+            limit, p->inplace ? "in place and out of place"
+            : ri->inplace_only ? "out of place (the legacy runtime runs a file for "
+                                 "the calls of one mode)"
+                               : "out of place only");
+    if (!ri->has_loader)
         fprintf(stderr, "taccl-synth: --target unlimited: steps-per-tb and depid limits lifted; "
                 "the file will not load in the MSCCL runtimes (simulate it with taccl-run "
                 "--target unlimited)\n");
@@ -844,8 +835,7 @@ static int synth_main(const cli *c)
     int cbc = c->solver_cbc >= 0 ? c->solver_cbc : s->backend == SK_SOLVER_CBC;
     o.backend = cbc ? LP_CBC : LP_GLPK;
     o.instances = c->instances ? c->instances : 1;
-    o.newer_executor = c->target == BL_TARGET_EXECUTOR;
-    o.unlimited = c->target == BL_TARGET_UNLIMITED;
+    o.runtime = c->target;
     o.quiet = c->quiet;
     o.verbose = c->verbose;
     o.mem_limit_mb = c->mem_limit_mb;
@@ -879,7 +869,7 @@ static int synth_main(const cli *c)
     }
     if (rc == TC_OK) {
         set_bytes_range(c, p, range_note, sizeof range_note);
-        xml_write_opts wo = {.newer_executor = o.newer_executor, .embed_topology = 1};
+        xml_write_opts wo = {.runtime = o.runtime, .embed_topology = 1};
         rc = write_uninterrupted(p, c->out, &wo, &err);
     }
     if (rc == TC_STOP) {
@@ -1023,10 +1013,15 @@ int main(int argc, char **argv)
         return 0;
     }
     catch_sigint();
-    if (c.target == BL_TARGET_EXECUTOR && c.max_bytes == 1)
+    tc_err werr;
+    if (runtime_writable(c.target, &werr) != TC_OK) {
+        tc_err_prefix(&werr, "--target %s", runtime_name(c.target));
+        return report(&c, 0, "%s%s", werr.msg, "");
+    }
+    if (runtime_get(c.target)->max_bytes_inclusive && c.max_bytes == 1)
         return report(&c, 0, "--bytes %s:1: the range holds no call of 1 byte or more, and "
-                      "msccl-executor reads the maxBytes it would need (0) as no limit%s",
-                      c.min_bytes ? "LO" : "0", "");
+                      "%s reads the maxBytes it would need (0) as no limit",
+                      c.min_bytes ? "LO" : "0", runtime_name(c.target));
     for (int i = 0; i < c.npos && c.out && !c.plan; i++)
         if (same_file(c.out, c.pos[i]))
             return report(&c, 0, "-o %s is the input %s: writing the schedule would replace it",
@@ -1109,11 +1104,11 @@ int main(int argc, char **argv)
     set_bytes_range(&c, p, range_note, sizeof range_note);
     if (!c.quiet && range_note[0])
         fprintf(stderr, "taccl-synth: %s\n", range_note);
-    if (c.target == BL_TARGET_MSCCL && p->inplace && p->outofplace)
+    if (runtime_get(c.target)->inplace_only && p->inplace && p->outofplace)
         p->inplace = 0;     /* the legacy runtime reads inplace alone: "1" would serve in-place
                                calls only; out of place, as every synthesized schedule */
     prog_set_topo(p, t);    /* p owns t from here */
-    xml_write_opts wo = {.newer_executor = c.target == BL_TARGET_EXECUTOR, .embed_topology = 1};
+    xml_write_opts wo = {.runtime = c.target, .embed_topology = 1};
     rc = lp_stop_requested() ? TC_STOP : write_uninterrupted(p, c.out, &wo, &err);
     if (rc != TC_OK) {
         rc = rc == TC_STOP ? interrupted(&c) : report(&c, 0, "%s%s", err.msg, "");

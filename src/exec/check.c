@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../util/mem.h"
+#include "../util/tcassert.h"
 #include "rtdep.h"
 
 /* MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL, the same in both runtimes. */
@@ -64,27 +65,26 @@ typedef struct {
     int nchan_counted;      /* length of the two arrays above */
 } ctx;
 
-void check_limits_default(check_limits *l, int newer_executor)
+void check_limits_for(check_limits *l, runtime rt)
 {
-    check_limits_for(l, newer_executor ? LOADER_EXECUTOR : LOADER_MSCCL);
+    TC_ASSERT(runtime_writes_xml(rt));
+    const runtime_info *ri = runtime_get(rt);
+    l->max_steps_per_tb = ri->max_steps_per_tb > 0 ? ri->max_steps_per_tb : 1 << 30;
+    l->max_cnt = ri->max_cnt > 0 ? ri->max_cnt : 1 << 30;
+    l->max_depid = ri->max_depid > 0 ? ri->max_depid : 1 << 30;
+    l->max_channels = ri->max_channels > 0 ? ri->max_channels : 1 << 30;
+    l->loader = rt;
 }
 
-void check_limits_for(check_limits *l, check_loader loader)
+static const runtime_info *judge(const ctx *c)
 {
-    l->max_steps_per_tb = loader == LOADER_EXECUTOR ? 64 : 256;
-    l->max_cnt = 72;
-    l->max_depid = 127;
-    l->max_channels = 32;
-    l->loader = loader;
+    return runtime_get(c->lim->loader);
 }
 
-const char *check_loader_name(check_loader loader)
+/* "s" after a verb whose subject is one runtime: "refuses", "refuse". */
+static const char *verb_s(const ctx *c)
 {
-    switch (loader) {
-    case LOADER_MSCCL: return "msccl (the legacy runtime)";
-    case LOADER_EXECUTOR: return "msccl-executor";
-    default: return "the MSCCL runtimes";
-    }
+    return judge(c)->plural ? "" : "s";
 }
 
 /* Runtime limits the loaders enforce: a file over one is refused (HZ_LOAD)
@@ -92,12 +92,12 @@ const char *check_loader_name(check_loader loader)
  * --target unlimited they are simulated (HZ_LIMIT, reported, not refused). */
 static hazard_kind limit_kind(const ctx *c)
 {
-    return c->lim->loader == LOADER_NONE ? HZ_LIMIT : HZ_LOAD;
+    return judge(c)->has_loader ? HZ_LOAD : HZ_LIMIT;
 }
 
 static const char *refuser(const ctx *c)
 {
-    return check_loader_name(c->lim->loader);
+    return judge(c)->label;
 }
 
 
@@ -112,11 +112,12 @@ static void check_algo(ctx *c)
     if (p->nchannels < 1 || p->nchannels > c->lim->max_channels) {
         /* The executor fails init when the communicator has fewer channels
          * (at most MAXCHANNELS); the legacy runtime only warns. */
-        int refused = c->lim->loader == LOADER_EXECUTOR && p->nchannels > c->lim->max_channels;
+        int refused = judge(c)->channels_fail_init && p->nchannels > c->lim->max_channels;
         hazard_add(c->out, refused ? HZ_LOAD : HZ_LIMIT, -1, -1, -1,
-                   "nchannels %d is outside 1..%d (the runtimes' MAXCHANNELS)%s",
+                   "nchannels %d is outside 1..%d (the runtimes' MAXCHANNELS)%s%s%s",
                    p->nchannels, c->lim->max_channels,
-                   refused ? ": msccl-executor fails ncclCommInitRank" : "");
+                   refused ? ": " : "", refused ? judge(c)->label : "",
+                   refused ? " fails ncclCommInitRank" : "");
     }
     for (int r = 0; r < p->ngpu; r++)
         if (p->gpus[r].id != r)
@@ -132,7 +133,7 @@ static void check_count(ctx *c, int r, const char *attr, int given, int need, in
     const prog *p = c->p;
     if (given < 0)
         hazard_add(c->out, HZ_BOUNDS, r, -1, -1, "%s %d is negative", attr, given);
-    else if (shape_ok && given != 0 && given != need && c->lim->loader != LOADER_MSCCL)
+    else if (shape_ok && given != 0 && given != need && !judge(c)->chunk_counts)
         hazard_add(c->out, HZ_BOUNDS, r, -1, -1,
                    "%s is %d but %s over %d ranks with nchunksperloop %d needs %d (or 0: not "
                    "addressed); msccl (the legacy runtime) would not load it, msccl-executor "
@@ -159,31 +160,18 @@ static void check_gpu_shapes(ctx *c)
 
 /* ---- what a loader refuses ---------------------------------------------- */
 
-/* The coll spellings each loader accepts (case-sensitive strcmp). */
-static int coll_spelling_ok(check_loader loader, const char *s)
-{
-    static const char *common[] = {"allgather", "alltoall", "allreduce"};
-    for (size_t i = 0; i < sizeof common / sizeof *common; i++)
-        if (!strcmp(s, common[i]))
-            return 1;
-    if (loader == LOADER_MSCCL)
-        return !strcmp(s, "reduce_scatter");
-    if (loader == LOADER_EXECUTOR)
-        return !strcmp(s, "reducescatter");
-    /* no target: what one of them loads */
-    return !strcmp(s, "reduce_scatter") || !strcmp(s, "reducescatter");
-}
-
 /* <algo>: coll spelling, required attributes, the byte range. */
 static void check_algo_loader(ctx *c)
 {
     const prog *p = c->p;
-    check_loader L = c->lim->loader;
-    if (L == LOADER_NONE || !p->coll_attr[0])
+    runtime L = c->lim->loader;
+    const runtime_info *ri = judge(c);
+    if (!ri->has_loader || !p->coll_attr[0])
         return;     /* no loader, or built in memory */
-    if (!coll_spelling_ok(L, p->coll_attr)) {
-        if (L == LOADER_ANY) {
-            const char *legacy = coll_xml_name(p->coll, 0), *newer = coll_xml_name(p->coll, 1);
+    if (!runtime_coll_ok(L, p->coll_attr)) {
+        if (!ri->reducescatter) {   /* any MSCCL runtime's spelling */
+            const char *legacy = runtime_coll_xml(RT_MSCCL, p->coll);
+            const char *newer = runtime_coll_xml(RT_EXECUTOR, p->coll);
             hazard_add(c->out, HZ_LOAD, -1, -1, -1,
                        "coll \"%s\": the MSCCL runtimes refuse to load the file; they spell "
                        "this collective \"%s\"%s%s%s", p->coll_attr, legacy,
@@ -192,34 +180,32 @@ static void check_algo_loader(ctx *c)
         } else
             hazard_add(c->out, HZ_LOAD, -1, -1, -1,
                        "coll \"%s\": %s refuses to load the file; it spells this collective "
-                       "\"%s\"", p->coll_attr, check_loader_name(L),
-                       coll_xml_name(p->coll, L == LOADER_EXECUTOR));
+                       "\"%s\"", p->coll_attr, ri->label, runtime_coll_xml(L, p->coll));
     }
-    if (L == LOADER_ANY)
-        return;
-    if (L == LOADER_EXECUTOR) {
+    if (ri->needs_range_attrs) {
         static const struct { unsigned bit; const char *name; } req[] = {
             {PROG_HAS_OUTOFPLACE, "outofplace"}, {PROG_HAS_MINBYTES, "minBytes"},
             {PROG_HAS_MAXBYTES, "maxBytes"}};
         for (size_t i = 0; i < sizeof req / sizeof *req; i++)
             if (!(p->attrs & req[i].bit))
                 hazard_add(c->out, HZ_LOAD, -1, -1, -1,
-                           "<algo> has no %s attribute: msccl-executor requires it and fails "
-                           "ncclCommInitRank", req[i].name);
+                           "<algo> has no %s attribute: %s requires it and fails "
+                           "ncclCommInitRank", req[i].name, ri->label);
         if ((p->attrs & PROG_HAS_OUTOFPLACE) && !p->inplace && !p->outofplace)
             hazard_add(c->out, HZ_LOAD, -1, -1, -1,
-                       "inplace=\"0\" and outofplace=\"0\": msccl-executor selects this file "
-                       "for no call");
-        return;
+                       "inplace=\"0\" and outofplace=\"0\": %s selects this file "
+                       "for no call", ri->label);
     }
-    if (!(p->attrs & PROG_HAS_NAME))
+    if (ri->needs_name && !(p->attrs & PROG_HAS_NAME))
         hazard_add(c->out, HZ_LOAD, -1, -1, -1,
-                   "<algo> has no name attribute: msccl (the legacy runtime) requires it and "
-                   "ignores the file");
-    if (p->min_bytes > p->max_bytes)
+                   "<algo> has no name attribute: %s requires it and "
+                   "ignores the file", ri->label);
+    if (ri->drops_bad_range && p->min_bytes > p->max_bytes)
         hazard_add(c->out, HZ_LOAD, -1, -1, -1,
-                   "minBytes %lld is greater than maxBytes %lld: msccl (the legacy runtime) "
-                   "ignores the file", p->min_bytes, p->max_bytes);
+                   "minBytes %lld is greater than maxBytes %lld: %s "
+                   "ignores the file", p->min_bytes, p->max_bytes, ri->label);
+    if (!ri->scratch_at_init)
+        return;
     /* Scratch for the largest call, allocated once at init. */
     long double scratch = 0;
     for (int r = 0; r < p->ngpu; r++) {
@@ -231,8 +217,8 @@ static void check_algo_loader(ctx *c)
         hazard_add(c->out, HZ_LOAD, -1, -1, -1,
                    "maxBytes %lld needs %.3Lg bytes of scratch per GPU (maxBytes * s_chunks / "
                    "nchunksperloop), allocated when the communicator starts: more than a GPU has "
-                   "(%lld GiB), so msccl (the legacy runtime) fails ncclCommInitRank",
-                   p->max_bytes, scratch, CHECK_GPU_BYTES >> 30);
+                   "(%lld GiB), so %s fails ncclCommInitRank",
+                   p->max_bytes, scratch, CHECK_GPU_BYTES >> 30, ri->label);
 }
 
 /* What the runtimes' XML tokenizer refuses (the reader took it), and the
@@ -240,7 +226,7 @@ static void check_algo_loader(ctx *c)
 static void check_syntax_loader(ctx *c)
 {
     const prog *p = c->p;
-    if (c->lim->loader == LOADER_NONE || !p->coll_attr[0])
+    if (!judge(c)->has_loader || !p->coll_attr[0])
         return;
     static const char *what[] = {
         "an XML declaration or processing instruction (<?...?>)",
@@ -257,7 +243,7 @@ static void check_syntax_loader(ctx *c)
             hazard_add(c->out, HZ_LOAD, -1, -1, -1, "%s: the runtimes' XML tokenizer refuses it "
                        "(%s refuse%s to load the file)",
                        i == 5 ? "a tab inside a tag (attributes must be separated by single spaces)"
-                              : what[i], refuser(c), c->lim->loader == LOADER_ANY ? "" : "s");
+                              : what[i], refuser(c), verb_s(c));
             c->out->v[c->out->n - 1].line = at[i];
         }
     static const char *misread[] = {
@@ -276,12 +262,13 @@ static void check_syntax_loader(ctx *c)
             c->out->v[c->out->n - 1].line = mat[i];
         }
     long long nodes = prog_parser_nodes(p, NULL);
-    if (nodes > PROG_PARSER_NODES)
+    int most = judge(c)->parser_nodes;
+    if (most > 0 && nodes > most)
         hazard_add(c->out, HZ_LOAD, -1, -1, -1,
                    "%lld XML elements a rank stores (1 <algo>, %d <gpu>, its tbs and steps): the "
                    "runtimes' parser holds %d (%s refuse%s to load the file)",
-                   nodes, p->ngpu, PROG_PARSER_NODES, refuser(c),
-                   c->lim->loader == LOADER_ANY ? "" : "s");
+                   nodes, p->ngpu, most, refuser(c),
+                   verb_s(c));
 }
 
 /* The legacy loader's consistency check: a non-zero i_chunks (o_chunks)
@@ -290,19 +277,19 @@ static void check_counts_loader(ctx *c, int r)
 {
     const prog *p = c->p;
     const prog_gpu *g = &p->gpus[r];
-    if (c->lim->loader == LOADER_NONE)
+    if (!judge(c)->has_loader)
         return;
     /* MSCCL_MAX_NUM_THREAD_BLOCKS: legacy 216, the executor 32 * MAXCHANNELS;
      * with no target, what both refuse */
-    int max_tbs = c->lim->loader == LOADER_MSCCL ? 216 : 1024;
-    if (g->ntbs > max_tbs)
+    int max_tbs = judge(c)->max_tbs_per_gpu;
+    if (max_tbs > 0 && g->ntbs > max_tbs)
         hazard_add(c->out, HZ_LOAD, r, -1, -1, "%d tbs: %s allow%s %d per GPU and refuse%s the file",
-                   g->ntbs, check_loader_name(c->lim->loader),
-                   c->lim->loader == LOADER_ANY ? "" : "s", max_tbs,
-                   c->lim->loader == LOADER_ANY ? "" : "s");
+                   g->ntbs, judge(c)->label,
+                   verb_s(c), max_tbs,
+                   verb_s(c));
     int in_, out_;
     tc_err e;
-    if (c->lim->loader != LOADER_MSCCL ||
+    if (!judge(c)->chunk_counts ||
         coll_shape(p->coll, p->ngpus, p->nchunksperloop, &in_, &out_, &e) != TC_OK)
         return;     /* a bad shape is reported once, by check_gpu_shapes */
     int in_mult = p->coll == COLL_ALLGATHER ? p->ngpus : 1;
@@ -310,9 +297,10 @@ static void check_counts_loader(ctx *c, int r)
     if ((g->i_chunks > 0 && (long long)g->i_chunks * in_mult != p->nchunksperloop) ||
         (g->o_chunks > 0 && (long long)g->o_chunks * out_mult != p->nchunksperloop))
         hazard_add(c->out, HZ_LOAD, r, -1, -1,
-                   "i_chunks %d / o_chunks %d disagree with nchunksperloop %d for %s: msccl (the "
-                   "legacy runtime) ignores the file (0 would skip its check)",
-                   g->i_chunks, g->o_chunks, p->nchunksperloop, coll_name(p->coll));
+                   "i_chunks %d / o_chunks %d disagree with nchunksperloop %d for %s: %s "
+                   "ignores the file (0 would skip its check)",
+                   g->i_chunks, g->o_chunks, p->nchunksperloop, coll_name(p->coll),
+                   judge(c)->label);
 }
 
 /* The loaders' own bound: each offset a step's type has checked must be -1
@@ -321,7 +309,7 @@ static void check_counts_loader(ctx *c, int r)
 static int check_offset_loader(ctx *c, int r, int t, int k, const prog_step *st)
 {
     int reported = 0;   /* bit 0: src, bit 1: dst */
-    if (c->lim->loader == LOADER_NONE)
+    if (!judge(c)->has_loader)
         return 0;
     const prog_gpu *g = &c->p->gpus[r];
     int src = 0, dst = 0;
@@ -341,7 +329,7 @@ static int check_offset_loader(ctx *c, int r, int t, int k, const prog_step *st)
             hazard_add(c->out, HZ_LOAD, r, t, k,
                        "%soff %d is not below %s_chunks %d, as the runtimes' loaders require (%s "
                        "refuse%s to load the file)", side ? "dst" : "src", off, buf_name(b), n,
-                       refuser(c), c->lim->loader == LOADER_ANY ? "" : "s");
+                       refuser(c), verb_s(c));
             reported |= 1 << side;
         }
     }
@@ -352,7 +340,7 @@ static int check_offset_loader(ctx *c, int r, int t, int k, const prog_step *st)
  * wrapped negative. */
 static void check_offset_width(ctx *c, int r, int t, int k, const prog_step *st)
 {
-    if (c->lim->loader == LOADER_NONE)
+    if (!judge(c)->has_loader)
         return;
     for (int side = 0; side < 2; side++) {
         if (!(side ? step_writes_dst(st->type) : step_reads_src(st->type)))
@@ -425,7 +413,7 @@ static void check_tb_header(ctx *c, int r, int t, const prog_tb *tb)
                    "%d steps exceed the runtime limit of %d steps per tb (MSCCL_MAX_NUM_STEPS): "
                    "%s refuse%s to load the file",
                    tb->nsteps, c->lim->max_steps_per_tb, refuser(c),
-                   c->lim->loader == LOADER_ANY ? "" : "s");
+                   verb_s(c));
     count_peer_tb(c, r, t, tb);
 }
 
@@ -485,7 +473,7 @@ static void check_step_data(ctx *c, int r, int t, int k,
                    "cnt %d is not below the runtime limit %d (MSCCL_MAX_COUNT: cnt <= %d): %s "
                    "refuse%s to load the file",
                    st->cnt, c->lim->max_cnt, c->lim->max_cnt - 1, refuser(c),
-                   c->lim->loader == LOADER_ANY ? "" : "s");
+                   verb_s(c));
     int refused = check_offset_loader(c, r, t, k, st);
     check_offset_width(c, r, t, k, st);
     if (step_reads_src(st->type) && !(refused & 1))
@@ -659,11 +647,11 @@ static void check_tb_steps(ctx *c, const prog_gpu *g, int r, int t, const prog_t
         if (c->rt[t].chain[k] >= 0)
             continue;       /* fused into the re before it: check_fusion's */
         if (pending > 0 && st->depid < 0)
-            hazard_add(c->out, c->lim->loader == LOADER_NONE ? HZ_DEPENDENCY : HZ_LOAD, r, t, k,
+            hazard_add(c->out, judge(c)->has_loader ? HZ_LOAD : HZ_DEPENDENCY, r, t, k,
                        "follows %d nop(s) with dependencies (from step %d) but has depid=-1: %s "
                        "refuse%s a nop chain whose next step has no dependency of its own",
                        pending, pending_from, refuser(c),
-                       c->lim->loader == LOADER_ANY ? "" : "s");
+                       verb_s(c));
         pending = 0;
     }
     check_fusion(c, r, t, tb);

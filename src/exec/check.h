@@ -24,24 +24,19 @@
 #ifndef TC_CHECK_H
 #define TC_CHECK_H
 
+#include "../model/runtime.h"
 #include "../sched/program.h"
 #include "hazard.h"
-
-/* Whose loader to judge the file by (HZ_LOAD: the runtime refuses it). */
-typedef enum {
-    LOADER_ANY,             /* no --target: what both runtimes refuse; either
-                               coll spelling */
-    LOADER_MSCCL,           /* microsoft/msccl, the legacy runtime */
-    LOADER_EXECUTOR,        /* Azure/msccl-executor-nccl */
-    LOADER_NONE             /* simulation beyond the runtimes: no loader */
-} check_loader;
 
 typedef struct {
     int max_steps_per_tb;   /* legacy runtime 256, newer executor 64 */
     int max_cnt;            /* cnt must be < 72 */
     int max_depid;          /* 127 */
     int max_channels;       /* 32 */
-    check_loader loader;
+    runtime loader;         /* whose loader judges the file (HZ_LOAD: it
+                               refuses it): RT_ANY what every MSCCL runtime
+                               refuses, either coll spelling; RT_UNLIMITED
+                               none, limits reported as HZ_LIMIT */
 } check_limits;
 
 /* GPU memory the legacy runtime's init-time scratch must fit in: the
@@ -54,13 +49,9 @@ typedef struct {
  * schedule only for sizes within it.  Larger calls fall back to NCCL. */
 #define CHECK_LEGACY_SCRATCH_BUDGET (1LL << 30)
 
-void check_limits_default(check_limits *l, int newer_executor);
-
-/* The same for a loader: steps per tb and the loader checks. */
-void check_limits_for(check_limits *l, check_loader loader);
-
-/* "msccl", "msccl-executor", "the MSCCL runtimes". */
-const char *check_loader_name(check_loader loader);
+/* The limits of runtime rt (model/runtime.h), and its loader's checks;
+ * a limit rt does not have is set out of reach.  rt writes XML. */
+void check_limits_for(check_limits *l, runtime rt);
 
 /* Append every static hazard of p to out; return how many were added. */
 int check_program(const prog *p, const check_limits *lim, hazard_list *out);

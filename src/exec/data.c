@@ -3,7 +3,12 @@
  *
  * Values are typed consistently: an i32 run only ever stores and loads
  * int32_t (or its unsigned twin) and an f32 run only float, so the kernels
- * can use plain typed loops that the compiler vectorises.  Inputs come from
+ * can use plain typed loops that the compiler vectorises.  bf16 and f16
+ * are stored as their 16-bit patterns; a reduction step decodes both
+ * operands, adds them exactly (in double: two 16-bit values always sum
+ * exactly there) and rounds the sum once to the type, to nearest, ties to
+ * even, as a GPU's __hadd does: so the order of the steps shows in the
+ * result, and replicas reduced in different orders can differ.  Inputs come from
  * a splitmix64 stream keyed by (seed, rank, chunk): element e of a chunk is
  * mix(key + (e + 1) * golden), so any element can be recomputed alone. */
 /* madvise(MADV_HUGEPAGE) is a Linux extension: ask for it explicitly. */
@@ -40,6 +45,94 @@ static uint64_t chunk_key(unsigned seed, int rank, int chunk)
     return mix64(k ^ ((uint64_t)(uint32_t)chunk * 0xa0761d6478bd642fULL + 1));
 }
 
+/* --- 16-bit floating point ------------------------------------------------ */
+
+/* The formats: p significant bits, the exponent of the least normal, the
+ * largest finite value, the exponent bias and mantissa bits of the code. */
+typedef struct {
+    int p, emin;
+    double max;
+    int bias, mbits;
+    uint16_t inf, nan;
+} half_fmt;
+
+static const half_fmt BF16 = {8, -126, 0x1.fep127, 127, 7, 0x7f80, 0x7fc0};
+static const half_fmt F16 = {11, -14, 65504.0, 15, 10, 0x7c00, 0x7e00};
+
+static const half_fmt *fmt_of(sim_dtype t)
+{
+    return t == DT_BF16 ? &BF16 : &F16;
+}
+
+/* x rounded to the format: to nearest, ties to even (nearbyint in the
+ * default rounding mode), subnormals kept, overflow to infinity. */
+static double half_round(const half_fmt *f, double x)
+{
+    if (x == 0 || isnan(x) || isinf(x))
+        return x;
+    int e;
+    frexp(x, &e);
+    int lead = e - 1 < f->emin ? f->emin : e - 1;
+    double q = ldexp(1.0, lead - (f->p - 1));      /* the quantum at x */
+    double r = nearbyint(x / q) * q;
+    return fabs(r) > f->max ? copysign(INFINITY, x) : r;
+}
+
+/* The code of a value the format holds exactly (half_round's result). */
+static uint16_t half_encode(const half_fmt *f, double r)
+{
+    uint16_t sign = signbit(r) ? (uint16_t)0x8000 : 0;
+    double a = fabs(r);
+    if (isnan(r))
+        return f->nan;
+    if (isinf(r))
+        return (uint16_t)(sign | f->inf);
+    if (a == 0)
+        return sign;
+    int e = ilogb(a);
+    if (e < f->emin)        /* subnormal: multiples of 2^(emin - mbits) */
+        return (uint16_t)(sign | (uint16_t)ldexp(a, f->mbits - f->emin));
+    uint16_t m = (uint16_t)((ldexp(a, -e) - 1.0) * (double)(1 << f->mbits));
+    return (uint16_t)(sign | (uint16_t)((e + f->bias) << f->mbits) | m);
+}
+
+static double half_decode(const half_fmt *f, uint16_t h)
+{
+    int sign = h >> 15, be = (h >> f->mbits) & (0x7fff >> f->mbits);
+    unsigned m = h & ((1u << f->mbits) - 1);
+    double v;
+    if (be == (0x7fff >> f->mbits))
+        v = m ? NAN : INFINITY;
+    else if (be == 0)
+        v = ldexp((double)m, f->emin - f->mbits);
+    else
+        v = ldexp(1.0 + (double)m / (double)(1u << f->mbits), be - f->bias);
+    return sign ? -v : v;
+}
+
+/* d[i] = round(a[i] + b[i]), element by element (operands may overlap:
+ * each element is read before it is written). */
+static void add_half(sim_dtype t, uint16_t *d, const uint16_t *a, const uint16_t *b, long long n)
+{
+    const half_fmt *f = fmt_of(t);
+    for (long long i = 0; i < n; i++) {
+        double x = half_decode(f, a[i]), y = half_decode(f, b[i]);
+        d[i] = half_encode(f, half_round(f, x + y));
+    }
+}
+
+/* bf16: as f32, exponent in [-20, 20], 7 random mantissa bits; f16: exponent
+ * in [-8, 4] and 10 bits, so that a sum over 1024 ranks stays finite. */
+static inline uint16_t half_value(sim_dtype t, uint64_t h)
+{
+    const half_fmt *f = fmt_of(t);
+    int lo = t == DT_BF16 ? -20 : -8, span = t == DT_BF16 ? 41 : 13;
+    uint32_t sign = (uint32_t)(h >> 63);
+    int e = lo + (int)((((h >> 24) & 0xffffffffu) * (uint64_t)span) >> 32);
+    uint32_t m = (uint32_t)(h & ((1u << f->mbits) - 1));
+    return (uint16_t)(sign << 15 | (uint32_t)(e + f->bias) << f->mbits | m);
+}
+
 /* i32: uniform in [-2^20, 2^20]. */
 static inline int32_t i32_value(uint64_t h)
 {
@@ -67,10 +160,14 @@ void data_input(sim_dtype t, unsigned seed, int rank, int chunk, long long e0, l
         int32_t *o = out;
         for (long long i = 0; i < n; i++, s += GOLDEN)
             o[i] = i32_value(mix64(s));
-    } else {
+    } else if (t == DT_F32) {
         float *o = out;
         for (long long i = 0; i < n; i++, s += GOLDEN)
             o[i] = f32_value(mix64(s));
+    } else {
+        uint16_t *o = out;
+        for (long long i = 0; i < n; i++, s += GOLDEN)
+            o[i] = half_value(t, mix64(s));
     }
 }
 
@@ -80,6 +177,10 @@ static void poison(sim_dtype t, void *p, long long n)
         int32_t *o = p;
         for (long long i = 0; i < n; i++)
             o[i] = (int32_t)DATA_POISON;
+    } else if (t != DT_F32) {
+        uint16_t *o = p;    /* 0x7fba: a NaN in bf16 and in f16 */
+        for (long long i = 0; i < n; i++)
+            o[i] = (uint16_t)(DATA_POISON >> 16);
     } else {
         uint32_t bits = DATA_POISON;
         float f;
@@ -161,7 +262,9 @@ void data_reduce(sim_dtype t, void *dst, const void *a, const void *b, long long
     long long bytes = 4 * n;
     if (n <= 0)
         return;
-    if (dst == b && !overlaps(dst, a, bytes)) {
+    if (t == DT_BF16 || t == DT_F16)
+        add_half(t, dst, a, b, n);
+    else if (dst == b && !overlaps(dst, a, bytes)) {
         if (t == DT_I32)
             acc_i32(dst, a, n);
         else
@@ -260,12 +363,13 @@ int data_init(data_space *d, const prog *p, const sim_opts *o, long long chunk_b
               tc_err *err)
 {
     memset(d, 0, sizeof *d);
-    if (chunk_bytes % 4 != 0)
+    int es = runtime_dtype_bytes(o->dtype);
+    if (chunk_bytes % es != 0)
         return tc_err_set(err, TC_INPUT,
                           "chunk size %lld bytes (size %lld / %d chunks) is not a multiple of "
-                          "the 4-byte %s element",
-                          chunk_bytes, o->size_bytes, p->nchunksperloop,
-                          o->dtype == DT_I32 ? "i32" : "f32");
+                          "the %d-byte %s element",
+                          chunk_bytes, o->size_bytes, p->nchunksperloop, es,
+                          runtime_dtype_name(o->dtype));
     if (check_shapes(p, err) != TC_OK)
         return TC_INPUT;
     double need = data_bytes_needed(p, o->inplace, chunk_bytes);
@@ -274,7 +378,7 @@ int data_init(data_space *d, const prog *p, const sim_opts *o, long long chunk_b
                           need / (double)(1LL << 30));
     d->nranks = p->ngpu;
     d->chunk_bytes = chunk_bytes;
-    d->elems = chunk_bytes / 4;
+    d->elems = chunk_bytes / es;
     d->dtype = o->dtype;
     d->seed = o->seed;
     d->lay = calloc((size_t)d->nranks + 1, sizeof *d->lay);
@@ -326,6 +430,10 @@ static void fmt_value(sim_dtype t, const void *p, char *out, size_t n)
         int32_t v;
         memcpy(&v, p, 4);
         snprintf(out, n, "%d", (int)v);
+    } else if (t != DT_F32) {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        snprintf(out, n, "%.5g (0x%04x)", half_decode(fmt_of(t), v), (unsigned)v);
     } else {
         float v;
         memcpy(&v, p, 4);
@@ -414,13 +522,14 @@ static void free_holders(holders *h)
 static const unsigned char *out_elem(const data_space *d, int r, int j, long long e)
 {
     int slot = layout_slot(&d->lay[r], BUF_O, j);
-    return data_slot(d, r, slot) + (size_t)e * 4;
+    return data_slot(d, r, slot) + (size_t)e * (size_t)runtime_dtype_bytes(d->dtype);
 }
 
 /* AllGather / AllToAll: every holder must equal the source bit for bit. */
 static void check_copies(const data_space *d, const holders *h, int in, void *expect,
                          wrong_log *w)
 {
+    size_t es = (size_t)runtime_dtype_bytes(d->dtype);
     for (int k = 0; k < h->nkeys; k++) {
         int sr = k / in, sc = k % in;
         for (long long e0 = 0; e0 < d->elems; e0 += BLOCK) {
@@ -428,11 +537,11 @@ static void check_copies(const data_space *d, const holders *h, int in, void *ex
             data_input(d->dtype, d->seed, sr, sc, e0, m, expect);
             for (int x = h->start[k]; x < h->start[k + 1]; x++) {
                 const unsigned char *got = out_elem(d, h->rank[x], h->j[x], e0);
-                if (memcmp(got, expect, (size_t)m * 4) == 0)
+                if (memcmp(got, expect, (size_t)m * es) == 0)
                     continue;
                 for (long long i = 0; i < m; i++) {
-                    const unsigned char *g = got + 4 * i, *ex = (unsigned char *)expect + 4 * i;
-                    if (memcmp(g, ex, 4) == 0)
+                    const unsigned char *g = got + es * i, *ex = (unsigned char *)expect + es * i;
+                    if (memcmp(g, ex, es) == 0)
                         continue;
                     char es[40];
                     fmt_value(d->dtype, ex, es, sizeof es);
@@ -473,11 +582,25 @@ static void check_sums_i32(const data_space *d, const holders *h, uint32_t *ref,
     }
 }
 
-/* f32 reductions: within (n+1) * 2^-24 * sum|x_i| of the double reference. */
-static void check_sums_f32(const data_space *d, const holders *h, double *ref, double *mag,
-                           float *tmp, wrong_log *w, double *max_rel)
+/* Element i of a floating-point array of type t, as a double. */
+static double float_at(sim_dtype t, const void *p, long long i)
 {
-    double ulp_factor = (double)(d->nranks + 1) * ldexp(1.0, -24);
+    if (t == DT_F32)
+        return ((const float *)p)[i];
+    return half_decode(fmt_of(t), ((const uint16_t *)p)[i]);
+}
+
+/* Floating-point reductions: within (n+1) * u * sum|x_i| of the double
+ * reference, u the type's unit roundoff (2^-24 f32, 2^-8 bf16, 2^-11 f16),
+ * plus (n+1) half quanta of its subnormals: each of at most n steps rounds
+ * once. */
+static void check_sums_float(const data_space *d, const holders *h, double *ref, double *mag,
+                             void *tmp, wrong_log *w, double *max_rel)
+{
+    sim_dtype t = d->dtype;
+    int p = t == DT_F32 ? 24 : fmt_of(t)->p, emin = t == DT_F32 ? -126 : fmt_of(t)->emin;
+    double ulp_factor = (double)(d->nranks + 1) * ldexp(1.0, -p);
+    double tiny = (double)(d->nranks + 1) * ldexp(1.0, emin - p);
     for (int k = 0; k < h->nkeys; k++) {
         if (h->start[k] == h->start[k + 1])
             continue;
@@ -486,25 +609,27 @@ static void check_sums_f32(const data_space *d, const holders *h, double *ref, d
             for (long long i = 0; i < m; i++)
                 ref[i] = mag[i] = 0;
             for (int q = 0; q < d->nranks; q++) {
-                data_input(DT_F32, d->seed, q, k, e0, m, tmp);
+                data_input(t, d->seed, q, k, e0, m, tmp);
                 for (long long i = 0; i < m; i++) {
-                    ref[i] += tmp[i];
-                    mag[i] += fabs((double)tmp[i]);
+                    double v = float_at(t, tmp, i);
+                    ref[i] += v;
+                    mag[i] += fabs(v);
                 }
             }
+            size_t es = (size_t)runtime_dtype_bytes(t);
             for (int x = h->start[k]; x < h->start[k + 1]; x++) {
-                const float *got = (const float *)out_elem(d, h->rank[x], h->j[x], e0);
+                const unsigned char *got = out_elem(d, h->rank[x], h->j[x], e0);
                 for (long long i = 0; i < m; i++) {
-                    double g = got[i];
+                    double g = float_at(t, got, i);
                     double diff = fabs(g - ref[i]);
-                    if (!isnan(g) && diff <= ulp_factor * mag[i] + 1e-30) {
+                    if (!isnan(g) && diff <= ulp_factor * mag[i] + tiny + 1e-30) {
                         if (mag[i] > 0 && diff / mag[i] > *max_rel)
                             *max_rel = diff / mag[i];
                         continue;
                     }
-                    char es[40];
-                    snprintf(es, sizeof es, "%.9g", ref[i]);
-                    log_wrong(w, DT_F32, h->rank[x], h->j[x], e0 + i, &got[i], es, -1, k);
+                    char want[40];
+                    snprintf(want, sizeof want, "%.9g", ref[i]);
+                    log_wrong(w, t, h->rank[x], h->j[x], e0 + i, got + es * i, want, -1, k);
                 }
             }
         }
@@ -545,7 +670,7 @@ int data_check(const data_space *d, const prog *p, sim_result *r, hazard_list *h
     else if (d->dtype == DT_I32)
         check_sums_i32(d, &h, a, b, &w);
     else
-        check_sums_f32(d, &h, a, b, c, &w, &r->max_rel_err);
+        check_sums_float(d, &h, a, b, c, &w, &r->max_rel_err);
     free(a);
     free(b);
     free(c);

@@ -7,10 +7,11 @@
  * hash, so the check can recompute every expected value without keeping a
  * copy of the inputs.  Every other slot starts poisoned (0x7fbadbad, which is
  * also a signalling NaN as f32), so a schedule that reads a chunk nobody
- * wrote produces a visibly wrong result.  The check compares each output
- * element with what the collective promises (collective.h): AllGather and
- * AllToAll bit for bit; i32 sums exactly (wrap-around); f32 sums against a
- * double-precision reference within (n+1) * 2^-24 * sum|x_i|. */
+ * wrote produces a visibly wrong result (0x7fba, a NaN, in bf16 and f16).
+ * The check compares each output element with what the collective promises
+ * (collective.h): AllGather and AllToAll bit for bit; i32 sums exactly
+ * (wrap-around); f32, bf16 and f16 sums against a double-precision
+ * reference within (n+1) * u * sum|x_i|, u the type's unit roundoff. */
 #ifndef TC_DATA_H
 #define TC_DATA_H
 
@@ -23,7 +24,7 @@
 typedef struct {
     int nranks;
     long long chunk_bytes;
-    long long elems;        /* 4-byte elements per chunk */
+    long long elems;        /* elements per chunk (4 bytes i32/f32, 2 bf16/f16) */
     sim_dtype dtype;
     unsigned seed;
     layout *lay;            /* [nranks] */
@@ -47,12 +48,13 @@ static inline unsigned char *data_slot(const data_space *d, int rank, int slot)
     return d->mem[rank] + (size_t)slot * (size_t)d->chunk_bytes;
 }
 
-/* dst[i] = a[i] + b[i] for n elements (i32 wraps around; f32 IEEE single).
+/* dst[i] = a[i] + b[i] for n elements (i32 wraps around; f32 IEEE single;
+ * bf16 and f16 the exact sum rounded once to nearest, ties to even).
  * dst may be a or b exactly (element-wise in place). */
 void data_reduce(sim_dtype t, void *dst, const void *a, const void *b, long long n);
 
 /* The seeded input values: elements e0 .. e0+n-1 of input chunk `chunk` of
- * rank `rank`, written to out (4 bytes each). */
+ * rank `rank`, written to out (runtime_dtype_bytes(t) bytes each). */
 void data_input(sim_dtype t, unsigned seed, int rank, int chunk, long long e0, long long n,
                 void *out);
 

@@ -104,24 +104,25 @@ const char *pick_set_name(const pick_set *s, int i)
     return i >= 0 && i < s->n ? s->names[i] : NULL;
 }
 
-int pick_set_target(const pick_set *s)
+runtime pick_set_target(const pick_set *s)
 {
     for (int i = 0; i < s->n; i++)
-        if (s->progs[i] && s->progs[i]->target == 2)
-            return 2;
-    return 1;
+        if (s->progs[i] && s->progs[i]->target != RT_ANY)
+            return s->progs[i]->target;
+    return RT_MSCCL;
 }
 
 int pick_matches(const prog *p, coll_kind k, int ngpus, int inplace, long long bytes,
-                 int newer_executor)
+                 runtime rt)
 {
+    const runtime_info *ri = runtime_get(rt);
     if (!p || p->coll != k || p->ngpus != ngpus || p->nchunksperloop <= 0)
         return 0;
     if (bytes % (4LL * p->nchunksperloop) != 0)
         return 0;
     if (bytes < p->min_bytes)
         return 0;
-    if (newer_executor) {
+    if (!ri->inplace_only) {
         if (p->max_bytes != 0 && bytes > p->max_bytes)
             return 0;
         return inplace ? p->inplace : p->outofplace;
@@ -132,13 +133,13 @@ int pick_matches(const prog *p, coll_kind k, int ngpus, int inplace, long long b
 }
 
 int pick_schedule(const pick_set *s, coll_kind k, int ngpus, int inplace, long long bytes,
-                  int newer_executor)
+                  runtime rt)
 {
-    int n = s ? s->n : 0;
-    if (!newer_executor && n > PICK_LEGACY_MAX_FILES)
-        n = PICK_LEGACY_MAX_FILES;     /* the rest are not loaded */
+    int n = s ? s->n : 0, most = runtime_get(rt)->max_files;
+    if (most > 0 && n > most)
+        n = most;       /* the rest are not loaded */
     for (int i = 0; i < n; i++)
-        if (pick_matches(s->progs[i], k, ngpus, inplace, bytes, newer_executor))
+        if (pick_matches(s->progs[i], k, ngpus, inplace, bytes, rt))
             return i;
     return -1;
 }

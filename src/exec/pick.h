@@ -13,7 +13,7 @@
  *     maxBytes (0 = no limit), `inplace` for an in-place call and
  *     `outofplace` for an out-of-place one;
  *   - the first file in load order that matches; none: NCCL runs the call;
- *   - the legacy runtime loads at most PICK_LEGACY_MAX_FILES files of
+ *   - the legacy runtime loads at most its max_files (model/runtime.h) of
  *     MSCCL_XML_FILES (MSCCL_MAX_NUM_ALGOS, src/include/msccl.h) and ignores
  *     the rest: given in name order, the first four;
  *   - the newer executor loads every regular file of MSCCL_ALGO_DIR, and
@@ -24,9 +24,6 @@
 
 #include "../sched/program.h"
 #include "../util/err.h"
-
-/* MSCCL_MAX_NUM_ALGOS of the legacy runtime. */
-#define PICK_LEGACY_MAX_FILES 4
 
 /* The schedules of a directory, in load order (file names sorted). */
 typedef struct pick_set pick_set;
@@ -45,18 +42,20 @@ int pick_set_count(const pick_set *s);
 const prog *pick_set_prog(const pick_set *s, int i);
 const char *pick_set_name(const pick_set *s, int i);     /* file name, no directory */
 
-/* The runtime a set's files were written for: 2 if any says msccl-executor,
- * else 1 (the legacy runtime, also when none says). */
-int pick_set_target(const pick_set *s);
+/* The runtime a set's files were written for: the first a file names
+ * (<taccl target>), else RT_MSCCL (the legacy runtime). */
+runtime pick_set_target(const pick_set *s);
 
 /* Index of the file the runtime runs for a call of collective k on ngpus
  * ranks, `bytes` large (the larger per-rank buffer), in place or not;
- * -1: none matches, NCCL runs the call.  newer_executor selects the rules. */
+ * -1: none matches, NCCL runs the call, by the rules of runtime rt
+ * (whether maxBytes is the file's, whether it reads inplace alone, how
+ * many files it loads: model/runtime.h). */
 int pick_schedule(const pick_set *s, coll_kind k, int ngpus, int inplace, long long bytes,
-                  int newer_executor);
+                  runtime rt);
 
 /* Whether one file matches such a call (the rules above). */
 int pick_matches(const prog *p, coll_kind k, int ngpus, int inplace, long long bytes,
-                 int newer_executor);
+                 runtime rt);
 
 #endif

@@ -25,6 +25,7 @@ void run_opts_default(run_opts *o)
     o->data = 1;
     o->seed = 1;
     o->mode = -1;
+    o->target = RT_ANY;
 }
 
 long long run_default_size(const prog *p)
@@ -41,7 +42,7 @@ static void pick_modes(const prog *p, const run_opts *o, run_report *r)
         r->modes[r->nmodes++] = o->mode;
         return;
     }
-    if (o->target && !o->unlimited && !o->newer_executor) {
+    if (runtime_get(o->target)->inplace_only) {
         /* the legacy runtime reads inplace alone: a file serves calls of
          * that mode only (microsoft/msccl src/graph/tuning.cc) */
         r->modes[r->nmodes++] = p->inplace ? 1 : 0;
@@ -67,13 +68,7 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
     pick_modes(p, o, r);
 
     check_limits lim;
-    check_limits_for(&lim, o->unlimited ? LOADER_NONE
-                           : !o->target ? LOADER_ANY
-                           : o->newer_executor ? LOADER_EXECUTOR : LOADER_MSCCL);
-    if (o->unlimited) {
-        lim.max_steps_per_tb = 1 << 30;
-        lim.max_depid = 1 << 30;
-    }
+    check_limits_for(&lim, o->target);
     if (o->bound) {
         r->has_bound = 1;
         r->bound_us = bound_time_us(o->bound, (double)r->size_bytes);
@@ -182,11 +177,6 @@ static const char *mode_name(int m)
     return m ? "in-place" : "out-of-place";
 }
 
-static const char *dtype_name(sim_dtype d)
-{
-    return d == DT_F32 ? "f32" : "i32";
-}
-
 /* ------------------------------------------------------------ utilisation */
 
 /* A resource's share of the run: its busy time over its lanes times the
@@ -283,15 +273,17 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
             p->nchunksperloop == 1 ? "" : "s", p->nchannels, p->nchannels == 1 ? "" : "s", tbs, steps,
             p->proto);
     print_topology(f, t);
-    if (o->unlimited)
-        fprintf(f, "loader    none (--target unlimited: simulated beyond the runtimes' limits)\n");
-    else if (o->target)
-        fprintf(f, "loader    %s%s\n", check_loader_name(o->newer_executor ? LOADER_EXECUTOR : LOADER_MSCCL),
-                p->target == (o->newer_executor ? 2 : 1) ? ", the file's target" : "");
+    const runtime_info *ri = runtime_get(o->target);
+    if (!ri->has_loader)
+        fprintf(f, "loader    none (--target %s: simulated beyond the runtimes' limits)\n",
+                ri->name);
+    else if (o->target != RT_ANY)
+        fprintf(f, "loader    %s%s\n", ri->label,
+                p->target == o->target ? ", the file's target" : "");
     fprintf(f, "size      %s per rank (%lld B per chunk)%s, %s, %s\n",
             size_format(r->size_bytes, sz, sizeof sz),
             r->size_bytes / (p->nchunksperloop > 0 ? p->nchunksperloop : 1),
-            r->size_from_file ? " from the file" : "", dtype_name(o->dtype),
+            r->size_from_file ? " from the file" : "", runtime_dtype_name(o->dtype),
             o->data ? "data moved and checked" : "timing only (data not checked)");
     if (!r->verified) {
         const char *first = verdict_msg(r);
@@ -447,9 +439,8 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
                                 (double)(r->size_bytes / (p->nchunksperloop > 0 ? p->nchunksperloop : 1)));
     } else
         cJSON_AddNullToObject(j, "size_bytes");
-    cJSON_AddStringToObject(j, "dtype", o && o->dtype == DT_F32 ? "f32" : "i32");
-    cJSON_AddStringToObject(j, "loader", !o ? "any" : o->unlimited ? "none" : !o->target ? "any"
-                                         : o->newer_executor ? "msccl-executor" : "msccl");
+    cJSON_AddStringToObject(j, "dtype", runtime_dtype_name(o ? o->dtype : DT_I32));
+    cJSON_AddStringToObject(j, "loader", runtime_get(o ? o->target : RT_ANY)->loader);
     if (r) {
         cJSON_AddBoolToObject(j, "refused", r->refused);
         cJSON_AddNumberToObject(j, "waits_moved", (double)r->waits_moved);
@@ -553,8 +544,9 @@ static cJSON *sweep_row_json(const prog *p, const run_report *r, const run_opts 
     for (int m = 0; m < r->nmodes; m++)
         wrong += r->res[m].wrong_elems;
     cJSON_AddNumberToObject(row, "size_bytes", (double)r->size_bytes);
-    cJSON_AddNumberToObject(row, "count", (double)(r->size_bytes / 4));
-    cJSON_AddStringToObject(row, "type", o->dtype == DT_F32 ? "f32" : "i32");
+    cJSON_AddNumberToObject(row, "count",
+                            (double)(r->size_bytes / runtime_dtype_bytes(o->dtype)));
+    cJSON_AddStringToObject(row, "type", runtime_dtype_name(o->dtype));
     cJSON_AddStringToObject(row, "redop", coll_is_reduction(p->coll) ? "sum" : "none");
     if (t >= 0) {
         cJSON_AddNumberToObject(row, "time_us", t);
@@ -592,8 +584,9 @@ static void sweep_row_text(FILE *f, const prog *p, const run_report *r, const ru
         snprintf(wr, sizeof wr, "%lld", wrong);
     else
         snprintf(wr, sizeof wr, "n/a");
-    fprintf(f, "%12lld %12lld %5s %6s %12.2f %9.3f %9.3f %7s", r->size_bytes, r->size_bytes / 4,
-            o->dtype == DT_F32 ? "float" : "int32", coll_is_reduction(p->coll) ? "sum" : "none",
+    fprintf(f, "%12lld %12lld %5s %6s %12.2f %9.3f %9.3f %7s", r->size_bytes,
+            r->size_bytes / runtime_dtype_bytes(o->dtype), runtime_dtype_nccl(o->dtype),
+            coll_is_reduction(p->coll) ? "sum" : "none",
             t, algbw, algbw * coll_busbw_factor(p->coll, p->ngpus), wr);
     if (r->has_bound && t > 0)
         fprintf(f, " %12.2f %6.3f", r->bound_us, r->bound_us / t);

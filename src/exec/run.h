@@ -21,10 +21,10 @@ typedef struct {
     int data;               /* 0 = timing only */
     unsigned seed;
     int mode;               /* -1 every mode the file allows, 0 out of place, 1 in place */
-    int newer_executor;     /* limits of the newer executor (64 steps per tb) */
-    int target;             /* 1: --target given (its loader's checks apply);
-                               0: what both runtimes refuse, either spelling */
-    int unlimited;          /* no step/tb limits (simulating beyond the runtimes) */
+    runtime target;         /* whose loader judges the file (check.h):
+                               RT_ANY (default) what every MSCCL runtime
+                               refuses, either spelling; RT_UNLIMITED no
+                               step/tb limits (simulating beyond the runtimes) */
     int strict;             /* warnings (hazards among dead traffic) fail the run */
     const bound_model *bound; /* lower bound to report against, or NULL */
     const sim_observer *obs;  /* told of the first mode's steps and transfers, or NULL */

@@ -31,7 +31,8 @@
 #include "../sched/program.h"
 #include "hazard.h"
 
-typedef enum { DT_I32, DT_F32 } sim_dtype;
+/* The element type of a data run (model/runtime.h: i32, f32, bf16, f16). */
+typedef rt_dtype sim_dtype;
 
 /* One transfer as the executor ran it, for an observer (a trace). */
 typedef struct {

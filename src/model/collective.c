@@ -12,13 +12,6 @@ const char *coll_name(coll_kind k)
     return (k >= 0 && k < COLL_COUNT) ? names[k] : "unknown";
 }
 
-const char *coll_xml_name(coll_kind k, int newer)
-{
-    if (k == COLL_REDUCESCATTER && !newer)
-        return "reduce_scatter";
-    return coll_name(k);
-}
-
 int coll_parse(const char *s, coll_kind *out)
 {
     char buf[32];

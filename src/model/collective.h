@@ -22,10 +22,6 @@ typedef enum {
 /* Canonical lower-case name: "allgather", "alltoall", "reducescatter", "allreduce". */
 const char *coll_name(coll_kind k);
 
-/* Spelling in the MSCCL `coll` attribute: legacy runtime ("reduce_scatter")
- * when `newer` is 0, the newer executor ("reducescatter") when 1. */
-const char *coll_xml_name(coll_kind k, int newer);
-
 /* Parse any accepted spelling (case-insensitive; reduce_scatter, reducescatter,
  * allgather, all_gather, ...). Returns 0 on success, -1 if unknown. */
 int coll_parse(const char *s, coll_kind *out);

@@ -81,7 +81,9 @@ struct plan {
     int win[2][MAXSIZES];   /* candidate per mode and size, -1 = NCCL */
     int nranges, capr;
     range *ranges;
-    int executor;           /* newer executor: one file for both modes where possible */
+    runtime sel;            /* whose rules pick among the files (runtime_info.selects_as) */
+    int executor;           /* sel reads inplace and outofplace (not the legacy
+                               runtime): one file for both modes where possible */
     char notes[8][256];
     int nnotes;
     proposal props[PROPOSE_MAX];    /* sketches proposed from the topology */
@@ -93,7 +95,7 @@ struct plan {
 void plan_opts_init(plan_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->target = BL_TARGET_MSCCL;
+    o->target = RT_MSCCL;
     o->propose = 1;
 }
 
@@ -155,7 +157,7 @@ static int verifies(const prog *p, const topo *t, int mode, long long size)
     run_opts_default(&ro);
     ro.mode = mode;
     ro.size_bytes = size;
-    ro.unlimited = 1;       /* the loader's rules are checked on the files written */
+    ro.target = RT_UNLIMITED;   /* the loader's rules are checked on the files written */
     run_report r;
     tc_err e;
     int ok = run_schedule(p, t, &ro, &r, &e) == TC_OK && r.verified;
@@ -188,7 +190,7 @@ static void time_all(plan *pl, cand *c)
         long long s = pl->sizes[i];
         if (s % (4LL * c->p->nchunksperloop) != 0)
             continue;
-        if (pl->o.target == BL_TARGET_MSCCL) {
+        if (runtime_get(pl->o.target)->scratch_at_init) {
             int smax = 0;
             for (int r = 0; r < c->p->ngpu; r++)
                 if (c->p->gpus[r].s_chunks > smax)
@@ -327,8 +329,7 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
         so.coll = pl->o.coll;
         so.size_bytes = at[i];
         so.route_time_s = so.contig_time_s = pl->o.stage_time_s > 0 ? pl->o.stage_time_s : 20;
-        so.newer_executor = pl->o.target == BL_TARGET_EXECUTOR;
-        so.unlimited = pl->o.target == BL_TARGET_UNLIMITED;
+        so.runtime = pl->o.target;
         so.backend = s->backend == SK_SOLVER_CBC ? LP_CBC : LP_GLPK;
         so.quiet = 1;
         /* large sizes: the same algorithm on two channel sets too, where a
@@ -523,17 +524,18 @@ static double range_value(const plan *pl, const range *g)
     return v;
 }
 
-/* The legacy runtime loads at most PICK_LEGACY_MAX_FILES files of
- * MSCCL_XML_FILES (exec/pick.h) and ignores the rest: keep the files worth
- * the most, give the other sizes to NCCL, and say so. */
-static void cap_legacy_files(plan *pl)
+/* The legacy runtime loads at most its max_files of MSCCL_XML_FILES
+ * (exec/pick.h) and ignores the rest: keep the files worth the most, give
+ * the other sizes to NCCL, and say so. */
+static void cap_files(plan *pl)
 {
-    int files = 0;
+    const runtime_info *ri = runtime_get(pl->sel);
+    int files = 0, most = ri->max_files;
     for (int r = 0; r < pl->nranges; r++)
         files += pl->ranges[r].cand >= 0;
-    if (files <= PICK_LEGACY_MAX_FILES)
+    if (most == 0 || files <= most)
         return;
-    while (files > PICK_LEGACY_MAX_FILES) {
+    while (files > most) {
         int worst = -1;
         double wv = INFINITY;
         for (int r = 0; r < pl->nranges; r++) {
@@ -551,10 +553,11 @@ static void cap_legacy_files(plan *pl)
         g->cand = -1;
         files--;
     }
-    char n[32];
-    snprintf(n, sizeof n, "%d", PICK_LEGACY_MAX_FILES);
-    note(pl, "msccl (the legacy runtime) loads at most %s files (MSCCL_MAX_NUM_ALGOS): the %s "
-         "worth the most over NCCL are kept, NCCL serves the other sizes", n, n);
+    char n[32], who[96];
+    snprintf(n, sizeof n, "%d", most);
+    snprintf(who, sizeof who, "%s loads at most %s", ri->label, n);
+    note(pl, "%s files (MSCCL_MAX_NUM_ALGOS): the %s worth the most over NCCL are kept, NCCL "
+         "serves the other sizes", who, n);
     make_ranges(pl);
 }
 
@@ -579,8 +582,7 @@ static void choose(plan *pl)
             pl->win[m][i] = best;
         }
     make_ranges(pl);
-    if (!pl->executor)
-        cap_legacy_files(pl);
+    cap_files(pl);
 }
 
 /* ------------------------------------------------------------- the plan */
@@ -593,7 +595,8 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     plan *pl = xcalloc(1, sizeof *pl);
     pl->t = t;
     pl->o = *o;
-    pl->executor = o->target == BL_TARGET_EXECUTOR;
+    pl->sel = runtime_get(o->target)->selects_as;
+    pl->executor = !runtime_get(pl->sel)->inplace_only;
     pl->given = xcalloc((size_t)o->nsketches + 1, sizeof *pl->given);
     for (long long s = o->lo; s <= o->hi && pl->nsizes < MAXSIZES; s *= 2) {
         pl->sizes[pl->nsizes++] = s;
@@ -705,12 +708,12 @@ static int plan_files(const plan *pl, pfile *f)
 }
 
 /* Write p into path with the topology embedded (a baseline carries none). */
-static int write_prog(prog *p, const topo *t, const char *path, int executor, tc_err *err)
+static int write_prog(prog *p, const topo *t, const char *path, runtime rt, tc_err *err)
 {
     topo *keep = p->topo;
     if (!keep)
         p->topo = (topo *)t;
-    xml_write_opts wo = {.newer_executor = executor, .embed_topology = 1};
+    xml_write_opts wo = {.runtime = rt, .embed_topology = 1};
     int rc = prog_write_xml(p, path, &wo, err);
     p->topo = keep;
     return rc;
@@ -1001,9 +1004,7 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
     cJSON_AddStringToObject(j, "collective", coll_name(pl->o.coll));
     cJSON_AddStringToObject(j, "topology", pl->t->name);
     cJSON_AddNumberToObject(j, "ngpus", pl->t->nranks);
-    cJSON_AddStringToObject(j, "target", pl->o.target == BL_TARGET_EXECUTOR ? "msccl-executor"
-                                         : pl->o.target == BL_TARGET_UNLIMITED ? "unlimited"
-                                                                               : "msccl");
+    cJSON_AddStringToObject(j, "target", runtime_name(pl->o.target));
     cJSON *sizes = cJSON_AddArrayToObject(j, "sizes");
     cJSON_AddItemToArray(sizes, cJSON_CreateNumber((double)pl->o.lo));
     cJSON_AddItemToArray(sizes, cJSON_CreateNumber((double)pl->o.hi));
@@ -1101,20 +1102,19 @@ static int write_all_files(const plan *pl, const char *tmp, namelist *names, tc_
         range_bytes(pl, g, &lo, &hi);
         int ip = p->inplace, oop = p->outofplace;
         long long mn = p->min_bytes, mx = p->max_bytes;
-        int tg = p->target;
+        runtime tg = p->target;
         p->inplace = f[i].both || g->mode == 1;
         p->outofplace = f[i].both || g->mode == 0;
         p->min_bytes = lo;
-        p->max_bytes = pl->executor ? hi - 1 : hi;
-        p->target = pl->o.target == BL_TARGET_MSCCL ? 1 : pl->o.target == BL_TARGET_EXECUTOR ? 2
-                                                                                           : 0;
+        p->max_bytes = runtime_get(pl->sel)->max_bytes_inclusive ? hi - 1 : hi;
+        p->target = runtime_get(pl->o.target)->in_file ? pl->o.target : RT_ANY;
         rc = verify_file(pl, p, &f[i], err);
         char path[PATH_MAX];
         if (rc == TC_OK && join(path, tmp, f[i].name) != 0)
             rc = tc_err_set(err, TC_INPUT, "%s: path too long", f[i].name);
         if (rc == TC_OK) {
             names_add(names, f[i].name);
-            rc = write_prog(p, pl->t, path, pl->executor, err);
+            rc = write_prog(p, pl->t, path, pl->o.target, err);
         }
         p->inplace = ip;
         p->outofplace = oop;
@@ -1141,7 +1141,7 @@ static int write_all_files(const plan *pl, const char *tmp, namelist *names, tc_
         }
         names_add(names, rel);
         pl->nccl[s]->size_bytes = serve_size(pl->nccl[s], pl->sizes[s]);
-        rc = write_prog(pl->nccl[s], pl->t, path, pl->executor, err);
+        rc = write_prog(pl->nccl[s], pl->t, path, pl->o.target, err);
     }
     if (rc == TC_OK) {
         cJSON *j = plan_json(pl, f, nf);

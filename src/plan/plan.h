@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "../model/collective.h"
+#include "../model/runtime.h"
 #include "../model/topo.h"
 #include "../synth/baseline.h"
 #include "../util/err.h"
@@ -33,7 +34,7 @@ typedef struct {
     long long lo, hi;           /* sizes (larger per-rank buffer), powers of two from lo */
     const char *const *sketches;
     int nsketches;
-    baseline_target target;
+    runtime target;         /* RT_MSCCL, RT_EXECUTOR or RT_UNLIMITED */
     double stage_time_s;        /* per MILP stage of each synthesis; 0 = 20 */
     double budget_s;            /* synthesis time budget; 0 = 600 */
     int quiet;                  /* no progress on stderr */

@@ -40,6 +40,7 @@ void lower_opts_default(lower_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->instances = 1;
+    o->runtime = RT_MSCCL;
 }
 
 /* Everything the passes made (the inputs are the caller's). */
@@ -65,7 +66,8 @@ static int check_opts(lin *in, tc_err *err)
     if (in->k > MAX_INSTANCES)
         return tc_err_set(err, TC_INPUT, "instances: at most %d (one channel each), got %d",
                           MAX_INSTANCES, in->k);
-    in->max_steps = o->unlimited ? INT_MAX / 4 : (o->newer_executor ? 64 : 256);
+    int steps = runtime_get(o->runtime)->max_steps_per_tb;
+    in->max_steps = steps > 0 ? steps : INT_MAX / 4;
     if (o->size_bytes < 0)
         return tc_err_set(err, TC_INPUT, "size: must not be negative, got %lld", o->size_bytes);
     if (o->proto && strcmp(o->proto, "Simple") != 0 && strcmp(o->proto, "LL") != 0 &&
@@ -159,17 +161,17 @@ static void predict(prog *p, const topo *t)
 
 /* TC_INPUT when a rank of p needs more XML elements than the runtimes'
  * parser stores: they would refuse the file. */
-static int refuse_unparsable(const prog *p, tc_err *err)
+static int refuse_unparsable(const prog *p, runtime rt, tc_err *err)
 {
-    int r;
+    int r, most = runtime_get(rt)->parser_nodes;
     long long nodes = prog_parser_nodes(p, &r);
-    if (nodes <= PROG_PARSER_NODES)
+    if (most == 0 || nodes <= most)
         return TC_OK;
     return tc_err_set(err, TC_INPUT,
                       "rank %d needs %lld XML elements (1 <algo>, %d <gpu>, its %d tbs and their "
                       "steps); the runtimes' parser holds %d, so both would refuse the file "
                       "(--target unlimited writes it for simulation)",
-                      r, nodes, p->ngpu, p->gpus[r].ntbs, PROG_PARSER_NODES);
+                      r, nodes, p->ngpu, p->gpus[r].ntbs, most);
 }
 
 /* TC_INPUT when a step of p addresses a chunk beyond what the runtimes'
@@ -233,8 +235,8 @@ prog *lower_algo(const algo *a, const topo *t, const lower_opts *o, tc_err *err)
     }
     if (rc == TC_OK)
         p = lower_emit(in, &L.xf, &L.ops, &L.lay, err);
-    if (p && !o->unlimited &&
-        (refuse_unparsable(p, err) != TC_OK || refuse_wide_offsets(p, err) != TC_OK)) {
+    if (p && runtime_get(o->runtime)->has_loader &&
+        (refuse_unparsable(p, o->runtime, err) != TC_OK || refuse_wide_offsets(p, err) != TC_OK)) {
         prog_free(p);
         p = NULL;
     }

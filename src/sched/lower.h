@@ -101,11 +101,12 @@
  * holds), and scratch s[X] to s[j * S + X] (S the rank's scratch of one
  * instance).  Runs are therefore also cut at block boundaries.
  *
- * Limits (check.h): at most 256 steps per tb (64 for the newer executor,
- * none with `unlimited`), cnt < 72, depid <= 127, <= 32 channels, <= 32 tbs
- * with a send (recv) peer per channel and rank, and at most 4095 XML
- * elements a rank makes the runtimes' parser store (1 <algo>, every <gpu>,
- * its tbs and steps: PROG_PARSER_NODES).  What slicing and peer blocks
+ * Limits (check.h, the runtime's entry in model/runtime.c): at most 256
+ * steps per tb (64 for the newer executor, none with RT_UNLIMITED), cnt <
+ * 72, depid <= 127, <= 32 channels, <= 32 tbs with a send (recv) peer per
+ * channel and rank, and at most 4095 XML elements a rank makes the
+ * runtimes' parser store (1 <algo>, every <gpu>, its tbs and steps:
+ * parser_nodes).  What slicing and peer blocks
  * cannot fit is refused with TC_INPUT naming the limit.
  *
  * Output is deterministic: the same algorithm and options give the same
@@ -138,8 +139,8 @@ typedef struct {
     const char *name;       /* <algo name>; NULL = "taccl-<collective>-<n>" */
     const char *proto;      /* Simple | LL | LL128; NULL = Simple */
     int instances;          /* k >= 1 (0 = 1) */
-    int newer_executor;     /* 64 steps per tb instead of 256 */
-    int unlimited;          /* no steps-per-tb limit (simulation only) */
+    runtime runtime;        /* whose limits to respect (default RT_MSCCL;
+                               RT_UNLIMITED: none, for simulation only) */
     long long size_bytes;   /* size to record (0 = none); must be a multiple
                                of the resulting nchunksperloop.  Also what
                                weighs splitting against staging (above) */
@@ -160,7 +161,7 @@ void lower_opts_default(lower_opts *o);
  * recv peer, paired at best) x instances within the loader's tbs per GPU
  * (legacy 216, newer executor 1024), and the tbs others wait on (a recv
  * peer whose chunks go on to several ranks) x instances within depid 127.
- * TC_OK (always with o->unlimited), or
+ * TC_OK (always for a runtime with no loader: RT_UNLIMITED), or
  * TC_INPUT naming the limit and the --instances that would fit. */
 int lower_precheck(const algo *a, const lower_opts *o, tc_err *err);
 

@@ -739,8 +739,8 @@ static int layout_pass(const lin *in, const lxfers *xf, lops *O, llayout *lay, i
     if (b->local || B <= 1)
         return tc_err_set(err, TC_INPUT,
                           "rank %d needs a tb of %d steps; the runtime allows %d steps per tb "
-                          "(MSCCL_MAX_NUM_STEPS%s)", b->rank, b->nsteps, in->max_steps,
-                          in->o->newer_executor ? ", newer executor" : "");
+                          "(MSCCL_MAX_NUM_STEPS of %s)", b->rank, b->nsteps, in->max_steps,
+                          runtime_name(in->o->runtime));
     return 1;
 }
 

@@ -16,13 +16,10 @@
 #include "lower_int.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../util/mem.h"
-
-/* Legacy MSCCL_MAX_NUM_THREAD_BLOCKS; the newer executor allows
- * 32 * MAXCHANNELS (exec/check.c judges loaded files the same way). */
-enum { LEGACY_TBS = 216, EXECUTOR_TBS = 32 * MAX_CHANNELS };
 
 /* Peer blocks of a routing: distinct ring offsets in use, 32 per block. */
 static int peer_blocks(const algo *a)
@@ -176,7 +173,8 @@ static void relay_counts(const algo *a, int *waited, int *pairable)
 
 int lower_precheck(const algo *a, const lower_opts *o, tc_err *err)
 {
-    if (!a || !o || o->unlimited)
+    const runtime_info *ri = o ? runtime_get(o->runtime) : NULL;
+    if (!a || !o || !ri->has_loader)
         return TC_OK;
     int k = o->instances > 0 ? o->instances : 1, rank = 0;
     int blocks = peer_blocks(a);
@@ -212,9 +210,16 @@ int lower_precheck(const algo *a, const lower_opts *o, tc_err *err)
         }
     free(waited);
     free(pairable);
-    int cap = o->newer_executor ? EXECUTOR_TBS : LEGACY_TBS;
+    int cap = ri->max_tbs_per_gpu > 0 ? ri->max_tbs_per_gpu : INT_MAX;
     if ((long long)tbs * k > cap) {
-        const char *who = o->newer_executor ? "the newer executor" : "the legacy runtime";
+        const char *who = ri->who;
+        runtime other = runtime_roomier(o->runtime, 0, tbs);
+        char instead[128];
+        if (other != RT_ANY)
+            snprintf(instead, sizeof instead, "--target %s (%d per GPU) or --target unlimited",
+                     runtime_name(other), runtime_get(other)->max_tbs_per_gpu);
+        else
+            snprintf(instead, sizeof instead, "--target unlimited (simulation)");
         if (cap / tbs >= 1)
             return tc_err_set(err, TC_INPUT,
                               "rank %d needs at least %d tbs (%d send and %d recv peers, at "
@@ -224,10 +229,7 @@ int lower_precheck(const algo *a, const lower_opts *o, tc_err *err)
         return tc_err_set(err, TC_INPUT,
                           "rank %d needs at least %d tbs (%d send and %d recv peers, at most %d "
                           "paired); %s allows %d per GPU: only %s takes it",
-                          rank, tbs, sp, rp, pairs, who, cap,
-                          !o->newer_executor && tbs <= EXECUTOR_TBS
-                              ? "--target msccl-executor (1024 per GPU) or --target unlimited"
-                              : "--target unlimited (simulation)");
+                          rank, tbs, sp, rp, pairs, who, cap, instead);
     }
     if ((long long)dep * k > MAX_DEPID + 1) {
         rank = drank;

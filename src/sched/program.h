@@ -13,6 +13,7 @@
 #define TC_PROGRAM_H
 
 #include "../model/collective.h"
+#include "../model/runtime.h"
 #include "../model/topo.h"
 #include "../util/err.h"
 
@@ -44,11 +45,6 @@ typedef struct {
     int hasdep;         /* 1 if some step depends on this one (or an earlier one) */
     int line;           /* source line in the XML, 0 if built in memory */
 } prog_step;
-
-/* What both MSCCL runtimes' XML parser stores for one rank: 1 <algo>, every
- * <gpu>, and that rank's <tb> and <step> elements; more is a refused file
- * (exec/check.c judges it, the lowering refuses to write it). */
-#define PROG_PARSER_NODES 4095
 
 /* The largest chunk offset (srcoff, dstoff) both runtimes hold: they
  * check an offset against its buffer as an int, then store it in an
@@ -96,8 +92,8 @@ typedef struct prog {
     /* Extensions (absent in files from other tools). */
     topo *topo;             /* owned; NULL if the file carries none */
     long long size_bytes;   /* size the schedule was made for, 0 = unknown */
-    int target;             /* runtime it was written for (<taccl target>):
-                               0 none said, 1 msccl (legacy), 2 msccl-executor */
+    runtime target;         /* runtime it was written for (<taccl target>):
+                               RT_ANY when none is said */
     double predicted_us;    /* synthesizer's predicted time, < 0 = none */
     char *path;             /* file it was read from, or NULL */
     int line;               /* line of <algo> in that file, 0 if built in memory */

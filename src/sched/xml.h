@@ -17,7 +17,7 @@
 #include "program.h"
 
 typedef struct {
-    int newer_executor;     /* 1: spell coll as the newer executor does */
+    runtime runtime;        /* spell coll as it does (RT_ANY: as the legacy runtime) */
     int embed_topology;     /* 1: write p->topo as a <topology> element */
 } xml_write_opts;
 

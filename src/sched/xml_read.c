@@ -465,13 +465,17 @@ static int read_taccl(const reader *r, const elem *n, prog *p)
         return TC_INPUT;
     if (v) {
         const char *t = (const char *)v;
-        p->target = !strcmp(t, "msccl") ? 1 : !strcmp(t, "msccl-executor") ? 2 : -1;
+        int rc = runtime_parse_file(t, &p->target, NULL);
         char ex[64];
         xml_excerpt(t, ex, sizeof ex);
         xmlFree(v);
-        if (p->target < 0)
-            return fail_at(r, n, "<taccl> attribute target: expected msccl or msccl-executor, got "
-                           "\"%s\"", ex);
+        if (rc != TC_OK) {
+            tc_err bad;         /* the message names the excerpt */
+            runtime shown;
+            tc_err_set(&bad, TC_INPUT, "not a runtime's name");
+            runtime_parse_file(ex, &shown, &bad);
+            return fail_at(r, n, "<taccl> attribute target: %s", bad.msg);
+        }
     }
     if (attr_dup(r, n, A_PREDICTED_US, &v) != TC_OK)
         return TC_INPUT;

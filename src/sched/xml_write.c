@@ -139,8 +139,8 @@ static void put_taccl(sbuf *b, const prog *p)
         format_real(num, sizeof num, p->predicted_us);
         xml_sb_printf(b, " predicted_us=\"%s\"", num);
     }
-    if (p->target == 1 || p->target == 2)
-        xml_sb_printf(b, " target=\"%s\"", p->target == 1 ? "msccl" : "msccl-executor");
+    if (runtime_get(p->target)->in_file)
+        xml_sb_printf(b, " target=\"%s\"", runtime_name(p->target));
     xml_sb_puts(b, " generator=\"taccl\"/>\n");
 }
 
@@ -248,10 +248,10 @@ static int put_program(sbuf *b, const prog *p, const xml_write_opts *o, tc_err *
               " proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%d\" ngpus=\"%d\" coll=\"%s\" "
               "inplace=\"%d\" outofplace=\"%d\" minBytes=\"%lld\" maxBytes=\"%lld\"",
               p->proto, p->nchannels, p->nchunksperloop, p->ngpus,
-              coll_xml_name(p->coll, o->newer_executor), p->inplace, p->outofplace, p->min_bytes,
+              runtime_coll_xml(o->runtime, p->coll), p->inplace, p->outofplace, p->min_bytes,
               p->max_bytes);
     int with_taccl = p->size_bytes > 0 || (p->predicted_us >= 0 && isfinite(p->predicted_us)) ||
-                     p->target == 1 || p->target == 2;
+                     runtime_get(p->target)->in_file;
     int with_topo = o->embed_topology && p->topo;
     if (!with_taccl && !with_topo && p->ngpu == 0) {
         xml_sb_puts(b, "/>\n");
@@ -271,7 +271,7 @@ static int put_program(sbuf *b, const prog *p, const xml_write_opts *o, tc_err *
 
 char *prog_to_xml(const prog *p, const xml_write_opts *o, tc_err *err)
 {
-    xml_write_opts none = {0, 0};
+    xml_write_opts none = {.runtime = RT_ANY, .embed_topology = 0};
     if (!o)
         o = &none;
     if (!p) {

@@ -96,7 +96,7 @@ const baseline_algo *baseline_algo_find(const char *name)
 void baseline_opts_default(baseline_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->target = BL_TARGET_MSCCL;
+    o->target = RT_MSCCL;
 }
 
 /* Human name of a collective for messages: "AllGather" etc. */
@@ -134,12 +134,6 @@ static void mark_hasdeps(prog *p)
                     g->tbs[st->depid].steps[st->deps].hasdep = 1;
             }
     }
-}
-
-static const char *target_name(baseline_target t)
-{
-    return t == BL_TARGET_EXECUTOR ? "msccl-executor" : t == BL_TARGET_UNLIMITED ? "unlimited"
-                                                                                 : "msccl";
 }
 
 /* Every pair a tb talks to must be reachable on the topology. */
@@ -198,19 +192,25 @@ static int check_limits_and_stats(prog *p, const baseline_opts *o, const char *w
         return tc_err_set(err, TC_INPUT,
                           "%s needs %d channels; the runtimes allow %d: use fewer --channels",
                           what, p->nchannels, MAX_CHANNELS);
-    int limit = o->target == BL_TARGET_EXECUTOR ? 64 : o->target == BL_TARGET_MSCCL ? 256 : 0;
+    const runtime_info *ri = runtime_get(o->target);
+    int limit = ri->max_steps_per_tb;
+    runtime more = runtime_roomier(o->target, maxsteps, 0);
+    char instead[64] = "";
+    if (more != RT_ANY)
+        snprintf(instead, sizeof instead, ", --target %s (%d)", runtime_name(more),
+                 runtime_get(more)->max_steps_per_tb);
     if (limit && maxsteps > limit)
         return tc_err_set(err, TC_INPUT,
                           "%s needs %d steps in one threadblock (rank %d tb %d); the %s runtime "
                           "allows %d per tb: use fewer --chunks%s, or --target unlimited to "
                           "simulate it anyway (the file will not load in the runtimes)",
-                          what, maxsteps, worst_r, worst_t, target_name(o->target), limit,
-                          o->target == BL_TARGET_EXECUTOR ? ", --target msccl (256)" : "");
-    if (o->target != BL_TARGET_UNLIMITED && maxdepid > MAX_DEPID)
+                          what, maxsteps, worst_r, worst_t, runtime_name(o->target), limit,
+                          instead);
+    if (ri->max_depid && maxdepid > ri->max_depid)
         return tc_err_set(err, TC_INPUT,
                           "%s needs dependencies on tb %d; the runtimes store depid in 8 bits "
                           "(at most %d): use fewer ranks or channels, or --target unlimited to "
-                          "simulate it anyway", what, maxdepid, MAX_DEPID);
+                          "simulate it anyway", what, maxdepid, ri->max_depid);
     /* The builders keep <= 32 peer tbs per channel; make sure. */
     for (int r = 0; r < p->ngpu; r++) {
         int *cs = xcalloc((size_t)p->nchannels, sizeof *cs), *cr = xcalloc((size_t)p->nchannels,
@@ -309,23 +309,23 @@ static int too_large(const char *name, coll_kind k, const char *kind, int n, int
     if (n < 2)
         return TC_OK;
     double total = min_steps(kind, k, n, L, chunks), per_rank = total / n;
-    int tbs = o->target == BL_TARGET_EXECUTOR ? 1024 : 216;
-    int steps = o->target == BL_TARGET_EXECUTOR ? 64 : 256;
-    if (o->target != BL_TARGET_UNLIMITED && per_rank > (double)tbs * steps)
+    const runtime_info *ri = runtime_get(o->target);
+    int tbs = ri->max_tbs_per_gpu, steps = ri->max_steps_per_tb;
+    if (tbs && steps && per_rank > (double)tbs * steps)
         return tc_err_set(err, TC_INPUT, "%s: %lld chunks per loop over %d ranks need at least "
                           "%.0f steps per rank; the %s runtime holds %d tbs of %d steps: use "
                           "fewer --chunks or --channels%s", name, chunks, n, per_rank,
-                          target_name(o->target), tbs, steps,
+                          runtime_name(o->target), tbs, steps,
                           total > (double)BL_MAX_STEPS ? "" : ", or --target unlimited to "
                           "simulate it anyway (the file will not load in the runtimes)");
     if (total > (double)BL_MAX_STEPS)
         return tc_err_set(err, TC_INPUT, "%s: %lld chunks per loop over %d ranks need at least "
                           "%.3g steps, more than this tool builds (%lld): use fewer --chunks or "
                           "--channels", name, chunks, n, total, (long long)BL_MAX_STEPS);
-    if (!strcmp(kind, "direct") && o->target != BL_TARGET_UNLIMITED && n - 1 > tbs)
+    if (!strcmp(kind, "direct") && tbs && n - 1 > tbs)
         return tc_err_set(err, TC_INPUT, "direct: each of the %d ranks sends to %d peers, a tb "
                           "each; the %s runtime holds %d tbs per GPU: use ring or tree", n,
-                          n - 1, target_name(o->target), tbs);
+                          n - 1, runtime_name(o->target), tbs);
     return TC_OK;
 }
 

@@ -35,16 +35,10 @@
 #define TC_BASELINE_H
 
 #include "../model/collective.h"
+#include "../model/runtime.h"
 #include "../model/topo.h"
 #include "../sched/program.h"
 #include "../util/err.h"
-
-/* Which runtime the schedule must load in. */
-typedef enum {
-    BL_TARGET_MSCCL,        /* legacy runtime: 256 steps per tb */
-    BL_TARGET_EXECUTOR,     /* newer executor: 64 steps per tb */
-    BL_TARGET_UNLIMITED     /* no steps-per-tb or depid limit: for simulation only */
-} baseline_target;
 
 typedef struct {
     int channels;           /* 0 = the algorithm's default (ring: as many
@@ -54,7 +48,9 @@ typedef struct {
     int chunks;             /* chunks per rank per channel; 0 = default
                                (tree 4, others 1) */
     const char *via;        /* rsag only: "direct" (NULL = direct), "ring", "butterfly" */
-    baseline_target target;
+    runtime target;         /* the runtime the schedule must load in (RT_MSCCL;
+                               RT_UNLIMITED: no steps-per-tb or depid limit,
+                               for simulation only) */
     long long size_bytes;   /* nccl: the call's size NCCL chooses for (0 = 1 MiB) */
     int ring_mode;          /* ring: a baseline_ring_mode (0 = BL_RINGS_DISJOINT) */
 } baseline_opts;

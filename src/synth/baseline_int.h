@@ -15,7 +15,6 @@
 #define MAX_CNT 71              /* MSCCL_MAX_COUNT is 72: cnt <= 71 */
 #define MAX_CHANNELS 32         /* MAXCHANNELS */
 #define PEER_TBS_PER_CHANNEL 32 /* MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL */
-#define MAX_DEPID 127           /* depid is stored as int8 */
 #define BL_MAX_STEPS (1LL << 24) /* the most steps a build may write, every target: at
                                     about 180 bytes a step in memory with its XML,
                                     3 GiB (1024-rank ring AllReduce, 8 channels: 16.8M) */

@@ -100,11 +100,11 @@ static prog *build_within(const char *algo, const topo *t, coll_kind k, const ba
     u.channels = K;
     u.chunks = (int)(M > 64 ? 64 : M);
     *capped = M > u.chunks;
-    if (o->target != BL_TARGET_UNLIMITED) {
-        int limit = o->target == BL_TARGET_EXECUTOR ? 64 : 256;
+    int limit = runtime_get(o->target)->max_steps_per_tb;
+    if (limit > 0) {
         for (;;) {
             baseline_opts trial = u;
-            trial.target = BL_TARGET_UNLIMITED;
+            trial.target = RT_UNLIMITED;
             baseline_stats ts;
             prog *p = baseline_build_stats(algo, t, k, &trial, &ts, err);
             if (!p)

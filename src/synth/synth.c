@@ -32,6 +32,7 @@ void synth_opts_init(synth_opts *o)
     o->mip_gap = -1;
     o->instances = 1;
     o->backend = LP_GLPK;
+    o->runtime = RT_MSCCL;
 }
 
 static double now_s(void)
@@ -220,8 +221,7 @@ static int precheck(const algo *routing, coll_kind k, const synth_opts *o, tc_er
     lower_opts_default(&lo);
     lo.for_reduction = coll_is_reduction(k);
     lo.instances = o->instances > 0 ? o->instances : 1;
-    lo.newer_executor = o->newer_executor;
-    lo.unlimited = o->unlimited;
+    lo.runtime = o->runtime;
     return lower_precheck(routing, &lo, err);
 }
 
@@ -319,8 +319,7 @@ static int finish(const sketch *s, const topo *t, const synth_opts *o, coll_kind
     lower_opts lo;
     lower_opts_default(&lo);
     lo.instances = o->instances > 0 ? o->instances : 1;
-    lo.newer_executor = o->newer_executor;
-    lo.unlimited = o->unlimited;
+    lo.runtime = o->runtime;
     lo.size_bytes = size;
     char name[256];
     snprintf(name, sizeof name, "taccl %s %s on %s", coll_name(k), s->name ? s->name : "",

@@ -32,6 +32,7 @@
 #define TC_SYNTH_H
 
 #include "../lp/lp.h"
+#include "../model/runtime.h"
 #include "../model/sketch.h"
 #include "../model/topo.h"
 #include "../sched/program.h"
@@ -45,8 +46,7 @@ typedef struct {
     double mip_gap;         /* < 0 = the sketch's, else 0 */
     lp_backend backend;
     int instances;          /* lowering: replicate on k channel sets (default 1) */
-    int newer_executor;
-    int unlimited;
+    runtime runtime;        /* whose limits the lowering respects (RT_MSCCL) */
     int quiet;
     int verbose;            /* GLPK's own log too */
     int mem_limit_mb;       /* GLPK's memory limit per MILP solve; 0 = none */

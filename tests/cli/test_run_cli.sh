@@ -8,8 +8,11 @@ D="$ROOT/tests/data/run"
 expect "help exits 0" 0 "usage: taccl-run" -- "$R" --help
 expect "no file is exit 2" 2 "no schedule file" -- "$R"
 expect "unknown flag is exit 2" 2 "unknown option '--frobnicate'" -- "$R" "$D/ok-allgather2.xml" --frobnicate
+expect "bad target is exit 2, naming every runtime" 2 "--target: expected msccl, msccl-executor, mscclpp or unlimited, got 'nccl'" -- "$R" "$D/ok-allgather2.xml" --target nccl
+expect "--target mscclpp: one line, exit 2" 2 "^taccl-run: --target mscclpp: this build cannot write MSCCL\+\+ plans yet$" -- "$R" "$D/ok-allgather2.xml" --target mscclpp
+expect "--target mscclpp --json: the error as JSON" 2 '"error":"--target mscclpp: this build cannot write MSCCL\+\+ plans yet"' -- bash -c "'$R' '$D/ok-allgather2.xml' --target mscclpp --json 2>/dev/null"
 expect "bad size is exit 2" 2 "--size: not a size" -- "$R" "$D/ok-allgather2.xml" --size 12parsecs
-expect "bad dtype is exit 2" 2 "--dtype: expected i32 or f32" -- "$R" "$D/ok-allgather2.xml" --dtype f64
+expect "bad dtype is exit 2" 2 "--dtype: expected i32, f32, bf16 or f16, got 'f64'" -- "$R" "$D/ok-allgather2.xml" --dtype f64
 expect "flag without value is exit 2" 2 "--topo needs a value" -- "$R" "$D/ok-allgather2.xml" --topo
 expect "two files is exit 2" 2 "only one schedule file" -- "$R" "$D/ok-allgather2.xml" "$D/race.xml"
 
@@ -29,6 +32,21 @@ expect "bad topology is exit 2 naming the field" 2 "bad-topo.json.*nodes" -- "$R
 expect "correct schedule verifies" 0 "verified" -- "$R" "$D/ok-allgather2.xml"
 expect "default topology is labelled" 0 "default: 2 ranks fully connected" -- "$R" "$D/ok-allgather2.xml"
 expect "f32 works" 0 "verified" -- "$R" "$D/ok-allgather2.xml" --dtype f32
+expect "bf16 works" 0 "bf16, data moved and checked" -- "$R" "$D/ok-allgather2.xml" --dtype bf16
+expect "f16 works" 0 "verified" -- "$R" "$D/ok-allgather2.xml" --dtype f16
+# bf16/f16 reductions round each step to nearest even: a ring AllReduce
+# (one order, then copies) gives identical replicas, a direct one (each rank
+# sums in its own order) does not, and the report says so
+"$BIN/taccl-synth" --algo ring "$ROOT/topologies/dgx-a100-x1.json" --collective allreduce \
+    -o "$TMP/ar-ring.xml" -q 2>/dev/null
+"$BIN/taccl-synth" --algo direct "$ROOT/topologies/dgx-a100-x1.json" --collective allreduce \
+    -o "$TMP/ar-direct.xml" -q 2>/dev/null
+for dt in bf16 f16; do
+    expect "$dt ring AllReduce: verified, replicas bit-identical" 0 "replicas  bit-identical" -- "$R" "$TMP/ar-ring.xml" --dtype $dt
+    expect "$dt direct AllReduce: verified, replicas differ" 0 "replicas  differ" -- "$R" "$TMP/ar-direct.xml" --dtype $dt
+    expect "$dt direct AllReduce --json: replicas_identical false" 0 '"replicas_identical":false' -- "$R" "$TMP/ar-direct.xml" --dtype $dt --json
+done
+expect "bf16 sweep: nccl-tests' type name" 0 "bfloat16" -- "$R" "$TMP/ar-ring.xml" --dtype bf16 --sweep 64K:128K
 expect "timing only says so" 0 "timing only" -- "$R" "$D/ok-allgather2.xml" --no-data
 expect "wrong data is exit 1 naming rank and chunk" 1 "rank [01].*o\[[01]\]" -- "$R" "$D/wrong-data.xml"
 expect "offset+cnt overflow is exit 1" 1 "rank 0 tb 0 step 2.*(exceeds|beyond)" -- "$R" "$D/bounds.xml"

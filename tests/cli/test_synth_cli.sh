@@ -61,7 +61,10 @@ refuse "bad collective" "--collective: expected" -- --algo ring "$T/ndv2-x1.json
 refuse "bad channels" "--channels: expected an integer 1..32" -- --algo ring "$T/ndv2-x1.json" --collective allgather --channels 0
 refuse "bad chunks" "--chunks: expected an integer 1\.\.1048576, got 'x'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --chunks x
 refuse "bad size" "--size: not a size" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 12parsecs
-refuse "bad target" "--target: expected msccl, msccl-executor or unlimited" -- --algo ring "$T/ndv2-x1.json" --collective allgather --target gpu
+refuse "bad target" "--target: expected msccl, msccl-executor, mscclpp or unlimited, got 'gpu'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --target gpu
+# MSCCL++ is a runtime (model/runtime.c) whose plans this build cannot write yet
+refuse "mscclpp target" "^taccl-synth: --target mscclpp: this build cannot write MSCCL\+\+ plans yet$" -- --algo ring "$T/ndv2-x1.json" --collective allgather --target mscclpp
+refuse "mscclpp target, sketch mode" "--target mscclpp: this build cannot write MSCCL\+\+ plans yet" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --target mscclpp
 refuse "missing topology" "nonexistent.json" -- --algo ring "$T/nonexistent.json" --collective allgather
 refuse "two topologies with --algo" "one topology file" -- --algo ring "$T/ndv2-x1.json" "$T/ndv2-x2.json" --collective allgather
 expect "missing -o is exit 2" 2 "-o OUT.xml is required" -- "$S" --algo ring "$T/ndv2-x1.json" --collective allgather

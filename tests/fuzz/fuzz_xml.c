@@ -17,7 +17,7 @@
 
 static void check_write_back(const prog *p)
 {
-    xml_write_opts wo = {.newer_executor = 0, .embed_topology = p->topo != NULL};
+    xml_write_opts wo = {.runtime = RT_ANY, .embed_topology = p->topo != NULL};
     tc_err err;
     tc_err_clear(&err);
     char *text = prog_to_xml(p, &wo, &err);
