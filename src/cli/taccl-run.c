@@ -10,10 +10,15 @@
  * --json (wherever it stands in argv), exactly one JSON object on stdout,
  * success or failure, usage errors included.  Outputs (--embed-to, --trace,
  * --routes) are checked before any work: never an input or each other under
- * any spelling (util/paths.h). */
+ * any spelling (util/paths.h).
+ *
+ * The options are one table (OPTS, read by util/args.h): it parses argv,
+ * prints the usage and --help, and says which option is for a file
+ * (file_main) and which for a directory (dir_main). */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,86 +33,13 @@
 #include "model/topo.h"
 #include "exec/trace.h"
 #include "sched/xml.h"
-#include "util/mem.h"
+#include "util/args.h"
 #include "util/paths.h"
-#include "util/size.h"
-
-static const char usage[] =
-    "usage: taccl-run FILE.xml [--topo T.json] [--size BYTES] [--dtype T]\n"
-    "                 [--no-data] [--seed N] [--inplace|--outofplace]\n"
-    "                 [--target msccl|msccl-executor|unlimited] [--sweep LO:HI]\n"
-    "                 [--embed-to OUT.xml] [--trace OUT.json] [--routes OUT.dot]\n"
-    "                 [--tiles] [--strict] [--json] [-q]\n"
-    "       taccl-run DIR (--size BYTES | --sweep LO:HI) [--inplace|--outofplace]\n"
-    "                 [--target T] [--topo T.json] [--no-data] [--tiles] [--json] [-q]\n";
-
-static const char help[] =
-    "Run an MSCCL XML schedule on a device model: real data moved and checked,\n"
-    "runtime hazards reported, alpha-beta time, algorithm and bus bandwidth.\n"
-    "\n"
-    "  --topo T.json     topology to run on (default: the one in the file, else a\n"
-    "                    fully connected default with assumed figures)\n"
-    "  --size BYTES      larger per-rank buffer (nccl-tests convention); K/M/G are\n"
-    "                    powers of 1024 (default: the file's, else 1 MiB)\n"
-    "  --dtype T         element type: i32 (default), f32, bf16 or f16; the floats\n"
-    "                    show reduction order (bf16 and f16 round each step to\n"
-    "                    nearest even, as a GPU does)\n"
-    "  --no-data         timing only: do not move or check data\n"
-    "  --seed N          seed of the input data (default 1)\n"
-    "  --inplace         run in place only; --outofplace: out of place only\n"
-    "                    (default: every mode the file allows)\n"
-    "  --target T        judge loading as that runtime's loader does, exit 2 if it\n"
-    "                    refuses the file: msccl (legacy: coll reduce_scatter, name,\n"
-    "                    i/o_chunks consistent, 256 steps per tb, 216 tbs, scratch\n"
-    "                    maxBytes*s_chunks/nchunksperloop allocated at init) or\n"
-    "                    msccl-executor (coll reducescatter; outofplace, minBytes\n"
-    "                    and maxBytes required; 64 steps per tb); unlimited: no\n"
-    "                    loader, no step/tb limits (simulation only).  Default:\n"
-    "                    the file's own <taccl target>, else what both refuse\n"
-    "                    (256 steps per tb), either spelling\n"
-    "  --sweep LO:HI     run at every power-of-two size from LO to HI and print an\n"
-    "                    nccl-tests-style table (data checked where the buffers\n"
-    "                    fit in 1 GiB, timing only above, said in the row)\n"
-    "  --embed-to OUT    also write the schedule with its topology and size\n"
-    "                    embedded, so OUT runs with no other argument (only a\n"
-    "                    schedule that verifies is written, as serving the\n"
-    "                    buffer modes that ran)\n"
-    "  --trace OUT.json  also write what the run did as a Chrome/Perfetto trace\n"
-    "                    (open it in ui.perfetto.dev or chrome://tracing): a track\n"
-    "                    per rank's threadblock and per link, switch port and NIC\n"
-    "                    direction, an event per step and per transfer, arrows\n"
-    "                    from each send to its receive (the first mode run)\n"
-    "  --routes OUT.dot  also write the routes the run used as a Graphviz graph\n"
-    "                    (render: dot -Tsvg OUT.dot -o OUT.svg): an edge per pair\n"
-    "                    of ranks with its transfers and bytes, coloured by link,\n"
-    "                    switch or NIC\n"
-    "  --tiles           time it as the MSCCL runtimes' interpreter runs it: the\n"
-    "                    whole program once per pass over the next tile of every\n"
-    "                    chunk (2 MiB under Simple, 32 KiB LL, 576000 B LL128),\n"
-    "                    a step's chunks as separate operations where a chunk\n"
-    "                    takes several passes (docs/design.md section 8).  The\n"
-    "                    checks still judge the file; GPU topologies only\n"
-    "  --strict          fail (exit 1) on warnings too: races and uninitialized\n"
-    "                    reads among steps whose data never reaches the result;\n"
-    "                    a topology whose figures lack a source is exit 2\n"
-    "  --json            one JSON object on stdout, whatever the exit\n"
-    "  -q, --quiet       print nothing but errors (exit code only)\n"
-    "\n"
-    "With a directory (a plan: taccl-synth --plan, or any set of MSCCL files), run\n"
-    "at each size the file the runtime would pick by its own rules (collective,\n"
-    "in-place flag, minBytes/maxBytes, whole elements per chunk; legacy or newer\n"
-    "executor by the files' target or --target), or say that NCCL runs the call;\n"
-    "DIR/nccl/nccl-<bytes>.xml, where present, is NCCL's own schedule at that\n"
-    "size and gives the x NCCL column.  Out of place unless --inplace.\n"
-    "\n"
-    "Outputs may not be an input or each other (any spelling), nor a directory\n"
-    "or FIFO (/dev/null is fine): refused before the run.\n"
-    "\n"
-    "Exit: 0 performs the collective, 1 does not, 2 input unusable (including a\n"
-    "file the target runtime's loader refuses) or an output refused or unwritable.\n";
 
 typedef struct {
-    const char *file;
+    const char *file;       /* the one positional argument */
+    int npos;
+    unsigned long long seen;    /* the table's rows given (args_parse) */
     const char *topo_path;
     const char *embed_to;
     const char *trace_to;
@@ -127,171 +59,165 @@ static void print_json_error(const cli *c, const prog *p, const topo *t, const c
     free(j);
 }
 
-static int bad_flag(const cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int cli_fail(const cli *c, const prog *p, const topo *t, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-/* A usage error: the line and the usage on stderr, the object with --json. */
-static int bad_flag(const cli *c, const char *fmt, ...)
+/* Report an unusable input: one line on stderr, and the JSON object (of p
+ * and t, where known) if asked. */
+static int cli_fail(const cli *c, const prog *p, const topo *t, const char *fmt, ...)
 {
     char msg[1200];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "taccl-run: %s\n%s", msg, usage);
-    if (c->json)
-        print_json_error(c, NULL, NULL, msg);
-    return TC_INPUT;
-}
-
-/* Whether --json is anywhere in argv: a usage error found before it still
- * answers in JSON. */
-static int wants_json(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--json"))
-            return 1;
-    return 0;
-}
-
-/* A size flag's value (--size, or one end of --sweep), or the rule it breaks. */
-static int parse_size_value(const cli *c, const char *what, const char *v, const char *whole,
-                            long long *out)
-{
-    switch (size_check(v, out)) {
-    case SIZE_OK:
-        return TC_OK;
-    case SIZE_ZERO:
-        return bad_flag(c, "%s: at least 1 byte, got '%s'", what, whole);
-    case SIZE_TOO_LARGE:
-        return bad_flag(c, "%s: at most 4194304T (2^62 bytes), got '%s'", what, whole);
-    default:
-        return -1;  /* not a size: the caller says what was expected */
-    }
-}
-
-/* --seed N: a decimal integer 0..2^32-1. */
-static int parse_seed(const cli *c, const char *v, unsigned *out)
-{
-    size_t digits = strspn(v, "0123456789");
-    if (!*v || v[digits])
-        return bad_flag(c, "--seed: expected a non-negative integer, got '%s'", v);
-    errno = 0;
-    unsigned long long s = strtoull(v, NULL, 10);
-    if (errno == ERANGE || s > 0xffffffffULL)
-        return bad_flag(c, "--seed: at most 4294967295, got '%s'", v);
-    *out = (unsigned)s;
-    return TC_OK;
-}
-
-/* --sweep LO:HI */
-static int parse_sweep(cli *c, const char *v)
-{
-    char lo[64];
-    const char *colon = strchr(v, ':');
-    size_t n = colon ? (size_t)(colon - v) : 0;
-    if (!colon || n == 0 || n >= sizeof lo)
-        return bad_flag(c, "--sweep: expected LO:HI sizes, e.g. 1K:1G, got '%s'", v);
-    memcpy(lo, v, n);
-    lo[n] = '\0';
-    int rl = parse_size_value(c, "--sweep: LO", lo, v, &c->sweep_lo);
-    if (rl == TC_INPUT)
-        return rl;
-    int rh = rl == TC_OK ? parse_size_value(c, "--sweep: HI", colon + 1, v, &c->sweep_hi) : -1;
-    if (rh == TC_INPUT)
-        return rh;
-    if (rl != TC_OK || rh != TC_OK || c->sweep_hi < c->sweep_lo)
-        return bad_flag(c, "--sweep: expected LO:HI sizes with LO <= HI, e.g. 1K:1G, got '%s'", v);
-    return TC_OK;
-}
-
-/* Fill c from argv; returns TC_OK, TC_INPUT on a bad flag (said), or -1
- * for --help. */
-static int parse_args(int argc, char **argv, cli *c)
-{
-    memset(c, 0, sizeof *c);
-    run_opts_default(&c->run);
-    c->json = wants_json(argc, argv);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED_VALUE() do { if (!v) return bad_flag(c, "%s needs a value", a); i++; } while (0)
-        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-            return -1;
-        else if (!strcmp(a, "--json"))
-            c->json = 1;
-        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
-            c->quiet = 1;
-        else if (!strcmp(a, "--strict"))
-            c->run.strict = 1;
-        else if (!strcmp(a, "--no-data"))
-            c->run.data = 0;
-        else if (!strcmp(a, "--tiles"))
-            c->run.tiles = 1;
-        else if (!strcmp(a, "--inplace"))
-            c->run.mode = 1;
-        else if (!strcmp(a, "--outofplace"))
-            c->run.mode = 0;
-        else if (!strcmp(a, "--topo")) {
-            NEED_VALUE();
-            c->topo_path = v;
-        } else if (!strcmp(a, "--embed-to")) {
-            NEED_VALUE();
-            c->embed_to = v;
-        } else if (!strcmp(a, "--trace")) {
-            NEED_VALUE();
-            c->trace_to = v;
-        } else if (!strcmp(a, "--routes")) {
-            NEED_VALUE();
-            c->routes_to = v;
-        } else if (!strcmp(a, "--size")) {
-            NEED_VALUE();
-            int rc = parse_size_value(c, "--size", v, v, &c->run.size_bytes);
-            if (rc == TC_INPUT)
-                return rc;
-            if (rc != TC_OK) {
-                char hint[128];
-                return bad_flag(c, "--size: not a size in bytes: '%s' (e.g. 1048576, 64K, 1MB)%s",
-                                v, size_hint(v, hint, sizeof hint));
-            }
-        } else if (!strcmp(a, "--dtype")) {
-            NEED_VALUE();
-            tc_err e;
-            if (runtime_dtype_parse(v, &c->run.dtype, &e) != TC_OK)
-                return bad_flag(c, "--dtype: %s", e.msg);
-        } else if (!strcmp(a, "--seed")) {
-            NEED_VALUE();
-            if (parse_seed(c, v, &c->run.seed) != TC_OK)
-                return TC_INPUT;
-        } else if (!strcmp(a, "--target")) {
-            NEED_VALUE();
-            tc_err e;
-            if (runtime_parse(v, &c->run.target, &e) != TC_OK)
-                return bad_flag(c, "--target: %s", e.msg);
-        } else if (!strcmp(a, "--sweep")) {
-            NEED_VALUE();
-            if (parse_sweep(c, v) != TC_OK)
-                return TC_INPUT;
-        } else if (a[0] == '-' && a[1])
-            return bad_flag(c, "unknown option '%s'", a);
-        else if (c->file)
-            return bad_flag(c, "only one schedule file, got a second: '%s'", a);
-        else
-            c->file = a;
-#undef NEED_VALUE
-    }
-    if (!c->file)
-        return bad_flag(c, "%s", "no schedule file given");
-    return TC_OK;
-}
-
-/* Report an unusable input: one line on stderr, and the JSON object if asked. */
-static int fail_input(const cli *c, const prog *p, const topo *t, const char *msg)
-{
     fprintf(stderr, "taccl-run: %s\n", msg);
     if (c->json)
         print_json_error(c, p, t, msg);
     return TC_INPUT;
 }
+
+/* ------------------------------------------------------------ the options
+ *
+ * One table (util/args.h) drives parsing, the usage and --help, and which
+ * option goes with a file or a directory. */
+enum { M_FILE = 1, M_DIR = 2, M_ANY = M_FILE | M_DIR };
+
+/* --seed N: a decimal integer 0..2^32-1. */
+static int parse_seed(const args_opt *o, const char *v, void *base, tc_err *err)
+{
+    size_t digits = strspn(v, "0123456789");
+    if (!*v || v[digits])
+        return tc_err_set(err, TC_INPUT, "%s: expected a non-negative integer, got '%s'", o->name,
+                          v);
+    errno = 0;
+    unsigned long long s = strtoull(v, NULL, 10);
+    if (errno == ERANGE || s > 0xffffffffULL)
+        return tc_err_set(err, TC_INPUT, "%s: at most 4294967295, got '%s'", o->name, v);
+    ((cli *)base)->run.seed = (unsigned)s;
+    return TC_OK;
+}
+
+/* --target: a runtime's name (model/runtime.h's table). */
+static int parse_target(const args_opt *o, const char *v, void *base, tc_err *err)
+{
+    tc_err e;
+    if (runtime_parse(v, &((cli *)base)->run.target, &e) != TC_OK)
+        return tc_err_set(err, TC_INPUT, "%s: %s", o->name, e.msg);
+    return TC_OK;
+}
+
+/* --dtype: an element type (model/runtime.h's table). */
+static int parse_dtype(const args_opt *o, const char *v, void *base, tc_err *err)
+{
+    tc_err e;
+    if (runtime_dtype_parse(v, &((cli *)base)->run.dtype, &e) != TC_OK)
+        return tc_err_set(err, TC_INPUT, "%s: %s", o->name, e.msg);
+    return TC_OK;
+}
+
+static const args_opt OPTS[] = {
+    {.name = "--topo", .value = "T.json", .field = offsetof(cli, topo_path), .modes = M_ANY,
+     .help = "topology to run on (default: the one in the file, else a\n"
+             "fully connected default with assumed figures)"},
+    {.name = "--size", .value = "BYTES", .parse = args_size,
+     .field = offsetof(cli, run.size_bytes), .modes = M_ANY,
+     .help = "larger per-rank buffer (nccl-tests convention); K/M/G are\n"
+             "powers of 1024 (default: the file's, else 1 MiB)"},
+    {.name = "--dtype", .value = "T", .parse = parse_dtype, .modes = M_ANY,
+     .help = "element type: i32 (default), f32, bf16 or f16; the floats\n"
+             "show reduction order (bf16 and f16 round each step to\n"
+             "nearest even, as a GPU does)"},
+    {.name = "--no-data", .field = offsetof(cli, run.data), .set = 0, .modes = M_ANY,
+     .help = "timing only: do not move or check data"},
+    {.name = "--seed", .value = "N", .parse = parse_seed, .modes = M_ANY,
+     .help = "seed of the input data (default 1)"},
+    {.name = "--inplace", .field = offsetof(cli, run.mode), .set = 1, .modes = M_ANY,
+     .usage = "--inplace|--outofplace",
+     .help = "run in place only; --outofplace: out of place only\n"
+             "(default: every mode the file allows)"},
+    {.name = "--outofplace", .field = offsetof(cli, run.mode), .set = 0, .modes = M_ANY,
+     .usage = ""},
+    {.name = "--target", .value = "T", .parse = parse_target, .modes = M_ANY,
+     .help = "judge loading as that runtime's loader does, exit 2 if it\n"
+             "refuses the file: msccl (legacy: coll reduce_scatter, name,\n"
+             "i/o_chunks consistent, 256 steps per tb, 216 tbs, scratch\n"
+             "maxBytes*s_chunks/nchunksperloop allocated at init) or\n"
+             "msccl-executor (coll reducescatter; outofplace, minBytes\n"
+             "and maxBytes required; 64 steps per tb); unlimited: no\n"
+             "loader, no step/tb limits (simulation only).  Default:\n"
+             "the file's own <taccl target>, else what both refuse\n"
+             "(256 steps per tb), either spelling"},
+    {.name = "--sweep", .value = "LO:HI", .parse = args_range, .field = offsetof(cli, sweep_lo),
+     .field2 = offsetof(cli, sweep_hi), .expect = "LO:HI sizes with LO <= HI, e.g. 1K:1G",
+     .modes = M_ANY,
+     .help = "run at every power-of-two size from LO to HI and print an\n"
+             "nccl-tests-style table (data checked where the buffers\n"
+             "fit in 1 GiB, timing only above, said in the row)"},
+    {.name = "--embed-to", .value = "OUT", .field = offsetof(cli, embed_to), .modes = M_FILE,
+     .help = "also write the schedule with its topology and size\n"
+             "embedded, so OUT runs with no other argument (only a\n"
+             "schedule that verifies is written, as serving the\n"
+             "buffer modes that ran)"},
+    {.name = "--trace", .value = "OUT.json", .field = offsetof(cli, trace_to), .modes = M_FILE,
+     .help = "also write what the run did as a Chrome/Perfetto trace\n"
+             "(open it in ui.perfetto.dev or chrome://tracing): a track\n"
+             "per rank's threadblock and per link, switch port and NIC\n"
+             "direction, an event per step and per transfer, arrows\n"
+             "from each send to its receive (the first mode run)"},
+    {.name = "--routes", .value = "OUT.dot", .field = offsetof(cli, routes_to), .modes = M_FILE,
+     .help = "also write the routes the run used as a Graphviz graph\n"
+             "(render: dot -Tsvg OUT.dot -o OUT.svg): an edge per pair\n"
+             "of ranks with its transfers and bytes, coloured by link,\n"
+             "switch or NIC"},
+    {.name = "--tiles", .field = offsetof(cli, run.tiles), .set = 1, .modes = M_ANY,
+     .help = "time it as the MSCCL runtimes' interpreter runs it: the\n"
+             "whole program once per pass over the next tile of every\n"
+             "chunk (2 MiB under Simple, 32 KiB LL, 576000 B LL128),\n"
+             "a step's chunks as separate operations where a chunk\n"
+             "takes several passes (docs/design.md section 8).  The\n"
+             "checks still judge the file; GPU topologies only"},
+    {.name = "--strict", .field = offsetof(cli, run.strict), .set = 1, .modes = M_ANY,
+     .help = "fail (exit 1) on warnings too: races and uninitialized\n"
+             "reads among steps whose data never reaches the result;\n"
+             "a topology whose figures lack a source is exit 2"},
+    {.name = "--json", .field = offsetof(cli, json), .set = 1, .modes = M_ANY,
+     .help = "one JSON object on stdout, whatever the exit"},
+    {.name = "--quiet", .alias = "-q", .field = offsetof(cli, quiet), .set = 1, .modes = M_ANY,
+     .help = "print nothing but errors (exit code only)"},
+    {.name = NULL}};
+
+static const args_mode MODES[] = {
+    {M_FILE, "a schedule file", "FILE.xml"},
+    {M_DIR, "a directory (a plan)", "DIR (--size BYTES | --sweep LO:HI)"},
+    {0, NULL, NULL}};
+
+static const args_spec SPEC = {
+    .tool = "taccl-run",
+    .opts = OPTS,
+    .modes = MODES,
+    .pos = offsetof(cli, file),
+    .npos = offsetof(cli, npos),
+    .max_pos = 1,
+    .too_many = "only one schedule file, got a second: '%s'",
+    .about =
+    "Run an MSCCL XML schedule on a device model: real data moved and checked,\n"
+    "runtime hazards reported, alpha-beta time, algorithm and bus bandwidth.\n"
+    "\n",
+    .after =
+    "\n"
+    "With a directory (a plan: taccl-synth --plan, or any set of MSCCL files), run\n"
+    "at each size the file the runtime would pick by its own rules (collective,\n"
+    "in-place flag, minBytes/maxBytes, whole elements per chunk; legacy or newer\n"
+    "executor by the files' target or --target), or say that NCCL runs the call;\n"
+    "DIR/nccl/nccl-<bytes>.xml, where present, is NCCL's own schedule at that\n"
+    "size and gives the x NCCL column.  Out of place unless --inplace.\n"
+    "\n"
+    "Outputs may not be an input or each other (any spelling), nor a directory\n"
+    "or FIFO (/dev/null is fine): refused before the run.\n"
+    "\n"
+    "Exit: 0 performs the collective, 1 does not, 2 input unusable (including a\n"
+    "file the target runtime's loader refuses) or an output refused or unwritable.\n"};
 
 /* The topology to run on: --topo, else the file's, else the default. */
 static topo *pick_topology(const cli *c, const prog *p, int *owned, tc_err *err)
@@ -687,10 +613,9 @@ static int dir_main(cli *c)
     plan_run pr = {.mode = c->run.mode == 1 ? 1 : 0, .rows = cJSON_CreateArray(), .all_ok = 1};
     long long lo = c->sweep_lo > 0 ? c->sweep_lo : c->run.size_bytes;
     long long hi = c->sweep_lo > 0 ? c->sweep_hi : c->run.size_bytes;
-    int rc = TC_OK;
-    if (c->embed_to || c->trace_to || c->routes_to)
-        rc = tc_err_set(&err, TC_INPUT, "%s: is a directory (a plan): --embed-to, --trace and "
-                        "--routes take one schedule file", c->file);
+    int rc = args_check_mode(&SPEC, c->seen, M_DIR, &err);
+    if (rc != TC_OK)
+        tc_err_prefix(&err, "%s", c->file);
     else if (lo <= 0)
         rc = tc_err_set(&err, TC_INPUT, "%s: is a directory (a plan): give --size BYTES or "
                         "--sweep LO:HI to run the file the runtime picks", c->file);
@@ -780,18 +705,20 @@ static int file_main(cli *c)
 {
     tc_err err;
     tc_err_clear(&err);
+    if (args_check_mode(&SPEC, c->seen, M_FILE, &err) != TC_OK || check_outputs(c, &err) != TC_OK)
+        return cli_fail(c, NULL, NULL, "%s", err.msg);
     topo *t = NULL;
     int owned = 0, rc;
     prog *p = prog_read_xml(c->file, &err);
     if (!p)
-        return fail_input(c, NULL, NULL, err.msg);
+        return cli_fail(c, NULL, NULL, "%s", err.msg);
     if (c->run.target == RT_ANY && p->target != RT_ANY) {
         /* The file says which runtime it was written for: judge it by that loader. */
         c->run.target = p->target;
     }
     if (runtime_reduces(c->run.target, c->run.dtype, RED_SUM, &err) != TC_OK) {
         tc_err_prefix(&err, "--dtype %s", runtime_dtype_name(c->run.dtype));
-        rc = fail_input(c, p, NULL, err.msg);
+        rc = cli_fail(c, p, NULL, "%s", err.msg);
         prog_free(p);
         return rc;
     }
@@ -803,7 +730,7 @@ static int file_main(cli *c)
         t = NULL;
     }
     if (!t) {
-        rc = fail_input(c, p, NULL, err.msg);
+        rc = cli_fail(c, p, NULL, "%s", err.msg);
         goto done;
     }
     for (int i = 0; i < topo_warnings(t) && !c->quiet; i++)
@@ -812,7 +739,7 @@ static int file_main(cli *c)
         char msg[512];
         snprintf(msg, sizeof msg, "%s:%d: <algo> attribute ngpus: topology %s has %d ranks but "
                  "the schedule has ngpus=%d", c->file, p->line, t->name, t->nranks, p->ngpus);
-        rc = fail_input(c, p, t, msg);
+        rc = cli_fail(c, p, t, "%s", msg);
         goto done;
     }
 
@@ -826,7 +753,7 @@ static int file_main(cli *c)
 
     const char *clash = option_clash(c);
     if (clash) {
-        rc = fail_input(c, p, t, clash);
+        rc = cli_fail(c, p, t, "%s", clash);
         goto done;
     }
     if (c->sweep_lo > 0) {
@@ -834,7 +761,7 @@ static int file_main(cli *c)
         if (rc == TC_INPUT) {
             char msg[1200];
             snprintf(msg, sizeof msg, "%s: %s", c->file, err.msg);
-            fail_input(c, p, t, msg);
+            cli_fail(c, p, t, "%s", msg);
         } else if (rc == TC_WRONG) {
             fprintf(stderr, "taccl-run: %s: some sizes did not verify (see the table)\n", c->file);
         }
@@ -849,7 +776,7 @@ static int file_main(cli *c)
     if (rc != TC_OK) {
         char msg[1200];
         size_error(c, p, err.msg, msg, sizeof msg);
-        rc = fail_input(c, p, t, msg);
+        rc = cli_fail(c, p, t, "%s", msg);
     } else {
         rc = r.verified ? TC_OK : r.refused ? TC_INPUT : TC_WRONG;
         /* written before the report, so it can say a write failed beside
@@ -882,42 +809,56 @@ done:
 }
 
 /* --help: the text, or with --json the text in the one object. */
-static int print_help(const cli *c)
+static void print_help(const cli *c)
 {
+    char *text = args_help(&SPEC);
     if (!c->json) {
-        printf("%s\n%s", usage, help);
-        return TC_OK;
+        fputs(text, stdout);
+    } else {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "help", text);
+        cJSON_AddNullToObject(j, "error");
+        char *out = cJSON_PrintUnformatted(j);
+        printf("%s\n", out);
+        free(out);
+        cJSON_Delete(j);
     }
-    char *text = xmalloc(strlen(usage) + strlen(help) + 2);
-    sprintf(text, "%s\n%s", usage, help);
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "help", text);
-    cJSON_AddNullToObject(j, "error");
-    char *out = cJSON_PrintUnformatted(j);
-    printf("%s\n", out);
-    free(out);
-    cJSON_Delete(j);
     free(text);
-    return TC_OK;
+}
+
+/* A usage error: the line and the usage on stderr, the object with --json. */
+static int usage_error(const cli *c, const char *msg)
+{
+    cli_fail(c, NULL, NULL, "%s", msg);
+    char *usage = args_usage(&SPEC);
+    fputs(usage, stderr);
+    free(usage);
+    return TC_INPUT;
 }
 
 int main(int argc, char **argv)
 {
     cli c;
-    int rc = parse_args(argc, argv, &c);
-    if (rc == -1)
-        return print_help(&c);
-    if (rc != TC_OK)
-        return rc;
+    memset(&c, 0, sizeof c);
+    run_opts_default(&c.run);
+    c.json = args_has(argc, argv, "--json"); /* an error before it is JSON too */
     tc_err err;
-    if (runtime_writable(c.run.target, &err) != TC_OK) {
-        tc_err_prefix(&err, "--target %s", runtime_name(c.run.target));
-        return fail_input(&c, NULL, NULL, err.msg);
-    }
     struct stat fst;
-    if (stat(c.file, &fst) == 0 && S_ISDIR(fst.st_mode))
-        return dir_main(&c);
-    if (check_outputs(&c, &err) != TC_OK)
-        return fail_input(&c, NULL, NULL, err.msg);
-    return file_main(&c);
+    int rc = args_parse(&SPEC, argc, argv, &c, &c.seen, &err);
+    if (rc == ARGS_HELP) {
+        print_help(&c);
+        rc = TC_OK;
+    } else if (rc != TC_OK) {
+        rc = usage_error(&c, err.msg);
+    } else if (!c.file) {
+        rc = usage_error(&c, "no schedule file given");
+    } else if (runtime_writable(c.run.target, &err) != TC_OK) {
+        tc_err_prefix(&err, "--target %s", runtime_name(c.run.target));
+        rc = cli_fail(&c, NULL, NULL, "%s", err.msg);
+    } else if (stat(c.file, &fst) == 0 && S_ISDIR(fst.st_mode)) {
+        rc = dir_main(&c);
+    } else {
+        rc = file_main(&c);
+    }
+    return rc;
 }

@@ -1,11 +1,15 @@
 /* taccl-synth — write a collective schedule (MSCCL XML) for a topology.
  *
- * Two modes.  `taccl-synth SKETCH.json TOPO.json -o OUT.xml` runs TACCL's
+ * Three modes, each its own *_main that checks what it was given.
+ * `taccl-synth SKETCH.json TOPO.json -o OUT.xml` (sketch_main) runs TACCL's
  * three stages (synth/synth.h: routing MILP, heuristic ordering,
  * contiguity MILP, all through GLPK) and lowers the result.  `--algo
- * ring|direct|butterfly|rsag|tree` builds a baseline straight from the
- * topology with no solver.  Either way the file carries the topology and
- * size, so `taccl-run OUT.xml` needs nothing else.
+ * ring|direct|butterfly|rsag|tree|nccl` (algo_main) builds a baseline
+ * straight from the topology with no solver.  Either way the file carries
+ * the topology and size, so `taccl-run OUT.xml` needs nothing else.
+ * `--plan` (plan_main) writes a directory of schedules with byte ranges.
+ * The options are one table (OPTS, read by util/args.h): it parses argv,
+ * prints the usage and --help, and says which option is for which mode.
  *
  * Exit 0: the schedule was written; 2: bad arguments or an algorithm the
  * topology or runtime cannot take (one line on stderr, nothing written: the
@@ -20,11 +24,11 @@
  * (util/file.h), so a stop never leaves a temporary file beside it: once
  * writing has begun the run completes. */
 #include <cjson/cJSON.h>
-#include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -44,137 +48,23 @@
 #include "synth/baseline.h"
 #include "synth/reverse.h"
 #include "synth/synth.h"
+#include "util/args.h"
 #include "util/size.h"
-#include "util/units.h"
 
-static const char usage[] =
-    "usage: taccl-synth --algo NAME TOPO.json --collective C -o OUT.xml [--channels K]\n"
-    "                   [--chunks M] [--via direct|ring|butterfly] [--size BYTES]\n"
-    "                   [--target msccl|msccl-executor|unlimited] [--bytes LO:HI]\n"
-    "                   [--proto P] [--strict] [-q] [--json]\n"
-    "       taccl-synth SKETCH.json TOPO.json -o OUT.xml [--collective C] [--size BYTES]\n"
-    "                   [--time-limit S] [--gap G] [--solver glpk|cbc] [--instances K]\n"
-    "                   [--mem-limit MB] [--target T] [--bytes LO:HI] [--proto P]\n"
-    "                   [--hierarchical|--flat] [--rails ring|blocks|best]\n"
-    "                   [--route auto|milp|latency|best] [--inplace] [--strict]\n"
-    "                   [-q|-v] [--json]\n"
-    "       taccl-synth --plan TOPO.json --collective C -o DIR [--sketch S.json ...]\n"
-    "                   [--sizes LO:HI] [--target T] [--time-budget S] [--no-propose]\n"
-    "                   [--time-limit S] [--proto P] [--strict] [-q] [--json]\n"
-    "       taccl-synth --list\n";
-
-static const char help[] =
-    "Write an MSCCL XML schedule of a collective for a topology.  The file carries\n"
-    "the topology and size, so `taccl-run OUT.xml` runs it with no other argument.\n"
-    "\n"
-    "  --algo NAME       baseline algorithm (see --list): ring, direct, butterfly,\n"
-    "                    rsag, tree, or nccl: what NCCL runs for that call at --size\n"
-    "                    (its tuning model picks ring or tree, the protocol and the\n"
-    "                    channels; its rings leave each node through their own NIC)\n"
-    "  --collective C    allgather, alltoall, reducescatter or allreduce\n"
-    "  -o, --output OUT  output file (written atomically; untouched on any error;\n"
-    "                    not an input file)\n"
-    "  --channels K      data channels (ring: default as many rings as the topology\n"
-    "                    offers that share no link direction, switch port or NIC, at\n"
-    "                    most 8; more are filled with other orders; tree: pairs of\n"
-    "                    trees; others default 1)\n"
-    "  --chunks M        chunks per rank per channel, 1..1048576: more pipelining,\n"
-    "                    more alpha (default 1; tree 4)\n"
-    "  --via V           rsag only: ReduceScatter and AllGather via direct (default),\n"
-    "                    ring or butterfly (Rabenseifner)\n"
-    "  --size BYTES      size the file records (larger per-rank buffer; K/M/G are\n"
-    "                    powers of 1024; default 1 MiB), rounded up to whole elements\n"
-    "                    (and DMA segments) per chunk\n"
-    "  --target T        runtime limits to respect: msccl (256 steps per tb, default),\n"
-    "                    msccl-executor (64, and its spelling of coll), unlimited (no\n"
-    "                    step or depid limit: simulation only, the runtimes will not\n"
-    "                    load the file)\n"
-    "  --bytes LO:HI     buffer sizes (nccl-tests size, K/M/G) the runtime may pick\n"
-    "                    the schedule for: minBytes LO, maxBytes HI (HI excluded;\n"
-    "                    'inf' = no limit).  Default 0:inf.  Written as each\n"
-    "                    --target reads it (the legacy runtime never picks a\n"
-    "                    schedule whose maxBytes is 0; the newer executor's\n"
-    "                    maxBytes is inclusive and 0 means no limit)\n"
-    "  --time-limit S    sketch mode: seconds per MILP stage, > 0 and < 1e7 (default:\n"
-    "                    the sketch's, else 60 for routing and 30 for contiguity); a\n"
-    "                    limit returns the best schedule found, never nothing\n"
-    "  --gap G           sketch mode: relative MIP gap to stop both stages at,\n"
-    "                    0 <= G < 1 (default: 0.001 for routing, 0 for contiguity)\n"
-    "  --solver S        sketch mode: glpk or cbc (default: the sketch's solver.backend,\n"
-    "                    else glpk)\n"
-    "  --instances K     sketch mode: replicate the algorithm on K channel sets\n"
-    "                    (1..32)\n"
-    "  --mem-limit MB    sketch mode: each MILP solve may use at most MB MiB (GLPK:\n"
-    "                    what GLPK allocates; CBC: its solver process's memory on\n"
-    "                    top of this one's); exceeding it is exit 2, nothing\n"
-    "                    written.  Default: no limit\n"
-    "  --hierarchical    sketch mode: route one node with the routing MILP and join\n"
-    "                    the nodes by rails (each local rank's chunks cross nodes\n"
-    "                    through its own NIC: rings for allgather and the\n"
-    "                    reductions, direct hops for alltoall) instead of one MILP\n"
-    "                    over the whole cluster.  Default: hierarchical from 64\n"
-    "                    ranks on 2 nodes or more; --flat never\n"
-    "  --rails R         hierarchical allgather between nodes: ring (the rings\n"
-    "                    above), blocks (each node gathers itself, then sends its\n"
-    "                    whole block to every other node directly: one alpha per\n"
-    "                    node instead of one per chunk), or best (default: both,\n"
-    "                    the faster kept)\n"
-    "  --route R         sketch mode, flat stage 1: milp (the routing MILP: each\n"
-    "                    chunk pays its own alpha, so chunks spread over paths),\n"
-    "                    latency (each chunk on its fewest-alpha tree, trees shared\n"
-    "                    below a common relay, so stage 3 sends chunks together:\n"
-    "                    small sizes), best (both, the faster kept), or auto\n"
-    "                    (default: best when a chunk costs less than its alpha on\n"
-    "                    every link, switch and NIC, else milp)\n"
-    "  --proto P         the protocol the runtime moves data with: Simple (default),\n"
-    "                    LL, LL128, or auto: whichever the cost model times fastest\n"
-    "                    at --size (LL: half the bandwidth at a fraction of the\n"
-    "                    latency; docs/design.md section 4)\n"
-    "  --plan            write a plan into -o DIR: the files a runtime loads so that\n"
-    "                    every call of --collective over --sizes (default 1K:1G),\n"
-    "                    in place and out of place, runs the fastest schedule we\n"
-    "                    have (every baseline under each protocol, each --sketch\n"
-    "                    synthesized at 1K, 64K, 1M, 16M and 1G where they fall in\n"
-    "                    the range), or falls back to NCCL where NCCL's own\n"
-    "                    schedule is fastest; DIR/plan.json lists each file, its\n"
-    "                    byte range, where it came from and its predicted time;\n"
-    "                    DIR/nccl/ holds NCCL's schedule at each size.  Run it\n"
-    "                    with taccl-run DIR --sweep LO:HI\n"
-    "  --sketch S.json   plan mode: a sketch to synthesize from (repeatable, each\n"
-    "                    file once: a repeated one is refused); after them,\n"
-    "                    sketches proposed from the topology (the patterns of\n"
-    "                    TACCL's: switch uc-max for small sizes, uc-min for large,\n"
-    "                    each GPU through its own NIC or TACCL's relays, chunkup\n"
-    "                    1/2/4/8, the node symmetry), written to DIR/sketches/\n"
-    "  --no-propose      plan mode: no proposed sketches (baselines and --sketch only)\n"
-    "                    (with --plan, --proto P keeps only protocol P's candidates)\n"
-    "  --sizes LO:HI     plan mode: the sizes to cover (powers of two from LO to HI;\n"
-    "                    LO:LO for one size)\n"
-    "  --time-budget S   plan mode: stop synthesizing anchors after S seconds\n"
-    "                    (> 0 and < 1e7; default 600)\n"
-    "  --inplace         sketch mode: write the schedule for in-place calls\n"
-    "                    (inplace=\"1\" outofplace=\"0\"), as msccl-tools writes one:\n"
-    "                    references to the buffer the runtime aliases into the other\n"
-    "                    rewritten onto it, a rank's copy of its own chunk dropped\n"
-    "                    (a nop).  Not for alltoall (in place it would overwrite data\n"
-    "                    still to be sent).  taccl-run checks it in place\n"
-    "  --strict          a topology whose figures lack a \"source\" is an error\n"
-    "                    (exit 2), not a warning\n"
-    "  -v, --verbose     sketch mode: the solver's own log on stderr too\n"
-    "  --json            one JSON object on stdout describing what was written\n"
-    "  -q, --quiet       no progress lines on stderr\n"
-    "\n"
-    "Exit: 0 written, 2 unusable arguments or an algorithm the topology or the\n"
-    "runtime cannot take (the message says what to do instead), 130 interrupted\n"
-    "(SIGINT) before the file was written.  Nothing is written unless exit is 0.\n";
+#define MAX_CHUNKS (1 << 20)        /* --chunks */
+#define MAX_SECONDS 1e7             /* --time-limit, --time-budget: as a sketch's
+                                       solver.time_limit_s, below 1e7 s */
+#define MAX_SKETCHES 16             /* --sketch: cli.sketches */
 
 typedef struct {
     const char *algo;
-    const char *coll;
+    coll_kind coll;         /* --collective, if has_coll */
+    int has_coll;
     const char *out;
     const char *via;
-    const char *pos[3];
+    const char *pos[2];
     int npos;
+    unsigned long long seen;    /* the table's rows given (args_parse) */
     int channels, chunks;
     long long size;         /* 0 = default */
     runtime target;
@@ -191,23 +81,27 @@ typedef struct {
     int strict;                 /* --strict: topology warnings are errors */
     int inplace;                /* --inplace (sketch mode): the in-place copy */
     int plan;                   /* --plan: a plan directory */
-    const char *sketches[16];   /* --sketch (plan mode) */
+    const char *sketches[MAX_SKETCHES]; /* --sketch (plan mode) */
     int nsketches;
     long long sizes_lo, sizes_hi;   /* --sizes (plan mode); 0 = 1K:1G */
     double budget;              /* --time-budget (plan mode); 0 = default */
     int no_propose;             /* --no-propose (plan mode) */
 } cli;
 
+static int cli_fail(const cli *c, int hint, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* One line on stderr (and the error as JSON with --json); `hint` adds a
  * pointer to --help for argument mistakes. */
-static int report(const cli *c, int hint, const char *fmt, const char *a, const char *b)
+static int cli_fail(const cli *c, int hint, const char *fmt, ...)
 {
-    fprintf(stderr, "taccl-synth: ");
-    fprintf(stderr, fmt, a, b);
-    fprintf(stderr, "%s\n", hint ? " (see taccl-synth --help)" : "");
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "taccl-synth: %s%s\n", msg, hint ? " (see taccl-synth --help)" : "");
     if (c && c->json) {
-        char msg[1200];
-        snprintf(msg, sizeof msg, fmt, a, b);
         cJSON *j = cJSON_CreateObject();
         cJSON_AddNullToObject(j, "output");
         cJSON_AddStringToObject(j, "error", msg);
@@ -219,61 +113,245 @@ static int report(const cli *c, int hint, const char *fmt, const char *a, const 
     return TC_INPUT;
 }
 
-/* The numbers of the options.  Integers are decimal digits alone (no sign,
- * blank or 0x: strtol's " +4" was taken as 4); real numbers follow
+/* ------------------------------------------------------------ the options
+ *
+ * One table (util/args.h) drives parsing, the usage and --help, and which
+ * option goes with which mode.  Integers are decimal digits alone (no
+ * sign, blank or 0x: strtol's " +4" was taken as 4); real numbers follow
  * util/units.h's decimal rule.  A refusal names the whole domain, so a
  * value out of range is told the bound it broke. */
-#define MAX_CHUNKS (1 << 20)        /* --chunks */
-#define MAX_SECONDS 1e7             /* --time-limit, --time-budget: as a sketch's
-                                       solver.time_limit_s, below 1e7 s */
 
-/* v, digits only, as an integer in 1..max into *out: 0, or -1. */
-static int parse_count(const char *v, int max, int *out)
+/* The modes: each *_main checks that what was given is for it. */
+enum { M_SKETCH = 1, M_ALGO = 2, M_PLAN = 4, M_LIST = 8, M_WRITE = M_SKETCH | M_ALGO | M_PLAN };
+
+/* --target: a runtime's name (model/runtime.h's table). */
+static int parse_target(const args_opt *o, const char *v, void *base, tc_err *err)
 {
-    if (!*v)
-        return -1;
-    for (const char *p = v; *p; p++)
-        if (!isdigit((unsigned char)*p))
-            return -1;
-    errno = 0;
-    long x = strtol(v, NULL, 10);
-    if (errno || x < 1 || x > max)
-        return -1;
-    *out = (int)x;
-    return 0;
+    tc_err e;
+    if (runtime_parse(v, &((cli *)base)->target, &e) != TC_OK)
+        return tc_err_set(err, TC_INPUT, "%s: %s", o->name, e.msg);
+    return TC_OK;
 }
 
-/* v as a decimal number x with lo < x (lo <= x when closed_lo) and x < hi:
- * 0, or -1. */
-static int parse_real(const char *v, double lo, int closed_lo, double hi, double *out)
+/* --collective: one of the four (model/collective.h). */
+static int parse_coll(const args_opt *o, const char *v, void *base, tc_err *err)
 {
-    double x;
-    if (units_number(v, &x) || !(closed_lo ? x >= lo : x > lo) || !(x < hi))
-        return -1;
-    *out = x;
-    return 0;
+    cli *c = base;
+    if (coll_parse(v, &c->coll))
+        return tc_err_set(err, TC_INPUT, "%s: expected allgather, alltoall, reducescatter or "
+                          "allreduce, got '%s'", o->name, v);
+    c->has_coll = 1;
+    return TC_OK;
 }
 
-/* "LO:HI" with sizes (LO may be 0, HI may be "inf"): 0 or -1; the order of
- * LO and HI is the caller's to judge. */
-static int parse_bytes_range(const char *v, long long *lo, long long *hi)
+/* --proto: a protocol of the cost model's, or auto (kept as the name). */
+static int parse_proto(const args_opt *o, const char *v, void *base, tc_err *err)
 {
-    const char *colon = strchr(v, ':');
-    char a[64];
-    if (!colon || (size_t)(colon - v) >= sizeof a)
-        return -1;
-    memcpy(a, v, (size_t)(colon - v));
-    a[colon - v] = 0;
-    if (!strcmp(a, "0"))
-        *lo = 0;
-    else if (size_parse(a, lo))
-        return -1;
-    if (!strcmp(colon + 1, "inf"))
-        *hi = INT64_MAX;
-    else if (size_parse(colon + 1, hi))
-        return -1;
-    return 0;
+    cost_proto pr;
+    if (strcmp(v, "auto") != 0 && !cost_proto_parse(v, &pr))
+        return tc_err_set(err, TC_INPUT, "%s: expected Simple, LL, LL128 or auto, got '%s'",
+                          o->name, v);
+    ((cli *)base)->proto = v;
+    return TC_OK;
 }
+
+static const args_word_def SOLVERS[] = {{"glpk", 0}, {"cbc", 1}, {NULL, 0}};
+static const args_word_def RAILS[] = {
+    {"ring", SYNTH_RAILS_RING}, {"blocks", SYNTH_RAILS_BLOCKS}, {"best", SYNTH_RAILS_BEST},
+    {NULL, 0}};
+static const args_word_def ROUTES[] = {
+    {"auto", SYNTH_ROUTE_AUTO}, {"milp", SYNTH_ROUTE_MILP}, {"latency", SYNTH_ROUTE_LATENCY},
+    {"best", SYNTH_ROUTE_BEST}, {NULL, 0}};
+
+/* What a refusal in another mode adds, for the options that share it. */
+#define FROM_SKETCH "a sketch's schedule takes its chunks from the sketch (input_chunkup) and " \
+                    "its channels from --instances; a plan chooses its own"
+#define NO_SOLVER "a baseline uses no solver, and a plan tunes its own (--time-limit and " \
+                  "--time-budget)"
+
+static const args_opt OPTS[] = {
+    {.name = "--algo", .value = "NAME", .field = offsetof(cli, algo), .modes = M_ALGO,
+     .help = "baseline algorithm (see --list): ring, direct, butterfly,\n"
+             "rsag, tree, or nccl: what NCCL runs for that call at --size\n"
+             "(its tuning model picks ring or tree, the protocol and the\n"
+             "channels; its rings leave each node through their own NIC)"},
+    {.name = "--collective", .value = "C", .parse = parse_coll, .modes = M_WRITE,
+     .help = "allgather, alltoall, reducescatter or allreduce"},
+    {.name = "--output", .alias = "-o", .value = "OUT", .field = offsetof(cli, out),
+     .modes = M_WRITE,
+     .help = "output file (written atomically; untouched on any error;\n"
+             "not an input file)"},
+    {.name = "--channels", .value = "K", .parse = args_count, .field = offsetof(cli, channels),
+     .hi = 32, .expect = "an integer 1..32", .modes = M_ALGO, .note = FROM_SKETCH,
+     .help = "data channels (ring: default as many rings as the topology\n"
+             "offers that share no link direction, switch port or NIC, at\n"
+             "most 8; more are filled with other orders; tree: pairs of\n"
+             "trees; others default 1)"},
+    {.name = "--chunks", .value = "M", .parse = args_count, .field = offsetof(cli, chunks),
+     .hi = MAX_CHUNKS, .expect = "an integer 1..1048576", .modes = M_ALGO, .note = FROM_SKETCH,
+     .help = "chunks per rank per channel, 1..1048576: more pipelining,\n"
+             "more alpha (default 1; tree 4)"},
+    {.name = "--via", .value = "V", .field = offsetof(cli, via), .modes = M_ALGO,
+     .usage = "--via direct|ring|butterfly", .note = FROM_SKETCH,
+     .help = "rsag only: ReduceScatter and AllGather via direct (default),\n"
+             "ring or butterfly (Rabenseifner)"},
+    {.name = "--size", .value = "BYTES", .parse = args_size, .field = offsetof(cli, size),
+     .modes = M_SKETCH | M_ALGO, .note = "a plan covers --sizes",
+     .help = "size the file records (larger per-rank buffer; K/M/G are\n"
+             "powers of 1024; default 1 MiB), rounded up to whole elements\n"
+             "(and DMA segments) per chunk"},
+    {.name = "--target", .value = "T", .parse = parse_target, .modes = M_WRITE,
+     .help = "runtime limits to respect: msccl (256 steps per tb, default),\n"
+             "msccl-executor (64, and its spelling of coll), unlimited (no\n"
+             "step or depid limit: simulation only, the runtimes will not\n"
+             "load the file)"},
+    {.name = "--bytes", .value = "LO:HI", .parse = args_range, .field = offsetof(cli, min_bytes),
+     .field2 = offsetof(cli, max_bytes), .set = ARGS_OPEN | ARGS_STRICT,
+     .expect = "LO:HI with LO < HI (sizes such as 0, 64K, 1MB; HI may be inf)",
+     .modes = M_SKETCH | M_ALGO, .note = "a plan gives each file its byte range",
+     .help = "buffer sizes (nccl-tests size, K/M/G) the runtime may pick\n"
+             "the schedule for: minBytes LO, maxBytes HI (HI excluded;\n"
+             "'inf' = no limit).  Default 0:inf.  Written as each\n"
+             "--target reads it (the legacy runtime never picks a\n"
+             "schedule whose maxBytes is 0; the newer executor's\n"
+             "maxBytes is inclusive and 0 means no limit)"},
+    {.name = "--time-limit", .value = "S", .parse = args_real, .field = offsetof(cli, time_limit),
+     .hi = MAX_SECONDS, .expect = "seconds > 0 and < 1e7", .modes = M_SKETCH | M_PLAN,
+     .note = NO_SOLVER,
+     .help = "sketch mode: seconds per MILP stage, > 0 and < 1e7 (default:\n"
+             "the sketch's, else 60 for routing and 30 for contiguity); a\n"
+             "limit returns the best schedule found, never nothing"},
+    {.name = "--gap", .value = "G", .parse = args_real, .field = offsetof(cli, gap), .hi = 1,
+     .set = 1, .expect = "a relative gap 0 <= G < 1 (as a sketch's solver.mip_gap)",
+     .modes = M_SKETCH, .note = NO_SOLVER,
+     .help = "sketch mode: relative MIP gap to stop both stages at,\n"
+             "0 <= G < 1 (default: 0.001 for routing, 0 for contiguity)"},
+    {.name = "--solver", .value = "S", .parse = args_word, .field = offsetof(cli, solver_cbc),
+     .words = SOLVERS, .modes = M_SKETCH, .usage = "--solver glpk|cbc", .note = NO_SOLVER,
+     .help = "sketch mode: glpk or cbc (default: the sketch's solver.backend,\n"
+             "else glpk)"},
+    {.name = "--instances", .value = "K", .parse = args_count, .field = offsetof(cli, instances),
+     .hi = 32, .expect = "an integer 1..32", .modes = M_SKETCH,
+     .note = "a baseline takes --channels and --chunks; a plan chooses its own",
+     .help = "sketch mode: replicate the algorithm on K channel sets\n"
+             "(1..32)"},
+    {.name = "--mem-limit", .value = "MB", .parse = args_count,
+     .field = offsetof(cli, mem_limit_mb), .hi = INT_MAX,
+     .expect = "a whole number of MiB in 1..2147483647", .modes = M_SKETCH, .note = NO_SOLVER,
+     .help = "sketch mode: each MILP solve may use at most MB MiB (GLPK:\n"
+             "what GLPK allocates; CBC: its solver process's memory on\n"
+             "top of this one's); exceeding it is exit 2, nothing\n"
+             "written.  Default: no limit"},
+    {.name = "--hierarchical", .parse = args_either, .field = offsetof(cli, hierarchical),
+     .set = 1, .expect = "--hierarchical and --flat", .modes = M_SKETCH,
+     .usage = "--hierarchical|--flat",
+     .help = "sketch mode: route one node with the routing MILP and join\n"
+             "the nodes by rails (each local rank's chunks cross nodes\n"
+             "through its own NIC: rings for allgather and the\n"
+             "reductions, direct hops for alltoall) instead of one MILP\n"
+             "over the whole cluster.  Default: hierarchical from 64\n"
+             "ranks on 2 nodes or more; --flat never"},
+    {.name = "--flat", .parse = args_either, .field = offsetof(cli, hierarchical), .set = -1,
+     .expect = "--hierarchical and --flat", .modes = M_SKETCH, .usage = ""},
+    {.name = "--rails", .value = "R", .parse = args_word, .field = offsetof(cli, rails),
+     .words = RAILS, .modes = M_SKETCH, .usage = "--rails ring|blocks|best",
+     .help = "hierarchical allgather between nodes: ring (the rings\n"
+             "above), blocks (each node gathers itself, then sends its\n"
+             "whole block to every other node directly: one alpha per\n"
+             "node instead of one per chunk), or best (default: both,\n"
+             "the faster kept)"},
+    {.name = "--route", .value = "R", .parse = args_word, .field = offsetof(cli, route),
+     .words = ROUTES, .modes = M_SKETCH, .usage = "--route auto|milp|latency|best",
+     .help = "sketch mode, flat stage 1: milp (the routing MILP: each\n"
+             "chunk pays its own alpha, so chunks spread over paths),\n"
+             "latency (each chunk on its fewest-alpha tree, trees shared\n"
+             "below a common relay, so stage 3 sends chunks together:\n"
+             "small sizes), best (both, the faster kept), or auto\n"
+             "(default: best when a chunk costs less than its alpha on\n"
+             "every link, switch and NIC, else milp)"},
+    {.name = "--proto", .value = "P", .parse = parse_proto, .modes = M_WRITE,
+     .help = "the protocol the runtime moves data with: Simple (default),\n"
+             "LL, LL128, or auto: whichever the cost model times fastest\n"
+             "at --size (LL: half the bandwidth at a fraction of the\n"
+             "latency; docs/design.md section 4)\n"
+             "(with --plan, --proto P keeps only protocol P's candidates)"},
+    {.name = "--plan", .field = offsetof(cli, plan), .set = 1, .modes = M_PLAN,
+     .help = "write a plan into -o DIR: the files a runtime loads so that\n"
+             "every call of --collective over --sizes (default 1K:1G),\n"
+             "in place and out of place, runs the fastest schedule we\n"
+             "have (every baseline under each protocol, each --sketch\n"
+             "synthesized at 1K, 64K, 1M, 16M and 1G where they fall in\n"
+             "the range), or falls back to NCCL where NCCL's own\n"
+             "schedule is fastest; DIR/plan.json lists each file, its\n"
+             "byte range, where it came from and its predicted time;\n"
+             "DIR/nccl/ holds NCCL's schedule at each size.  Run it\n"
+             "with taccl-run DIR --sweep LO:HI"},
+    {.name = "--sketch", .value = "S.json", .parse = args_append,
+     .field = offsetof(cli, sketches), .field2 = offsetof(cli, nsketches), .hi = MAX_SKETCHES,
+     .expect = "sketches", .modes = M_PLAN, .usage = "--sketch S.json ...",
+     .help = "plan mode: a sketch to synthesize from (repeatable, each\n"
+             "file once: a repeated one is refused); after them,\n"
+             "sketches proposed from the topology (the patterns of\n"
+             "TACCL's: switch uc-max for small sizes, uc-min for large,\n"
+             "each GPU through its own NIC or TACCL's relays, chunkup\n"
+             "1/2/4/8, the node symmetry), written to DIR/sketches/"},
+    {.name = "--no-propose", .field = offsetof(cli, no_propose), .set = 1, .modes = M_PLAN,
+     .help = "plan mode: no proposed sketches (baselines and --sketch only)"},
+    {.name = "--sizes", .value = "LO:HI", .parse = args_range, .field = offsetof(cli, sizes_lo),
+     .field2 = offsetof(cli, sizes_hi),
+     .expect = "LO:HI sizes with 0 < LO <= HI, e.g. 1K:1G (LO:LO for one size)", .modes = M_PLAN,
+     .help = "plan mode: the sizes to cover (powers of two from LO to HI;\n"
+             "LO:LO for one size)"},
+    {.name = "--time-budget", .value = "S", .parse = args_real, .field = offsetof(cli, budget),
+     .hi = MAX_SECONDS, .expect = "seconds > 0 and < 1e7", .modes = M_PLAN,
+     .help = "plan mode: stop synthesizing anchors after S seconds\n"
+             "(> 0 and < 1e7; default 600)"},
+    {.name = "--inplace", .field = offsetof(cli, inplace), .set = 1, .modes = M_SKETCH,
+     .note = "a baseline says itself whether it runs in place (inplace=\"1\"); a plan "
+             "writes both modes already",
+     .help = "sketch mode: write the schedule for in-place calls\n"
+             "(inplace=\"1\" outofplace=\"0\"), as msccl-tools writes one:\n"
+             "references to the buffer the runtime aliases into the other\n"
+             "rewritten onto it, a rank's copy of its own chunk dropped\n"
+             "(a nop).  Not for alltoall (in place it would overwrite data\n"
+             "still to be sent).  taccl-run checks it in place"},
+    {.name = "--strict", .field = offsetof(cli, strict), .set = 1, .modes = M_WRITE,
+     .help = "a topology whose figures lack a \"source\" is an error\n"
+             "(exit 2), not a warning"},
+    {.name = "--verbose", .alias = "-v", .field = offsetof(cli, verbose), .set = 1,
+     .modes = M_SKETCH, .note = NO_SOLVER,
+     .help = "sketch mode: the solver's own log on stderr too"},
+    {.name = "--json", .field = offsetof(cli, json), .set = 1, .modes = M_WRITE,
+     .help = "one JSON object on stdout describing what was written"},
+    {.name = "--quiet", .alias = "-q", .field = offsetof(cli, quiet), .set = 1, .modes = M_WRITE,
+     .help = "no progress lines on stderr"},
+    {.name = "--list", .field = offsetof(cli, list), .set = 1, .modes = M_LIST, .usage = ""},
+    {.name = NULL}};
+
+static const args_mode MODES[] = {
+    {M_ALGO, "--algo baselines", "--algo NAME TOPO.json --collective C -o OUT.xml"},
+    {M_SKETCH, "sketch mode", "SKETCH.json TOPO.json -o OUT.xml"},
+    {M_PLAN, "--plan", "--plan TOPO.json --collective C -o DIR"},
+    {M_LIST, "--list", "--list"},
+    {0, NULL, NULL}};
+
+static const args_spec SPEC = {
+    .tool = "taccl-synth",
+    .opts = OPTS,
+    .modes = MODES,
+    .pos = offsetof(cli, pos),
+    .npos = offsetof(cli, npos),
+    .max_pos = 2,
+    .too_many = "too many files: '%s'",
+    .about =
+    "Write an MSCCL XML schedule of a collective for a topology.  The file carries\n"
+    "the topology and size, so `taccl-run OUT.xml` runs it with no other argument.\n"
+    "\n",
+    .after =
+    "\n"
+    "Exit: 0 written, 2 unusable arguments or an algorithm the topology or the\n"
+    "runtime cannot take (the message says what to do instead), 130 interrupted\n"
+    "(SIGINT) before the file was written.  Nothing is written unless exit is 0.\n"};
 
 /* minBytes/maxBytes as each runtime reads them: the legacy one picks a
  * schedule for minBytes <= n < maxBytes; the newer executor for minBytes
@@ -325,175 +403,6 @@ static const char *run_flags(const cli *c, const prog *p, char *buf, size_t n)
              c->target != RT_MSCCL ? runtime_name(c->target) : "",
              big ? " --no-data (its buffers are too large to check the data)" : "");
     return buf;
-}
-
-/* Fill c from argv: TC_OK, TC_INPUT (message printed), or -1 for --help. */
-static int parse_args(int argc, char **argv, cli *c)
-{
-    memset(c, 0, sizeof *c);
-    c->target = RT_MSCCL;
-    c->gap = -1;
-    c->solver_cbc = -1;
-    c->max_bytes = INT64_MAX;
-    /* --json anywhere (after a bad option too) means the error is JSON */
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--json"))
-            c->json = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED_VALUE()                                            \
-    do {                                                        \
-        if (!v)                                                 \
-            return report(c, 1, "%s needs a value%s", a, "");        \
-        i++;                                                    \
-    } while (0)
-        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-            return -1;
-        else if (!strcmp(a, "--list"))
-            c->list = 1;
-        else if (!strcmp(a, "--json"))
-            c->json = 1;
-        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
-            c->quiet = 1;
-        else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
-            c->verbose = 1;
-        else if (!strcmp(a, "--time-limit")) {
-            NEED_VALUE();
-            if (parse_real(v, 0, 0, MAX_SECONDS, &c->time_limit))
-                return report(c, 1, "--time-limit: expected seconds > 0 and < 1e7, got '%s'%s", v,
-                              units_hint(v));
-        } else if (!strcmp(a, "--gap")) {
-            NEED_VALUE();
-            if (parse_real(v, 0, 1, 1, &c->gap))
-                return report(c, 1, "--gap: expected a relative gap 0 <= G < 1 (as a sketch's "
-                              "solver.mip_gap), got '%s'%s", v, units_hint(v));
-        } else if (!strcmp(a, "--solver")) {
-            NEED_VALUE();
-            if (!strcmp(v, "glpk"))
-                c->solver_cbc = 0;
-            else if (!strcmp(v, "cbc"))
-                c->solver_cbc = 1;
-            else
-                return report(c, 1, "--solver: expected glpk or cbc, got '%s'%s", v, "");
-        } else if (!strcmp(a, "--mem-limit")) {
-            NEED_VALUE();
-            if (parse_count(v, INT_MAX, &c->mem_limit_mb))
-                return report(c, 1, "--mem-limit: expected a whole number of MiB in 1..2147483647, "
-                              "got '%s'%s", v, units_hint(v));
-        } else if (!strcmp(a, "--instances")) {
-            NEED_VALUE();
-            if (parse_count(v, 32, &c->instances))
-                return report(c, 1, "--instances: expected an integer 1..32, got '%s'%s", v,
-                              units_hint(v));
-        }
-        else if (!strcmp(a, "--hierarchical") || !strcmp(a, "--flat")) {
-            int h = a[2] == 'h' ? 1 : -1;
-            if (c->hierarchical && c->hierarchical != h)
-                return report(c, 1, "--hierarchical and --flat do not go together%s%s", "", "");
-            c->hierarchical = h;
-        } else if (!strcmp(a, "--rails")) {
-            NEED_VALUE();
-            if (!strcmp(v, "ring"))
-                c->rails = SYNTH_RAILS_RING;
-            else if (!strcmp(v, "blocks"))
-                c->rails = SYNTH_RAILS_BLOCKS;
-            else if (!strcmp(v, "best"))
-                c->rails = SYNTH_RAILS_BEST;
-            else
-                return report(c, 1, "--rails: expected ring, blocks or best, got '%s'%s", v, "");
-        } else if (!strcmp(a, "--route")) {
-            NEED_VALUE();
-            if (!strcmp(v, "auto"))
-                c->route = SYNTH_ROUTE_AUTO;
-            else if (!strcmp(v, "milp"))
-                c->route = SYNTH_ROUTE_MILP;
-            else if (!strcmp(v, "latency"))
-                c->route = SYNTH_ROUTE_LATENCY;
-            else if (!strcmp(v, "best"))
-                c->route = SYNTH_ROUTE_BEST;
-            else
-                return report(c, 1, "--route: expected auto, milp, latency or best, got '%s'%s",
-                              v, "");
-        } else if (!strcmp(a, "--strict")) {
-            c->strict = 1;
-        } else if (!strcmp(a, "--inplace")) {
-            c->inplace = 1;
-        } else if (!strcmp(a, "--plan")) {
-            c->plan = 1;
-        } else if (!strcmp(a, "--no-propose")) {
-            c->no_propose = 1;
-        } else if (!strcmp(a, "--sketch")) {
-            NEED_VALUE();
-            if (c->nsketches == 16)
-                return report(c, 1, "--sketch: at most 16 sketches, got a 17th: '%s'%s", v, "");
-            c->sketches[c->nsketches++] = v;
-        } else if (!strcmp(a, "--sizes")) {
-            NEED_VALUE();
-            if (parse_bytes_range(v, &c->sizes_lo, &c->sizes_hi) || c->sizes_lo <= 0 ||
-                c->sizes_hi == INT64_MAX || c->sizes_hi < c->sizes_lo)
-                return report(c, 1, "--sizes: expected LO:HI sizes with 0 < LO <= HI, e.g. "
-                              "1K:1G (LO:LO for one size), got '%s'%s", v, "");
-        } else if (!strcmp(a, "--time-budget")) {
-            NEED_VALUE();
-            if (parse_real(v, 0, 0, MAX_SECONDS, &c->budget))
-                return report(c, 1, "--time-budget: expected seconds > 0 and < 1e7, got '%s'%s", v,
-                              units_hint(v));
-        } else if (!strcmp(a, "--proto")) {
-            NEED_VALUE();
-            cost_proto pr;
-            if (strcmp(v, "auto") != 0 && !cost_proto_parse(v, &pr))
-                return report(c, 1, "--proto: expected Simple, LL, LL128 or auto, got '%s'%s", v,
-                              "");
-            c->proto = v;
-        } else if (!strcmp(a, "--algo")) {
-            NEED_VALUE();
-            c->algo = v;
-        } else if (!strcmp(a, "--collective")) {
-            NEED_VALUE();
-            c->coll = v;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            NEED_VALUE();
-            c->out = v;
-        } else if (!strcmp(a, "--via")) {
-            NEED_VALUE();
-            c->via = v;
-        } else if (!strcmp(a, "--channels")) {
-            NEED_VALUE();
-            if (parse_count(v, 32, &c->channels))
-                return report(c, 1, "--channels: expected an integer 1..32, got '%s'%s", v,
-                              units_hint(v));
-        } else if (!strcmp(a, "--chunks")) {
-            NEED_VALUE();
-            if (parse_count(v, MAX_CHUNKS, &c->chunks))
-                return report(c, 1, "--chunks: expected an integer 1..1048576, got '%s'%s", v,
-                              units_hint(v));
-        } else if (!strcmp(a, "--size")) {
-            NEED_VALUE();
-            char hint[128];
-            if (size_parse(v, &c->size))
-                return report(c, 1, "--size: not a size in bytes: '%s' (e.g. 1048576, 64K, 1MB)%s", v,
-                              size_hint(v, hint, sizeof hint));
-        } else if (!strcmp(a, "--bytes")) {
-            NEED_VALUE();
-            if (parse_bytes_range(v, &c->min_bytes, &c->max_bytes) ||
-                c->min_bytes >= c->max_bytes)
-                return report(c, 1, "--bytes: expected LO:HI with LO < HI (sizes such as 0, 64K, "
-                              "1MB; HI may be inf), got '%s'%s", v, "");
-        } else if (!strcmp(a, "--target")) {
-            NEED_VALUE();
-            tc_err e;
-            if (runtime_parse(v, &c->target, &e) != TC_OK)
-                return report(c, 1, "--target: %s%s", e.msg, "");
-        } else if (a[0] == '-' && a[1])
-            return report(c, 1, "unknown option '%s'%s", a, "");
-        else if (c->npos >= 2)
-            return report(c, 1, "too many files: '%s'%s", a, "");
-        else
-            c->pos[c->npos++] = a;
-#undef NEED_VALUE
-    }
-    return TC_OK;
 }
 
 static void print_list(void)
@@ -738,8 +647,8 @@ static void catch_sigint(void)
 static int interrupted(const cli *c)
 {
     int sig = stop_signal ? stop_signal : SIGINT;
-    report(c, 0, "interrupted (%s): nothing written%s", sig == SIGTERM ? "SIGTERM"
-                  : sig == SIGHUP ? "SIGHUP" : "SIGINT", "");
+    cli_fail(c, 0, "interrupted (%s): nothing written", sig == SIGTERM ? "SIGTERM"
+             : sig == SIGHUP ? "SIGHUP" : "SIGINT");
     return 128 + sig;
 }
 
@@ -803,178 +712,6 @@ static int set_proto(const cli *c, prog *p, const topo *t, tc_err *err)
     return TC_OK;
 }
 
-/* Sketch mode: SKETCH.json TOPO.json through the three stages. */
-static int synth_main(const cli *c)
-{
-    if (!c->out)
-        return report(c, 1, "-o OUT.xml is required%s%s", "", "");
-    tc_err err;
-    tc_err_clear(&err);
-    sketch *s = sketch_load(c->pos[0], &err);
-    if (!s)
-        return report(c, 0, "%s%s", err.msg, "");
-    topo *t = load_topology(c, c->pos[1], &err);
-    if (!t) {
-        sketch_free(s);
-        return report(c, 0, "%s%s", err.msg, "");
-    }
-    synth_opts o;
-    synth_opts_init(&o);
-    if (c->coll) {
-        if (coll_parse(c->coll, &o.coll)) {
-            sketch_free(s);
-            topo_free(t);
-            return report(c, 1, "--collective: expected allgather, alltoall, reducescatter or "
-                          "allreduce, got '%s'%s", c->coll, "");
-        }
-        o.has_coll = 1;
-    }
-    o.size_bytes = c->size;
-    o.route_time_s = o.contig_time_s = c->time_limit;
-    o.mip_gap = c->gap;
-    int cbc = c->solver_cbc >= 0 ? c->solver_cbc : s->backend == SK_SOLVER_CBC;
-    o.backend = cbc ? LP_CBC : LP_GLPK;
-    o.instances = c->instances ? c->instances : 1;
-    o.runtime = c->target;
-    o.quiet = c->quiet;
-    o.verbose = c->verbose;
-    o.mem_limit_mb = c->mem_limit_mb;
-    o.hierarchical = c->hierarchical;
-    o.rails = c->rails;
-    o.route = c->route;
-    coll_kind kind = o.has_coll ? o.coll : s->has_coll ? s->coll : COLL_ALLGATHER;
-    if (c->inplace && kind == COLL_ALLTOALL) {
-        sketch_free(s);
-        topo_free(t);
-        return report(c, 1, "--inplace: an alltoall cannot run in place without scratch for "
-                      "what it overwrites; synthesize it out of place (the runtime then falls "
-                      "back to NCCL for in-place calls)%s%s", "", "");
-    }
-    int rc = sketch_check(s, t, &err);
-    prog *p = NULL;
-    synth_stats st;
-    if (rc == TC_OK)
-        rc = synth_run(s, t, &o, &p, &st, &err);
-    if (rc == TC_OK && lp_stop_requested())
-        rc = tc_err_set(&err, TC_STOP, "interrupted");
-    char range_note[400] = "";
-    if (rc == TC_OK)
-        rc = set_proto(c, p, t, &err);
-    if (rc == TC_OK && c->inplace) {
-        prog *q = prog_inplace_copy(p);
-        prog_set_topo(q, p->topo);
-        p->topo = NULL;
-        prog_free(p);
-        p = q;
-    }
-    if (rc == TC_OK) {
-        set_bytes_range(c, p, range_note, sizeof range_note);
-        xml_write_opts wo = {.runtime = o.runtime, .embed_topology = 1};
-        rc = write_uninterrupted(p, c->out, &wo, &err);
-    }
-    if (rc == TC_STOP) {
-        rc = interrupted(c);
-    } else if (rc != TC_OK) {
-        rc = report(c, 0, "%s%s", err.msg, "");
-    } else {
-        char note[256], how[128];
-        limit_note(&st, note, sizeof note);
-        if (!c->quiet && range_note[0])
-            fprintf(stderr, "taccl-synth: %s\n", range_note);
-        if (!c->quiet)
-            fprintf(stderr, "taccl-synth: wrote %s: %s on %s, predicted %.3f us "
-                    "(synthesis %.2f s%s); run it with: taccl-run %s%s\n", c->out,
-                    coll_name(p->coll), t->name, p->predicted_us,
-                    st.route_s + st.order_s + st.contig_s + st.lower_s, note, c->out,
-                    run_flags(c, p, how, sizeof how));
-        if (c->json)
-            print_synth_json(c, p, &st);
-    }
-    prog_free(p);
-    sketch_free(s);
-    topo_free(t);
-    return rc;
-}
-
-/* Plan mode: --plan TOPO.json --collective C -o DIR. */
-static int plan_main(const cli *c)
-{
-    if (c->algo)
-        return report(c, 1, "--plan and --algo do not go together: a plan tries every "
-                      "algorithm%s%s", "", "");
-    if (c->npos != 1)
-        return report(c, 1, c->npos == 0 ? "--plan needs a topology file%s%s"
-                                         : "--plan takes one topology file (sketches go with "
-                                           "--sketch), got a second: '%s'%s",
-                      c->npos ? c->pos[1] : "", "");
-    if (!c->coll)
-        return report(c, 1, "--collective is required (allgather, alltoall, reducescatter or "
-                      "allreduce)%s%s", "", "");
-    if (!c->out)
-        return report(c, 1, "-o DIR is required: the directory the plan is written to%s%s", "",
-                      "");
-    if (c->channels || c->chunks || c->via || c->size || c->instances)
-        return report(c, 1, "--plan chooses channels and sizes itself; --channels, --chunks, "
-                      "--via, --size and --instances do not apply%s%s", "", "");
-    if (c->proto && !strcmp(c->proto, "auto"))
-        return report(c, 1, "--plan tries every protocol already; --proto P keeps only P%s%s",
-                      "", "");
-    plan_opts o;
-    plan_opts_init(&o);
-    if (coll_parse(c->coll, &o.coll))
-        return report(c, 1, "--collective: expected allgather, alltoall, reducescatter or "
-                      "allreduce, got '%s'%s", c->coll, "");
-    tc_err err;
-    tc_err_clear(&err);
-    /* refuse an output it may not replace before any work (plan_write
-     * checks again when it writes) */
-    {
-        const char *in[65];
-        int nin = 0, exists;
-        in[nin++] = c->pos[0];
-        for (int i = 0; i < c->nsketches && nin < 65; i++)
-            in[nin++] = c->sketches[i];
-        if (plan_check_output(c->out, in, nin, &exists, &err) != TC_OK)
-            return report(c, 0, "%s%s", err.msg, "");
-    }
-    topo *t = load_topology(c, c->pos[0], &err);
-    if (!t)
-        return report(c, 0, "%s%s", err.msg, "");
-    o.lo = c->sizes_lo ? c->sizes_lo : 1024;
-    o.hi = c->sizes_lo ? c->sizes_hi : 1LL << 30;
-    o.sketches = c->sketches;
-    o.nsketches = c->nsketches;
-    o.target = c->target;
-    o.stage_time_s = c->time_limit;
-    o.budget_s = c->budget;
-    o.quiet = c->quiet;
-    o.propose = !c->no_propose;
-    o.proto = c->proto;
-    plan *pl = NULL;
-    int rc = plan_make(t, &o, &pl, &err);
-    if (rc == TC_OK && lp_stop_requested())
-        rc = tc_err_set(&err, TC_STOP, "interrupted");
-    if (rc == TC_OK)
-        rc = plan_write(pl, c->out, &err);
-    if (rc == TC_STOP)
-        rc = interrupted(c);
-    else if (rc != TC_OK) {
-        report(c, 0, "%s%s", err.msg, "");
-        rc = err.code == TC_WRONG ? TC_WRONG : TC_INPUT;
-    } else {
-        if (!c->quiet)
-            plan_print(pl, c->out, stderr);
-        if (c->json) {
-            char *j = plan_summary_json(pl, c->out);
-            printf("%s\n", j);
-            free(j);
-        }
-    }
-    plan_free(pl);
-    topo_free(t);
-    return rc;
-}
-
 /* Whether paths a and b name one existing file. */
 static int same_file(const char *a, const char *b)
 {
@@ -998,127 +735,294 @@ static int repeated_sketch(const cli *c, int *first)
     return -1;
 }
 
+#define COLL_REQUIRED "--collective is required (allgather, alltoall, reducescatter or allreduce)"
+
+/* What sketch and --algo mode check first: that every option given is
+ * theirs, a --bytes range the target can say, and an output that is no
+ * input. */
+static int check_writing(const cli *c, unsigned mode)
+{
+    tc_err err;
+    if (args_check_mode(&SPEC, c->seen, mode, &err) != TC_OK)
+        return cli_fail(c, 1, "%s", err.msg);
+    if (runtime_get(c->target)->max_bytes_inclusive && c->max_bytes == 1)
+        return cli_fail(c, 0, "--bytes %s:1: the range holds no call of 1 byte or more, and "
+                        "%s reads the maxBytes it would need (0) as no limit",
+                        c->min_bytes ? "LO" : "0", runtime_name(c->target));
+    for (int i = 0; i < c->npos && c->out; i++)
+        if (same_file(c->out, c->pos[i]))
+            return cli_fail(c, 0, "-o %s is the input %s: writing the schedule would replace it",
+                            c->out, c->pos[i]);
+    return TC_OK;
+}
+
+/* Sketch mode: SKETCH.json TOPO.json through the three stages. */
+static int sketch_main(const cli *c)
+{
+    int rc = check_writing(c, M_SKETCH);
+    if (rc != TC_OK)
+        return rc;
+    if (c->npos != 2)
+        return cli_fail(c, 1, "give a sketch and a topology file, or --algo NAME and a topology "
+                        "file");
+    if (!c->out)
+        return cli_fail(c, 1, "-o OUT.xml is required");
+    tc_err err;
+    tc_err_clear(&err);
+    int hint = 0;
+    topo *t = NULL;
+    prog *p = NULL;
+    synth_stats st;
+    synth_opts o;
+    synth_opts_init(&o);
+    sketch *s = sketch_load(c->pos[0], &err);
+    if (s)
+        t = load_topology(c, c->pos[1], &err);
+    rc = s && t ? TC_OK : TC_INPUT;
+    if (rc == TC_OK) {
+        o.coll = c->coll;
+        o.has_coll = c->has_coll;
+        o.size_bytes = c->size;
+        o.route_time_s = o.contig_time_s = c->time_limit;
+        o.mip_gap = c->gap;
+        int cbc = c->solver_cbc >= 0 ? c->solver_cbc : s->backend == SK_SOLVER_CBC;
+        o.backend = cbc ? LP_CBC : LP_GLPK;
+        o.instances = c->instances ? c->instances : 1;
+        o.runtime = c->target;
+        o.quiet = c->quiet;
+        o.verbose = c->verbose;
+        o.mem_limit_mb = c->mem_limit_mb;
+        o.hierarchical = c->hierarchical;
+        o.rails = c->rails;
+        o.route = c->route;
+        coll_kind kind = o.has_coll ? o.coll : s->has_coll ? s->coll : COLL_ALLGATHER;
+        hint = c->inplace && kind == COLL_ALLTOALL;
+        if (hint)
+            rc = tc_err_set(&err, TC_INPUT, "--inplace: an alltoall cannot run in place without "
+                            "scratch for what it overwrites; synthesize it out of place (the "
+                            "runtime then falls back to NCCL for in-place calls)");
+    }
+    if (rc == TC_OK)
+        rc = sketch_check(s, t, &err);
+    if (rc == TC_OK)
+        rc = synth_run(s, t, &o, &p, &st, &err);
+    if (rc == TC_OK && lp_stop_requested())
+        rc = tc_err_set(&err, TC_STOP, "interrupted");
+    char range_note[400] = "";
+    if (rc == TC_OK)
+        rc = set_proto(c, p, t, &err);
+    if (rc == TC_OK && c->inplace) {
+        prog *q = prog_inplace_copy(p);
+        prog_set_topo(q, p->topo);
+        p->topo = NULL;
+        prog_free(p);
+        p = q;
+    }
+    if (rc == TC_OK) {
+        set_bytes_range(c, p, range_note, sizeof range_note);
+        xml_write_opts wo = {.runtime = o.runtime, .embed_topology = 1};
+        rc = write_uninterrupted(p, c->out, &wo, &err);
+    }
+    if (rc == TC_STOP) {
+        rc = interrupted(c);
+    } else if (rc != TC_OK) {
+        rc = cli_fail(c, hint, "%s", err.msg);
+    } else {
+        char note[256], how[128];
+        limit_note(&st, note, sizeof note);
+        if (!c->quiet && range_note[0])
+            fprintf(stderr, "taccl-synth: %s\n", range_note);
+        if (!c->quiet)
+            fprintf(stderr, "taccl-synth: wrote %s: %s on %s, predicted %.3f us "
+                    "(synthesis %.2f s%s); run it with: taccl-run %s%s\n", c->out,
+                    coll_name(p->coll), t->name, p->predicted_us,
+                    st.route_s + st.order_s + st.contig_s + st.lower_s, note, c->out,
+                    run_flags(c, p, how, sizeof how));
+        if (c->json)
+            print_synth_json(c, p, &st);
+    }
+    prog_free(p);
+    sketch_free(s);
+    topo_free(t);
+    return rc;
+}
+
+/* --algo NAME TOPO.json: a baseline built from the topology, no solver. */
+static int algo_main(const cli *c)
+{
+    int rc = check_writing(c, M_ALGO);
+    if (rc != TC_OK)
+        return rc;
+    if (c->npos == 0)
+        return cli_fail(c, 1, "--algo needs a topology file");
+    if (c->npos > 1)
+        return cli_fail(c, 1, "--algo takes one topology file, got a second: '%s'", c->pos[1]);
+    const baseline_algo *a = baseline_algo_find(c->algo);
+    if (!a) {
+        char known[256] = "";
+        int na;
+        const baseline_algo *all = baseline_algos(&na);
+        for (int i = 0; i < na; i++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                     i ? ", " : "", all[i].name);
+        return cli_fail(c, 0, "unknown algorithm '%s'; known: %s", c->algo, known);
+    }
+    if (!strcmp(a->name, "nccl") && c->proto)
+        return cli_fail(c, 0, "--algo nccl chooses its protocol as NCCL does; to fix one, use "
+                        "--algo ring or tree with --proto %s", c->proto);
+    if (!c->has_coll)
+        return cli_fail(c, 1, COLL_REQUIRED);
+    if (!c->out)
+        return cli_fail(c, 1, "-o OUT.xml is required");
+    tc_err err;
+    tc_err_clear(&err);
+    prog *p = NULL;
+    baseline_stats st;
+    long long want = c->size ? c->size : 1 << 20;
+    topo *t = load_topology(c, c->pos[0], &err);
+    if (t) {
+        baseline_opts o;
+        baseline_opts_default(&o);
+        o.channels = c->channels;
+        o.chunks = c->chunks;
+        o.via = c->via;
+        o.target = c->target;
+        o.size_bytes = want;
+        p = baseline_build_stats(c->algo, t, c->coll, &o, &st, &err);
+    }
+    rc = p ? TC_OK : TC_INPUT;
+    if (rc == TC_OK) {
+        p->size_bytes = baseline_size_bytes(p, t, want);
+        rc = set_proto(c, p, t, &err);
+    }
+    if (rc == TC_OK) {
+        char range_note[400];
+        set_bytes_range(c, p, range_note, sizeof range_note);
+        if (!c->quiet && range_note[0])
+            fprintf(stderr, "taccl-synth: %s\n", range_note);
+        if (runtime_get(c->target)->inplace_only && p->inplace && p->outofplace)
+            p->inplace = 0; /* the legacy runtime reads inplace alone: "1" would serve in-place
+                               calls only; out of place, as every synthesized schedule */
+        prog_set_topo(p, t);    /* p owns t from here */
+        t = NULL;
+        xml_write_opts wo = {.runtime = c->target, .embed_topology = 1};
+        rc = lp_stop_requested() ? TC_STOP : write_uninterrupted(p, c->out, &wo, &err);
+    }
+    if (rc == TC_STOP) {
+        rc = interrupted(c);
+    } else if (rc != TC_OK) {
+        rc = cli_fail(c, 0, "%s", err.msg);
+    } else {
+        if (!c->quiet)
+            print_info(c, p, p->topo, &st, want);
+        if (c->json)
+            print_json(c, p, &st, c->algo);
+    }
+    prog_free(p);
+    topo_free(t);
+    return rc;
+}
+
+/* --plan TOPO.json --collective C -o DIR: a plan directory. */
+static int plan_main(const cli *c)
+{
+    tc_err err;
+    tc_err_clear(&err);
+    if (c->algo)
+        return cli_fail(c, 1, "--plan and --algo do not go together: a plan tries every "
+                        "algorithm");
+    if (args_check_mode(&SPEC, c->seen, M_PLAN, &err) != TC_OK)
+        return cli_fail(c, 1, "%s", err.msg);
+    int first = 0, again = repeated_sketch(c, &first);
+    if (again >= 0)
+        return cli_fail(c, 1, "--sketch %s is the same file as the earlier --sketch %s: give "
+                        "each sketch once", c->sketches[again], c->sketches[first]);
+    if (c->npos == 0)
+        return cli_fail(c, 1, "--plan needs a topology file");
+    if (c->npos > 1)
+        return cli_fail(c, 1, "--plan takes one topology file (sketches go with --sketch), got "
+                        "a second: '%s'", c->pos[1]);
+    if (!c->has_coll)
+        return cli_fail(c, 1, COLL_REQUIRED);
+    if (!c->out)
+        return cli_fail(c, 1, "-o DIR is required: the directory the plan is written to");
+    if (c->proto && !strcmp(c->proto, "auto"))
+        return cli_fail(c, 1, "--plan tries every protocol already; --proto P keeps only P");
+    /* refuse an output it may not replace before any work (plan_write
+     * checks again when it writes) */
+    const char *in[1 + MAX_SKETCHES];
+    int nin = 0, exists;
+    in[nin++] = c->pos[0];
+    for (int i = 0; i < c->nsketches; i++)
+        in[nin++] = c->sketches[i];
+    if (plan_check_output(c->out, in, nin, &exists, &err) != TC_OK)
+        return cli_fail(c, 0, "%s", err.msg);
+    plan_opts o;
+    plan_opts_init(&o);
+    o.coll = c->coll;
+    o.lo = c->sizes_lo ? c->sizes_lo : 1024;
+    o.hi = c->sizes_lo ? c->sizes_hi : 1LL << 30;
+    o.sketches = c->sketches;
+    o.nsketches = c->nsketches;
+    o.target = c->target;
+    o.stage_time_s = c->time_limit;
+    o.budget_s = c->budget;
+    o.quiet = c->quiet;
+    o.propose = !c->no_propose;
+    o.proto = c->proto;
+    plan *pl = NULL;
+    topo *t = load_topology(c, c->pos[0], &err);
+    int rc = t ? plan_make(t, &o, &pl, &err) : TC_INPUT;
+    if (rc == TC_OK && lp_stop_requested())
+        rc = tc_err_set(&err, TC_STOP, "interrupted");
+    if (rc == TC_OK)
+        rc = plan_write(pl, c->out, &err);
+    if (rc == TC_STOP) {
+        rc = interrupted(c);
+    } else if (rc != TC_OK) {
+        cli_fail(c, 0, "%s", err.msg);
+        rc = err.code == TC_WRONG ? TC_WRONG : TC_INPUT;
+    } else {
+        if (!c->quiet)
+            plan_print(pl, c->out, stderr);
+        if (c->json) {
+            char *j = plan_summary_json(pl, c->out);
+            printf("%s\n", j);
+            free(j);
+        }
+    }
+    plan_free(pl);
+    topo_free(t);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     cli c;
-    int rc = parse_args(argc, argv, &c);
-    if (rc == -1) {
-        printf("%s\n%s", usage, help);
-        return 0;
-    }
-    if (rc != TC_OK)
-        return rc;
-    if (c.list) {
-        print_list();
-        return 0;
-    }
-    catch_sigint();
-    tc_err werr;
-    if (runtime_writable(c.target, &werr) != TC_OK) {
-        tc_err_prefix(&werr, "--target %s", runtime_name(c.target));
-        return report(&c, 0, "%s%s", werr.msg, "");
-    }
-    if (runtime_get(c.target)->max_bytes_inclusive && c.max_bytes == 1)
-        return report(&c, 0, "--bytes %s:1: the range holds no call of 1 byte or more, and "
-                      "%s reads the maxBytes it would need (0) as no limit",
-                      c.min_bytes ? "LO" : "0", runtime_name(c.target));
-    for (int i = 0; i < c.npos && c.out && !c.plan; i++)
-        if (same_file(c.out, c.pos[i]))
-            return report(&c, 0, "-o %s is the input %s: writing the schedule would replace it",
-                          c.out, c.pos[i]);
-    if (c.inplace && (c.plan || c.algo))
-        return report(&c, 1, c.plan ? "--inplace is for sketch mode: a plan writes both modes "
-                      "already%s%s" : "--inplace is for sketch mode: a baseline says itself "
-                      "whether it runs in place (inplace=\"1\")%s%s", "", "");
-    int first = 0, again = c.plan ? repeated_sketch(&c, &first) : -1;
-    if (again >= 0)
-        return report(&c, 1, "--sketch %s is the same file as the earlier --sketch %s: give each "
-                      "sketch once", c.sketches[again], c.sketches[first]);
-    if (c.plan)
-        return plan_main(&c);
-    if (c.nsketches || c.sizes_lo || c.budget > 0 || c.no_propose)
-        return report(&c, 1, "--sketch, --sizes, --time-budget and --no-propose are for "
-                      "--plan%s%s", "", "");
-    if (!c.algo && (c.channels || c.chunks || c.via))
-        return report(&c, 1, "--channels, --chunks and --via are for --algo baselines; a "
-                      "sketch's schedule takes its chunks from the sketch (input_chunkup) and "
-                      "its channels from --instances%s%s", "", "");
-    if (c.algo && (c.time_limit > 0 || c.gap >= 0 || c.solver_cbc >= 0 || c.instances ||
-                   c.mem_limit_mb || c.hierarchical || c.rails || c.route))
-        return report(&c, 1, "--time-limit, --gap, --solver, --instances, --mem-limit, "
-                      "--hierarchical/--flat, --rails and --route are for sketch mode; a "
-                      "baseline takes --channels and --chunks%s%s", "", "");
-    if (!c.algo) {
-        if (c.npos == 2)
-            return synth_main(&c);
-        return report(&c, 1, "give a sketch and a topology file, or --algo NAME and a topology "
-                    "file%s%s", "", "");
-    }
-    if (c.npos != 1)
-        return report(&c, 1, c.npos == 0 ? "--algo needs a topology file%s%s"
-                                    : "--algo takes one topology file, got a second: '%s'%s",
-                    c.npos ? c.pos[1] : "", "");
-    const baseline_algo *a = baseline_algo_find(c.algo);
-    if (!a)
-        return report(&c, 0, "unknown algorithm '%s'; known: ring, direct, butterfly, rsag, tree, "
-                    "nccl%s", c.algo, "");
-    if (!strcmp(a->name, "nccl") && c.proto)
-        return report(&c, 0, "--algo nccl chooses its protocol as NCCL does; to fix one, use "
-                    "--algo ring or tree with --proto %s%s", c.proto, "");
-    if (!c.coll)
-        return report(&c, 1, "--collective is required (allgather, alltoall, reducescatter or "
-                    "allreduce)%s%s", "", "");
-    coll_kind k;
-    if (coll_parse(c.coll, &k))
-        return report(&c, 1, "--collective: expected allgather, alltoall, reducescatter or allreduce, "
-                    "got '%s'%s", c.coll, "");
-    if (!c.out)
-        return report(&c, 1, "-o OUT.xml is required%s%s", "", "");
-
+    memset(&c, 0, sizeof c);
+    c.target = RT_MSCCL;
+    c.gap = -1;
+    c.solver_cbc = -1;
+    c.max_bytes = INT64_MAX;
+    c.json = args_has(argc, argv, "--json"); /* an error before it is JSON too */
     tc_err err;
-    tc_err_clear(&err);
-    topo *t = load_topology(&c, c.pos[0], &err);
-    if (!t)
-        return report(&c, 0, "%s%s", err.msg, "");
-    baseline_opts o;
-    baseline_opts_default(&o);
-    o.channels = c.channels;
-    o.chunks = c.chunks;
-    o.via = c.via;
-    o.target = c.target;
-    o.size_bytes = c.size ? c.size : 1 << 20;
-    baseline_stats st;
-    prog *p = baseline_build_stats(c.algo, t, k, &o, &st, &err);
-    if (!p) {
-        topo_free(t);
-        return report(&c, 0, "%s%s", err.msg, "");
+    char *help = NULL;
+    int rc = args_parse(&SPEC, argc, argv, &c, &c.seen, &err);
+    if (rc == ARGS_HELP) {
+        help = args_help(&SPEC);
+        fputs(help, stdout);
+        rc = TC_OK;
+    } else if (rc != TC_OK) {
+        rc = cli_fail(&c, 1, "%s", err.msg);
+    } else if (c.list) {
+        print_list();
+    } else if (runtime_writable(c.target, &err) != TC_OK) {
+        tc_err_prefix(&err, "--target %s", runtime_name(c.target));
+        rc = cli_fail(&c, 0, "%s", err.msg);
+    } else {
+        catch_sigint();
+        rc = c.plan ? plan_main(&c) : c.algo ? algo_main(&c) : sketch_main(&c);
     }
-    long long want = c.size ? c.size : 1 << 20;
-    p->size_bytes = baseline_size_bytes(p, t, want);
-    if ((rc = set_proto(&c, p, t, &err)) != TC_OK) {
-        prog_free(p);
-        topo_free(t);
-        return report(&c, 0, "%s%s", err.msg, "");
-    }
-    char range_note[400];
-    set_bytes_range(&c, p, range_note, sizeof range_note);
-    if (!c.quiet && range_note[0])
-        fprintf(stderr, "taccl-synth: %s\n", range_note);
-    if (runtime_get(c.target)->inplace_only && p->inplace && p->outofplace)
-        p->inplace = 0;     /* the legacy runtime reads inplace alone: "1" would serve in-place
-                               calls only; out of place, as every synthesized schedule */
-    prog_set_topo(p, t);    /* p owns t from here */
-    xml_write_opts wo = {.runtime = c.target, .embed_topology = 1};
-    rc = lp_stop_requested() ? TC_STOP : write_uninterrupted(p, c.out, &wo, &err);
-    if (rc != TC_OK) {
-        rc = rc == TC_STOP ? interrupted(&c) : report(&c, 0, "%s%s", err.msg, "");
-        prog_free(p);
-        return rc;
-    }
-    if (!c.quiet)
-        print_info(&c, p, t, &st, want);
-    if (c.json)
-        print_json(&c, p, &st, c.algo);
-    prog_free(p);
-    return 0;
+    free(help);
+    return rc;
 }

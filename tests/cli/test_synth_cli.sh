@@ -55,7 +55,7 @@ expect "help exits 0" 0 "usage: taccl-synth" -- "$S" --help
 expect "list names every algorithm" 0 "ring.*direct.*butterfly.*rsag.*tree" -- bash -c "'$S' --list | tr '\n' ' '"
 expect "no arguments is exit 2" 2 "give a sketch and a topology file, or --algo" -- "$S"
 refuse "unknown flag" "unknown option '--frobnicate'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --frobnicate
-refuse "unknown algorithm" "unknown algorithm 'msccl'; known: ring, direct, butterfly, rsag, tree, nccl" -- --algo msccl "$T/ndv2-x1.json" --collective allgather
+refuse "unknown algorithm" "unknown algorithm 'msccl'; known: ring, direct, butterfly, rsag, tree, hier, nccl" -- --algo msccl "$T/ndv2-x1.json" --collective allgather
 refuse "missing collective" "--collective is required" -- --algo ring "$T/ndv2-x1.json"
 refuse "bad collective" "--collective: expected" -- --algo ring "$T/ndv2-x1.json" --collective broadcast
 refuse "bad channels" "--channels: expected an integer 1..32" -- --algo ring "$T/ndv2-x1.json" --collective allgather --channels 0
@@ -76,9 +76,9 @@ refuse "reduction size not whole chunks" "1001 bytes is not a multiple of 32" --
 refuse "sketch chunks not whole elements" "8 bytes is not a multiple of 32: .*whole number of 4-byte elements" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --size 8
 refuse "instances that split chunks below a DMA segment" "--instances 2 splits each 256-byte chunk into parts of 128 bytes, not whole 256-byte DMA segments" -- "$ROOT/sketches/cs-chip4x2-sk-1.json" "$T/cs-chip4x2.json" --instances 2
 refuse "a range msccl-executor would read as no limit" "--bytes 0:1: .*reads the maxBytes it would need \(0\) as no limit" -- --algo ring "$T/ndv2-x1.json" --collective allgather --bytes 0:1 --target msccl-executor
-refuse "a sketch-mode option with --algo" "--time-limit, --gap, .* are for sketch mode" -- --algo ring "$T/ndv2-x1.json" --collective allgather --instances 2
-refuse "a baseline option in sketch mode" "--channels, --chunks and --via are for --algo baselines" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --chunks 2
-refuse "a plan option outside --plan" "--sketch, --sizes, --time-budget and --no-propose are for --plan" -- --algo ring "$T/ndv2-x1.json" --collective allgather --sizes 1K:1M
+refuse "a sketch-mode option with --algo" "--instances is for sketch mode, not --algo baselines" -- --algo ring "$T/ndv2-x1.json" --collective allgather --instances 2
+refuse "a baseline option in sketch mode" "--chunks is for --algo baselines, not sketch mode" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --chunks 2
+refuse "a plan option outside --plan" "--sizes is for --plan, not --algo baselines" -- --algo ring "$T/ndv2-x1.json" --collective allgather --sizes 1K:1M
 expect "--algo nccl says NCCL's estimates without a stray comma" 0 "NCCL's estimates \(us\): [a-z]" -- "$S" --algo nccl "$T/ndv2-x2.json" --collective allgather --size 1M -o "$TMP/nccl-note.xml"
 cp "$T/ndv2-x1.json" "$TMP/topo-copy.json"
 expect "-o naming an input is exit 2" 2 "-o .*topo-copy.json is the input .*topo-copy.json: writing the schedule would replace it" -- "$S" --algo ring "$TMP/topo-copy.json" --collective allgather -o "$TMP/topo-copy.json"
@@ -103,8 +103,8 @@ refuse "--gap over its limit" "--gap: expected a relative gap 0 <= G < 1 .*got '
 refuse "--instances over its limit" "--instances: expected an integer 1\.\.32, got '33'" -- "$SK1" "$T/ndv2-x1.json" --instances 33
 refuse "--mem-limit over its limit" "--mem-limit: expected a whole number of MiB in 1\.\.2147483647, got '99999999999'" -- "$SK1" "$T/ndv2-x1.json" --mem-limit 99999999999
 refuse "--time-budget over its limit" "--time-budget: expected seconds > 0 and < 1e7, got '1e9'" -- --plan "$T/ndv2-x1.json" --collective allgather --time-budget 1e9
-refuse "--size over its limit" "--size: not a size in bytes: '99999999999999999999' .*; the largest size is 2\^62 bytes \(4 EiB\)" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 99999999999999999999
-refuse "--size 0" "--size: not a size in bytes: '0' .*; a size is at least 1 byte" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 0
+refuse "--size over its limit" "--size: at most 4194304T \(2\^62 bytes\), got '99999999999999999999'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 99999999999999999999
+refuse "--size 0" "--size: at least 1 byte, got '0'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 0
 # a baseline past what this tool builds is refused before it is built, naming
 # the limit (--chunks 1000000 --target unlimited aborted out of memory)
 refuse "--chunks too many to build" "ring: 32000000 chunks per loop over 8 ranks need at least 4\.48e\+08 steps, more than this tool builds \(16777216\)" -- --algo ring "$T/ndv2-x1.json" --collective allreduce --chunks 1000000 --target unlimited
