@@ -22,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "exec/data.h"
+#include "exec/mpp.h"
 #include "exec/pick.h"
 #include "exec/run.h"
 #include "model/topo.h"
@@ -37,6 +38,9 @@ static const char usage[] =
     "                 [--target msccl|msccl-executor|unlimited] [--sweep LO:HI]\n"
     "                 [--embed-to OUT.xml] [--trace OUT.json] [--routes OUT.dot]\n"
     "                 [--tiles] [--strict] [--json] [-q]\n"
+    "       taccl-run PLAN.json [--topo T.json] [--size BYTES] [--dtype i32|f32] [--no-data]\n"
+    "                 [--seed N] [--inplace|--outofplace] [--sweep LO:HI] [--trace OUT.json]\n"
+    "                 [--routes OUT.dot] [--strict] [--json] [-q]\n"
     "       taccl-run DIR (--size BYTES | --sweep LO:HI) [--inplace|--outofplace]\n"
     "                 [--target T] [--topo T.json] [--no-data] [--tiles] [--json] [-q]\n";
 
@@ -96,6 +100,15 @@ static const char help[] =
     "executor by the files' target or --target), or say that NCCL runs the call;\n"
     "DIR/nccl/nccl-<bytes>.xml, where present, is NCCL's own schedule at that\n"
     "size and gives the x NCCL column.  Out of place unless --inplace.\n"
+    "\n"
+    "An MSCCL++ execution plan (JSON whose top level has \"gpus\"; told by content,\n"
+    "not name) runs with MSCCL++'s semantics: puts/gets into peers' buffers,\n"
+    "signal/wait, LL packets, switch (NVLS) ops, barriers, semaphores, pipelines.\n"
+    "Its postcondition is the plan's collective (allreduce, allgather,\n"
+    "reducescatter, alltoall; none for test/sendrecv); hazards are said in\n"
+    "MSCCL++'s terms.  Default topology: one switch joining every rank with\n"
+    "dgx-h100-x1's figures; default size 1 MiB rounded to the chunks; the mode\n"
+    "is the plan's \"inplace\" unless --inplace/--outofplace.\n"
     "\n"
     "Outputs may not be an input or each other (any spelling), nor a directory\n"
     "or FIFO (/dev/null is fine): refused before the run.\n"
@@ -879,6 +892,29 @@ done:
     return rc;
 }
 
+/* taccl-run PLAN.json: an MSCCL++ execution plan, told by its content
+ * (exec/mpp.h); the XML-only flags are refused. */
+static int plan_main(const cli *c)
+{
+    mpp_cli m = {.file = c->file, .topo_path = c->topo_path, .trace_to = c->trace_to,
+                 .routes_to = c->routes_to, .sweep_lo = c->sweep_lo, .sweep_hi = c->sweep_hi,
+                 .json = c->json, .quiet = c->quiet};
+    mpp_opts_default(&m.run);
+    m.run.size_bytes = c->run.size_bytes;
+    m.run.dtype = c->run.dtype;
+    m.run.data = c->run.data;
+    m.run.seed = c->run.seed;
+    m.run.mode = c->run.mode;
+    m.run.strict = c->run.strict;
+    if (c->embed_to)
+        m.refused_flag = "--embed-to: writes MSCCL XML; an MSCCL++ plan is run as it is";
+    else if (c->run.tiles)
+        m.refused_flag = "--tiles: the MSCCL runtimes' passes; an MSCCL++ plan pipelines itself";
+    else if (c->run.target || c->run.unlimited)
+        m.refused_flag = "--target: names an MSCCL loader; an MSCCL++ plan is judged by MSCCL++'s";
+    return mpp_cli_main(&m);
+}
+
 /* --help: the text, or with --json the text in the one object. */
 static int print_help(const cli *c)
 {
@@ -913,5 +949,7 @@ int main(int argc, char **argv)
     tc_err err;
     if (check_outputs(&c, &err) != TC_OK)
         return fail_input(&c, NULL, NULL, err.msg);
+    if (mpp_is_plan_file(c.file))
+        return plan_main(&c);
     return file_main(&c);
 }
