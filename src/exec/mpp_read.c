@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "../model/collective.h"
+#include "../util/jsonin.h"
 #include "../util/mem.h"
 #include "../util/tcassert.h"
 #include "mpp_int.h"
@@ -33,9 +34,45 @@ const char *mpp_op_name(mpp_optype t)
 
 typedef struct {
     const char *file;
+    const char *text;   /* what cJSON parsed: messages find their line in it */
     tc_err *err;
     mpp_plan *p;
 } rd;
+
+static const jsonin_doc PLAN_DOC = {"MSCCL++ execution plan", 256L << 20, 0};
+
+/* The line of a "gpus[3].threadblocks[1].ops[7].name" path in the text. */
+static int line_of(const rd *r, const char *path)
+{
+    jsonin_step st[JSONIN_MAX_DEPTH];
+    char keys[JSONIN_MAX_DEPTH][64];
+    int n = 0;
+    const char *s = path;
+    while (*s && n < JSONIN_MAX_DEPTH) {
+        if (*s == '.') {
+            s++;
+            continue;
+        }
+        if (*s == '[') {
+            st[n] = (jsonin_step){NULL, atoi(s + 1), 0, 0};
+            n++;
+            s = strchr(s, ']');
+            if (!s)
+                break;
+            s++;
+            continue;
+        }
+        size_t k = strcspn(s, ".[");
+        if (k >= sizeof keys[0] || (k == 1 && *s == '$'))
+            break;
+        memcpy(keys[n], s, k);
+        keys[n][k] = '\0';
+        st[n] = (jsonin_step){keys[n], 0, 0, 0};
+        n++;
+        s += k;
+    }
+    return r->text ? jsonin_locate(r->text, st, n, NULL, NULL) : 0;
+}
 
 static int fail(rd *r, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -46,7 +83,7 @@ static int fail(rd *r, const char *path, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return tc_err_set(r->err, TC_INPUT, "%s: %s: %s", r->file, path, msg);
+    return tc_err_set(r->err, TC_INPUT, "%s:%d: %s: %s", r->file, line_of(r, path), path, msg);
 }
 
 int mpp_sniff(const char *text)
@@ -878,18 +915,13 @@ mpp_plan *mpp_parse(const char *text, const char *label, tc_err *err)
     if (!err)
         err = &local;
     tc_err_clear(err);
-    cJSON *j = cJSON_Parse(text);
-    if (!j) {
-        const char *at = cJSON_GetErrorPtr();
-        long line = 1;
-        for (const char *s = text; at && s < at && *s; s++)
-            line += *s == '\n';
-        tc_err_set(err, TC_INPUT, "%s:%ld: not valid JSON", label, line);
+    const char *parsed = text;
+    cJSON *j = jsonin_parse(text, label, &PLAN_DOC, &parsed, err);
+    if (!j)
         return NULL;
-    }
     mpp_plan *p = xcalloc(1, sizeof *p);
     p->path = xstrdup(label);
-    rd r = {label, err, p};
+    rd r = {label, parsed, err, p};
     int rc = read_top(&r, j);
     cJSON_Delete(j);
     if (rc != TC_OK) {
@@ -903,23 +935,11 @@ mpp_plan *mpp_parse(const char *text, const char *label, tc_err *err)
 
 mpp_plan *mpp_read(const char *path, tc_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        tc_err_set(err, TC_INPUT, "%s: cannot open", path);
+    char *text = jsonin_read_file(path, &PLAN_DOC, err);
+    if (!text)
         return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = xmalloc(cap);
-    size_t k;
-    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n < 2)
-            buf = xrealloc(buf, cap *= 2);
-    }
-    fclose(f);
-    buf[n] = '\0';
-    mpp_plan *p = mpp_parse(buf, path, err);
-    free(buf);
+    mpp_plan *p = mpp_parse(text, path, err);
+    free(text);
     return p;
 }
 

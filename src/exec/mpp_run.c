@@ -705,10 +705,10 @@ static int can_run(mrun *m, tbst *s, const inst *in, double *ready, char *why, s
                 need += op->chan[j] == op->chan[i];
             if (cs->n - cs->head < need) {
                 const mpp_chan *c = &m->P->gpu[s->rank].chan[op->ch][rc];
-                snprintf(why, nwhy, "%s on %s channel %d (to rank %d) waits for signal %lld from rank %d, "
-                         "which signals it %lld times", mpp_op_name(op->type),
+                snprintf(why, nwhy, "%s on %s channel %d (to rank %d) waits for signal %lld but rank %d "
+                         "signals it %d time%s: waited more often than signalled", mpp_op_name(op->type),
                          op->ch == MCH_PORT ? "port" : "memory", rc, c->peer, cs->waited + need, c->peer,
-                         cs->sent);
+                         cs->n, cs->n == 1 ? "" : "s");
                 return 0;
             }
             double t = cs->v[cs->head + need - 1].t;
