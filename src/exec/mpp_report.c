@@ -167,7 +167,8 @@ int mpp_sweep(FILE *f, const mpp_plan *p, const topo *t, const mpp_opts *o, long
               long long hi, int json, const char *file, tc_err *err)
 {
     cJSON *rows = cJSON_CreateArray();
-    int ck = mpp_coll(p), nrows = 0, all_ok = 1;
+    int ck = mpp_coll(p), nrows = 0, nran = 0, all_ok = 1;
+    char first_err[1100] = "";
     long long last = -1;
     if (!json)
         fprintf(f, "# %s: MSCCL++ plan '%s' (%s, %d ranks) on %s\n# %12s %12s %12s %12s  %s\n", file,
@@ -195,12 +196,18 @@ int mpp_sweep(FILE *f, const mpp_plan *p, const topo *t, const mpp_opts *o, long
         cJSON *row = cJSON_CreateObject();
         cJSON_AddNumberToObject(row, "size_bytes", (double)s);
         if (rc != TC_OK) {
-            all_ok = 0;
+            /* a size MSCCL++ would not load (outside the plan's range, say):
+             * said in its row, not a failure of the plan */
+            if (!first_err[0])
+                snprintf(first_err, sizeof first_err, "%s", e.msg);
             cJSON_AddBoolToObject(row, "verified", 0);
+            cJSON_AddBoolToObject(row, "ran", 0);
             cJSON_AddStringToObject(row, "error", e.msg);
             if (!json)
-                fprintf(f, "  %12lld %12s %12s %12s  cannot run: %s\n", s, "-", "-", "-", e.msg);
+                fprintf(f, "  %12lld %12s %12s %12s  not run: %s\n", s, "-", "-", "-", e.msg);
         } else {
+            nran++;
+            cJSON_AddBoolToObject(row, "ran", 1);
             double algbw = ck >= 0 && r.finished ? coll_algbw_gbps((coll_kind)ck, (double)s, r.time_us) : 0;
             double busbw = ck >= 0 ? algbw * coll_busbw_factor((coll_kind)ck, p->nranks) : 0;
             all_ok &= r.verified;
@@ -224,8 +231,10 @@ int mpp_sweep(FILE *f, const mpp_plan *p, const topo *t, const mpp_opts *o, long
         }
         cJSON_AddItemToArray(rows, row);
     }
-    if (nrows == 0) {
+    if (nrows == 0 || nran == 0) {
         cJSON_Delete(rows);
+        if (nran == 0 && first_err[0])
+            return tc_err_set(err, TC_INPUT, "--sweep: no size in the range can run: %s", first_err);
         return tc_err_set(err, TC_INPUT, "--sweep: no size in the range divides into the plan's chunks "
                           "(the smallest is %lld bytes)", mpp_round_size(p, 1));
     }

@@ -142,3 +142,6 @@ T
 expect "memory channels run over links" 0 "verified" -- "$R" "$C/executor-tests/reduce.json" --topo "$TMP/links2.json"
 expect "switch ops need a switch" 1 "glres\): its switch channel spans ranks that no switch of topology links2 joins" -- "$R" "$C/executor-tests/reduce_nvls.json" --topo "$TMP/links2.json" -q
 expect "--embed-to is refused for a plan" 2 "--embed-to: writes MSCCL XML" -- "$R" "$C/executor-tests/reduce.json" --embed-to "$TMP/x.xml"
+expect "--sweep: sizes outside the plan's range are rows not run, not failures" 0 "2097152 .* not run: .*outside the plan's" -- "$R" "$C/dsl-tests/single_node/allgather_nvls_zero_copy_pkt_n4.json" --sweep 512K:2M
+expect "--sweep: no size that can run is exit 2" 2 "no size in the range can run" -- "$R" "$C/dsl-tests/single_node/allgather_nvls_zero_copy_pkt_n4.json" --sweep 2M:4M
+expect "--sweep: a racy plan fails its rows" 1 "some sizes did not verify" -- "$R" "$TMP/nowait.json" --sweep 64K:128K
