@@ -517,7 +517,7 @@ static int lookup_op(const char *s)
 
 /* The shape each op needs for the kernel to do what its name says
  * (execution_kernel.hpp's handlers read these fields without checking). */
-static int check_shape(rd *r, const mpp_op *O, const mpp_tb *T, const mpp_plan *P)
+static int check_shape(rd *r, const mpp_op *O, const mpp_tb *T, const mpp_plan *P, const mpp_gpu *G)
 {
     char p[160];
     snprintf(p, sizeof p, "%s", O->path);
@@ -601,12 +601,23 @@ static int check_shape(rd *r, const mpp_op *O, const mpp_tb *T, const mpp_plan *
     default:
         break;
     }
+    /* A port op posts on channel_ids[i] to that channel's peer: the remote
+     * buffer it names must be the peer's (the proxy writes over that
+     * connection; another rank's memory id there is not its memory). */
+    if (O->ch == MCH_PORT && (O->type == MOP_PUT || O->type == MOP_PWS || O->type == MOP_PWSF ||
+                              O->type == MOP_PPKT || O->type == MOP_RPPKT))
+        for (int i = 0; i < O->ndst && i < O->nch; i++) {
+            int peer = G->chan[MCH_PORT][T->ch[MCH_PORT][O->chan[i]]].peer;
+            REQ(O->dst[i].rank == peer, "dst_buff[%d] is rank %d's buffer but channel_ids[%d] is a port "
+                "channel to rank %d", i, O->dst[i].rank, i, peer);
+        }
     /* Packets under Simple: the scratch is not doubled; the run finds the overflow. */
     (void)P;
     (void)T;
 #undef REQ
     return TC_OK;
 }
+
 
 static int read_op(rd *r, const cJSON *op, const char *path, int rank, const mpp_gpu *G,
                    const mpp_tb *T, mpp_op *O, int depth)
@@ -710,7 +721,7 @@ static int read_op(rd *r, const cJSON *op, const char *path, int rank, const mpp
         }
     }
     r->p->op_count[O->type]++;
-    return check_shape(r, O, T, r->p);
+    return check_shape(r, O, T, r->p, G);
 }
 
 static int read_gpu(rd *r, const cJSON *g, int rank, mpp_gpu *G)
