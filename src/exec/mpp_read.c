@@ -159,57 +159,55 @@ static int get_bool(rd *r, const cJSON *o, const char *key, int optional, int de
     return TC_OK;
 }
 
-static int parse_buf(const char *s, mpp_buf *out)
-{
-    if (!strcmp(s, "i"))
-        *out = MB_I;
-    else if (!strcmp(s, "o"))
-        *out = MB_O;
-    else if (!strcmp(s, "s"))
-        *out = MB_S;
-    else
-        return -1;
-    return 0;
-}
+/* The spellings of an enumerated field, in enum order; NULL ends them. */
+static const char *const buf_names[] = {"i", "o", "s", NULL};
+static const char *const ch_names[] = {"none", "memory", "port", "switch", NULL};
 
-static int get_buf(rd *r, const cJSON *o, const char *key, const char *path, mpp_buf *out)
+static int parse_name(const char *const *names, const char *s)
 {
-    char p[256];
-    snprintf(p, sizeof p, "%s.%s", path, key);
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v)
-        return fail(r, p, "missing");
-    if (!cJSON_IsString(v) || parse_buf(v->valuestring, out))
-        return fail(r, p, "expected \"i\", \"o\" or \"s\" (execution_plan.cc:91-101)");
-    return TC_OK;
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(s, names[i]))
+            return i;
+    return -1;
 }
 
 static int parse_ch(const char *s, mpp_ch *out)
 {
-    if (!strcmp(s, "memory"))
-        *out = MCH_MEMORY;
-    else if (!strcmp(s, "port"))
-        *out = MCH_PORT;
-    else if (!strcmp(s, "switch"))
-        *out = MCH_SWITCH;
-    else if (!strcmp(s, "none"))
-        *out = MCH_NONE;
-    else
-        return -1;
-    return 0;
+    int k = parse_name(ch_names, s);
+    *out = (mpp_ch)(k < 0 ? 0 : k);
+    return k < 0 ? -1 : 0;
 }
 
-static int get_ch(rd *r, const cJSON *o, const char *key, const char *path, mpp_ch *out)
+/* o[key], one of names (its index into *out), or the rule it breaks. */
+static int get_name(rd *r, const cJSON *o, const char *key, const char *path,
+                    const char *const *names, const char *rule, int *out)
 {
     char p[256];
     snprintf(p, sizeof p, "%s.%s", path, key);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v)
         return fail(r, p, "missing");
-    if (!cJSON_IsString(v) || parse_ch(v->valuestring, out))
-        return fail(r, p, "expected \"memory\", \"port\", \"switch\" or \"none\" "
-                    "(execution_plan.cc:103-115)");
+    if (!cJSON_IsString(v) || (*out = parse_name(names, v->valuestring)) < 0)
+        return fail(r, p, "%s", rule);
     return TC_OK;
+}
+
+static int get_buf(rd *r, const cJSON *o, const char *key, const char *path, mpp_buf *out)
+{
+    int k = 0;
+    int rc = get_name(r, o, key, path, buf_names,
+                      "expected \"i\", \"o\" or \"s\" (execution_plan.cc:91-101)", &k);
+    *out = (mpp_buf)k;
+    return rc;
+}
+
+static int get_ch(rd *r, const cJSON *o, const char *key, const char *path, mpp_ch *out)
+{
+    int k = 0;
+    int rc = get_name(r, o, key, path, ch_names,
+                      "expected \"memory\", \"port\", \"switch\" or \"none\" (execution_plan.cc:103-115)", &k);
+    *out = (mpp_ch)k;
+    return rc;
 }
 
 static const cJSON *get_arr(rd *r, const cJSON *o, const char *key, const char *path, int optional)
@@ -227,6 +225,13 @@ static const cJSON *get_arr(rd *r, const cJSON *o, const char *key, const char *
         return NULL;
     }
     return v;
+}
+
+/* Is x an integer in 0..lim-1 (an index into a table of lim)? */
+static int is_id(const cJSON *x, double lim)
+{
+    return cJSON_IsNumber(x) && x->valuedouble == (int)x->valuedouble && x->valuedouble >= 0 &&
+           x->valuedouble < lim;
 }
 
 /* ------------------------------------------------------------ per GPU */
@@ -276,8 +281,7 @@ static int read_channels(rd *r, const cJSON *g, int rank, const char *gp, mpp_gp
                 int self = 0;
                 for (int i = 0; i < n; i++) {
                     const cJSON *x = cJSON_GetArrayItem(rs, i);
-                    if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble >= r->p->nranks ||
-                        x->valuedouble != (int)x->valuedouble)
+                    if (!is_id(x, r->p->nranks))
                         return fail(r, q, "ranks[%d]: not a rank of this plan (0..%d)", i,
                                     r->p->nranks - 1);
                     ch->ranks[ch->nranks++] = (int)x->valuedouble;
@@ -294,8 +298,7 @@ static int read_channels(rd *r, const cJSON *g, int rank, const char *gp, mpp_gp
         int i = 0;
         const cJSON *x;
         cJSON_ArrayForEach(x, to) {
-            if (!cJSON_IsNumber(x) || x->valuedouble != (int)x->valuedouble || x->valuedouble < 0 ||
-                x->valuedouble >= r->p->nranks)
+            if (!is_id(x, r->p->nranks))
                 return fail(r, p, "connected_to[%d]: not a rank of this plan (0..%d)", i,
                             r->p->nranks - 1);
             int peer = (int)x->valuedouble;
@@ -385,8 +388,7 @@ static int read_tb_tables(rd *r, const cJSON *tb, const char *tp, mpp_gpu *G, mp
         const cJSON *x;
         int i = 0;
         cJSON_ArrayForEach(x, ids) {
-            if (!cJSON_IsNumber(x) || x->valuedouble != (int)x->valuedouble || x->valuedouble < 0 ||
-                x->valuedouble >= G->nchan[t])
+            if (!is_id(x, G->nchan[t]))
                 return fail(r, p, "channel_ids[%d]: no %s channel %g on this rank (it has %d; "
                             "MSCCL++ indexes its table out of range)",
                             i, t == MCH_MEMORY ? "memory" : t == MCH_PORT ? "port" :
@@ -416,8 +418,7 @@ static int read_tb_tables(rd *r, const cJSON *tb, const char *tp, mpp_gpu *G, mp
         const cJSON *x;
         int i = 0;
         cJSON_ArrayForEach(x, ids) {
-            if (!cJSON_IsNumber(x) || x->valuedouble != (int)x->valuedouble || x->valuedouble < 0 ||
-                x->valuedouble >= G->nrbuf)
+            if (!is_id(x, G->nrbuf))
                 return fail(r, p, "remote_buffer_ids[%d]: no remote buffer %g (the rank has %d)", i,
                             x->valuedouble, G->nrbuf);
             int id = (int)x->valuedouble;
@@ -654,8 +655,7 @@ static int read_op(rd *r, const cJSON *op, const char *path, int rank, const mpp
         for (int i = 0; i < n; i++) {
             const cJSON *x = cJSON_GetArrayItem(ids, i);
             int lim = O->ch >= MCH_MEMORY ? T->nch[O->ch] : 0;
-            if (!cJSON_IsNumber(x) || x->valuedouble != (int)x->valuedouble || x->valuedouble < 0 ||
-                x->valuedouble >= lim)
+            if (!is_id(x, lim))
                 return fail(r, p, "[%d]: the threadblock has %d %s channels (MSCCL++ indexes past its "
                             "table)", i, lim, O->ch == MCH_MEMORY ? "memory" : O->ch == MCH_PORT ? "port" :
                             O->ch == MCH_SWITCH ? "switch" : "channel_type none");
@@ -688,8 +688,7 @@ static int read_op(rd *r, const cJSON *op, const char *path, int rank, const mpp
                         MPP_MAX_SEMS_PER_OP);
         for (int i = 0; i < n; i++) {
             const cJSON *x = cJSON_GetArrayItem(sems, i);
-            if (!cJSON_IsNumber(x) || x->valuedouble != (int)x->valuedouble || x->valuedouble < 0 ||
-                x->valuedouble >= G->nsem)
+            if (!is_id(x, G->nsem))
                 return fail(r, p, "[%d]: the rank has %d semaphores", i, G->nsem);
             O->sem[O->nsem++] = (int)x->valuedouble;
         }
