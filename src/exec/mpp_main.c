@@ -8,12 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../model/collective.h"
 #include "mpp_int.h"
 
 int mpp_is_plan_file(const char *path)
 {
+    /* only a regular file is opened: a FIFO is the XML reader's to refuse,
+     * never waited on */
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return 0;
