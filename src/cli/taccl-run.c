@@ -27,6 +27,7 @@
 #include <cjson/cJSON.h>
 
 #include "exec/data.h"
+#include "exec/mpp.h"
 #include "exec/pick.h"
 #include "exec/run.h"
 #include "model/runtime.h"
@@ -81,7 +82,7 @@ static int cli_fail(const cli *c, const prog *p, const topo *t, const char *fmt,
  *
  * One table (util/args.h) drives parsing, the usage and --help, and which
  * option goes with a file or a directory. */
-enum { M_FILE = 1, M_DIR = 2, M_ANY = M_FILE | M_DIR };
+enum { M_FILE = 1, M_DIR = 2, M_PLAN = 4, M_MSCCL = M_FILE | M_DIR, M_ANY = M_MSCCL | M_PLAN };
 
 /* --seed N: a decimal integer 0..2^32-1. */
 static int parse_seed(const args_opt *o, const char *v, void *base, tc_err *err)
@@ -138,7 +139,7 @@ static const args_opt OPTS[] = {
              "(default: every mode the file allows)"},
     {.name = "--outofplace", .field = offsetof(cli, run.mode), .set = 0, .modes = M_ANY,
      .usage = ""},
-    {.name = "--target", .value = "T", .parse = parse_target, .modes = M_ANY,
+    {.name = "--target", .value = "T", .parse = parse_target, .modes = M_MSCCL,
      .help = "judge loading as that runtime's loader does, exit 2 if it\n"
              "refuses the file: msccl (legacy: coll reduce_scatter, name,\n"
              "i/o_chunks consistent, 256 steps per tb, 216 tbs, scratch\n"
@@ -159,18 +160,20 @@ static const args_opt OPTS[] = {
              "embedded, so OUT runs with no other argument (only a\n"
              "schedule that verifies is written, as serving the\n"
              "buffer modes that ran)"},
-    {.name = "--trace", .value = "OUT.json", .field = offsetof(cli, trace_to), .modes = M_FILE,
+    {.name = "--trace", .value = "OUT.json", .field = offsetof(cli, trace_to),
+     .modes = M_FILE | M_PLAN,
      .help = "also write what the run did as a Chrome/Perfetto trace\n"
              "(open it in ui.perfetto.dev or chrome://tracing): a track\n"
              "per rank's threadblock and per link, switch port and NIC\n"
              "direction, an event per step and per transfer, arrows\n"
              "from each send to its receive (the first mode run)"},
-    {.name = "--routes", .value = "OUT.dot", .field = offsetof(cli, routes_to), .modes = M_FILE,
+    {.name = "--routes", .value = "OUT.dot", .field = offsetof(cli, routes_to),
+     .modes = M_FILE | M_PLAN,
      .help = "also write the routes the run used as a Graphviz graph\n"
              "(render: dot -Tsvg OUT.dot -o OUT.svg): an edge per pair\n"
              "of ranks with its transfers and bytes, coloured by link,\n"
              "switch or NIC"},
-    {.name = "--tiles", .field = offsetof(cli, run.tiles), .set = 1, .modes = M_ANY,
+    {.name = "--tiles", .field = offsetof(cli, run.tiles), .set = 1, .modes = M_MSCCL,
      .help = "time it as the MSCCL runtimes' interpreter runs it: the\n"
              "whole program once per pass over the next tile of every\n"
              "chunk (2 MiB under Simple, 32 KiB LL, 576000 B LL128),\n"
@@ -190,6 +193,7 @@ static const args_opt OPTS[] = {
 static const args_mode MODES[] = {
     {M_FILE, "a schedule file", "FILE.xml"},
     {M_DIR, "a directory (a plan)", "DIR (--size BYTES | --sweep LO:HI)"},
+    {M_PLAN, "an MSCCL++ plan", "PLAN.json"},
     {0, NULL, NULL}};
 
 static const args_spec SPEC = {
@@ -201,8 +205,9 @@ static const args_spec SPEC = {
     .max_pos = 1,
     .too_many = "only one schedule file, got a second: '%s'",
     .about =
-    "Run an MSCCL XML schedule on a device model: real data moved and checked,\n"
-    "runtime hazards reported, alpha-beta time, algorithm and bus bandwidth.\n"
+    "Run an MSCCL XML schedule or an MSCCL++ plan on a device model: real data\n"
+    "moved and checked, runtime hazards reported, alpha-beta time, algorithm and\n"
+    "bus bandwidth.\n"
     "\n",
     .after =
     "\n"
@@ -212,6 +217,15 @@ static const args_spec SPEC = {
     "executor by the files' target or --target), or say that NCCL runs the call;\n"
     "DIR/nccl/nccl-<bytes>.xml, where present, is NCCL's own schedule at that\n"
     "size and gives the x NCCL column.  Out of place unless --inplace.\n"
+    "\n"
+    "An MSCCL++ execution plan (JSON whose top level has \"gpus\"; told by content,\n"
+    "not name) runs with MSCCL++'s semantics: puts/gets into peers' buffers,\n"
+    "signal/wait, LL packets, switch (NVLS) ops, barriers, semaphores, pipelines.\n"
+    "Its postcondition is the plan's collective (allreduce, allgather,\n"
+    "reducescatter, alltoall; none for test/sendrecv); hazards are said in\n"
+    "MSCCL++'s terms.  Default topology: one switch joining every rank with\n"
+    "dgx-h100-x1's figures; default size 1 MiB rounded to the chunks; the mode\n"
+    "is the plan's \"inplace\" unless --inplace/--outofplace.\n"
     "\n"
     "Outputs may not be an input or each other (any spelling), nor a directory\n"
     "or FIFO (/dev/null is fine): refused before the run.\n"
@@ -808,6 +822,29 @@ done:
     return rc;
 }
 
+/* taccl-run PLAN.json: an MSCCL++ execution plan, told by its content
+ * (exec/mpp.h); the XML-only flags are refused. */
+static int plan_main(const cli *c)
+{
+    mpp_cli m = {.file = c->file, .topo_path = c->topo_path, .trace_to = c->trace_to,
+                 .routes_to = c->routes_to, .sweep_lo = c->sweep_lo, .sweep_hi = c->sweep_hi,
+                 .json = c->json, .quiet = c->quiet};
+    mpp_opts_default(&m.run);
+    m.run.size_bytes = c->run.size_bytes;
+    m.run.dtype = c->run.dtype;
+    m.run.data = c->run.data;
+    m.run.seed = c->run.seed;
+    m.run.mode = c->run.mode;
+    m.run.strict = c->run.strict;
+    tc_err err;
+    if (args_check_mode(&SPEC, c->seen, M_PLAN, &err) != TC_OK || check_outputs(c, &err) != TC_OK)
+        return cli_fail(c, NULL, NULL, "%s", err.msg);
+    if (c->run.dtype != DT_I32 && c->run.dtype != DT_F32)
+        return cli_fail(c, NULL, NULL, "--dtype %s: the MSCCL++ plan interpreter moves 4-byte "
+                        "elements only (i32, f32) in this version", runtime_dtype_name(c->run.dtype));
+    return mpp_cli_main(&m);
+}
+
 /* --help: the text, or with --json the text in the one object. */
 static void print_help(const cli *c)
 {
@@ -857,6 +894,8 @@ int main(int argc, char **argv)
         rc = cli_fail(&c, NULL, NULL, "%s", err.msg);
     } else if (stat(c.file, &fst) == 0 && S_ISDIR(fst.st_mode)) {
         rc = dir_main(&c);
+    } else if (mpp_is_plan_file(c.file)) {
+        rc = plan_main(&c);
     } else {
         rc = file_main(&c);
     }

@@ -1,0 +1,1641 @@
+/* mpp_run.c — run an MSCCL++ execution plan on the device model.
+ *
+ * Why this shape: MSCCL++'s kernel (execution_kernel.hpp at 1f5f065) runs
+ * every op of a block with all its threads and no __syncthreads between
+ * ops (a "nop" is the __syncthreads); one thread per channel signals, waits,
+ * releases and acquires.  Data moves one-sidedly into peers' buffers and
+ * only semaphores (and LL packets' flags) order it.  So the interpreter
+ * keeps two things apart:
+ *
+ * - Data: real bytes per rank and buffer (i, o, s; in place the buffers
+ *   alias as MSCCL++'s callers alias them), LL16 packets written as MSCCL++
+ *   lays them out (8 data bytes, two 4-byte flags, at twice the data
+ *   offset), every op applied when its block reaches it in one legal
+ *   interleaving (the block with the earliest clock whose next op can run).
+ * - Order: vector clocks over blocks.  An op knows its own block's ops up
+ *   to the last nop/barrier, and what waits, acquires and barriers gave it
+ *   (a wait's or acquire's knowledge reaches the other threads only at the
+ *   next nop).  A non-relaxed signal/wait pair (or any port pair) orders
+ *   the signaller's writes before the waiter's accesses; a relaxed pair on a
+ *   memory channel orders only execution: reads before it (the owner
+ *   released the buffer), not writes (memory_channel_device.hpp:32-52).
+ *   Every access is checked against the last write and read of its 16-byte
+ *   granule: an unordered read of a write is "a read of remote data before
+ *   the wait that orders it", an unordered write over a read "a put into a
+ *   buffer its owner has not released".  Packet reads are ordered by their
+ *   flags, element by element.
+ *
+ * Time is the alpha-beta model of model/cost.h over the topology's routes
+ * and lanes; a block waits for the signal, release, barrier or packet it
+ * needs, port puts land asynchronously in FIFO order per channel. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/collective.h"
+#include "../model/cost.h"
+#include "../util/mem.h"
+#include "../util/tcassert.h"
+#include "data.h"
+#include "mpp_int.h"
+
+#define GRAN 16                 /* metadata granule: MSCCL++'s int4 / LL16 packet */
+#define PKT_FLAG 1u             /* flag_ of the first launch (executor.cc:516) */
+#define MAX_HAZARDS 64
+#define NOBODY (-1)
+
+typedef struct {
+    int wtb, wc;                /* last write: block, its clock */
+    int rtb, rc;                /* last read */
+    int wlane, rlane;           /* the thread of the block that did it */
+    float land;                 /* when the last write landed (us) */
+    unsigned char wpkt;         /* the last write was an LL packet */
+} gmeta;
+
+typedef struct {
+    unsigned char *mem;         /* NULL: buffer of 0 bytes */
+    gmeta *meta;                /* granule 0 = byte 0 of mem (mem is GRAN-aligned in its storage) */
+    long long len;
+} view;
+
+typedef struct {
+    const mpp_op *op;
+    long long it_off;           /* pipeline: iteration byte offset */
+    long long unit;             /* pipeline: unit_size, else -1 */
+} inst;
+
+typedef struct {
+    double t;
+    int *vs, *vw;               /* strong (NULL: relaxed) and weak knowledge sent */
+} sigrec;
+
+typedef struct {
+    sigrec *v;
+    int n, cap, head;
+    long long sent, waited;
+    double fifo_land;           /* port: when its last put lands */
+    int peer_chan;              /* the paired channel on the peer, or -1 */
+} chst;
+
+typedef struct {
+    int rank, t, g;
+    inst *prog;
+    int nprog, pc;
+    int done;
+    double now;
+    int c, sync_own;
+    int *K, *W, *pK, *pW;
+    int bar_gen;                /* barrier generation this block arrived in, -1 none */
+    long long pkt_cursor;       /* packets found flagged so far in the current op */
+    int ninst_cap;
+    const mpp_op **inst_op;     /* op of each clock value */
+    int **snap;                 /* knowledge sent with the packets an instance wrote, or NULL */
+    int acq_tb, acq_c;          /* the packet writer last acquired from */
+    double pkt_ready;
+} tbst;
+
+typedef struct {
+    int arrived, need, gen;
+    int *vc;
+    double t;
+    int done_gen;               /* last generation completed */
+    double done_t;
+    int *done_vc;
+} barst;
+
+typedef struct {
+    const mpp_plan *P;
+    const topo *T;
+    const mpp_opts *O;
+    mpp_report *R;
+    int n, NT;
+    long long cb;               /* bytes per chunk */
+    long long scratch_bytes;
+    view *views;                /* [n * MB_N] */
+    unsigned char **owned;      /* [n * MB_N] storage owned */
+    gmeta **owned_meta;
+    tbst *tb;
+    int *tb_base;
+    chst **ch[4];               /* [rank][chan] for memory, port */
+    struct semq { sigrec *v; int n, cap, head; int init_left; } **sem;
+    barst **bar;                /* [rank][MPP_MAX_SYNCERS] */
+    cost_lanes *lanes;
+    int hz_capped;
+    long long progress;
+} mrun;
+
+static view *V(mrun *m, int rank, mpp_buf b) { return &m->views[rank * MB_N + b]; }
+
+static void hz(mrun *m, hazard_kind k, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void hz(mrun *m, hazard_kind k, const char *fmt, ...)
+{
+    if (m->R->hz.n >= MAX_HAZARDS) {
+        m->hz_capped = 1;
+        return;
+    }
+    char msg[480];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    hazard_add(&m->R->hz, k, -1, -1, -1, "%s", msg);
+}
+
+static const char *bufname(mpp_buf b) { return b == MB_I ? "i" : b == MB_O ? "o" : "s"; }
+
+/* ------------------------------------------------------------ sizes */
+
+static long long lcm_ll(long long a, long long b)
+{
+    long long x = a, y = b;
+    while (y) {
+        long long t = x % y;
+        x = y;
+        y = t;
+    }
+    return a / x * b;
+}
+
+/* The chunk quantum: every offset and size in buffer_alignment units, whole
+ * 4-byte elements, whole 16-byte granules and (LL) packets. */
+static long long chunk_quantum(const mpp_plan *p)
+{
+    return lcm_ll(p->align, GRAN);
+}
+
+static int max_chunks(const mpp_plan *p)
+{
+    int mc = 1;
+    for (int g = 0; g < p->nranks; g++)
+        for (int b = 0; b < 2; b++)
+            if (p->gpu[g].chunks[b] > mc)
+                mc = p->gpu[g].chunks[b];
+    return mc;
+}
+
+long long mpp_round_size(const mpp_plan *p, long long size)
+{
+    long long q = chunk_quantum(p), mc = max_chunks(p);
+    long long cb = ((size + mc - 1) / mc + q - 1) / q * q;
+    return cb * mc;
+}
+
+long long mpp_default_size(const mpp_plan *p)
+{
+    return mpp_round_size(p, 1LL << 20);
+}
+
+/* ------------------------------------------------------------ vector clocks */
+
+static void vc_join(int *a, const int *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (b[i] > a[i])
+            a[i] = b[i];
+}
+
+/* What op instances of block s know of block u, strongly or weakly. */
+static int know(const tbst *s, int u, int weak)
+{
+    if (u == s->g)
+        return s->sync_own;
+    return weak ? s->W[u] : s->K[u];
+}
+
+static const mpp_op *op_of(const mrun *m, int g, int c)
+{
+    const tbst *s = &m->tb[g];
+    return c >= 0 && c < s->ninst_cap ? s->inst_op[c] : NULL;
+}
+
+static void where(const mrun *m, int g, int c, char *buf, size_t n)
+{
+    const mpp_op *op = op_of(m, g, c);
+    snprintf(buf, n, "%s (%s)", op ? op->path : "?", op ? mpp_op_name(op->type) : "?");
+}
+
+/* ------------------------------------------------------------ access checks */
+
+typedef struct {
+    int reported_raw, reported_war, reported_waw, reported_oob;
+} opflags;
+
+/* Check and record an access of granules [g0, g1) of view v (rank, buffer
+ * for messages) by block s at clock c.  write: 1; pkt: packet access. */
+static void access_range(mrun *m, tbst *s, opflags *f, int rank, mpp_buf b, long long off,
+                         long long len, int write, int pkt, double land)
+{
+    view *vw = V(m, rank, b);
+    const mpp_op *me = s->inst_op[s->c];
+    if (len <= 0)
+        return;
+    if (off < 0 || off + len > vw->len) {
+        if (!f->reported_oob) {
+            f->reported_oob = 1;
+            hz(m, HZ_BOUNDS, "%s (%s): %s bytes %lld..%lld of rank %d's %s buffer, which has %lld "
+               "bytes (MSCCL++ does not check: memory past the buffer)", me->path,
+               mpp_op_name(me->type), write ? "writes" : "reads", off, off + len - 1, rank, bufname(b),
+               vw->len);
+        }
+        if (off < 0)
+            return;
+        len = vw->len - off;
+        if (len <= 0)
+            return;
+    }
+    long long g0 = off / GRAN, g1 = (off + len + GRAN - 1) / GRAN;
+    /* The thread of the block that touches a granule: packet ops give a
+     * thread a packet (8 data bytes, 16 in packet form), the others a
+     * 16-byte vector, counted from the range's start; an earlier op of the
+     * same block touched it from the same thread iff the lanes agree. */
+    int unit = 16, threads = m->P->threads;
+    switch (me->type) {
+    case MOP_PPKT: case MOP_RPPKT: case MOP_CPKT: case MOP_UPKT: case MOP_REPKT:
+    case MOP_RESPKT: case MOP_RECPKT: case MOP_RECSPKT: case MOP_GSTOREPKT:
+        unit = pkt ? 16 : 8;
+        break;
+    default:
+        break;
+    }
+    if (write && pkt && !s->snap[s->c]) {
+        int *v = xmalloc((size_t)m->NT * sizeof(int));
+        memcpy(v, s->W, (size_t)m->NT * sizeof(int));
+        vc_join(v, s->pW, m->NT);
+        vc_join(v, s->K, m->NT);
+        vc_join(v, s->pK, m->NT);
+        v[s->g] = s->c;
+        s->snap[s->c] = v;
+    }
+    for (long long gi = g0; gi < g1; gi++) {
+        gmeta *gm = &vw->meta[gi];
+        int lane = (int)(((gi * GRAN - off) / unit) % threads);
+        if (!write && pkt && gm->wpkt && gm->wtb != NOBODY && gm->wtb != s->g &&
+            (gm->wtb != s->acq_tb || gm->wc != s->acq_c)) {
+            /* a flagged packet: what its writer knew reaches the reader (reads
+             * before the write are done; writes are not ordered by it) */
+            const int *v = m->tb[gm->wtb].snap[gm->wc];
+            if (v)
+                vc_join(s->W, v, m->NT);
+            s->acq_tb = gm->wtb;
+            s->acq_c = gm->wc;
+        }
+        int same_thread_w = gm->wtb == s->g && gm->wlane == lane;
+        int same_thread_r = gm->rtb == s->g && gm->rlane == lane;
+        if (gm->wtb != NOBODY && !(gm->wtb == s->g && gm->wc == s->c) && !(pkt && gm->wpkt) &&
+            !same_thread_w && gm->wc > know(s, gm->wtb, 0)) {
+            int *rep = write ? &f->reported_waw : &f->reported_raw;
+            if (!*rep) {
+                *rep = 1;
+                char w[200];
+                where(m, gm->wtb, gm->wc, w, sizeof w);
+                const tbst *o = &m->tb[gm->wtb];
+                if (gm->wtb == s->g)
+                    hz(m, HZ_RACE, "%s (%s) %s rank %d's %s buffer at byte %lld, which %s of the same "
+                       "threadblock wrote with no nop (__syncthreads) between: other threads may "
+                       "not have written it yet", me->path, mpp_op_name(me->type),
+                       write ? "overwrites" : "reads", rank, bufname(b), gi * GRAN, w);
+                else if (o->rank == s->rank && rank == s->rank)
+                    hz(m, HZ_RACE, "%s (%s) %s rank %d's %s buffer at byte %lld, written by %s of "
+                       "another threadblock with no barrier or semaphore ordering them", me->path,
+                       mpp_op_name(me->type), write ? "overwrites" : "reads", rank, bufname(b),
+                       gi * GRAN, w);
+                else
+                    hz(m, HZ_RACE, "%s (%s) %s rank %d's %s buffer at byte %lld before the wait that "
+                       "orders %s's write of it (no signal/wait pair, or only a relaxed one, or no "
+                       "nop after the wait)", me->path, mpp_op_name(me->type),
+                       write ? "overwrites" : "reads", rank, bufname(b), gi * GRAN, w);
+            }
+        }
+        if (write && gm->rtb != NOBODY && gm->rtb != s->g && gm->rc > know(s, gm->rtb, 1) &&
+            !f->reported_war) {
+            f->reported_war = 1;
+            char w[200];
+            where(m, gm->rtb, gm->rc, w, sizeof w);
+            if (rank != s->rank)
+                hz(m, HZ_RACE, "%s (%s) writes into rank %d's %s buffer at byte %lld, which its owner "
+                   "has not released: %s still reads it and no wait orders that read first",
+                   me->path, mpp_op_name(me->type), rank, bufname(b), gi * GRAN, w);
+            else
+                hz(m, HZ_RACE, "%s (%s) overwrites rank %d's %s buffer at byte %lld while %s may "
+                   "still read it (no wait, barrier or semaphore orders the read first)",
+                   me->path, mpp_op_name(me->type), rank, bufname(b), gi * GRAN, w);
+        } else if (write && gm->rtb == s->g && gm->rc != s->c && gm->rc > s->sync_own &&
+                   !same_thread_r && !f->reported_war) {
+            f->reported_war = 1;
+            char w[200];
+            where(m, gm->rtb, gm->rc, w, sizeof w);
+            hz(m, HZ_RACE, "%s (%s) overwrites rank %d's %s buffer at byte %lld that %s of the same "
+               "threadblock reads, with no nop (__syncthreads) between", me->path,
+               mpp_op_name(me->type), rank, bufname(b), gi * GRAN, w);
+        }
+        if (write) {
+            gm->wtb = s->g;
+            gm->wc = s->c;
+            gm->wpkt = (unsigned char)pkt;
+            gm->wlane = lane;
+            gm->land = (float)land;
+            gm->rtb = NOBODY;
+        } else {
+            gm->rtb = s->g;
+            gm->rc = s->c;
+            gm->rlane = lane;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ data */
+
+static void *at(mrun *m, int rank, mpp_buf b, long long off)
+{
+    view *vw = V(m, rank, b);
+    return vw->mem + off;
+}
+
+static int in_bounds(mrun *m, int rank, mpp_buf b, long long off, long long len)
+{
+    return off >= 0 && len >= 0 && off + len <= V(m, rank, b)->len;
+}
+
+static void dcopy(mrun *m, int dr, mpp_buf db, long long doff, int sr, mpp_buf sb, long long soff,
+                  long long len)
+{
+    if (!m->O->data || len <= 0 || !in_bounds(m, dr, db, doff, len) || !in_bounds(m, sr, sb, soff, len))
+        return;
+    memmove(at(m, dr, db, doff), at(m, sr, sb, soff), (size_t)len);
+}
+
+/* acc[0..len) += src */
+static void dadd(mrun *m, unsigned char *acc, int sr, mpp_buf sb, long long soff, long long len)
+{
+    if (!m->O->data || !in_bounds(m, sr, sb, soff, len))
+        return;
+    data_reduce(m->O->dtype, acc, acc, at(m, sr, sb, soff), len / 4);
+}
+
+static void dload(mrun *m, unsigned char *dst, int sr, mpp_buf sb, long long soff, long long len)
+{
+    if (!m->O->data)
+        return;
+    if (!in_bounds(m, sr, sb, soff, len)) {
+        memset(dst, 0, (size_t)len);
+        return;
+    }
+    memcpy(dst, at(m, sr, sb, soff), (size_t)len);
+}
+
+static void dstore(mrun *m, int dr, mpp_buf db, long long doff, const unsigned char *src, long long len)
+{
+    if (!m->O->data || !in_bounds(m, dr, db, doff, len))
+        return;
+    memcpy(at(m, dr, db, doff), src, (size_t)len);
+}
+
+/* Write `len` data bytes as LL16 packets at packet byte offset poff. */
+static void pkt_store(mrun *m, int dr, mpp_buf db, long long poff, const unsigned char *src, long long len)
+{
+    if (!in_bounds(m, dr, db, poff, len * 2))
+        return;
+    unsigned char *d = at(m, dr, db, poff);
+    unsigned flag = PKT_FLAG;
+    for (long long q = 0; q < len / 8; q++) {
+        if (m->O->data) {
+            memcpy(d + 16 * q, src + 8 * q, 4);
+            memcpy(d + 16 * q + 8, src + 8 * q + 4, 4);
+        }
+        memcpy(d + 16 * q + 4, &flag, 4);
+        memcpy(d + 16 * q + 12, &flag, 4);
+    }
+}
+
+static void pkt_load(mrun *m, unsigned char *dst, int sr, mpp_buf sb, long long poff, long long len)
+{
+    if (!m->O->data)
+        return;
+    if (!in_bounds(m, sr, sb, poff, len * 2)) {
+        memset(dst, 0, (size_t)len);
+        return;
+    }
+    const unsigned char *s = at(m, sr, sb, poff);
+    for (long long q = 0; q < len / 8; q++) {
+        memcpy(dst + 8 * q, s + 16 * q, 4);
+        memcpy(dst + 8 * q + 4, s + 16 * q + 8, 4);
+    }
+}
+
+/* Packets of [poff, poff + 2*len) flagged, from cursor on; advances it. */
+static int pkt_ready(mrun *m, tbst *s, int rank, mpp_buf b, long long poff, long long len,
+                     long long *cursor, double *ready)
+{
+    if (!in_bounds(m, rank, b, poff, len * 2))
+        return 1; /* the access check reports it */
+    const unsigned char *p = at(m, rank, b, poff);
+    const view *vw = V(m, rank, b);
+    long long np = len / 8;
+    for (; *cursor < np; (*cursor)++) {
+        unsigned f1, f2;
+        memcpy(&f1, p + 16 * *cursor + 4, 4);
+        memcpy(&f2, p + 16 * *cursor + 12, 4);
+        if (f1 != PKT_FLAG || f2 != PKT_FLAG)
+            return 0;
+        double l = vw->meta[(poff + 16 * *cursor) / GRAN].land;
+        if (l > *ready)
+            *ready = l;
+    }
+    (void)s;
+    return 1;
+}
+
+/* ------------------------------------------------------------ offsets */
+
+/* Byte offset and size of ref under tbg slicing (execution_plan.cc:
+ * calcOffset/calcSize in buffer_alignment units). */
+static void ref_range(const mrun *m, const mpp_op *op, const mpp_ref *r, long long *off, long long *size)
+{
+    long long A = m->P->align;
+    long long base = (long long)r->index * m->cb, sz = (long long)r->size * m->cb;
+    long long ne = sz / A, mn = ne / op->tbg_size, rem = ne % op->tbg_size;
+    long long a = (long long)op->tbg_id * mn + (op->tbg_id < rem ? op->tbg_id : rem);
+    long long b = (long long)(op->tbg_id + 1) * mn + (op->tbg_id + 1 < rem ? op->tbg_id + 1 : rem);
+    *off = base + a * A;
+    *size = (b - a) * A;
+}
+
+/* ------------------------------------------------------------ time */
+
+static double xfer(mrun *m, tbst *s, int a, int b, long long bytes, double ready, double *land)
+{
+    const topo *t = m->T;
+    if (a == b) {
+        *land = ready + cost_copy_us(t, (double)bytes);
+        return *land;
+    }
+    topo_route rt = topo_route_of(t, a, b);
+    if (m->P->proto_ll)
+        rt = cost_proto_route(t, rt, COST_LL);
+    int res[2], lane[2];
+    int nr = cost_hop_res(t, a, b, res);
+    double start = nr > 0 ? cost_lanes_start(m->lanes, res, nr, ready, lane) : ready;
+    double hold = cost_hold_us(t, &rt, (double)bytes);
+    if (!isfinite(hold)) {
+        hz(m, HZ_DEVICE, "rank %d -> rank %d: topology %s has no route between them", a, b, t->name);
+        hold = 0;
+    }
+    if (nr > 0)
+        cost_lanes_hold(m->lanes, res, lane, nr, start + hold);
+    double hop = cost_hop_us(&rt, (double)bytes);
+    *land = start + (isfinite(hop) ? hop : 0);
+    m->R->bytes_moved += bytes;
+    if (m->O->record) {
+        mpp_report *R = m->R;
+        R->ev = xgrow(R->ev, &R->cap_ev, R->nev + 1, sizeof *R->ev);
+        R->ev[R->nev++] = (mpp_event){a, b, 1, s->inst_op[s->c]->type, rt.kind, start, *land, bytes};
+    }
+    return start + hold;
+}
+
+static double alpha_of(mrun *m, int a, int b)
+{
+    if (a == b)
+        return 0;
+    topo_route rt = topo_route_of(m->T, a, b);
+    return isfinite(rt.alpha_us) ? rt.alpha_us : 0;
+}
+
+/* The switch of t that joins every rank of the group, or -1. */
+static int switch_of(const topo *t, const int *ranks, int n)
+{
+    for (int s = 0; s < t->nswitches; s++) {
+        int all = 1;
+        for (int i = 0; i < n && all; i++) {
+            int in = 0;
+            for (int k = 0; k < t->switches[s].nranks; k++)
+                in |= t->switches[s].ranks[k] == ranks[i];
+            all = in;
+        }
+        if (all)
+            return s;
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------ setup */
+
+static void setup_views(mrun *m, int inplace)
+{
+    const mpp_plan *P = m->P;
+    int n = m->n;
+    m->views = xcalloc((size_t)n * MB_N, sizeof(view));
+    m->owned = xcalloc((size_t)n * MB_N, sizeof(unsigned char *));
+    m->owned_meta = xcalloc((size_t)n * MB_N, sizeof(gmeta *));
+    int ck = mpp_coll(P);
+    for (int r = 0; r < n; r++) {
+        const mpp_gpu *G = &P->gpu[r];
+        long long len[MB_N] = {G->chunks[MB_I] * m->cb, G->chunks[MB_O] * m->cb, m->scratch_bytes};
+        for (int b = 0; b < MB_N; b++) {
+            long long L = len[b] > 0 ? len[b] : 0;
+            long long ng = (L + GRAN - 1) / GRAN + 1;
+            m->owned[r * MB_N + b] = xmalloc((size_t)(ng * GRAN));
+            m->owned_meta[r * MB_N + b] = xmalloc((size_t)ng * sizeof(gmeta));
+            for (long long i = 0; i < ng; i++)
+                m->owned_meta[r * MB_N + b][i] = (gmeta){NOBODY, 0, NOBODY, 0, 0, 0, 0.f, 0};
+            unsigned *w = (unsigned *)m->owned[r * MB_N + b];
+            for (long long i = 0; i < ng * GRAN / 4; i++)
+                w[i] = DATA_POISON;
+            *V(m, r, (mpp_buf)b) = (view){m->owned[r * MB_N + b], m->owned_meta[r * MB_N + b], L};
+        }
+        if (inplace) {
+            /* In place as NCCL's callers lay it out and the DSL's programs
+             * assume: one buffer for allreduce/alltoall, the input at rank *
+             * input bytes inside the output for allgather, the output at rank *
+             * output bytes inside the input for reducescatter.  The executor
+             * rounds both pointers to their allocation's base and adds the
+             * offsets (executor.cc:552-561, execution_plan.cc:480-491), so any
+             * such aliasing runs; algorithm.cc:13-24's selector calls the
+             * reducescatter one out of place (it compares pointers only). */
+            view *vi = V(m, r, MB_I), *vo = V(m, r, MB_O);
+            long long at_o = ck == COLL_ALLGATHER ? (long long)r * vi->len : 0;
+            long long at_i = ck == COLL_REDUCESCATTER ? (long long)r * vo->len : 0;
+            if (vi->len <= vo->len && at_o + vi->len <= vo->len) {
+                vi->mem = vo->mem + at_o;
+                vi->meta = vo->meta + at_o / GRAN;
+            } else if (at_i + vo->len <= vi->len) {
+                vo->mem = vi->mem + at_i;
+                vo->meta = vi->meta + at_i / GRAN;
+            }
+        }
+        /* seed the input */
+        if (m->O->data) {
+            view *vi = V(m, r, MB_I);
+            long long elems = m->cb / 4;
+            for (int c = 0; c < G->chunks[MB_I]; c++)
+                data_input(m->O->dtype, m->O->seed, r, c, 0, elems, vi->mem + (long long)c * m->cb);
+        }
+    }
+}
+
+static void expand_tb(mrun *m, tbst *s, const mpp_tb *T)
+{
+    int cap = 16;
+    s->prog = xmalloc((size_t)cap * sizeof(inst));
+    for (int k = 0; k < T->nops; k++) {
+        const mpp_op *op = &T->ops[k];
+        if (op->type != MOP_PIPELINE) {
+            s->prog = xgrow(s->prog, &cap, s->nprog + 1, sizeof(inst));
+            s->prog[s->nprog++] = (inst){op, 0, -1};
+            continue;
+        }
+        /* nIterations = ceil(num_chunks * upper-bound chunk bytes / unit_size)
+         * (execution_plan.cc:592-598, 656-668). */
+        long long total = (long long)op->num_chunks * m->cb;
+        long long iters = (total + op->unit_size - 1) / op->unit_size;
+        if (iters > 65535)
+            iters = 65535; /* a uint16 in the kernel; the reader's caller is told by the size */
+        for (long long it = 0; it < iters; it++)
+            for (int i = 0; i < op->ninner; i++) {
+                s->prog = xgrow(s->prog, &cap, s->nprog + 1, sizeof(inst));
+                s->prog[s->nprog++] = (inst){&op->inner[i], it * op->unit_size, op->unit_size};
+            }
+    }
+}
+
+static chst *chan_state(mrun *m, mpp_ch ty, int rank, int idx) { return &m->ch[ty][rank][idx]; }
+
+static void setup_channels(mrun *m)
+{
+    for (int ty = MCH_MEMORY; ty <= MCH_PORT; ty++) {
+        m->ch[ty] = xcalloc((size_t)m->n, sizeof(chst *));
+        for (int r = 0; r < m->n; r++) {
+            const mpp_gpu *G = &m->P->gpu[r];
+            m->ch[ty][r] = xcalloc((size_t)(G->nchan[ty] + 1), sizeof(chst));
+            for (int i = 0; i < G->nchan[ty]; i++) {
+                const mpp_chan *c = &G->chan[ty][i];
+                chst *cs = &m->ch[ty][r][i];
+                cs->peer_chan = -1;
+                const mpp_gpu *H = &m->P->gpu[c->peer];
+                for (int j = 0; j < H->nchan[ty]; j++)
+                    if (H->chan[ty][j].peer == r && H->chan[ty][j].pair == c->pair)
+                        cs->peer_chan = j;
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------ op semantics */
+
+static void new_instance(tbst *s, const mpp_op *op)
+{
+    s->c++;
+    if (s->c >= s->ninst_cap) {
+        int cap = s->ninst_cap ? s->ninst_cap * 2 : 64;
+        while (cap <= s->c)
+            cap *= 2;
+        s->inst_op = xrealloc(s->inst_op, (size_t)cap * sizeof(*s->inst_op));
+        s->snap = xrealloc(s->snap, (size_t)cap * sizeof(*s->snap));
+        for (int i = s->ninst_cap; i < cap; i++) {
+            s->inst_op[i] = NULL;
+            s->snap[i] = NULL;
+        }
+        s->ninst_cap = cap;
+    }
+    s->inst_op[s->c] = op;
+}
+
+static void do_sync(mrun *m, tbst *s)
+{
+    s->sync_own = s->c;
+    vc_join(s->K, s->pK, m->NT);
+    vc_join(s->W, s->pW, m->NT);
+    vc_join(s->W, s->K, m->NT);
+}
+
+static void snapshot(mrun *m, tbst *s, int own, int strong, sigrec *rec)
+{
+    rec->vw = xmalloc((size_t)m->NT * sizeof(int));
+    memcpy(rec->vw, s->W, (size_t)m->NT * sizeof(int));
+    vc_join(rec->vw, s->pW, m->NT);
+    vc_join(rec->vw, s->K, m->NT);
+    vc_join(rec->vw, s->pK, m->NT);
+    rec->vw[s->g] = own;
+    rec->vs = NULL;
+    if (strong) {
+        rec->vs = xmalloc((size_t)m->NT * sizeof(int));
+        memcpy(rec->vs, s->K, (size_t)m->NT * sizeof(int));
+        vc_join(rec->vs, s->pK, m->NT);
+        rec->vs[s->g] = own;
+    }
+}
+
+static void push_sig(sigrec **v, int *n, int *cap, sigrec r)
+{
+    *v = xgrow(*v, cap, *n + 1, sizeof(sigrec));
+    (*v)[(*n)++] = r;
+}
+
+static void acquire(mrun *m, tbst *s, const sigrec *r, int strong)
+{
+    if (r->vw)
+        vc_join(s->pW, r->vw, m->NT);
+    if (strong && r->vs)
+        vc_join(s->pK, r->vs, m->NT);
+}
+
+/* The rank-level channel of block-local index i of type ty. */
+static int rank_chan(const mrun *m, const tbst *s, mpp_ch ty, int i)
+{
+    return m->P->gpu[s->rank].tb[s->t].ch[ty][i];
+}
+
+/* Whether the block's next instance can run now; ready gets the earliest
+ * time it can start.  why: what it waits for, when it cannot. */
+static int can_run(mrun *m, tbst *s, const inst *in, double *ready, char *why, size_t nwhy)
+{
+    const mpp_op *op = in->op;
+    *ready = s->now;
+    switch (op->type) {
+    case MOP_WAIT: case MOP_RLXWAIT:
+        for (int i = 0; i < op->nch; i++) {
+            int rc = rank_chan(m, s, op->ch, op->chan[i]);
+            chst *cs = chan_state(m, op->ch, s->rank, rc);
+            /* each thread waits once on its channel; count repeats */
+            int need = 1;
+            for (int j = 0; j < i; j++)
+                need += op->chan[j] == op->chan[i];
+            if (cs->n - cs->head < need) {
+                const mpp_chan *c = &m->P->gpu[s->rank].chan[op->ch][rc];
+                snprintf(why, nwhy, "%s on %s channel %d (to rank %d) waits for signal %lld but rank %d "
+                         "signals it %d time%s: waited more often than signalled", mpp_op_name(op->type),
+                         op->ch == MCH_PORT ? "port" : "memory", rc, c->peer, cs->waited + need, c->peer,
+                         cs->n, cs->n == 1 ? "" : "s");
+                return 0;
+            }
+            double t = cs->v[cs->head + need - 1].t;
+            if (t > *ready)
+                *ready = t;
+        }
+        return 1;
+    case MOP_SEMACQ:
+        for (int i = 0; i < op->nsem; i++) {
+            struct semq *q = &m->sem[s->rank][op->sem[i]];
+            int need = 1;
+            for (int j = 0; j < i; j++)
+                need += op->sem[j] == op->sem[i];
+            if (q->init_left + (q->n - q->head) < need) {
+                snprintf(why, nwhy, "sem_acquire of semaphore %d waits for a sem_release that never "
+                         "comes (acquired more often than released)", op->sem[i]);
+                return 0;
+            }
+            int k = need - q->init_left;
+            if (k > 0 && q->v[q->head + k - 1].t > *ready)
+                *ready = q->v[q->head + k - 1].t;
+        }
+        return 1;
+    case MOP_BARRIER: {
+        barst *b = &m->bar[s->rank][op->barrier_id];
+        if (s->bar_gen < 0)
+            return 1; /* arriving is always possible */
+        if (b->done_gen < s->bar_gen) {
+            snprintf(why, nwhy, "barrier %d waits for %d threadblocks, %d arrived", op->barrier_id,
+                     op->barrier_n, b->arrived);
+            return 0;
+        }
+        if (b->done_t > *ready)
+            *ready = b->done_t;
+        return 1;
+    }
+    case MOP_FLUSH:
+        for (int i = 0; i < op->ndst && i < op->nch; i++) {
+            chst *cs = chan_state(m, MCH_PORT, s->rank, rank_chan(m, s, MCH_PORT, op->chan[i]));
+            if (cs->fifo_land > *ready)
+                *ready = cs->fifo_land;
+        }
+        return 1;
+    case MOP_UPKT: case MOP_RPPKT: case MOP_REPKT: case MOP_RESPKT: case MOP_RECPKT:
+    case MOP_RECSPKT: case MOP_GSTOREPKT: {
+        /* packets read with flag polling: upkt/rppkt from scratch at src[0],
+         * the reductions from scratch at src[1..], gstorepkt from src[0]'s
+         * buffer (execution_kernel.hpp:292-441, 623-644). */
+        int first = op->type == MOP_UPKT || op->type == MOP_RPPKT || op->type == MOP_GSTOREPKT ? 0 : 1;
+        int last = first == 0 ? 1 : op->nsrc;
+        long long size0, off0;
+        ref_range(m, op, &op->src[0], &off0, &size0);
+        long long done = 0;
+        for (int i = first; i < last; i++) {
+            long long off, size;
+            ref_range(m, op, &op->src[i], &off, &size);
+            mpp_buf b = op->type == MOP_GSTOREPKT ? op->src[0].type : MB_S;
+            long long cur = s->pkt_cursor - done;
+            if (cur < 0)
+                cur = 0;
+            long long np = size0 / 8;
+            if (cur >= np) {
+                done += np;
+                continue;
+            }
+            long long c0 = cur;
+            int ok = pkt_ready(m, s, s->rank, b, off * 2, size0, &cur, &s->pkt_ready);
+            s->pkt_cursor += cur - c0;
+            if (!ok) {
+                snprintf(why, nwhy, "%s polls LL packets at rank %d's %s buffer bytes %lld..%lld "
+                         "(chunk %d) whose flags are never set: nothing writes them", mpp_op_name(op->type),
+                         s->rank, bufname(b), off * 2 + cur * 16, off * 2 + 2 * size0 - 1, op->src[i].index);
+                return 0;
+            }
+            done += np;
+        }
+        if (s->pkt_ready > *ready)
+            *ready = s->pkt_ready;
+        return 1;
+    }
+    default:
+        return 1;
+    }
+}
+
+static double end_of(double a, double b) { return a > b ? a : b; }
+
+static void record_op(mrun *m, tbst *s, const mpp_op *op, double t0, double t1)
+{
+    if (!m->O->record)
+        return;
+    mpp_report *R = m->R;
+    R->ev = xgrow(R->ev, &R->cap_ev, R->nev + 1, sizeof *R->ev);
+    R->ev[R->nev++] = (mpp_event){s->rank, s->t, 0, op->type, 0, t0, t1, 0};
+}
+
+/* Execute the block's next instance at `start`. */
+static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
+{
+    const mpp_op *op = in->op;
+    const mpp_plan *P = m->P;
+    const topo *t = m->T;
+    opflags f = {0, 0, 0, 0};
+    double end = start;
+    int me = s->rank;
+    m->R->ops_run++;
+    m->progress++;
+
+    if (op->type == MOP_BARRIER && s->bar_gen < 0) {
+        barst *b = &m->bar[me][op->barrier_id];
+        if (b->arrived == 0) {
+            b->need = op->barrier_n;
+            b->t = 0;
+            memset(b->vc, 0, (size_t)m->NT * sizeof(int));
+        }
+        new_instance(s, op);
+        do_sync(m, s);
+        s->bar_gen = b->gen;
+        b->arrived++;
+        vc_join(b->vc, s->K, m->NT);
+        b->vc[s->g] = s->c;
+        if (start > b->t)
+            b->t = start;
+        if (b->arrived >= b->need) {
+            b->done_gen = b->gen;
+            b->done_t = b->t;
+            memcpy(b->done_vc, b->vc, (size_t)m->NT * sizeof(int));
+            b->gen++;
+            b->arrived = 0;
+        }
+        s->now = start;
+        return; /* the block stays at the barrier until its generation completes */
+    }
+    if (op->type == MOP_BARRIER) {
+        barst *b = &m->bar[me][op->barrier_id];
+        vc_join(s->K, b->done_vc, m->NT);
+        vc_join(s->W, b->done_vc, m->NT);
+        s->sync_own = s->c;
+        s->bar_gen = -1;
+        s->now = end_of(start, b->done_t);
+        record_op(m, s, op, start, s->now);
+        s->pc++;
+        s->pkt_cursor = 0;
+        s->pkt_ready = 0;
+        return;
+    }
+
+    new_instance(s, op);
+    long long itoff = in->unit >= 0 ? in->it_off : 0;
+    long long unit = in->unit >= 0 ? in->unit : -1;
+    /* the slice of a range this instance touches (pipeline iterations:
+     * min(size - offset, unit), execution_kernel.hpp:140 etc.) */
+#define SLICE(off, size) do { if (unit >= 0) { long long rest_ = (size) - itoff; \
+        (off) += itoff; (size) = rest_ < unit ? rest_ : unit; if ((size) < 0) (size) = 0; } } while (0)
+
+    switch (op->type) {
+    case MOP_NOP:
+        do_sync(m, s);
+        break;
+    case MOP_SIGNAL: case MOP_RLXSIGNAL:
+        for (int i = 0; i < op->nch; i++) {
+            int rc = rank_chan(m, s, op->ch, op->chan[i]);
+            chst *cs = chan_state(m, op->ch, me, rc);
+            const mpp_chan *c = &P->gpu[me].chan[op->ch][rc];
+            cs->sent++;
+            int strong = op->type == MOP_SIGNAL || op->ch == MCH_PORT;
+            sigrec rec;
+            int own = s->sync_own;
+            double arr = start + alpha_of(m, me, c->peer);
+            if (op->ch == MCH_PORT) {
+                /* the proxy handles its FIFO in order: the signal follows this
+                 * block's earlier posts on the channel */
+                own = s->c;
+                arr = end_of(arr, cs->fifo_land);
+            }
+            snapshot(m, s, own, strong, &rec);
+            rec.t = arr;
+            if (cs->peer_chan < 0) {
+                free(rec.vs);
+                free(rec.vw);
+                continue; /* an unpaired channel: counted at the end */
+            }
+            chst *in_cs = chan_state(m, op->ch, c->peer, cs->peer_chan);
+            push_sig(&in_cs->v, &in_cs->n, &in_cs->cap, rec);
+        }
+        break;
+    case MOP_WAIT: case MOP_RLXWAIT:
+        for (int i = 0; i < op->nch; i++) {
+            int rc = rank_chan(m, s, op->ch, op->chan[i]);
+            chst *cs = chan_state(m, op->ch, me, rc);
+            TC_ASSERT(cs->head < cs->n);
+            int strong = op->type == MOP_WAIT || op->ch == MCH_PORT;
+            acquire(m, s, &cs->v[cs->head], strong);
+            cs->head++;
+            cs->waited++;
+        }
+        break;
+    case MOP_SEMREL: {
+        for (int i = 0; i < op->nsem; i++) {
+            struct semq *q = &m->sem[me][op->sem[i]];
+            sigrec rec;
+            snapshot(m, s, s->sync_own, 1, &rec);
+            rec.t = start;
+            push_sig(&q->v, &q->n, &q->cap, rec);
+        }
+        break;
+    }
+    case MOP_SEMACQ:
+        for (int i = 0; i < op->nsem; i++) {
+            struct semq *q = &m->sem[me][op->sem[i]];
+            if (q->init_left > 0) {
+                q->init_left--;
+                continue;
+            }
+            acquire(m, s, &q->v[q->head], 1);
+            q->head++;
+        }
+        break;
+    case MOP_FLUSH:
+        /* handleFlush flushes op.nOutputs channels, which only dst_buff sets
+         * (execution_kernel.hpp:120-127): as the DSL writes it, none. */
+        break;
+    case MOP_PUT: case MOP_PWS: case MOP_PWSF: {
+        long long soff0, ssz0;
+        ref_range(m, op, &op->src[0], &soff0, &ssz0);
+        for (int i = 0; i < op->ndst; i++) {
+            long long doff, dsz, soff, ssz;
+            ref_range(m, op, &op->dst[i], &doff, &dsz);
+            ref_range(m, op, &op->src[i], &soff, &ssz);
+            SLICE(doff, dsz);
+            if (unit >= 0)
+                soff += itoff;
+            /* the source base is src_buff[0]'s buffer for every i
+             * (execution_kernel.hpp:156) */
+            mpp_buf sb = op->src[0].type;
+            int peer = op->dst[i].rank;
+            access_range(m, s, &f, me, sb, soff, dsz, 0, 0, 0);
+            double land;
+            if (op->ch == MCH_MEMORY) {
+                double e = xfer(m, s, me, peer, dsz, start, &land);
+                end = end_of(end, e);
+            } else {
+                int rc = rank_chan(m, s, MCH_PORT, op->chan[i]);
+                chst *cs = chan_state(m, MCH_PORT, me, rc);
+                xfer(m, s, me, peer, dsz, end_of(start, cs->fifo_land), &land);
+                cs->fifo_land = end_of(cs->fifo_land, land);
+                if (op->type != MOP_PUT) {
+                    cs->sent++;
+                    sigrec rec;
+                    snapshot(m, s, s->c, 1, &rec);
+                    rec.t = land;
+                    if (cs->peer_chan >= 0) {
+                        chst *in_cs = chan_state(m, MCH_PORT, peer, cs->peer_chan);
+                        push_sig(&in_cs->v, &in_cs->n, &in_cs->cap, rec);
+                    } else {
+                        free(rec.vs);
+                        free(rec.vw);
+                    }
+                }
+                if (op->type == MOP_PWSF)
+                    end = end_of(end, land);
+            }
+            access_range(m, s, &f, peer, op->dst[i].type, doff, dsz, 1, 0, land);
+            dcopy(m, peer, op->dst[i].type, doff, me, sb, soff, dsz);
+        }
+        break;
+    }
+    case MOP_GET:
+        for (int i = 0; i < op->nsrc; i++) {
+            long long soff, ssz, doff, dsz;
+            ref_range(m, op, &op->src[i], &soff, &ssz);
+            ref_range(m, op, &op->dst[i], &doff, &dsz);
+            SLICE(soff, ssz);
+            if (unit >= 0)
+                doff += itoff;
+            /* handleGet copies into local + srcOffset from remote + dstOffset
+             * (execution_kernel.hpp:137-143; docs/mscclpp.md section 8 item 2) */
+            int peer = op->src[i].rank;
+            access_range(m, s, &f, peer, op->src[i].type, doff, ssz, 0, 0, 0);
+            double land;
+            double e = xfer(m, s, peer, me, ssz, start, &land);
+            end = end_of(end, e);
+            access_range(m, s, &f, me, op->dst[i].type, soff, ssz, 1, 0, land);
+            dcopy(m, me, op->dst[i].type, soff, peer, op->src[i].type, doff, ssz);
+        }
+        break;
+    case MOP_COPY: {
+        long long soff, ssz, doff, dsz;
+        ref_range(m, op, &op->src[0], &soff, &ssz);
+        ref_range(m, op, &op->dst[0], &doff, &dsz);
+        SLICE(soff, ssz);
+        if (unit >= 0)
+            doff += itoff;
+        access_range(m, s, &f, me, op->src[0].type, soff, ssz, 0, 0, 0);
+        end = start + cost_copy_us(t, (double)ssz);
+        access_range(m, s, &f, me, op->dst[0].type, doff, ssz, 1, 0, end);
+        dcopy(m, me, op->dst[0].type, doff, me, op->src[0].type, soff, ssz);
+        break;
+    }
+    case MOP_RE: case MOP_RES: case MOP_RRE: case MOP_RRES: {
+        long long off0, size;
+        ref_range(m, op, &op->src[0], &off0, &size);
+        SLICE(off0, size);
+        unsigned char *acc = m->O->data ? xmalloc((size_t)(size > 0 ? size : 1)) : NULL;
+        access_range(m, s, &f, me, op->src[0].type, off0, size, 0, 0, 0);
+        if (acc)
+            dload(m, acc, me, op->src[0].type, off0, size);
+        double ready = start;
+        for (int i = 1; i < op->nsrc; i++) {
+            long long o, z;
+            ref_range(m, op, &op->src[i], &o, &z);
+            if (unit >= 0)
+                o += itoff;
+            int sr = op->src[i].rank;
+            access_range(m, s, &f, sr, op->src[i].type, o, size, 0, 0, 0);
+            if (acc)
+                dadd(m, acc, sr, op->src[i].type, o, size);
+            if (sr != me) {
+                double land;
+                xfer(m, s, sr, me, size, start, &land);
+                ready = end_of(ready, land);
+            }
+        }
+        end = end_of(ready, start + cost_reduce_us(t, (double)size * (op->nsrc > 1 ? op->nsrc - 1 : 1)));
+        long long doff, dsz;
+        ref_range(m, op, &op->dst[0], &doff, &dsz);
+        if (unit >= 0)
+            doff += itoff;
+        /* re/res: dst[0] at its own offset; rre/rres too (outputOffsets[0]) */
+        access_range(m, s, &f, me, op->dst[0].type, doff, size, 1, 0, end);
+        if (acc)
+            dstore(m, me, op->dst[0].type, doff, acc, size);
+        double fin = end;
+        for (int i = 1; i < op->ndst && (op->type == MOP_RES || op->type == MOP_RRES); i++) {
+            long long o, z;
+            ref_range(m, op, &op->dst[i], &o, &z);
+            if (unit >= 0)
+                o += itoff;
+            int dr = op->dst[i].rank;
+            double land;
+            double e = xfer(m, s, me, dr, size, end, &land);
+            fin = end_of(fin, e);
+            access_range(m, s, &f, dr, op->dst[i].type, o, size, 1, 0, land);
+            if (acc)
+                dstore(m, dr, op->dst[i].type, o, acc, size);
+        }
+        end = fin;
+        free(acc);
+        break;
+    }
+    case MOP_CPKT: {
+        long long soff, size, doff, dsz;
+        ref_range(m, op, &op->src[0], &soff, &size);
+        ref_range(m, op, &op->dst[0], &doff, &dsz);
+        unsigned char *buf = xmalloc((size_t)(size > 0 ? size : 1));
+        access_range(m, s, &f, me, op->src[0].type, soff, size, 0, 0, 0);
+        dload(m, buf, me, op->src[0].type, soff, size);
+        end = start + cost_copy_us(t, 2.0 * (double)size);
+        access_range(m, s, &f, me, op->dst[0].type, doff * 2, size * 2, 1, 1, end);
+        pkt_store(m, me, op->dst[0].type, doff * 2, buf, size);
+        free(buf);
+        break;
+    }
+    case MOP_UPKT: {
+        long long soff, size, doff, dsz;
+        ref_range(m, op, &op->src[0], &soff, &size);
+        ref_range(m, op, &op->dst[0], &doff, &dsz);
+        unsigned char *buf = xmalloc((size_t)(size > 0 ? size : 1));
+        /* from scratch whatever src_buff's type says (execution_kernel.hpp:421) */
+        access_range(m, s, &f, me, MB_S, soff * 2, size * 2, 0, 1, 0);
+        pkt_load(m, buf, me, MB_S, soff * 2, size);
+        end = start + cost_copy_us(t, 2.0 * (double)size);
+        access_range(m, s, &f, me, op->dst[0].type, doff, size, 1, 0, end);
+        dstore(m, me, op->dst[0].type, doff, buf, size);
+        free(buf);
+        break;
+    }
+    case MOP_PPKT: case MOP_RPPKT: {
+        long long soff0, size0;
+        ref_range(m, op, &op->src[0], &soff0, &size0);
+        unsigned char *buf = xmalloc((size_t)(size0 > 0 ? 2 * size0 : 1));
+        for (int i = 0; i < op->ndst; i++) {
+            long long soff = soff0, size = size0, doff, dsz;
+            if (op->type == MOP_PPKT && i < op->nsrc)
+                ref_range(m, op, &op->src[i], &soff, &size);
+            ref_range(m, op, &op->dst[i], &doff, &dsz);
+            int peer = op->dst[i].rank;
+            mpp_buf db = op->dst[i].type;
+            int as_packets = op->type == MOP_RPPKT || op->ch == MCH_PORT;
+            /* memory ppkt: plain data from src_buff[0]'s buffer made packets;
+             * port ppkt: src already packets at twice its offset; rppkt: packets
+             * from scratch (execution_kernel.hpp:257-332) */
+            mpp_buf sb = op->type == MOP_RPPKT ? MB_S : op->src[0].type;
+            if (as_packets) {
+                access_range(m, s, &f, me, sb, soff * 2, size * 2, 0, op->type == MOP_RPPKT, 0);
+                if (m->O->data && in_bounds(m, me, sb, soff * 2, size * 2))
+                    memcpy(buf, at(m, me, sb, soff * 2), (size_t)(2 * size));
+                else
+                    memset(buf, 0, (size_t)(2 * size));
+            } else {
+                access_range(m, s, &f, me, sb, soff, size, 0, 0, 0);
+                dload(m, buf, me, sb, soff, size);
+            }
+            double land, e;
+            if (op->ch == MCH_PORT) {
+                int rc = rank_chan(m, s, MCH_PORT, op->chan[i]);
+                chst *cs = chan_state(m, MCH_PORT, me, rc);
+                xfer(m, s, me, peer, 2 * size, end_of(start, cs->fifo_land), &land);
+                cs->fifo_land = end_of(cs->fifo_land, land);
+                e = start;
+            } else {
+                e = xfer(m, s, me, peer, 2 * size, start, &land);
+            }
+            end = end_of(end, e);
+            access_range(m, s, &f, peer, db, doff * 2, size * 2, 1, 1, land);
+            if (as_packets) {
+                if (in_bounds(m, peer, db, doff * 2, size * 2))
+                    memcpy(at(m, peer, db, doff * 2), buf, (size_t)(2 * size));
+            } else {
+                pkt_store(m, peer, db, doff * 2, buf, size);
+            }
+        }
+        free(buf);
+        break;
+    }
+    case MOP_REPKT: case MOP_RESPKT: case MOP_RECPKT: case MOP_RECSPKT: {
+        long long off0, size, doff0, dsz;
+        ref_range(m, op, &op->src[0], &off0, &size);
+        ref_range(m, op, &op->dst[0], &doff0, &dsz);
+        unsigned char *acc = xmalloc((size_t)(size > 0 ? size : 1));
+        unsigned char *tmp = xmalloc((size_t)(size > 0 ? size : 1));
+        access_range(m, s, &f, me, op->src[0].type, off0, size, 0, 0, 0);
+        dload(m, acc, me, op->src[0].type, off0, size);
+        for (int i = 1; i < op->nsrc; i++) {
+            long long o, z;
+            ref_range(m, op, &op->src[i], &o, &z);
+            access_range(m, s, &f, me, MB_S, o * 2, size * 2, 0, 1, 0);
+            pkt_load(m, tmp, me, MB_S, o * 2, size);
+            if (m->O->data)
+                data_reduce(m->O->dtype, acc, acc, tmp, size / 4);
+        }
+        end = start + cost_reduce_us(t, (double)size * (op->nsrc > 1 ? op->nsrc - 1 : 1));
+        access_range(m, s, &f, me, op->dst[0].type, doff0, size, 1, 0, end);
+        dstore(m, me, op->dst[0].type, doff0, acc, size);
+        int first_remote = 1;
+        if (op->type == MOP_RECPKT || op->type == MOP_RECSPKT) {
+            long long o, z;
+            ref_range(m, op, &op->dst[1], &o, &z);
+            access_range(m, s, &f, me, op->dst[1].type, o * 2, size * 2, 1, 1, end);
+            pkt_store(m, me, op->dst[1].type, o * 2, acc, size);
+            first_remote = 2;
+        }
+        double fin = end;
+        for (int i = first_remote; i < op->ndst && (op->type == MOP_RESPKT || op->type == MOP_RECSPKT); i++) {
+            long long o, z;
+            ref_range(m, op, &op->dst[i], &o, &z);
+            int dr = op->dst[i].rank;
+            double land;
+            double e = xfer(m, s, me, dr, 2 * size, end, &land);
+            fin = end_of(fin, e);
+            access_range(m, s, &f, dr, op->dst[i].type, o * 2, size * 2, 1, 1, land);
+            pkt_store(m, dr, op->dst[i].type, o * 2, acc, size);
+        }
+        end = fin;
+        free(acc);
+        free(tmp);
+        break;
+    }
+    case MOP_GLRES: case MOP_GSTORE: case MOP_GSTOREPKT: {
+        const mpp_tb *T = &P->gpu[me].tb[s->t];
+        const mpp_chan *dch = &P->gpu[me].chan[MCH_SWITCH][T->ch[MCH_SWITCH][op->dst[0].id]];
+        const mpp_chan *sch = op->type == MOP_GLRES ?
+            &P->gpu[me].chan[MCH_SWITCH][T->ch[MCH_SWITCH][op->src[0].id]] : NULL;
+        long long soff, size, doff, dsz;
+        ref_range(m, op, &op->src[0], &soff, &size);
+        ref_range(m, op, &op->dst[0], &doff, &dsz);
+        int pkt = op->type == MOP_GSTOREPKT;
+        if (!pkt) {
+            SLICE(soff, size);
+            if (unit >= 0)
+                doff += itoff;
+        }
+        int sw = switch_of(t, dch->ranks, dch->nranks);
+        if (sw < 0 || (sch && switch_of(t, sch->ranks, sch->nranks) < 0)) {
+            hz(m, HZ_DEVICE, "%s (%s): its switch channel spans ranks that no switch of topology %s "
+               "joins: multimem (NVLS) needs them on one switch", op->path, mpp_op_name(op->type),
+               t->name);
+            sw = -1;
+        }
+        unsigned char *acc = xmalloc((size_t)(size > 0 ? 2 * size : 1));
+        memset(acc, 0, (size_t)(size > 0 ? 2 * size : 1));
+        double ready = start;
+        if (op->type == MOP_GLRES) {
+            for (int i = 0; i < sch->nranks; i++) {
+                int r = sch->ranks[i];
+                access_range(m, s, &f, r, sch->sw_buf, soff, size, 0, 0, 0);
+                if (m->O->data) {
+                    if (i == 0)
+                        dload(m, acc, r, sch->sw_buf, soff, size);
+                    else
+                        dadd(m, acc, r, sch->sw_buf, soff, size);
+                }
+            }
+        } else if (op->type == MOP_GSTORE) {
+            access_range(m, s, &f, me, op->src[0].type, soff, size, 0, 0, 0);
+            dload(m, acc, me, op->src[0].type, soff, size);
+        } else {
+            /* the source packets are read with their flags (execution_kernel.hpp:639-642) */
+            access_range(m, s, &f, me, op->src[0].type, soff * 2, size * 2, 0, 1, 0);
+            pkt_load(m, acc, me, op->src[0].type, soff * 2, size);
+        }
+        long long wire = pkt ? 2 * size : size;
+        double tload = 0, tstore = 0;
+        if (sw >= 0) {
+            const topo_switch *S = &t->switches[sw];
+            tstore = S->alpha_us + (double)wire / (S->bw_gbps * 1e3);
+            if (op->type == MOP_GLRES)
+                tload = S->alpha_us + (double)wire / (S->bw_gbps * 1e3);
+            int mi = 0;
+            for (int k = 0; k < S->nranks; k++)
+                if (S->ranks[k] == me)
+                    mi = k;
+            int res[2] = {cost_port_res(t, sw, mi, 0), cost_port_res(t, sw, mi, 1)};
+            int lane[2];
+            double st = cost_lanes_start(m->lanes, res, 2, ready, lane);
+            cost_lanes_hold(m->lanes, res, lane, 2, st + tload + tstore);
+            ready = st;
+            m->R->bytes_moved += wire * dch->nranks;
+        }
+        end = ready + tload + tstore;
+        for (int i = 0; i < dch->nranks; i++) {
+            int r = dch->ranks[i];
+            long long o = pkt ? doff * 2 : doff;
+            access_range(m, s, &f, r, dch->sw_buf, o, wire, 1, pkt, end);
+            if (pkt)
+                pkt_store(m, r, dch->sw_buf, o, acc, size);
+            else
+                dstore(m, r, dch->sw_buf, o, acc, size);
+        }
+        free(acc);
+        break;
+    }
+    case MOP_PIPELINE: case MOP_BARRIER: case MOP_COUNT:
+        TC_ASSERT(0);
+        break;
+    }
+#undef SLICE
+    s->now = end;
+    record_op(m, s, op, start, end);
+    s->pc++;
+    s->pkt_cursor = 0;
+    s->pkt_ready = 0;
+}
+
+/* ------------------------------------------------------------ the check */
+
+static int check_post(mrun *m)
+{
+    const mpp_plan *P = m->P;
+    int ck = mpp_coll(P);
+    int n = m->n;
+    long long elems = m->cb / 4;
+    unsigned char *want = xmalloc((size_t)m->cb), *tmp = xmalloc((size_t)m->cb);
+    double *sum = xmalloc((size_t)elems * sizeof(double)), *mag = xmalloc((size_t)elems * sizeof(double));
+    long long wrong = 0;
+    int ok = 1, f32 = m->O->dtype == DT_F32;
+    for (int r = 0; r < n; r++) {
+        int C = P->gpu[r].chunks[MB_I];
+        int Cout = P->gpu[r].chunks[MB_O];
+        int per = ck == COLL_ALLGATHER ? C : ck == COLL_REDUCESCATTER ? Cout : C / n;
+        for (int j = 0; j < Cout; j++) {
+            int sr = -1, sc = j;
+            switch (ck) {
+            case COLL_ALLGATHER: sr = j / per; sc = j % per; break;
+            case COLL_ALLTOALL: sr = j / per; sc = r * per + j % per; break;
+            case COLL_REDUCESCATTER: sr = -1; sc = r * per + j; break;
+            default: sr = -1; sc = j; break;
+            }
+            if (sr >= 0) {
+                data_input(m->O->dtype, m->O->seed, sr, sc, 0, elems, want);
+            } else {
+                /* i32 sums wrap exactly; f32 is judged as data.h does, against
+                 * a double sum within (n+1) * 2^-24 * sum|x| (any order) */
+                for (int q = 0; q < n; q++) {
+                    data_input(m->O->dtype, m->O->seed, q, sc, 0, elems, q ? tmp : want);
+                    if (q && !f32)
+                        data_reduce(m->O->dtype, want, want, tmp, elems);
+                    for (long long e = 0; f32 && e < elems; e++) {
+                        float x;
+                        memcpy(&x, (q ? tmp : want) + 4 * e, 4);
+                        sum[e] = (q ? sum[e] : 0) + x;
+                        mag[e] = (q ? mag[e] : 0) + fabs((double)x);
+                    }
+                }
+            }
+            const unsigned char *got = V(m, r, MB_O)->mem + (long long)j * m->cb;
+            for (long long e = 0; e < elems; e++) {
+                unsigned a, b;
+                memcpy(&a, got + 4 * e, 4);
+                memcpy(&b, want + 4 * e, 4);
+                int same = a == b;
+                if (!same && f32 && sr < 0) {
+                    float fa;
+                    memcpy(&fa, &a, 4);
+                    same = fabs((double)fa - sum[e]) <= (n + 1) * ldexp(1.0, -24) * mag[e];
+                    if (!same) {
+                        float w = (float)sum[e];
+                        memcpy(&b, &w, 4);
+                    }
+                }
+                if (!same) {
+                    if (ok)
+                        hz(m, HZ_WRONG_DATA, "rank %d output (o) chunk %d element %lld is 0x%08x, the %s "
+                           "needs 0x%08x (%s)", r, j, e, a, P->collective, b,
+                           sr >= 0 ? "a copy of an input element" : "the sum over the ranks");
+                    ok = 0;
+                    wrong++;
+                }
+            }
+        }
+    }
+    free(want);
+    free(tmp);
+    free(sum);
+    free(mag);
+    m->R->wrong_elems = wrong;
+    return ok;
+}
+
+/* Does the plan's chunk shape match its collective? (the postcondition's
+ * layout: docs/mscclpp.md section 9) */
+static int shape_ok(const mpp_plan *P, int ck, char *why, size_t n)
+{
+    int N = P->nranks;
+    for (int r = 0; r < N; r++) {
+        int in = P->gpu[r].chunks[MB_I], out = P->gpu[r].chunks[MB_O];
+        int good = 1;
+        switch (ck) {
+        case COLL_ALLGATHER: good = out == N * in; break;
+        case COLL_REDUCESCATTER: good = in == N * out; break;
+        case COLL_ALLTOALL: good = in == out && in % N == 0; break;
+        default: good = in == out; break;
+        }
+        if (!good) {
+            snprintf(why, n, "gpus[%d]: input_chunks %d and output_chunks %d do not fit a %s over %d ranks",
+                     r, in, out, P->collective, N);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void mrun_free(mrun *m)
+{
+    for (int i = 0; i < m->n * MB_N && m->owned; i++) {
+        free(m->owned[i]);
+        free(m->owned_meta[i]);
+    }
+    free(m->owned);
+    free(m->owned_meta);
+    free(m->views);
+    for (int g = 0; g < m->NT && m->tb; g++) {
+        tbst *s = &m->tb[g];
+        free(s->prog);
+        free(s->K);
+        free(s->W);
+        free(s->pK);
+        free(s->pW);
+        for (int i = 0; i < s->ninst_cap; i++)
+            free(s->snap[i]);
+        free(s->snap);
+        free(s->inst_op);
+    }
+    free(m->tb);
+    free(m->tb_base);
+    for (int ty = MCH_MEMORY; ty <= MCH_PORT; ty++) {
+        for (int r = 0; r < m->n && m->ch[ty]; r++) {
+            for (int i = 0; i < m->P->gpu[r].nchan[ty]; i++) {
+                chst *cs = &m->ch[ty][r][i];
+                for (int k = 0; k < cs->n; k++) {
+                    free(cs->v[k].vs);
+                    free(cs->v[k].vw);
+                }
+                free(cs->v);
+            }
+            free(m->ch[ty][r]);
+        }
+        free(m->ch[ty]);
+    }
+    for (int r = 0; r < m->n && m->sem; r++) {
+        for (int i = 0; i < m->P->gpu[r].nsem; i++) {
+            for (int k = 0; k < m->sem[r][i].n; k++) {
+                free(m->sem[r][i].v[k].vs);
+                free(m->sem[r][i].v[k].vw);
+            }
+            free(m->sem[r][i].v);
+        }
+        free(m->sem[r]);
+    }
+    free(m->sem);
+    for (int r = 0; r < m->n && m->bar; r++) {
+        for (int i = 0; i < MPP_MAX_SYNCERS; i++) {
+            free(m->bar[r][i].vc);
+            free(m->bar[r][i].done_vc);
+        }
+        free(m->bar[r]);
+    }
+    free(m->bar);
+    cost_lanes_free(m->lanes);
+}
+
+void mpp_opts_default(mpp_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dtype = DT_I32;
+    o->data = 1;
+    o->seed = 1;
+    o->mode = -1;
+}
+
+void mpp_report_free(mpp_report *r)
+{
+    hazard_list_free(&r->hz);
+    free(r->ev);
+    memset(r, 0, sizeof *r);
+}
+
+int mpp_run(const mpp_plan *P, const topo *T, const mpp_opts *O, mpp_report *R, tc_err *err)
+{
+    memset(R, 0, sizeof *R);
+    if (T->nranks != P->nranks)
+        return tc_err_set(err, TC_INPUT, "topology %s has %d ranks but the plan has %d gpus", T->name,
+                          T->nranks, P->nranks);
+    long long q = chunk_quantum(P), mc = max_chunks(P);
+    long long size = O->size_bytes > 0 ? O->size_bytes : mpp_default_size(P);
+    long long cb = size / mc;
+    if (cb * mc != size || cb % q != 0) {
+        long long up = (size + mc * q - 1) / (mc * q) * (mc * q);
+        return tc_err_set(err, TC_INPUT, "%lld bytes per rank do not divide into %lld chunks of a "
+                          "multiple of %lld bytes (buffer_alignment %lld, 16-byte vectors): try %lld",
+                          size, mc, q, P->align, up);
+    }
+    if (cb > 0xffffffffLL / (mc > 0 ? mc : 1))
+        return tc_err_set(err, TC_INPUT, "%lld bytes per rank: MSCCL++'s per-op offsets are uint32 "
+                          "bytes (execution_common.hpp:115-118)", size);
+    mrun m;
+    memset(&m, 0, sizeof m);
+    m.P = P;
+    m.T = T;
+    m.O = O;
+    m.R = R;
+    m.n = P->nranks;
+    m.cb = cb;
+    R->chunk_bytes = cb;
+    R->size_bytes = size;
+    R->in_bytes = P->gpu[0].chunks[MB_I] * cb;
+    R->out_bytes = P->gpu[0].chunks[MB_O] * cb;
+    R->data = O->data;
+    int inplace = O->mode < 0 ? P->inplace : O->mode;
+    R->inplace = inplace;
+    int ck = mpp_coll(P);
+    char why[300];
+    R->has_post = ck >= 0 && shape_ok(P, ck, why, sizeof why);
+    if (ck >= 0 && !R->has_post)
+        return tc_err_set(err, TC_INPUT, "%s", why);
+
+    /* size range (execution_plan.cc:305-310): allgather by output bytes */
+    unsigned long long msz = (unsigned long long)(ck == COLL_ALLGATHER ? R->out_bytes : R->in_bytes);
+    if (msz < P->min_size || msz > P->max_size)
+        return tc_err_set(err, TC_INPUT, "%llu bytes are outside the plan's [min_message_size, "
+                          "max_message_size] = [%llu, %llu]: MSCCL++ refuses the size "
+                          "(execution_plan.cc:308-310)", msz, P->min_size, P->max_size);
+    /* scratch (execution_plan.cc:191-216) */
+    long long sc = 0;
+    for (int r = 0; r < m.n; r++)
+        if (P->gpu[r].chunks[MB_S] > sc)
+            sc = P->gpu[r].chunks[MB_S];
+    if (P->reuse && sc > 0) {
+        long long maxc = ((64LL << 20) / (P->dbl ? 2 : 1) + sc - 1) / sc;
+        maxc = (maxc + P->align - 1) / P->align * P->align;
+        if (maxc < cb)
+            return tc_err_set(err, TC_INPUT, "reuse_resources with chunks of %lld bytes: MSCCL++ wraps "
+                              "scratch chunks at %lld bytes, which this executor does not model; run a "
+                              "size of at most %lld bytes per chunk", cb, maxc, maxc);
+        m.scratch_bytes = 64LL << 20;
+    } else {
+        long long ssz = cb * sc * (P->proto_ll ? 2 : 1) * (P->dbl ? 2 : 1);
+        m.scratch_bytes = (ssz + P->align - 1) / P->align * P->align;
+    }
+    double total = 0;
+    for (int r = 0; r < m.n; r++)
+        total += (double)(P->gpu[r].chunks[MB_I] + P->gpu[r].chunks[MB_O]) * (double)cb +
+                 (double)m.scratch_bytes;
+    if (total * (1.0 + (double)sizeof(gmeta) / GRAN) > (double)DATA_MAX_BYTES)
+        return tc_err_set(err, TC_INPUT, "buffers and their bookkeeping would take %.0f bytes, above "
+                          "the executor's %lld", total * (1.0 + (double)sizeof(gmeta) / GRAN),
+                          (long long)DATA_MAX_BYTES);
+
+    setup_views(&m, inplace);
+    setup_channels(&m);
+    m.lanes = cost_lanes_new(T);
+    m.tb_base = xcalloc((size_t)m.n + 1, sizeof(int));
+    for (int r = 0; r < m.n; r++)
+        m.tb_base[r + 1] = m.tb_base[r] + P->gpu[r].ntb;
+    m.NT = m.tb_base[m.n];
+    m.tb = xcalloc((size_t)(m.NT ? m.NT : 1), sizeof(tbst));
+    for (int r = 0; r < m.n; r++)
+        for (int t = 0; t < P->gpu[r].ntb; t++) {
+            tbst *s = &m.tb[m.tb_base[r] + t];
+            s->rank = r;
+            s->t = t;
+            s->g = m.tb_base[r] + t;
+            s->bar_gen = -1;
+            s->acq_tb = NOBODY;
+            s->K = xcalloc((size_t)m.NT, sizeof(int));
+            s->W = xcalloc((size_t)m.NT, sizeof(int));
+            s->pK = xcalloc((size_t)m.NT, sizeof(int));
+            s->pW = xcalloc((size_t)m.NT, sizeof(int));
+            new_instance(s, NULL); /* clock 1 = the launch */
+            s->sync_own = s->c;
+            expand_tb(&m, s, &P->gpu[r].tb[t]);
+        }
+    m.sem = xcalloc((size_t)m.n, sizeof(*m.sem));
+    m.bar = xcalloc((size_t)m.n, sizeof(barst *));
+    for (int r = 0; r < m.n; r++) {
+        m.sem[r] = xcalloc((size_t)(P->gpu[r].nsem + 1), sizeof(struct semq));
+        for (int i = 0; i < P->gpu[r].nsem; i++)
+            m.sem[r][i].init_left = P->gpu[r].sem_init[i];
+        m.bar[r] = xcalloc(MPP_MAX_SYNCERS, sizeof(barst));
+        for (int i = 0; i < MPP_MAX_SYNCERS; i++) {
+            m.bar[r][i].vc = xcalloc((size_t)(m.NT ? m.NT : 1), sizeof(int));
+            m.bar[r][i].done_vc = xcalloc((size_t)(m.NT ? m.NT : 1), sizeof(int));
+            m.bar[r][i].done_gen = -1;
+        }
+    }
+
+    /* The loop: the block with the earliest start among those that can run. */
+    long long *checked = xcalloc((size_t)(m.NT ? m.NT : 1), sizeof(long long));
+    for (int g = 0; g < m.NT; g++)
+        checked[g] = -1;
+    for (;;) {
+        int best = -1;
+        double best_t = 0;
+        int live = 0;
+        for (int g = 0; g < m.NT; g++) {
+            tbst *s = &m.tb[g];
+            if (s->pc >= s->nprog) {
+                s->done = 1;
+                continue;
+            }
+            live++;
+            if (checked[g] == m.progress)
+                continue; /* blocked, and nothing happened since */
+            double ready;
+            char w[400];
+            if (!can_run(&m, s, &s->prog[s->pc], &ready, w, sizeof w)) {
+                checked[g] = m.progress;
+                continue;
+            }
+            if (best < 0 || ready < best_t) {
+                best = g;
+                best_t = ready;
+            }
+        }
+        if (!live)
+            break;
+        if (best < 0) {
+            /* a hang: say every blocked block's reason */
+            for (int g = 0; g < m.NT; g++) {
+                tbst *s = &m.tb[g];
+                if (s->done)
+                    continue;
+                double ready;
+                char w[400];
+                checked[g] = -1;
+                if (!can_run(&m, s, &s->prog[s->pc], &ready, w, sizeof w))
+                    hz(&m, HZ_DEADLOCK, "%s: %s: a hang", s->prog[s->pc].op->path, w);
+            }
+            break;
+        }
+        exec_inst(&m, &m.tb[best], &m.tb[best].prog[m.tb[best].pc], best_t);
+        checked[best] = -1;
+    }
+    free(checked);
+    int finished = 1;
+    double tmax = 0;
+    for (int g = 0; g < m.NT; g++) {
+        finished &= m.tb[g].done;
+        if (m.tb[g].now > tmax)
+            tmax = m.tb[g].now;
+    }
+    /* surplus signals: MSCCL++'s semaphores keep counting across launches,
+     * so the next launch's wait would pass early */
+    for (int ty = MCH_MEMORY; ty <= MCH_PORT && finished; ty++)
+        for (int r = 0; r < m.n; r++)
+            for (int i = 0; i < P->gpu[r].nchan[ty]; i++) {
+                chst *cs = &m.ch[ty][r][i];
+                if (cs->fifo_land > tmax)
+                    tmax = cs->fifo_land;
+                const mpp_chan *c = &P->gpu[r].chan[ty][i];
+                if (cs->sent > 0 && cs->peer_chan < 0)
+                    hz(&m, HZ_PAIRING, "gpus[%d].channels: %s channel %d to rank %d is signalled %lld "
+                       "times but rank %d has no channel back to wait on (an unpaired channel MSCCL++ "
+                       "opens itself): the signals are never consumed", r, ty == MCH_PORT ? "port" :
+                       "memory", i, c->peer, cs->sent, c->peer);
+                if (cs->n > cs->head) {
+                    const chst *from = NULL;
+                    (void)from;
+                    hz(&m, HZ_PAIRING, "gpus[%d].channels: %s channel %d (from rank %d) is signalled %d "
+                       "times and waited %d: the surplus semaphore count lets the next launch's wait "
+                       "pass before its data", r, ty == MCH_PORT ? "port" : "memory", i, c->peer, cs->n,
+                       cs->head);
+                }
+            }
+    R->finished = finished;
+    R->time_us = tmax;
+    if (O->bound && ck >= 0) {
+        R->has_bound = 1;
+        R->bound_us = bound_time_us(O->bound, (double)size);
+    }
+    int data_ok = 1;
+    if (finished && O->data && R->has_post)
+        data_ok = check_post(&m);
+    int errs = hazard_errors(&R->hz, 0);
+    R->verified = finished && data_ok && errs == 0;
+    if (O->strict && R->hz.n > 0)
+        R->verified = 0;
+    mrun_free(&m);
+    return TC_OK;
+}
