@@ -36,6 +36,7 @@
 #include "model/collective.h"
 #include "model/cost.h"
 #include "model/topo.h"
+#include "sched/mpp.h"
 #include "sched/ptime.h"
 #include "sched/xml.h"
 #include "model/sketch.h"
@@ -752,11 +753,17 @@ static int interrupted(const cli *c)
     return 128 + sig;
 }
 
-/* prog_write_xml; the signals are held while its temporary file exists
+/* prog_write_xml, or an MSCCL++ plan when mpp_wanted() says so (an output
+ * named *.json); the signals are held while its temporary file exists
  * (util/file.h), so no temporary file is left. */
 static int write_uninterrupted(const prog *p, const char *path, const xml_write_opts *wo,
                                tc_err *err)
 {
+    if (mpp_wanted(path, 0)) {
+        mpp_opts mo;
+        mpp_opts_of(p, &mo);
+        return mpp_write(p, path, &mo, err);
+    }
     return prog_write_xml(p, path, wo, err);
 }
 
