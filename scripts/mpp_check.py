@@ -486,7 +486,8 @@ class Machine:
             self.mem[(r, "i")] = [((r, k),) for k in range(g["input_chunks"])]
         self.alias()
         self.tokens = {}      # (rank, type, channel) -> list of pending-write lists
-        self.pending = {}     # (rank, type, channel) -> writes put since the last signal
+        self.pending = {}     # (rank, "port", channel) or (rank, block, owner) -> writes
+        self.carry = {}       # (rank, semaphore) -> {owner: writes} a release handed on
         self.sem = {(r, s): g.get("semaphores", [])[s]["init_value"]
                     for r, g in enumerate(self.p["gpus"])
                     for s in range(len(g.get("semaphores", [])))}
@@ -536,7 +537,7 @@ class Machine:
         pk = [i for i, q in enumerate(self.ck.ch[peer][t]) if q == r][j]
         return (peer, t, pk)
 
-    def step(self, r, o, where):
+    def step(self, r, b, o, where):
         """Run op o of rank r; False if it must wait."""
         n = o["name"]
         if n in WAITS:
@@ -552,22 +553,36 @@ class Machine:
                 return False
             for s in o["sems"]:
                 self.sem[(r, s)] -= 1
+                # what the releasing block had put but not yet signalled is
+                # now this block's to publish (the release ordered it first)
+                for owner, writes in self.carry.pop((r, s), {}).items():
+                    self.pending.setdefault((r, b, owner), []).extend(writes)
             return True
         if n == "sem_release":
             for s in o["sems"]:
                 self.sem[(r, s)] += 1
+                for key in [k for k in self.pending if k[:2] == (r, b)]:
+                    self.carry.setdefault((r, s), {}).setdefault(key[2], []).extend(
+                        self.pending.pop(key))
             return True
         if n in ("put", "pws", "pwsf"):
             for i, (src, dst) in enumerate(zip(o["src_buff"], o["dst_buff"])):
                 vals = self.read(src, where)
-                if self.late:
-                    c = o["chans"][i] if o["ctype"] == "port" else self.mem_chan(r, o, dst)
-                    self.pending.setdefault((r, o["ctype"], c), []).append((dst, vals))
+                if self.late and o["ctype"] == "port":
+                    self.pending.setdefault((r, "port", o["chans"][i]), []).append((dst, vals))
+                elif self.late:
+                    # a memory put names no channel: its bytes are known to
+                    # have landed once the block signals the owner next, or a
+                    # block that acquired a semaphore the putting block
+                    # released after the put does
+                    self.pending.setdefault((r, b, dst[0]), []).append((dst, vals))
                 else:
                     self.write(dst, vals)
         if n in SIGNALS:
             for c in o["chans"]:
                 mine = (r, o["ctype"], c)
+                if o["ctype"] == "memory":
+                    mine = (r, b, self.ck.ch[r]["memory"][c])
                 self.tokens.setdefault(self.peer_key(r, o["ctype"], c), []).append(
                     self.pending.pop(mine, []))
             return True
@@ -581,14 +596,6 @@ class Machine:
         else:
             raise Bad("%s: the abstract machine does not run '%s'" % (where, n))
         return True
-
-    def mem_chan(self, r, o, dst):
-        """The memory channel a memory put's bytes travel with: the block's
-        channel to the destination's owner (its next signal carries them)."""
-        for c in o["block_mem"]:
-            if self.ck.ch[r]["memory"][c] == dst[0]:
-                return c
-        raise Bad("rank %d: memory put to rank %d with no memory channel to it" % (r, dst[0]))
 
     def run(self):
         pcs = [(r, b, 0) for r in range(self.n) for b in range(len(self.blocks[r]))]
@@ -604,7 +611,7 @@ class Machine:
                 ops = self.blocks[r][b]
                 while state[key] < len(ops):
                     o = ops[state[key]]
-                    if not self.step(r, o, "rank %d tb %d op %d" % (r, b, state[key])):
+                    if not self.step(r, b, o, "rank %d tb %d op %d" % (r, b, state[key])):
                         break
                     state[key] += 1
                     moved = True
@@ -617,7 +624,7 @@ class Machine:
                           "move" % (k[0], k[1], state[k], self.blocks[k[0]][k[1]][state[k]]
                                     ["name"]))
         for k, v in self.pending.items():
-            if v:
+            if v and k[1] == "port":
                 raise Bad("rank %d: a put over %s channel %d is never signalled" % k)
         self.post()
 
@@ -653,11 +660,6 @@ def run_checks(path, plan, run):
     if ck.errs or not run or plan["collective"] not in ("allgather", "alltoall",
                                                         "reducescatter", "allreduce"):
         return ck.errs
-    for r, bl in enumerate(blocks):
-        for ops in bl:
-            mem = sorted({c for o in ops for c in o.get("chans", []) if o["ctype"] == "memory"})
-            for o in ops:
-                o["block_mem"] = mem
     for seed, late in ((None, False), (None, True), (1, True), (2, False), (3, True)):
         try:
             Machine(ck, blocks, seed, late).run()
