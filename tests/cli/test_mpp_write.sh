@@ -15,6 +15,7 @@
 #     with TACCL_FEW or TACCL_QUICK (make check) only up to 16 ranks
 #   * the bundled sketches (FEW_SKETCHES under TACCL_FEW): synthesized to
 #     a plan and checked
+#   * in-place plans (--inplace) run aliased as MSCCL++ aliases them
 #   * the same input twice gives the same bytes; -o X.xml stays XML
 #   * the checker itself fails on broken plans: a missing key, a wait
 #     removed, a put aimed at the wrong chunk, a nop removed, a block over 64
@@ -96,6 +97,18 @@ for sk in "$ROOT"/sketches/*.json; do
     run=--run
     [ "$(ranks_of "$topo")" -le 16 ] || run=""
     check "sketch $name: plan passes mpp_check${run:+ --run}" "$out" $run
+done
+
+# in place (sketch mode --inplace): inplace true, the checker runs it aliased
+for coll in allgather reducescatter allreduce; do
+    out="$TMP/ip-$coll.json"
+    if "$S" -q "$ROOT/sketches/ndv2-x1-sk-1.json" "$ROOT/topologies/ndv2-x1.json" \
+        --collective "$coll" --inplace --time-limit 20 -o "$out" >/dev/null 2>&1 &&
+        grep -q '"inplace":true' "$out"; then
+        check "in-place $coll plan passes mpp_check --run" "$out" --run
+    else
+        echo "not ok - in-place $coll plan written with inplace true"
+    fi
 done
 
 # determinism and the default
