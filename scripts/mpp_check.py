@@ -64,6 +64,8 @@ def is_int(v):
 class Checker:
     def __init__(self, path, plan):
         self.path, self.p, self.errs = path, plan, []
+        self.ll = isinstance(plan, dict) and plan.get("protocol") == "LL"
+        self.sbytes = {}
 
     def err(self, rule, msg):
         self.errs.append("%s: %s: %s" % (self.path, rule, msg))
@@ -299,7 +301,10 @@ class Checker:
             return "one" if len(o["sems"]) == 1 else "multi"
         return "one" if len(o.get("chans", [])) <= 1 else "multi"
 
-    def ref(self, r, where, x, ctype, loc_buf):
+    def ref(self, r, where, x, ctype, loc_buf, pkt=False):
+        """(owner, buffer, index, size); buffer "p" for packets in the
+        owner's scratch.  Under LL, plain scratch is 2 x scratch_chunks
+        chunks long (the runtime doubles it for packets, §6)."""
         if not isinstance(x, dict) or not is_int(x.get("index")) or not is_int(x.get("size")):
             self.err("ops", "%s: buffer reference %r" % (where, x))
             return None
@@ -330,11 +335,54 @@ class Checker:
         else:
             self.err("ops", "%s: buffer reference %r names no buffer" % (where, x))
             return None
+        if self.ll and t == "s" and not pkt:
+            n *= 2
+        if pkt and t != "s":
+            self.err("ops", "%s: packets outside scratch (rank %d's '%s')" % (where, owner, t))
+            return None
         if size < 1 or idx < 0 or idx + size > n:
             self.err("ops", "%s: chunks %d..%d of rank %d's '%s', which has %d" %
                      (where, idx, idx + size - 1, owner, t, n))
             return None
-        return (owner, t, idx, size)
+        if self.ll and t == "s":
+            lo, hi = (2 * idx, 2 * (idx + size)) if pkt else (idx, idx + size)
+            self.sbytes.setdefault(owner, []).append((lo, hi, pkt, where))
+        return (owner, "p" if pkt else t, idx, size)
+
+    @staticmethod
+    def is_pkt(name, ctype, side, i):
+        """Whether entry i of an op's src_buff/dst_buff holds LL packets."""
+        if name == "ppkt":
+            return side == "dst_buff" or ctype == "port"   # a port ppkt moves packets as is
+        if name == "rppkt":
+            return True
+        if name == "cpkt":
+            return side == "dst_buff"
+        if name == "gstorepkt":
+            return side == "src_buff"
+        if name == "upkt":
+            return side == "src_buff"
+        if name in ("repkt", "respkt", "recpkt", "recspkt"):
+            return i >= 1
+        return False
+
+    def scratch_overlap(self):
+        """Under LL a packet chunk k takes plain chunks 2k and 2k+1: plain
+        and packet ranges of one rank's scratch must not share bytes."""
+        for owner, lst in self.sbytes.items():
+            pk = sorted((lo, hi, w) for lo, hi, p, w in lst if p)
+            starts = [x[0] for x in pk]
+            import bisect
+            for lo, hi, p, w in lst:
+                if p:
+                    continue
+                j = bisect.bisect_right(starts, hi - 1) - 1
+                while j >= 0 and pk[j][1] > lo:
+                    if pk[j][0] < hi:
+                        self.err("scratch", "%s: plain scratch of rank %d shares bytes with the "
+                                 "packets of %s" % (w, owner, pk[j][2]))
+                        return
+                    j -= 1
 
     def op(self, r, t, k, op, loc_ch, loc_buf):
         where = "rank %d tb %d op %d" % (r, t, k)
@@ -374,7 +422,8 @@ class Checker:
                              (where, side, len(lst) if isinstance(lst, list) else -1,
                               MAX_BUFS_PER_OP))
                     return None
-                refs = [self.ref(r, where, x, ctype, loc_buf) for x in lst]
+                refs = [self.ref(r, where, x, ctype, loc_buf, self.is_pkt(name, ctype, side, i))
+                        for i, x in enumerate(lst)]
                 if None in refs:
                     return None
                 o[side] = refs
@@ -467,6 +516,7 @@ class Checker:
         blocks = [[self.block(r, tb) for tb in g["threadblocks"]]
                   for r, g in enumerate(self.p["gpus"])]
         self.balance(blocks)
+        self.scratch_overlap()
         return blocks
 
 
@@ -482,7 +532,9 @@ class Machine:
         self.mem = {}
         for r, g in enumerate(self.p["gpus"]):
             for t in ("i", "o", "s"):
-                self.mem[(r, t)] = [None] * ck.chunks_of(r, t)
+                self.mem[(r, t)] = [None] * (ck.chunks_of(r, t) * (2 if ck.ll and t == "s"
+                                                                   else 1))
+            self.mem[(r, "p")] = [None] * ck.chunks_of(r, "s")   # packets (flags)
             self.mem[(r, "i")] = [((r, k),) for k in range(g["input_chunks"])]
         self.alias()
         self.tokens = {}      # (rank, type, channel) -> list of pending-write lists
@@ -531,6 +583,11 @@ class Machine:
         for k, v in zip(range(idx, idx + len(vals)), vals):
             arr, j = self.cell(owner, t, k)
             arr[j] = v
+
+    def cell_vals(self, ref):
+        owner, t, idx, size = ref
+        return [self.cell(owner, t, k)[0][self.cell(owner, t, k)[1]]
+                for k in range(idx, idx + size)]
 
     def peer_key(self, r, t, c):
         peer, j = self.ck.pair_index(r, t, c)
@@ -585,6 +642,18 @@ class Machine:
                     mine = (r, b, self.ck.ch[r]["memory"][c])
                 self.tokens.setdefault(self.peer_key(r, o["ctype"], c), []).append(
                     self.pending.pop(mine, []))
+            return True
+        if n in ("ppkt", "rppkt", "cpkt", "upkt", "repkt"):
+            srcs = o["src_buff"]
+            if any(s[1] == "p" and None in self.cell_vals(s) for s in srcs):
+                return False            # a packet's flag is not there yet: poll
+            cols = [self.read(s_, where) for s_ in srcs]
+            if n == "repkt":
+                vals = [tuple(sorted(sum(c, ()))) for c in zip(*cols)]
+            else:
+                vals = cols[0]
+            for d in o["dst_buff"][:1]:
+                self.write(d, vals)
             return True
         if n == "copy":
             self.write(o["dst_buff"][0], self.read(o["src_buff"][0], where))

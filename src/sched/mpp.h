@@ -11,7 +11,8 @@
  * The plan is checked against MSCCL++'s executor limits before anything is
  * written (ops per threadblock, channels, buffers per op, threads per
  * block, 32-bit byte offsets); a program over one is refused with a
- * message naming the limit (TC_INPUT). */
+ * message naming the limit (TC_INPUT).  A program whose protocol is LL is
+ * written as an LL plan (packets, §12.6); any other as Simple. */
 #ifndef TC_MPP_H
 #define TC_MPP_H
 

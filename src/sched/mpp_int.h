@@ -20,7 +20,13 @@ typedef enum {
     MO_COPY,        /* local dst = src[0] */
     MO_RE,          /* local dst = src[0] + src[1] */
     MO_ACQUIRE,     /* sem_acquire */
-    MO_RELEASE      /* sem_release */
+    MO_RELEASE,     /* sem_release */
+    /* LL (packets, in scratch; the runtime doubles their offsets) */
+    MO_PPKT,        /* memory: plain local src -> packets in the peer's scratch */
+    MO_CPKT,        /* plain local src -> local packets */
+    MO_RPPKT,       /* local packets (waits for their flags) -> the peer's scratch */
+    MO_UPKT,        /* local packets (waits) -> plain local dst */
+    MO_REPKT        /* plain dst = plain src[0] + packets src[1] (waits) */
 } mpp_opk;
 
 typedef struct {
@@ -68,6 +74,7 @@ typedef struct {
 
 typedef struct {
     int nranks;
+    int ll;         /* 1: the program's protocol is LL: packets, no signal/wait */
     mpp_rank *ranks;
 } mpp_plan;
 

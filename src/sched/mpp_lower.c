@@ -45,6 +45,8 @@ typedef struct {
     int slot;               /* receive: 1 if the landing place is a scratch slot */
     buf_kind to_b;          /* send: where they land on the receiver */
     int to_off;
+    int stage;              /* LL send over a port: local packet staging slot, else -1 */
+    int temp;               /* LL rrs: plain scratch chunk of received + src, else -1 */
     int acq;                /* semaphore to acquire before, -1 none */
     int rel0, nrel;         /* semaphores to release after */
 } stepx;
@@ -61,6 +63,7 @@ typedef struct {
     link_t *links;
     stepx ***sx;            /* [rank][tb][step] */
     int *node;              /* [rank] */
+    int ll;                 /* LL: every receive lands as packets in a scratch slot */
 } lower_st;
 
 static int count_kind(const prog_tb *tb, int sends)
@@ -223,7 +226,7 @@ static int place_landings(lower_st *L, mpp_plan *pl, tc_err *err)
                 if (!step_receives(st->type))
                     continue;
                 stepx *x = &L->sx[r][t][s];
-                int direct = st->type == ST_R || st->type == ST_RCS;
+                int direct = !L->ll && (st->type == ST_R || st->type == ST_RCS);
                 for (int c = st->dstoff; direct && c < st->dstoff + st->cnt; c++) {
                     const chunk_use *w = &u[st->dstbuf][c];
                     direct = !w->multi && w->tb0 == t && w->minstep == s;
@@ -241,9 +244,29 @@ static int place_landings(lower_st *L, mpp_plan *pl, tc_err *err)
                 y->to_b = x->land_b;
                 y->to_off = x->land_off;
             }
+        /* LL: packet staging of sends over ports, then the plain temps of
+         * rrs above every packet's bytes (packets take twice their chunks) */
+        int temps = 0;
+        for (int t = 0; t < g->ntbs && rc == TC_OK && L->ll; t++)
+            for (int s = 0; s < g->tbs[t].nsteps; s++) {
+                const prog_step *st = &g->tbs[t].steps[s];
+                stepx *x = &L->sx[r][t][s];
+                if (step_sends(st->type) && L->links[x->slink].port) {
+                    x->stage = slots;
+                    slots += st->cnt;
+                }
+            }
+        for (int t = 0; t < g->ntbs && rc == TC_OK && L->ll; t++)
+            for (int s = 0; s < g->tbs[t].nsteps; s++) {
+                const prog_step *st = &g->tbs[t].steps[s];
+                if (st->type == ST_RRS) {
+                    L->sx[r][t][s].temp = 2 * slots + temps;
+                    temps += st->cnt;
+                }
+            }
         pl->ranks[r].in_chunks = len[BUF_I];
         pl->ranks[r].out_chunks = len[BUF_O];
-        pl->ranks[r].s_chunks = slots;
+        pl->ranks[r].s_chunks = slots + (temps + 1) / 2;
         for (int b = 0; b < 3; b++)
             free(u[b]);
         if (rc != TC_OK)
@@ -391,7 +414,8 @@ static mpp_op op_of(mpp_opk k)
 static char threads_of(const mpp_op *o)
 {
     switch (o->k) {
-    case MO_PUT: case MO_COPY: case MO_RE: return 'a';
+    case MO_PUT: case MO_COPY: case MO_RE: case MO_PPKT: case MO_CPKT: case MO_RPPKT:
+    case MO_UPKT: case MO_REPKT: return 'a';
     case MO_RELEASE: case MO_ACQUIRE: return o->nsem == 1 ? 'z' : 'm';
     default: return 'z';
     }
@@ -406,7 +430,9 @@ static int overlap(const mpp_ref *a, const mpp_ref *b)
 /* 1 if data ops a then b touch a local chunk in common, one writing it. */
 static int conflict(const mpp_op *a, const mpp_op *b)
 {
-    int aw = a->k != MO_PUT, bw = b->k != MO_PUT;   /* put writes only remotely */
+    /* put, ppkt and rppkt write only remotely */
+    int aw = a->k != MO_PUT && a->k != MO_PPKT && a->k != MO_RPPKT;
+    int bw = b->k != MO_PUT && b->k != MO_PPKT && b->k != MO_RPPKT;
     if (aw) {
         if (bw && overlap(&a->dst, &b->dst))
             return 1;
@@ -471,6 +497,75 @@ static void emit_send(lower_st *L, mpp_plan *pl, mpp_tb *tb, int r, const stepx 
     }
 }
 
+static void emit_reduce(mpp_tb *tb, mpp_ref dst, mpp_ref a, mpp_ref b);
+
+/* LL: the send of `from` as packets into the receiver's slot: memory
+ * ppkt; over a port, cpkt into the local staging slot and rppkt from it.
+ * `from` already in packets (a received slot) is forwarded with rppkt. */
+static void emit_send_ll(lower_st *L, mpp_plan *pl, mpp_tb *tb, int r, const stepx *x,
+                         mpp_ref from, int packets)
+{
+    const link_t *l = &L->links[x->slink];
+    mpp_rank *R = &pl->ranks[r];
+    mpp_ref to = {x->to_b, x->to_off, from.cnt, rbuf_id(R, l->dst, x->to_b, l->port)};
+    if (l->port && !packets) {
+        mpp_op c = op_of(MO_CPKT);
+        c.nsrc = 1;
+        c.src[0] = from;
+        c.dst = local(BUF_S, x->stage, from.cnt);
+        emit(tb, c);
+        from = c.dst;
+        packets = 1;
+    }
+    mpp_op o = op_of(packets ? MO_RPPKT : MO_PPKT);
+    o.chan = l->ch_src;
+    o.nsrc = 1;
+    o.src[0] = from;
+    o.dst = to;
+    emit(tb, o);
+}
+
+static void emit_one(mpp_tb *tb, mpp_opk k, mpp_ref src, mpp_ref dst)
+{
+    mpp_op o = op_of(k);
+    o.nsrc = 1;
+    o.src[0] = src;
+    o.dst = dst;
+    emit(tb, o);
+}
+
+/* LL: the body of one step (everything but its semaphores). */
+static void emit_step_ll(lower_st *L, mpp_plan *pl, mpp_tb *tb, int r, const prog_step *st,
+                         const stepx *x)
+{
+    mpp_ref src = local(st->srcbuf, st->srcoff, st->cnt);
+    mpp_ref dst = local(st->dstbuf, st->dstoff, st->cnt);
+    mpp_ref land = local(x->land_b, x->land_off, st->cnt);
+    mpp_ref temp = local(BUF_S, x->temp, st->cnt);
+    switch (st->type) {
+    case ST_S: emit_send_ll(L, pl, tb, r, x, src, 0); break;
+    case ST_R: emit_one(tb, MO_UPKT, land, dst); break;
+    case ST_RCS:
+        emit_one(tb, MO_UPKT, land, dst);
+        emit_send_ll(L, pl, tb, r, x, land, 1);
+        break;
+    case ST_RRC: emit_reduce(tb, dst, src, land); tb->ops[tb->nops - 1].k = MO_REPKT; break;
+    case ST_RRCS:
+        emit_reduce(tb, dst, src, land);
+        tb->ops[tb->nops - 1].k = MO_REPKT;
+        emit_send_ll(L, pl, tb, r, x, dst, 0);
+        break;
+    case ST_RRS:
+        emit_reduce(tb, temp, src, land);
+        tb->ops[tb->nops - 1].k = MO_REPKT;
+        emit_send_ll(L, pl, tb, r, x, temp, 0);
+        break;
+    case ST_CPY: emit_one(tb, MO_COPY, src, dst); break;
+    case ST_RE: emit_reduce(tb, dst, dst, src); break;
+    default: break;
+    }
+}
+
 static void emit_reduce(mpp_tb *tb, mpp_ref dst, mpp_ref a, mpp_ref b)
 {
     mpp_op o = op_of(MO_RE);
@@ -485,14 +580,16 @@ static void emit_tb(lower_st *L, mpp_plan *pl, int r, int t)
 {
     const prog_tb *ptb = &L->p->gpus[r].tbs[t];
     mpp_tb *tb = &pl->ranks[r].tbs[t];
-    /* ready: tell the block that sends to us it may put; wait for ours */
-    for (int k = 0; k < L->nlinks; k++)
+    /* ready: tell the block that sends to us it may put; wait for ours
+     * (LL needs none: packets carry the launch's flag, and the scratch
+     * halves alternate between launches) */
+    for (int k = 0; k < L->nlinks && !L->ll; k++)
         if (L->links[k].dst == r && L->links[k].rtb == t) {
             mpp_op o = op_of(MO_SIGNAL);
             o.chan = L->links[k].ch_dst;
             emit(tb, o);
         }
-    for (int k = 0; k < L->nlinks; k++)
+    for (int k = 0; k < L->nlinks && !L->ll; k++)
         if (L->links[k].src == r && L->links[k].stb == t) {
             mpp_op o = op_of(MO_WAIT);
             o.chan = L->links[k].ch_src;
@@ -511,7 +608,9 @@ static void emit_tb(lower_st *L, mpp_plan *pl, int r, int t)
         mpp_ref dst = local(st->dstbuf, st->dstoff, st->cnt);
         mpp_ref land = local(x->land_b, x->land_off, st->cnt);
         mpp_ref from = src;
-        if (step_receives(st->type)) {
+        if (L->ll) {
+            emit_step_ll(L, pl, tb, r, st, x);
+        } else if (step_receives(st->type)) {
             mpp_op w = op_of(MO_WAIT);
             w.chan = L->links[x->rlink].ch_dst;
             emit(tb, w);
@@ -537,7 +636,7 @@ static void emit_tb(lower_st *L, mpp_plan *pl, int r, int t)
         } else if (st->type == ST_RE) {
             emit_reduce(tb, dst, dst, src);
         }
-        if (step_sends(st->type))
+        if (step_sends(st->type) && !L->ll)
             emit_send(L, pl, tb, r, x, from);
         for (int i = 0; i < x->nrel; i += MPP_MAX_DEVICE_SEMAPHORES) {
             mpp_op o = op_of(MO_RELEASE);
@@ -606,6 +705,7 @@ int mpp_lower(const prog *p, mpp_plan *pl, tc_err *err)
     lower_st L;
     memset(&L, 0, sizeof L);
     L.p = p;
+    L.ll = pl->ll = !strcmp(p->proto, "LL");
     L.node = xcalloc((size_t)p->ngpu, sizeof *L.node);
     const topo *t = p->topo;
     for (int r = 0; r < p->ngpu; r++)
@@ -622,7 +722,7 @@ int mpp_lower(const prog *p, mpp_plan *pl, tc_err *err)
             L.sx[r][tb] = xcalloc((size_t)g->tbs[tb].nsteps + 1, sizeof **L.sx[r]);
             for (int s = 0; s <= g->tbs[tb].nsteps; s++) {
                 stepx *x = &L.sx[r][tb][s];
-                x->rlink = x->slink = x->acq = -1;
+                x->rlink = x->slink = x->acq = x->stage = x->temp = -1;
             }
         }
     }

@@ -41,7 +41,8 @@ int mpp_wanted(const char *path, int want_mscclpp)
 static const char *opk_name(mpp_opk k)
 {
     static const char *const names[] = {"nop", "signal", "wait", "put", "pwsf", "copy", "re",
-                                        "sem_acquire", "sem_release"};
+                                        "sem_acquire", "sem_release", "ppkt", "cpkt",
+                                        "rppkt", "upkt", "repkt"};
     return names[k];
 }
 
@@ -124,7 +125,12 @@ static cJSON *tb_json(const mpp_plan *pl, int r, int t, tc_err *err)
         case MO_PUT:
         case MO_PWSF:
         case MO_COPY:
-        case MO_RE: {
+        case MO_RE:
+        case MO_PPKT:
+        case MO_CPKT:
+        case MO_RPPKT:
+        case MO_UPKT:
+        case MO_REPKT: {
             cJSON *s = cJSON_AddArrayToObject(oj, "src_buff");
             for (int k = 0; k < o->nsrc; k++)
                 cJSON_AddItemToArray(s, ref_json(&o->src[k], 0));
@@ -139,11 +145,13 @@ static cJSON *tb_json(const mpp_plan *pl, int r, int t, tc_err *err)
             }
             cJSON *d = cJSON_AddArrayToObject(oj, "dst_buff");
             cJSON_AddItemToArray(d, ref_json(&o->dst, lb));
-            if (o->k == MO_PWSF)
+            int remote = o->k == MO_PUT || o->k == MO_PWSF || o->k == MO_PPKT ||
+                         o->k == MO_RPPKT;
+            if (remote && port)     /* a port op posts on its channel; memory ones need none */
                 cJSON_AddItemToObject(oj, "channel_ids", int_array(&lc, 1));
-            if (o->k == MO_PUT || o->k == MO_PWSF)
+            if (remote)
                 cJSON_AddStringToObject(oj, "channel_type", chan_type(port));
-            if (o->k == MO_RE)
+            if (o->k == MO_RE || o->k == MO_REPKT)
                 cJSON_AddStringToObject(oj, "reduce_op", "sum");
             break;
         }
@@ -259,7 +267,8 @@ static unsigned long long offset_cap(const prog *p, const mpp_plan *pl)
         const mpp_rank *R = &pl->ranks[r];
         if (R->in_chunks > most) most = R->in_chunks;
         if (R->out_chunks > most) most = R->out_chunks;
-        if (R->s_chunks > most) most = R->s_chunks;
+        if (R->s_chunks * (pl->ll ? 2LL : 1LL) > most)   /* LL: packets take twice */
+            most = R->s_chunks * (pl->ll ? 2LL : 1LL);
     }
     unsigned long long chunk = (unsigned long long)UINT32_MAX / (unsigned long long)most;
     chunk -= chunk % MPP_BUFFER_ALIGNMENT;
@@ -303,12 +312,14 @@ char *mpp_to_json(const prog *p, const mpp_opts *o, tc_err *err)
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "name", o->name ? o->name : p->name);
     cJSON_AddStringToObject(j, "collective", coll_name(p->coll));
-    cJSON_AddStringToObject(j, "protocol", "Simple");
+    cJSON_AddStringToObject(j, "protocol", pl.ll ? "LL" : "Simple");
     cJSON_AddBoolToObject(j, "inplace", o->inplace);
     cJSON_AddBoolToObject(j, "reuse_resources", 0);
     cJSON *gpus = cJSON_AddArrayToObject(j, "gpus");
     cJSON_AddNumberToObject(j, "num_threads_per_block", MPP_THREADS_PER_BLOCK);
-    cJSON_AddBoolToObject(j, "use_double_scratch_buffer", 0);
+    /* LL: consecutive launches use alternate scratch halves, so a packet of
+     * this launch never lands where the last one's are still read */
+    cJSON_AddBoolToObject(j, "use_double_scratch_buffer", pl.ll);
     cJSON_AddNumberToObject(j, "buffer_alignment", MPP_BUFFER_ALIGNMENT);
     add_u64(j, "min_message_size", (unsigned long long)o->min_bytes);
     add_u64(j, "max_message_size", hi);

@@ -16,6 +16,7 @@
 #   * the bundled sketches (FEW_SKETCHES under TACCL_FEW): synthesized to
 #     a plan and checked
 #   * in-place plans (--inplace) run aliased as MSCCL++ aliases them
+#   * LL plans (--proto LL): packets, on one and two nodes
 #   * the same input twice gives the same bytes; -o X.xml stays XML
 #   * the checker itself fails on broken plans: a missing key, a wait
 #     removed, a put aimed at the wrong chunk, a nop removed, a block over 64
@@ -98,6 +99,40 @@ for sk in "$ROOT"/sketches/*.json; do
     [ "$(ranks_of "$topo")" -le 16 ] || run=""
     check "sketch $name: plan passes mpp_check${run:+ --run}" "$out" $run
 done
+
+# LL: packets into scratch slots, no signal or wait, both kinds of channel
+for t in ndv2-x2 dgx1 cs-cluster2; do
+    for coll in allgather reducescatter allreduce; do
+        out="$TMP/ll-$t-$coll.json"
+        if "$S" -q --algo ring "$ROOT/topologies/$t.json" --collective "$coll" --proto LL \
+            -o "$out" >/dev/null 2>&1 && grep -q '"protocol":"LL"' "$out" &&
+            grep -q '"use_double_scratch_buffer":true' "$out"; then
+            check "LL $t ring $coll plan passes mpp_check --run" "$out" --run
+        else
+            echo "not ok - LL $t ring $coll plan written with protocol LL"
+        fi
+    done
+done
+out="$TMP/ll-a2a.json"
+"$S" -q --algo direct "$ROOT/topologies/ndv4-x1.json" --collective alltoall --proto LL -o "$out"
+check "LL ndv4-x1 direct alltoall plan passes mpp_check --run" "$out" --run
+cp "$TMP/ll-ndv2-x2-allreduce.json" "$TMP/ll.json"
+python3 - "$TMP/ll.json" <<'EOF2'
+import json, sys
+p = json.load(open(sys.argv[1]))
+for g in p["gpus"]:
+    for t in g["threadblocks"]:
+        for o in t["ops"]:
+            if o["name"] == "upkt":      # unpack a slot nothing sends into: polls forever
+                o["src_buff"][0]["index"] = g["scratch_chunks"] - 1
+                json.dump(p, open(sys.argv[1], "w"))
+                raise SystemExit
+EOF2
+if out=$(python3 "$CHK" --run --quiet "$TMP/ll.json" 2>&1); then
+    echo "not ok - checker fails: an LL unpack of a slot nothing fills"
+else
+    echo "ok - checker fails: an LL unpack of a slot nothing fills ($(head -1 <<<"$out" | cut -d: -f2 | tr -d ' '))"
+fi
 
 # in place (sketch mode --inplace): inplace true, the checker runs it aliased
 for coll in allgather reducescatter allreduce; do
