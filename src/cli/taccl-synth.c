@@ -41,6 +41,7 @@
 #include "model/cost.h"
 #include "model/runtime.h"
 #include "model/topo.h"
+#include "sched/mpp.h"
 #include "sched/ptime.h"
 #include "sched/xml.h"
 #include "model/sketch.h"
@@ -67,7 +68,8 @@ typedef struct {
     unsigned long long seen;    /* the table's rows given (args_parse) */
     int channels, chunks;
     long long size;         /* 0 = default */
-    runtime target;
+    runtime target;         /* the MSCCL limits the build keeps (mscclpp: none) */
+    int mscclpp;            /* --target mscclpp: write MSCCL++ plans */
     int quiet, json, list, verbose;
     double time_limit, gap;     /* sketch mode; 0 / -1 = not given */
     int solver_cbc;             /* sketch mode; -1 = not given (the sketch's) */
@@ -399,8 +401,8 @@ static const char *run_flags(const cli *c, const prog *p, char *buf, size_t n)
 {
     long long chunk = p->nchunksperloop > 0 ? p->size_bytes / p->nchunksperloop : 0;
     int big = chunk > 0 && data_bytes_needed(p, 0, chunk) > (double)DATA_MAX_BYTES;
-    snprintf(buf, n, "%s%s%s", c->target != RT_MSCCL ? " --target " : "",
-             c->target != RT_MSCCL ? runtime_name(c->target) : "",
+    int say = c->target != RT_MSCCL && !mpp_wanted(c->out, c->mscclpp);
+    snprintf(buf, n, "%s%s%s", say ? " --target " : "", say ? runtime_name(c->target) : "",
              big ? " --no-data (its buffers are too large to check the data)" : "");
     return buf;
 }
@@ -652,11 +654,17 @@ static int interrupted(const cli *c)
     return 128 + sig;
 }
 
-/* prog_write_xml; the signals are held while its temporary file exists
+/* prog_write_xml, or an MSCCL++ plan when mpp_wanted() says so (an output
+ * named *.json); the signals are held while its temporary file exists
  * (util/file.h), so no temporary file is left. */
-static int write_uninterrupted(const prog *p, const char *path, const xml_write_opts *wo,
-                               tc_err *err)
+static int write_uninterrupted(const cli *c, const prog *p, const char *path,
+                               const xml_write_opts *wo, tc_err *err)
 {
+    if (mpp_wanted(path, c->mscclpp)) {
+        mpp_opts mo;
+        mpp_opts_of(p, &mo);
+        return mpp_write(p, path, &mo, err);
+    }
     return prog_write_xml(p, path, wo, err);
 }
 
@@ -821,7 +829,7 @@ static int sketch_main(const cli *c)
     if (rc == TC_OK) {
         set_bytes_range(c, p, range_note, sizeof range_note);
         xml_write_opts wo = {.runtime = o.runtime, .embed_topology = 1};
-        rc = write_uninterrupted(p, c->out, &wo, &err);
+        rc = write_uninterrupted(c, p, c->out, &wo, &err);
     }
     if (rc == TC_STOP) {
         rc = interrupted(c);
@@ -906,7 +914,7 @@ static int algo_main(const cli *c)
         prog_set_topo(p, t);    /* p owns t from here */
         t = NULL;
         xml_write_opts wo = {.runtime = c->target, .embed_topology = 1};
-        rc = lp_stop_requested() ? TC_STOP : write_uninterrupted(p, c->out, &wo, &err);
+        rc = lp_stop_requested() ? TC_STOP : write_uninterrupted(c, p, c->out, &wo, &err);
     }
     if (rc == TC_STOP) {
         rc = interrupted(c);
@@ -965,6 +973,7 @@ static int plan_main(const cli *c)
     o.sketches = c->sketches;
     o.nsketches = c->nsketches;
     o.target = c->target;
+    o.mscclpp = c->mscclpp;
     o.stage_time_s = c->time_limit;
     o.budget_s = c->budget;
     o.quiet = c->quiet;
@@ -1008,6 +1017,12 @@ int main(int argc, char **argv)
     tc_err err;
     char *help = NULL;
     int rc = args_parse(&SPEC, argc, argv, &c, &c.seen, &err);
+    if (rc == TC_OK && c.target == RT_MSCCLPP) {
+        /* MSCCL++ plans: MSCCL's step and depid limits do not bind them;
+         * mpp_write checks MSCCL++'s own when it writes */
+        c.mscclpp = 1;
+        c.target = RT_UNLIMITED;
+    }
     if (rc == ARGS_HELP) {
         help = args_help(&SPEC);
         fputs(help, stdout);

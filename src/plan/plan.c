@@ -31,6 +31,7 @@
 #include "../lp/lp.h"
 #include "../model/cost.h"
 #include "../model/sketch.h"
+#include "../sched/mpp.h"
 #include "../sched/ptime.h"
 #include "../sched/xml.h"
 #include "../synth/synth.h"
@@ -685,7 +686,7 @@ static int plan_files(const plan *pl, pfile *f)
         f[n] = (pfile){r, 0, 0, ""};
         n++;
     }
-    if (pl->executor)
+    if (pl->executor && !pl->o.mscclpp)    /* MSCCL++ selects a plan by one buffer mode */
         for (int a = 0; a < n; a++)
             for (int b = a + 1; b < n; b++) {
                 const range *x = &pl->ranges[f[a].r], *y = &pl->ranges[f[b].r];
@@ -700,23 +701,37 @@ static int plan_files(const plan *pl, pfile *f)
         long long lo, hi;
         range_bytes(pl, g, &lo, &hi);
         char a[32], b[32];
-        snprintf(f[i].name, sizeof f[i].name, "%s-%s-%s-%s.xml", coll_name(pl->o.coll),
+        snprintf(f[i].name, sizeof f[i].name, "%s-%s-%s-%s.%s", coll_name(pl->o.coll),
                  fname_size(lo, a), fname_size(pl->sizes[g->last], b),
-                 f[i].both ? "both" : g->mode ? "inplace" : "outofplace");
+                 f[i].both ? "both" : g->mode ? "inplace" : "outofplace",
+                 pl->o.mscclpp ? "json" : "xml");
     }
     return n;
 }
 
-/* Write p into path with the topology embedded (a baseline carries none). */
-static int write_prog(prog *p, const topo *t, const char *path, runtime rt, tc_err *err)
+/* Write p into path with the topology embedded (a baseline carries none);
+ * with mo, as an MSCCL++ plan (the topology chooses its channels). */
+static int write_prog(prog *p, const topo *t, const char *path, runtime rt,
+                      const mpp_opts *mo, tc_err *err)
 {
     topo *keep = p->topo;
     if (!keep)
         p->topo = (topo *)t;
     xml_write_opts wo = {.runtime = rt, .embed_topology = 1};
-    int rc = prog_write_xml(p, path, &wo, err);
+    int rc = mo ? mpp_write(p, path, mo, err) : prog_write_xml(p, path, &wo, err);
     p->topo = keep;
     return rc;
+}
+
+/* The MSCCL++ options of file f: its byte range and buffer mode, and its
+ * file name without ".json" as the plan's name (MSCCL++ keys its contexts
+ * and its selector's table by name, so each file needs its own). */
+static void file_mpp_opts(const plan *pl, const pfile *f, const prog *p, mpp_opts *mo)
+{
+    const range *g = &pl->ranges[f->r];
+    mpp_opts_of(p, mo);
+    range_bytes(pl, g, &mo->min_bytes, &mo->max_bytes);
+    mo->inplace = g->mode == 1;
 }
 
 static int verify_file(const plan *pl, const prog *p, const pfile *f, tc_err *err)
@@ -998,16 +1013,45 @@ static void add_command(cJSON *o, const cand *c)
     cJSON_AddStringToObject(o, "command", cmd);
 }
 
+/* What MSCCL++'s selector matches a DSL plan on (docs/mscclpp.md §10):
+ * collective, world size and ranks per node (the DslAlgorithm's
+ * Constraint), buffer mode, and the message size within the plan's range. */
+static void add_mscclpp_selection(cJSON *o, const plan *pl, const pfile *f, long long lo,
+                                  long long hi)
+{
+    cJSON *m = cJSON_AddObjectToObject(o, "mscclpp");
+    char stem[sizeof f->name];
+    snprintf(stem, sizeof stem, "%.*s", (int)(strlen(f->name) - 5), f->name);
+    cJSON_AddStringToObject(m, "name", stem);
+    cJSON_AddStringToObject(m, "collective", coll_name(pl->o.coll));
+    cJSON_AddNumberToObject(m, "world_size", pl->t->nranks);
+    cJSON_AddNumberToObject(m, "n_ranks_per_node", pl->t->ranks_per_node);
+    cJSON_AddStringToObject(m, "buffer_mode", pl->ranges[f->r].mode ? "inplace"
+                                                                     : "outofplace");
+    cJSON_AddNumberToObject(m, "min_message_size", (double)lo);
+    cJSON_AddNumberToObject(m, "max_message_size", (double)(hi - 1));
+}
+
 static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "collective", coll_name(pl->o.coll));
     cJSON_AddStringToObject(j, "topology", pl->t->name);
     cJSON_AddNumberToObject(j, "ngpus", pl->t->nranks);
-    cJSON_AddStringToObject(j, "target", runtime_name(pl->o.target));
+    cJSON_AddStringToObject(j, "target", pl->o.mscclpp ? "mscclpp" : runtime_name(pl->o.target));
     cJSON *sizes = cJSON_AddArrayToObject(j, "sizes");
     cJSON_AddItemToArray(sizes, cJSON_CreateNumber((double)pl->o.lo));
     cJSON_AddItemToArray(sizes, cJSON_CreateNumber((double)pl->o.hi));
+    if (pl->o.mscclpp)
+        cJSON_AddStringToObject(j, "mscclpp_selector", "MSCCL++ (commit " MPP_COMMIT ") "
+            "loads each file as ExecutionPlan(path, rank) and adds it to its "
+            "AlgorithmCollectionBuilder as a DslAlgorithm with Constraint{world_size, "
+            "n_ranks_per_node}; for a call its selector takes the algorithm whose collective, "
+            "world size, ranks per node and buffer mode equal the call's and whose "
+            "[min_message_size, max_message_size] holds the message size (output bytes for "
+            "allgather, input bytes otherwise); the files' ranges do not overlap within a "
+            "mode, so at most one matches, and a size no file holds goes to the fallback "
+            "(NCCL). Each file's \"mscclpp\" entry is that match");
     cJSON *files = cJSON_AddArrayToObject(j, "files");
     cJSON *fb = cJSON_AddArrayToObject(j, "nccl_fallback");
     for (int i = 0; i < nf; i++) {
@@ -1041,6 +1085,8 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
             continue;
         }
         cJSON_AddStringToObject(o, "file", f[i].name);
+        if (pl->o.mscclpp)
+            add_mscclpp_selection(o, pl, &f[i], lo, hi);
         cJSON_AddStringToObject(o, "from", pl->cands[g->cand].label);
         add_command(o, &pl->cands[g->cand]);
         cJSON_AddItemToObject(o, "sizes", pred);
@@ -1114,7 +1160,14 @@ static int write_all_files(const plan *pl, const char *tmp, namelist *names, tc_
             rc = tc_err_set(err, TC_INPUT, "%s: path too long", f[i].name);
         if (rc == TC_OK) {
             names_add(names, f[i].name);
-            rc = write_prog(p, pl->t, path, pl->o.target, err);
+            mpp_opts mo;
+            char stem[sizeof f[i].name];
+            if (pl->o.mscclpp) {
+                file_mpp_opts(pl, &f[i], p, &mo);
+                snprintf(stem, sizeof stem, "%.*s", (int)(strlen(f[i].name) - 5), f[i].name);
+                mo.name = stem;
+            }
+            rc = write_prog(p, pl->t, path, pl->o.target, pl->o.mscclpp ? &mo : NULL, err);
         }
         p->inplace = ip;
         p->outofplace = oop;
@@ -1141,7 +1194,7 @@ static int write_all_files(const plan *pl, const char *tmp, namelist *names, tc_
         }
         names_add(names, rel);
         pl->nccl[s]->size_bytes = serve_size(pl->nccl[s], pl->sizes[s]);
-        rc = write_prog(pl->nccl[s], pl->t, path, pl->o.target, err);
+        rc = write_prog(pl->nccl[s], pl->t, path, pl->o.target, NULL, err);
     }
     if (rc == TC_OK) {
         cJSON *j = plan_json(pl, f, nf);

@@ -39,6 +39,9 @@ typedef struct {
     double budget_s;            /* synthesis time budget; 0 = 600 */
     int quiet;                  /* no progress on stderr */
     const char *proto;          /* only this protocol ("Simple", "LL", "LL128"); NULL: all */
+    int mscclpp;                /* write MSCCL++ plans (NAME.json, one per size range and
+                                   buffer mode, docs/mscclpp.md §12.5) instead of MSCCL XML;
+                                   --target mscclpp sets it */
     int propose;                /* also synthesize sketches proposed from the topology
                                    (plan/propose.h), after the given ones; plan_opts_init
                                    sets it */
