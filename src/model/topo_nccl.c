@@ -956,6 +956,26 @@ done:
     return text;
 }
 
+/* The first error libxml2 reports (later ones follow from it), with the
+ * element being parsed when it came. */
+typedef struct {
+    int line;
+    char elem[64];
+    char msg[400];
+} first_err;
+
+static void keep_first(void *ctx, xmlErrorPtr xe)
+{
+    first_err *fe = ctx;
+    if (!xe || fe->msg[0] || xe->level < XML_ERR_ERROR) return;
+    fe->line = xe->line;
+    snprintf(fe->msg, sizeof fe->msg, "%s", xe->message ? xe->message : "not well-formed XML");
+    size_t n = strlen(fe->msg);
+    while (n && (fe->msg[n - 1] == '\n' || fe->msg[n - 1] == ' ')) fe->msg[--n] = 0;
+    xmlParserCtxtPtr px = xe->ctxt;
+    if (px && px->name) snprintf(fe->elem, sizeof fe->elem, "%s", (const char *)px->name);
+}
+
 void topo_nccl_opts_init(topo_nccl_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -971,6 +991,10 @@ char *topo_nccl_import_mem(const char *text, size_t len, const char *label,
         tc_err_set(err, TC_INPUT, "%s: larger than 1 GiB", label);
         return NULL;
     }
+    first_err fe = {0, "", ""};
+    xmlStructuredErrorFunc old_s = xmlStructuredError;
+    void *old_sctx = xmlStructuredErrorContext;
+    xmlSetStructuredErrorFunc(&fe, keep_first);
     xmlParserCtxtPtr px = xmlNewParserCtxt();
     if (!px) {
         tc_err_set(err, TC_INPUT, "%s: out of memory", label);
@@ -979,16 +1003,11 @@ char *topo_nccl_import_mem(const char *text, size_t len, const char *label,
     xmlDocPtr doc = xmlCtxtReadMemory(px, text, (int)len, label, NULL,
                                       XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
                                       XML_PARSE_BIG_LINES);
+    xmlSetStructuredErrorFunc(old_sctx, old_s);
     if (!doc) {
-        const xmlError *xe = xmlCtxtGetLastError(px);
-        char msg[512] = "not well-formed XML";
-        if (xe && xe->message) {
-            snprintf(msg, sizeof msg, "%s", xe->message);
-            size_t n = strlen(msg);
-            while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = 0;
-        }
-        const char *el = px->name ? (const char *)px->name : "xml";
-        tc_err_set(err, TC_INPUT, "%s:%d: %s: %s", label, xe ? xe->line : 0, el, msg);
+        if (!fe.line && !fe.msg[0]) snprintf(fe.msg, sizeof fe.msg, "not well-formed XML");
+        tc_err_set(err, TC_INPUT, "%s:%d: %s: %s", label, fe.line, fe.elem[0] ? fe.elem : "xml",
+                   fe.msg);
         xmlFreeParserCtxt(px);
         return NULL;
     }
