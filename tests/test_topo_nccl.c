@@ -138,17 +138,9 @@ static void test_nvswitch_machine(void **state)
     assert_near(t->nics[0].alpha_us, 14.0);
     topo_free(t);
 
-    /* The latency protocol is an option. */
+    /* --nodes copies the node; --net overrides the dump's speed. */
     topo_nccl_opts o;
     topo_nccl_opts_init(&o);
-    o.proto = TOPO_NCCL_LL;
-    t = import_ok(H100X2, &o);
-    assert_near(t->switches[0].alpha_us, 0.6);
-    assert_near(t->nics[0].alpha_us, 2.7);
-    topo_free(t);
-
-    /* --nodes copies the node; --net overrides the dump's speed. */
-    o.proto = TOPO_NCCL_SIMPLE;
     o.nodes = 3;
     o.net = "100Gb/s";
     t = import_ok(H100X2, &o);

@@ -21,8 +21,7 @@
 static const char usage[] =
     "usage: taccl-topo import DUMP.xml -o TOPO.json [--name NAME] [--nodes N]\n"
     "                  [--gpu v100|a100|h100|b200|mi250|mi300x]\n"
-    "                  [--nvlink switch:N|mesh:N|cube-mesh|none] [--net BW]\n"
-    "                  [--proto ll|ll128|simple]\n";
+    "                  [--nvlink switch:N|mesh:N|cube-mesh|none] [--net BW]\n";
 
 static const char help[] =
     "Read an NCCL or RCCL topology dump (NCCL_TOPO_DUMP_FILE) or topology file\n"
@@ -39,7 +38,6 @@ static const char help[] =
     "                   cube-mesh (DGX-1/NDv2 hybrid cube-mesh), none (PCI only)\n"
     "  --net BW         NIC bandwidth with its unit, e.g. 200Gb/s: for NICs the file\n"
     "                   gives no speed, or to override it\n"
-    "  --proto P        whose hardware latency becomes alpha (default simple)\n"
     "\n"
     "A partial file is refused with one line naming what is missing and the option\n"
     "that supplies it; a malformed one with FILE:LINE: element: problem. Exit 0\n"
@@ -61,8 +59,7 @@ static int cmd_import(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = !strcmp(a, "-o") || !strcmp(a, "--name") || !strcmp(a, "--nodes") ||
-                    !strcmp(a, "--gpu") || !strcmp(a, "--nvlink") || !strcmp(a, "--net") ||
-                    !strcmp(a, "--proto");
+                    !strcmp(a, "--gpu") || !strcmp(a, "--nvlink") || !strcmp(a, "--net");
         if (takes && !v) return bad("%s needs a value", a);
         if (takes) i++;
         if (!strcmp(a, "-o")) out = v;
@@ -75,11 +72,6 @@ static int cmd_import(int argc, char **argv)
             long n = strtol(v, &end, 10);
             if (end == v || *end || n < 1 || n > 4096) return bad("--nodes: expected 1..4096, got '%s'", v);
             o.nodes = (int)n;
-        } else if (!strcmp(a, "--proto")) {
-            if (!strcmp(v, "ll")) o.proto = TOPO_NCCL_LL;
-            else if (!strcmp(v, "ll128")) o.proto = TOPO_NCCL_LL128;
-            else if (!strcmp(v, "simple")) o.proto = TOPO_NCCL_SIMPLE;
-            else return bad("--proto: expected ll, ll128 or simple, got '%s'", v);
         } else if (a[0] == '-' && a[1]) return bad("unknown option %s", a);
         else if (in) return bad("one dump only, got a second: %s", a);
         else in = a;

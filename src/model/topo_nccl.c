@@ -595,9 +595,9 @@ static char *build(ictx *c, xmlNodePtr root)
     for (int i = 0, k = 0; i < c->ng; i++) if (c->g[i].host == 0) hg[k++] = i;
 
     const gpu_model *m = forced ? forced : model_of(sm, c->amd ? gcn : NULL);
-    double lat_nv = topo_nccl_latency(TOPO_NCCL_HW_NVLINK, o->proto, c->amd);
-    double lat_pci = topo_nccl_latency(TOPO_NCCL_HW_PCI, o->proto, c->amd);
-    double lat_net = topo_nccl_latency(TOPO_NCCL_HW_NET, o->proto, c->amd);
+    double lat_nv = topo_nccl_latency(TOPO_NCCL_HW_NVLINK, TOPO_NCCL_SIMPLE, c->amd);
+    double lat_pci = topo_nccl_latency(TOPO_NCCL_HW_PCI, TOPO_NCCL_SIMPLE, c->amd);
+    double lat_net = topo_nccl_latency(TOPO_NCCL_HW_NET, TOPO_NCCL_SIMPLE, c->amd);
     double per_link = c->amd ? topo_nccl_xgmi_bw(gcn) : topo_nccl_nvlink_bw(sm);
     char rule[512];
     if (c->amd)
@@ -767,7 +767,7 @@ static char *build(ictx *c, xmlNodePtr root)
                 snprintf(lg[gi].src, sizeof lg[gi].src, "%s; %s: %g link(s) each way (%s %s%s); %s",
                          rule, o->nvlink ? "assumed" : "dump", ab / per_link,
                          o->nvlink ? "--nvlink" : what, o->nvlink ? o->nvlink : "count, target a GPU",
-                         at, lat_source(tmp, sizeof tmp, TOPO_NCCL_HW_NVLINK, o->proto, c->amd));
+                         at, lat_source(tmp, sizeof tmp, TOPO_NCCL_HW_NVLINK, TOPO_NCCL_SIMPLE, c->amd));
             }
             cJSON_AddItemToArray(lg[gi].pairs, int_pair(a, b));
         }
@@ -809,7 +809,7 @@ static char *build(ictx *c, xmlNodePtr root)
             snprintf(src, sizeof src, "%s; %s: %d link(s) per GPU into NVSwitch (%s)%s; %s", rule,
                      o->nvlink ? "assumed" : "dump", (int)(lo / per_link + 0.5), at,
                      hi > lo ? "; the GPUs differ, the smallest is taken" : "",
-                     lat_source(tmp, sizeof tmp, TOPO_NCCL_HW_NVLINK, o->proto, c->amd));
+                     lat_source(tmp, sizeof tmp, TOPO_NCCL_HW_NVLINK, TOPO_NCCL_SIMPLE, c->amd));
             cJSON_AddStringToObject(s, "source", src);
             cJSON_AddItemToArray(sws, s);
             if (hi > lo)
@@ -833,7 +833,7 @@ static char *build(ictx *c, xmlNodePtr root)
         cJSON_AddNumberToObject(s, "alpha_us", lat_pci);
         cJSON_AddNumberToObject(s, "bandwidth_gbps", r6(lo));
         char tmp[256];
-        lat_source(tmp, sizeof tmp, TOPO_NCCL_HW_PCI, o->proto, c->amd);
+        lat_source(tmp, sizeof tmp, TOPO_NCCL_HW_PCI, TOPO_NCCL_SIMPLE, c->amd);
         snprintf(src, sizeof src, "NCCL rule: PCI GB/s = link_width x per-lane speed / 80 "
                  "(src/graph/topo.cc:545-557,651-657" NCCL_AT "); dump: <pci busid=\"%s\" "
                  "link_speed=\"%s\" link_width=\"%d\"> (line %ld), the narrowest GPU link%s; some "
@@ -862,7 +862,7 @@ static char *build(ictx *c, xmlNodePtr root)
         nic_of[k] = nic_of_gpu(c, hg[k], hg, rpn);
         if (nic_of[k] >= 0) any_nic = 1;
     }
-    cJSON *nics = cJSON_CreateArray();
+    cJSON *nics = cJSON_AddArrayToObject(out, "nics");
     int unused = 0, huge = 0;
     /* NICs in the order of the lowest rank each serves; unused ones counted. */
     int *norder = xcalloc((size_t)c->nn + 1, sizeof *norder), nord = 0;
@@ -892,7 +892,7 @@ static char *build(ictx *c, xmlNodePtr root)
         cJSON_AddNumberToObject(n, "alpha_us", lat_net);
         cJSON_AddNumberToObject(n, "bandwidth_gbps", r6(bw));
         char tmp[256];
-        lat_source(tmp, sizeof tmp, TOPO_NCCL_HW_NET, o->proto, c->amd);
+        lat_source(tmp, sizeof tmp, TOPO_NCCL_HW_NET, TOPO_NCCL_SIMPLE, c->amd);
         char bws[400];
         if (net_override > 0)
             snprintf(bws, sizeof bws, "assumed (--net %s)%s", o->net,
@@ -919,14 +919,14 @@ static char *build(ictx *c, xmlNodePtr root)
                    c->label, nodes);
         goto done_hg;
     }
-    cJSON_AddItemToObject(out, "nics", nics);
     if (c->nhosts > 1)
         add_note(notes, "%d hosts (host_hash) read as %d nodes; the figures are host 0's",
                  c->nhosts, c->nhosts);
     if (nodes > 1)
         add_note(notes, "between nodes any NIC reaches any NIC at the NIC's figures (the format "
                  "has no fabric: a non-blocking network is assumed)");
-    add_note(notes, "latencies: protocol %s", PROTO_NAME[o->proto]);
+    add_note(notes, "alphas are NCCL's (RCCL's) Simple ring-step latencies: our cost model takes a "
+             "topology's alpha as Simple's and scales it for LL and LL128 (src/model/cost.h)");
     cJSON_AddItemToObject(out, "notes", notes);
     notes = NULL;
 
@@ -979,7 +979,6 @@ static void keep_first(void *ctx, xmlErrorPtr xe)
 void topo_nccl_opts_init(topo_nccl_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->proto = TOPO_NCCL_SIMPLE;
 }
 
 char *topo_nccl_import_mem(const char *text, size_t len, const char *label,

@@ -26,7 +26,9 @@
 
 #include "../util/err.h"
 
-/* The protocol whose hardware latency becomes each hop's alpha. */
+/* NCCL's protocols (NCCL_PROTO_*).  A topology's alpha is Simple's: the
+ * cost model scales it for LL and LL128 (cost.h), so the import writes the
+ * Simple latency; the others are here for the rule's tests. */
 typedef enum { TOPO_NCCL_LL, TOPO_NCCL_LL128, TOPO_NCCL_SIMPLE } topo_nccl_proto;
 
 /* NCCL's latency classes (tuning.cc's NCCL_HW_*). */
@@ -38,10 +40,9 @@ typedef struct {
     const char *nvlink;     /* --nvlink: switch:N, mesh:N, cube-mesh, none, or NULL */
     int nodes;              /* --nodes: 0 = the dump's hosts (1 if none named) */
     const char *net;        /* --net: NIC bandwidth with its unit ("200Gb/s"), or NULL */
-    topo_nccl_proto proto;  /* latency protocol (default TOPO_NCCL_SIMPLE) */
 } topo_nccl_opts;
 
-/* Default options: everything from the dump, Simple latencies. */
+/* Default options: everything from the dump. */
 void topo_nccl_opts_init(topo_nccl_opts *o);
 
 /* Read the dump at path and return the topology JSON (caller frees), which
