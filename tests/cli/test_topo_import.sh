@@ -14,7 +14,7 @@ D="$ROOT/tests/data/nccl-topo"
 expect "help exits 0" 0 "usage: taccl-topo import" -- "$T" --help
 expect "import --help exits 0" 0 "partial file" -- "$T" import --help
 expect "no command is exit 2" 2 "a command is needed" -- "$T"
-expect "unknown command is exit 2" 2 "unknown command 'show'" -- "$T" show x.xml
+expect "unknown command is exit 2" 2 "unknown command 'list'" -- "$T" list x.xml
 expect "no output is exit 2" 2 "needs -o" -- "$T" import "$D/rccl-topo_8p_940.xml"
 expect "unknown option is exit 2" 2 "unknown option --fast" -- "$T" import "$D/rccl-topo_8p_940.xml" -o "$TMP/x.json" --fast
 expect "bad --nodes is exit 2" 2 "--nodes: expected" -- "$T" import "$D/rccl-topo_8p_940.xml" -o "$TMP/x.json" --nodes 0
@@ -147,3 +147,20 @@ expect "RCCL 8p_90a vs our MI250: same 12 pairs, xGMI 36 vs 50 GB/s (RCCL's gfx9
 # The comparison can fail: a wrong explanation is caught.
 expect "a wrong ratio is caught" 1 "NVSwitch port" -- \
     compare "$TMP/azure-ndv4-topo.json" "$TP/ndv4-x1.json" '{"nvlink": 1.0}'
+
+# show: what a topology holds, and the bound of each collective.
+S="$ROOT/topologies"
+expect "show lists ranks and nodes" 0 "ndv2-x2: 2 node\(s\) x 8 ranks = 16 ranks, gpu, arch volta" -- "$T" show "$S/ndv2-x2.json"
+expect "show lists links with bandwidth, alpha and source" 0 "link group 0: 0->1 1->0 .* 50 GB/s, alpha 0.7 us" -- "$T" show "$S/ndv2-x2.json"
+expect "show gives every figure's source" 0 "source: TE-CCL teccl/topologies/ndv2.py" -- "$T" show "$S/ndv2-x2.json"
+expect "show lists NICs per node with their rail" 0 "nic 7: 7 +50 GB/s, alpha 2.6 us, rail 7" -- "$T" show "$S/dgx-h100-x2.json"
+expect "show imports a dump on the way" 0 "nics +4 per node.*" -- "$T" show "$D/simai-topo_8A100_4CX6.xml" --nodes 2
+expect "show refuses a partial dump as import does" 2 "--gpu" -- "$T" show "$D/azure-ndv5-topo.xml"
+expect "show takes no -o" 2 "unknown option -o" -- "$T" show "$S/ndv2-x2.json" -o "$TMP/s.json"
+# The bound it shows is the one taccl-run reports for a schedule on it.
+"$T" show "$S/ndv2-x2.json" >"$TMP/show.txt"
+"$BIN/taccl-synth" --algo ring "$S/ndv2-x2.json" --collective allgather -o "$TMP/ndv2-ring.xml" 2>/dev/null
+want=$(awk '$1 == "allgather" {print $2}' "$TMP/show.txt")
+expect "show's allgather bound at 1 MiB is taccl-run's ($want us)" 0 "bound +$want us lower bound" -- "$BIN/taccl-run" "$TMP/ndv2-ring.xml"
+expect "show's bounds: all four collectives at 1 MiB and 1 GiB" 0 "^4$" -- \
+    bash -c "grep -cE '^  (allgather|alltoall|reducescatter|allreduce) +[0-9.]+ +[0-9.]+$' '$TMP/show.txt'"
