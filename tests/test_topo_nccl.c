@@ -315,6 +315,25 @@ static void test_malformed(void **state)
                 NULL, "t.xml:5: nvlink: no count > 0");
     expect_fail("<system>\n <pci busid=\"0000:01:00.0\" class=\"0x030200\"/>\n</system>\n", NULL,
                 "t.xml:2: pci: not inside a <cpu>");
+    /* A link to the GPU itself (Azure's NC A100 v4 file) is ignored, said. */
+    {
+        static const char self[] =
+            "<system>\n <cpu>\n  <pci busid=\"0000:01:00.0\" class=\"0x030200\">\n"
+            "   <gpu sm=\"80\" rank=\"0\">\n    <nvlink target=\"0000:01:00.0\" count=\"12\" "
+            "tclass=\"0x030200\"/>\n   </gpu>\n  </pci>\n"
+            "  <pci busid=\"0000:02:00.0\" class=\"0x030200\">\n   <gpu sm=\"80\" rank=\"1\"/>\n"
+            "  </pci>\n </cpu>\n</system>\n";
+        tc_err e;
+        char *js = import(self, NULL, &e);
+        assert_non_null(js);
+        assert_non_null(strstr(js, "target their own GPU (first at line 5)"));
+        topo *t = topo_parse(js, "self", &e);
+        assert_non_null(t);
+        assert_int_equal(t->nlinks, 0);
+        assert_int_equal(topo_route_of(t, 0, 1).kind, ROUTE_SWITCH);   /* PCI */
+        topo_free(t);
+        free(js);
+    }
     /* Several nodes need a NIC. */
     topo_nccl_opts o;
     topo_nccl_opts_init(&o);

@@ -614,7 +614,7 @@ static char *build(ictx *c, xmlNodePtr root)
     e = xcalloc((size_t)rpn * (size_t)rpn, sizeof *e);
     port = xcalloc((size_t)rpn, sizeof *port);
     port_n = xcalloc((size_t)rpn, sizeof *port_n);
-    int first_line = 0, nlinkel = 0, ncpu_links = 0;
+    int first_line = 0, nlinkel = 0, ncpu_links = 0, nself = 0, self_line = 0;
     for (int k = 0; k < rpn; k++) {
         dgpu *g = &c->g[hg[k]];
         if (!g->gpu) continue;
@@ -637,7 +637,11 @@ static char *build(ictx *c, xmlNodePtr root)
                 if (copy_busid(c, l, "target", tb)) goto done_hg;
                 int t = gpu_by_busid(c, 0, tb);
                 if (t < 0) { fail_at(c, l, "target %s is no GPU of this host", tb); goto done_hg; }
-                if (c->g[t].local == k) { fail_at(c, l, "a link from a GPU to itself"); goto done_hg; }
+                if (c->g[t].local == k) {
+                    nself++;    /* e.g. Azure's NC A100 v4 file: no path to another GPU */
+                    if (!self_line) self_line = (int)xmlGetLineNo(l);
+                    continue;
+                }
                 e[k * rpn + c->g[t].local] += (double)cnt * per_link;
             } else if (!strcmp(tc, "0x068001")) {
                 free(tc);
@@ -649,6 +653,9 @@ static char *build(ictx *c, xmlNodePtr root)
             }
         }
     }
+    if (nself)
+        add_note(notes, "%d <nvlink>/<xgmi> element(s) target their own GPU (first at line %d): "
+                 "ignored, they join no two GPUs", nself, self_line);
     if (ncpu_links)
         add_note(notes, "%d NVLink(s) to a CPU ignored: the model has no CPU", ncpu_links);
 

@@ -31,7 +31,7 @@ opts_of() {
 
 # make check (TACCL_FEW) synthesizes and runs on a few dumps, one of each
 # kind; make check-full on every one.
-FEW_DUMPS="azure-ndv2-topo azure-ndv4-topo azure-ndv5-topo simai-topo_8A100_4CX6 rccl-topo_8p_940 rccl-topo_16p1h rccl-topo_8p6l rccl-topo_8p_pcie"
+FEW_DUMPS="azure-ncv4-topo azure-ndv2-topo azure-ndv4-topo azure-ndv5-topo simai-topo_8A100_4CX6 rccl-topo_8p_940 rccl-topo_16p1h rccl-topo_8p6l rccl-topo_8p_pcie"
 
 n=0
 for f in "$D"/*.xml; do
@@ -49,7 +49,7 @@ for f in "$D"/*.xml; do
         --collective allgather -o "$TMP/$name.xml" --strict
     expect "$name: and verifies in taccl-run" 0 "verified" -- "$BIN/taccl-run" "$TMP/$name.xml"
 done
-expect "every committed dump was tried (61)" 0 "" -- test "$n" -eq 61
+expect "every committed dump was tried (62)" 0 "" -- test "$n" -eq 62
 
 # Partial files: refused without options, one line naming what is missing.
 for m in ndv2 ndv4 ndv5; do
