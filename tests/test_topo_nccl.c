@@ -334,6 +334,10 @@ static void test_malformed(void **state)
         topo_free(t);
         free(js);
     }
+    expect_fail("<system>\n <cpu>\n  <pci busid=\"0000:01:00.0\" class=\"0x030200\">\n"
+                "   <gpu sm=\"107\" mlopart=\"0\"/>\n   <gpu sm=\"107\" mlopart=\"1\"/>\n"
+                "  </pci>\n </cpu>\n</system>\n",
+                NULL, "t.xml:5: gpu: a second <gpu> under one <pci>");
     /* Several nodes need a NIC. */
     topo_nccl_opts o;
     topo_nccl_opts_init(&o);

@@ -382,6 +382,11 @@ static int walk(ictx *c, xmlNodePtr n, xmlNodePtr cpu, int host, xmlNodePtr pci)
             char *cls = attr(k, "class");
             xmlNodePtr gpu = NULL, nic = NULL;
             for (xmlNodePtr s = k->children; s; s = s->next) {
+                if (is_elem(s, "gpu") && gpu) {
+                    free(cls);
+                    return fail_at(c, s, "a second <gpu> under one <pci> (partitions of one GPU, "
+                                         "mlopart) is not supported");
+                }
                 if (is_elem(s, "gpu")) gpu = s;
                 if (is_elem(s, "nic")) nic = s;
             }
