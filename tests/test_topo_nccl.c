@@ -285,6 +285,10 @@ static void test_partial(void **state)
     o.gpu = "a100";
     o.net = "fast";
     expect_fail(PARTIAL, &o, "--net fast");
+    /* --gpu against a dump that names its GPUs. */
+    topo_nccl_opts_init(&o);
+    o.gpu = "a100";
+    expect_fail(H100X2, &o, "--gpu given, but the dump names its GPUs");
     /* --nvlink against a dump with its own links. */
     topo_nccl_opts_init(&o);
     o.nvlink = "switch:4";

@@ -560,6 +560,11 @@ static char *build(ictx *c, xmlNodePtr root)
                                 "topology file): give --net BW, e.g. --net 200Gb/s", c->n[i].busid);
         goto done;
     }
+    if (forced && !partial) {
+        fail_at(c, c->g[0].gpu, "--gpu given, but the dump names its GPUs (sm or gcn): --gpu is "
+                                "for a file with no <gpu> elements");
+        goto done;
+    }
     /* One GPU generation. */
     for (int i = 1; i < c->ng; i++)
         if (c->g[i].sm != c->g[0].sm || strcmp(c->g[i].gcn, c->g[0].gcn)) {
