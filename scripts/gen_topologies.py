@@ -192,6 +192,97 @@ def ndv5(nodes):
         "GPU, 3.2 Tb/s per VM (50 GB/s each way)", H100_LOCAL)
 
 
+# AMD machines.  Our format names no AMD generation (device.arch), so
+# `--algo nccl` runs NCCL's tuning model with the generation unknown; RCCL's
+# own tuning differs and is not modelled (AMD_ALGO_NCCL says how).
+AMD_ALGO_NCCL = (
+    "--algo nccl on this machine uses NCCL's tuning model with the generation "
+    "unknown (device.arch names no AMD part; src/synth/nccl_tune.c then takes "
+    "its first, Volta, constants). RCCL tunes differently and that is not "
+    "modelled: its src/graph/tuning.cc keeps six tuning tables "
+    "(rcclTuningModel[], hwLat, bwRatio and per-size correction factors) "
+    "chosen per machine by src/graph/rome_models.cc (e.g. rome_model_59: "
+    "tuning=4, ll128Enabled=1), and enables LL128 by default only on gfx90a "
+    "(tuning.cc:512-514) (ROCm/rccl 0cbce2a)")
+XGMI_ALPHA = ("assumed: alpha 0.7 us, TE-CCL's NVLink figure for NDv2 "
+              "(teccl/topologies/ndv2.py); no per-hop Infinity Fabric latency "
+              "is published")
+
+# MI300X platform: 8 OAMs, every pair joined by one Infinity Fabric link.
+MI300X_LINK = ("AMD Instinct MI300X datasheet / platform brief: 8 GPUs fully "
+               "connected by AMD Infinity Fabric, 7 links per GPU, 128 GB/s "
+               "bidirectional peak per link (896 GB/s aggregate), so 64 GB/s "
+               "each way per pair")
+MI300X_LOCAL = hbm_local("MI300X", 5300,
+                         "AMD Instinct MI300X datasheet: 5.3 TB/s HBM3")
+
+
+def xgmi_node(name, nodes, desc, part, local, pairs, link_gbps, link_source,
+              nics):
+    """8 AMD GPUs (or GCDs) joined by the xGMI `pairs`, one link each, and
+    the NICs given as (ranks, GB/s, source)."""
+    return {
+        "name": "%s-x%d" % (name, nodes),
+        "description": desc % nodes,
+        "nodes": nodes,
+        "ranks_per_node": 8,
+        "device": {"kind": "gpu", "source": part + "; " + AMD_ALGO_NCCL},
+        "local": local,
+        "links": [
+            {"pairs": pairs, "alpha_us": 0.7, "bandwidth_gbps": link_gbps,
+             "multiplicity": 1,
+             "source": "%s; %s" % (link_source, XGMI_ALPHA)},
+        ],
+        "nics": [
+            {"ranks": ranks, "alpha_us": 2.6, "bandwidth_gbps": gbps,
+             "source": "%s; %s" % (src, IB_ALPHA)}
+            for ranks, gbps, src in nics
+        ],
+    }
+
+
+def mi300x(nodes):
+    nic = ("Azure docs, ND MI300X v5-series: 8 MI300X with one 400 Gb/s "
+           "NVIDIA Quantum-2 CX7 InfiniBand NIC per GPU, 3.2 Tb/s per VM "
+           "(50 GB/s each way)")
+    return xgmi_node(
+        "mi300x", nodes, "AMD Instinct MI300X platform x%d: 8 GPUs fully "
+        "connected by Infinity Fabric (xGMI), one 400 Gb/s NIC per GPU",
+        "AMD Instinct MI300X (CDNA 3, gfx942)", MI300X_LOCAL,
+        [[a, b] for a in range(8) for b in range(a + 1, 8)], 64, MI300X_LINK,
+        [([g], 50, nic) for g in range(8)])
+
+
+# MI250: 4 OAMs of 2 GCDs each, a GCD being one rank (as RCCL counts it).
+# Which GCD pairs are joined: RCCL's model of an 8-GCD gfx90a machine
+# (tools/topo_expl/models/topo_8p_90a.xml and src/graph/rome_models.cc
+# rome_model_63's connMatrix, ROCm/rccl 0cbce2a): each GCD has three
+# neighbours, one link each.
+MI250_PAIRS = [[0, 1], [0, 2], [0, 6], [1, 3], [1, 5], [2, 3], [2, 4], [3, 7],
+               [4, 5], [4, 6], [5, 7], [6, 7]]
+MI250_LINK = ("AMD Instinct MI250 datasheet: Infinity Fabric links of 100 GB/s "
+              "bidirectional peak, so 50 GB/s each way per link; which GCD "
+              "pairs are linked and by one link each: RCCL's 8-GCD gfx90a "
+              "model (tools/topo_expl/models/topo_8p_90a.xml, "
+              "src/graph/rome_models.cc rome_model_63 connMatrix, "
+              "ROCm/rccl 0cbce2a)")
+MI250_LOCAL = hbm_local("MI250 (one of the two GCDs of an OAM)", 1638.4,
+                        "AMD Instinct MI250 datasheet: 3.2768 TB/s HBM2e per "
+                        "OAM, half per GCD")
+
+
+def mi250(nodes):
+    nic = ("OLCF Frontier user guide (HPE Cray EX235a node, 4 MI250X): four "
+           "HPE Slingshot 200 Gb/s NICs, one attached to each OAM (25 GB/s "
+           "each way); assumed: GCDs 2k and 2k+1 share OAM k")
+    return xgmi_node(
+        "mi250", nodes, "AMD Instinct MI250 x%d: 4 OAMs per node, 8 GCDs (one "
+        "rank each) joined by Infinity Fabric (xGMI), one 200 Gb/s NIC per OAM",
+        "AMD Instinct MI250 (CDNA 2, gfx90a), each GCD a rank as RCCL counts "
+        "it", MI250_LOCAL, MI250_PAIRS, 50, MI250_LINK,
+        [([2 * k, 2 * k + 1], 25, nic) for k in range(4)])
+
+
 def dgx1():
     single = round(1e6 / 46e3, 7)       # 1 MB / 46 us = 21.7391304 GB/s
     double = round(2e6 / 46e3, 7)
@@ -434,8 +525,9 @@ def main():
              torus_2d(4, 4), cs_chip4x2(), cs_chip4(), cs_cluster2(),
              torus_2d(8, 8), torus_2d(32, 32), mesh_2d(8, 8),
              torus_3d(4, 4, 4)]
-    for make in (dgx_a100, dgx_h100, ndv4, ndv5):
+    for make in (dgx_a100, dgx_h100, ndv4, ndv5, mi300x):
         topos += [make(n) for n in (1, 2, 4)]
+    topos += [mi250(1), mi250(2)]
     for t in topos:
         path = os.path.join(out, t["name"] + ".json")
         with open(path, "w", encoding="utf-8") as f:

@@ -1,0 +1,245 @@
+/* taccl-topo — make a topology JSON from the machine's own description,
+ * and show what a topology holds.
+ *
+ * Why a third tool: describing the cluster is a user's first step, and
+ * every GPU machine writes its own description in NCCL's format
+ * (NCCL_TOPO_DUMP_FILE; RCCL the same with xGMI).  `taccl-topo import`
+ * reads such a dump and writes our topology JSON, every figure derived by
+ * NCCL's or RCCL's rules (src/model/topo_nccl.h; docs/topo-import.md).
+ *
+ * `taccl-topo show` prints a topology (a JSON, or a dump imported on the
+ * way) as a user checks it: ranks and nodes, every link, switch and NIC
+ * with its figures and source, each NIC's rail (its index in its node), and
+ * the lower bound of each collective at 1 MiB and 1 GiB (src/bound).
+ *
+ * This file only parses the command line, prints and writes: the importer
+ * is src/model/topo_nccl.c.  Exit 0 done; 2 the input or a flag cannot be
+ * used (one line on stderr, nothing written). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "bound/bound.h"
+#include "model/collective.h"
+#include "model/topo.h"
+#include "model/topo_nccl.h"
+#include "util/file.h"
+#include "util/mem.h"
+#include "util/paths.h"
+#include "util/tcassert.h"
+
+static const char usage[] =
+    "usage: taccl-topo import DUMP.xml -o TOPO.json [--name NAME] [--nodes N]\n"
+    "                  [--gpu v100|a100|h100|b200|mi250|mi300x]\n"
+    "                  [--nvlink switch:N|mesh:N|cube-mesh|none] [--net BW]\n"
+    "       taccl-topo show TOPO.json|DUMP.xml [the import options for a dump]\n";
+
+static const char help[] =
+    "Read an NCCL or RCCL topology dump (NCCL_TOPO_DUMP_FILE) or topology file\n"
+    "(NCCL_TOPO_FILE) and write the topology JSON taccl-synth and taccl-run read.\n"
+    "Every figure comes from NCCL's (RCCL's) own rules and its \"source\" names the\n"
+    "rule (file:line@commit) and the dump's field (docs/topo-import.md).\n"
+    "\n"
+    "  -o TOPO.json     where to write (written whole or not at all)\n"
+    "  --name NAME      topology name (default: the dump's file name)\n"
+    "  --nodes N        nodes of this machine (default: the dump's hosts, host_hash)\n"
+    "  --gpu G          the GPU model, for a file with no <gpu> elements\n"
+    "  --nvlink SPEC    the GPU links, for a file with none: switch:N (N NVLinks per\n"
+    "                   GPU into NVSwitch), mesh:N (N links between every pair),\n"
+    "                   cube-mesh (DGX-1/NDv2 hybrid cube-mesh), none (PCI only)\n"
+    "  --net BW         NIC bandwidth with its unit, e.g. 200Gb/s: for NICs the file\n"
+    "                   gives no speed, or to override it\n"
+    "\n"
+    "show prints a topology: ranks and nodes; every link, switch and NIC with its\n"
+    "bandwidth, alpha and source; each NIC's rail (its index within its node); the\n"
+    "lower bound of every collective at 1 MiB and 1 GiB.\n"
+    "\n"
+    "A partial file is refused with one line naming what is missing and the option\n"
+    "that supplies it; a malformed one with FILE:LINE: element: problem. Exit 0\n"
+    "written, 2 unusable input or flag (nothing written).\n";
+
+static int bad(const char *fmt, const char *v)
+{
+    fprintf(stderr, "taccl-topo: ");
+    fprintf(stderr, fmt, v);
+    fprintf(stderr, "\n%s", usage);
+    return 2;
+}
+
+/* The options import and show share; the one file into *in, -o into *out
+ * (NULL when want_out is 0: -o is then refused).  0, or 2 said. */
+static int parse_opts(int argc, char **argv, topo_nccl_opts *o, const char **in,
+                      const char **out, int want_out)
+{
+    topo_nccl_opts_init(o);
+    *in = NULL;
+    if (out) *out = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = (want_out && !strcmp(a, "-o")) || !strcmp(a, "--name") ||
+                    !strcmp(a, "--nodes") || !strcmp(a, "--gpu") || !strcmp(a, "--nvlink") ||
+                    !strcmp(a, "--net");
+        if (takes && !v) return bad("%s needs a value", a);
+        if (takes) i++;
+        if (want_out && !strcmp(a, "-o")) *out = v;
+        else if (!strcmp(a, "--name")) o->name = v;
+        else if (!strcmp(a, "--gpu")) o->gpu = v;
+        else if (!strcmp(a, "--nvlink")) o->nvlink = v;
+        else if (!strcmp(a, "--net")) o->net = v;
+        else if (!strcmp(a, "--nodes")) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (end == v || *end || n < 1 || n > 4096) return bad("--nodes: expected 1..4096, got '%s'", v);
+            o->nodes = (int)n;
+        } else if (a[0] == '-' && a[1]) return bad("unknown option %s", a);
+        else if (*in) return bad("one file only, got a second: %s", a);
+        else *in = a;
+    }
+    if (!*in) return bad("%s", "a file is needed (DUMP.xml, or TOPO.json for show)");
+    return 0;
+}
+
+static int cmd_import(int argc, char **argv)
+{
+    topo_nccl_opts o;
+    const char *in, *out;
+    if (parse_opts(argc, argv, &o, &in, &out, 1)) return 2;
+    if (!out) return bad("%s", "import needs -o TOPO.json");
+    tc_err err;
+    tc_err_clear(&err);
+    const char *ins[1] = {in};
+    if (path_check_output(out, ins, 1, &err)) {
+        fprintf(stderr, "taccl-topo: %s\n", err.msg);
+        return 2;
+    }
+    char *json = topo_nccl_import(in, &o, &err);
+    if (!json) {
+        fprintf(stderr, "taccl-topo: %s\n", err.msg);
+        return 2;
+    }
+    size_t n = strlen(json);
+    json = xrealloc(json, n + 2);
+    json[n++] = '\n';
+    json[n] = 0;
+    int rc = file_write_atomic(out, json, n, &err);
+    free(json);
+    if (rc) {
+        fprintf(stderr, "taccl-topo: %s\n", err.msg);
+        return 2;
+    }
+    return 0;
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static double jnum(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* A JSON array of ints or of pairs, printed compactly. */
+static void print_list(const cJSON *a)
+{
+    const cJSON *x;
+    int first = 1;
+    cJSON_ArrayForEach(x, a) {
+        if (cJSON_IsArray(x) && cJSON_GetArraySize(x) == 2)
+            printf("%s%d->%d", first ? "" : " ", (int)cJSON_GetArrayItem(x, 0)->valuedouble,
+                   (int)cJSON_GetArrayItem(x, 1)->valuedouble);
+        else if (cJSON_IsNumber(x))
+            printf("%s%d", first ? "" : " ", (int)x->valuedouble);
+        first = 0;
+    }
+}
+
+static void print_group(const char *what, int i, const cJSON *e, const char *key, int rail)
+{
+    printf("  %s %d: ", what, i);
+    print_list(cJSON_GetObjectItemCaseSensitive(e, key));
+    printf("  %g GB/s%s, alpha %g us", jnum(e, "bandwidth_gbps"),
+           !strcmp(what, "switch") ? " per port" : "", jnum(e, "alpha_us"));
+    if (rail >= 0) printf(", rail %d", rail);
+    printf("\n      source: %s\n", jstr(e, "source"));
+}
+
+/* What a topology holds, as a user checks it. */
+static int cmd_show(int argc, char **argv)
+{
+    topo_nccl_opts o;
+    const char *in;
+    if (parse_opts(argc, argv, &o, &in, NULL, 0)) return 2;
+    tc_err err;
+    tc_err_clear(&err);
+    topo *t = NULL;
+    size_t len = strlen(in);
+    if (len > 4 && !strcmp(in + len - 4, ".xml")) {
+        char *json = topo_nccl_import(in, &o, &err);
+        if (json) t = topo_parse(json, in, &err);
+        free(json);
+    } else {
+        t = topo_load(in, &err);
+    }
+    if (!t) {
+        fprintf(stderr, "taccl-topo: %s\n", err.msg);
+        return 2;
+    }
+    char *text = topo_to_json(t);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    TC_ASSERT(j);
+    printf("topology  %s: %d node(s) x %d ranks = %d ranks, %s, arch %s\n", t->name, t->nnodes,
+           t->ranks_per_node, t->nranks, t->kind == TOPO_GPU ? "gpu" : "chip",
+           topo_arch_name(t->arch));
+    printf("local     copy %g GB/s, reduce %g GB/s\n", t->copy_gbps, t->reduce_gbps);
+    const cJSON *e;
+    int i = 0;
+    const cJSON *links = cJSON_GetObjectItemCaseSensitive(j, "links");
+    const cJSON *sws = cJSON_GetObjectItemCaseSensitive(j, "switches");
+    printf("links     %s\n", cJSON_GetArraySize(links) ? "(node 0's, one direction each)" : "none");
+    cJSON_ArrayForEach(e, links) print_group("link group", i++, e, "pairs", -1);
+    i = 0;
+    printf("switches  %s\n", cJSON_GetArraySize(sws) ? "(node 0's)" : "none");
+    cJSON_ArrayForEach(e, sws) print_group("switch", i++, e, "ranks", -1);
+    i = 0;
+    printf("nics      %d per node (NIC i of every node is on rail i)\n",
+           cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "nics")));
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "nics")) {
+        print_group("nic", i, e, "ranks", i);
+        i++;
+    }
+    cJSON_Delete(j);
+    printf("bounds    lower bound (us)       1 MiB         1 GiB\n");
+    for (int k = 0; k < COLL_COUNT; k++) {
+        bound_model b;
+        tc_err be;
+        tc_err_clear(&be);
+        if (bound_compute(t, (coll_kind)k, &b, &be))
+            printf("  %-14s n/a: %s\n", coll_name((coll_kind)k), be.msg);
+        else
+            printf("  %-14s %20.3f %13.3f\n", coll_name((coll_kind)k),
+                   bound_time_us(&b, 1048576.0), bound_time_us(&b, 1073741824.0));
+    }
+    topo_free(t);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return bad("%s", "a command is needed: import or show");
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+        (argc > 2 && (!strcmp(argv[1], "import") || !strcmp(argv[1], "show")) &&
+         (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")))) {
+        printf("%s\n%s", usage, help);
+        return 0;
+    }
+    if (!strcmp(argv[1], "import")) return cmd_import(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "show")) return cmd_show(argc - 2, argv + 2);
+    return bad("unknown command '%s' (import, show)", argv[1]);
+}

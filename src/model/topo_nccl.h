@@ -1,0 +1,81 @@
+/* topo_nccl.h — a topology JSON made from an NCCL or RCCL topology dump.
+ *
+ * Why: a user's first step is to describe their cluster, and every GPU
+ * machine can describe itself in NCCL's own format (NCCL_TOPO_DUMP_FILE, or
+ * the NCCL_TOPO_FILE a cloud provider ships).  Reading that file and
+ * deriving each figure by NCCL's (or RCCL's) own rules gives the user a
+ * topology with no figure looked up or guessed, and a `source` on each that
+ * names the rule (file:line@commit of NCCL/RCCL) and the dump's field.
+ *
+ * What is read: <system> with <cpu> (host_hash: one node per host), the
+ * <pci> tree, <gpu> (sm, or gcn on AMD), its <nvlink>/<xgmi> children
+ * (target, count, tclass), <nic>/<net> (speed in Mb/s).  The rules, with
+ * their sources, are listed in docs/topo-import.md and restated at each
+ * function of topo_nccl.c.
+ *
+ * A partial file (no <gpu> under a GPU's <pci>, no <net> under a NIC's) is
+ * refused with one line naming what is missing and the option that supplies
+ * it; with the option given the JSON says, in its notes and sources, what
+ * was assumed.  A malformed file gives TC_INPUT with "FILE:LINE: element:
+ * problem".  Output is deterministic: the same dump and options give the
+ * same bytes. */
+#ifndef TC_TOPO_NCCL_H
+#define TC_TOPO_NCCL_H
+
+#include <stddef.h>
+
+#include "../util/err.h"
+
+/* NCCL's protocols (NCCL_PROTO_*).  A topology's alpha is Simple's: the
+ * cost model scales it for LL and LL128 (cost.h), so the import writes the
+ * Simple latency; the others are here for the rule's tests. */
+typedef enum { TOPO_NCCL_LL, TOPO_NCCL_LL128, TOPO_NCCL_SIMPLE } topo_nccl_proto;
+
+/* NCCL's latency classes (tuning.cc's NCCL_HW_*). */
+typedef enum { TOPO_NCCL_HW_NVLINK, TOPO_NCCL_HW_PCI, TOPO_NCCL_HW_NET } topo_nccl_hw;
+
+typedef struct {
+    const char *name;       /* topology name; NULL: the dump's file name */
+    const char *gpu;        /* --gpu: v100 a100 h100 b200 mi250 mi300x, or NULL */
+    const char *nvlink;     /* --nvlink: switch:N, mesh:N, cube-mesh, none, or NULL */
+    int nodes;              /* --nodes: 0 = the dump's hosts (1 if none named) */
+    const char *net;        /* --net: NIC bandwidth with its unit ("200Gb/s"), or NULL */
+} topo_nccl_opts;
+
+/* Default options: everything from the dump. */
+void topo_nccl_opts_init(topo_nccl_opts *o);
+
+/* Read the dump at path and return the topology JSON (caller frees), which
+ * topo_parse() accepts.  NULL with err (TC_INPUT) on failure. */
+char *topo_nccl_import(const char *path, const topo_nccl_opts *o, tc_err *err);
+
+/* The same from text in memory; label names it in messages. */
+char *topo_nccl_import_mem(const char *text, size_t len, const char *label,
+                           const topo_nccl_opts *o, tc_err *err);
+
+/* The rules, one figure each (GB/s, us), exposed for the unit tests. */
+
+/* NVLink bandwidth per link by compute capability (sm 80 = 8.0). */
+double topo_nccl_nvlink_bw(int sm);
+
+/* xGMI bandwidth per link by gcn ("gfx90a", "910", "gfx942", ...). */
+double topo_nccl_xgmi_bw(const char *gcn);
+
+/* RCCL's normal name of an old numeric gcn ("910" -> "gfx90a"); others as
+ * given. */
+const char *topo_nccl_gcn_name(const char *gcn);
+
+/* PCI bandwidth from link_speed ("16.0 GT/s PCIe") and link_width; an
+ * unknown speed gets NCCL's fallback (Gen3) and a width of 0 counts as 16,
+ * as NCCL does.  Returns 0, or -1 if the speed is not a known string
+ * (then *gbps still holds the fallback figure). */
+int topo_nccl_pci_bw(const char *speed, int width, double *gbps);
+
+/* NIC bandwidth from the dump's speed in Mb/s (<= 0: NCCL's 10 Gb/s). */
+double topo_nccl_net_bw(long mbps);
+
+/* Hardware latency of a ring step over hw with protocol p; amd: RCCL's
+ * default tuning model instead of NCCL's. */
+double topo_nccl_latency(topo_nccl_hw hw, topo_nccl_proto p, int amd);
+
+#endif
