@@ -104,7 +104,10 @@ def load(plan_dir):
         if not isinstance(hi, int) or hi > m["max_message_size"]:
             raise PlanError("%s: max_message_size %r beyond plan.json's %r"
                             % (fpath, hi, m["max_message_size"]))
+        g0 = (own.get("gpus") or [{}])[0]
         entries.append({"file": e["file"], "path": fpath, "name": m["name"],
+                        "align": own.get("buffer_alignment", 16),
+                        "chunks": (g0.get("input_chunks", 0), g0.get("output_chunks", 0)),
                         "collective": m["collective"], "world_size": m["world_size"],
                         "n_ranks_per_node": m["n_ranks_per_node"], "mode": mode,
                         "lo": lo, "hi": hi, "planned_hi": m["max_message_size"]})
@@ -119,6 +122,24 @@ def effective_size(collective, nbytes, world_size):
     """The size matchExecutionPlan compares (algorithm_selector.cc:43-44):
     NCCL's count x type size, times the world size for allgather."""
     return nbytes * world_size if collective == "allgather" else nbytes
+
+
+def refusal(e, collective, nbytes, world_size):
+    """Why MSCCL++ refuses a size its selector gave this file, or None: the
+    load wants both buffers' bytes multiples of buffer_alignment and of it
+    times their chunk counts (ExecutionPlan::Impl::checkMessageSize,
+    src/core/executor/execution_plan.cc:299-304); it throws, the call fails
+    (nothing falls back)."""
+    inb, outb = nbytes, nbytes
+    if collective == "allgather":
+        outb = nbytes * world_size
+    elif collective == "reducescatter":
+        outb = nbytes // world_size if nbytes % world_size == 0 else None
+    a, (ic, oc) = e["align"], e["chunks"]
+    for what, b, c in (("input", inb, ic), ("output", outb, oc)):
+        if b is None or c <= 0 or b % (a * c):
+            return "%s bytes %s not a multiple of %d x %d chunks" % (what, b, a, c)
+    return None
 
 
 def select(entries, collective, nbytes, mode, world_size, n_ranks_per_node):
@@ -172,7 +193,8 @@ def dry_run(plan, entries, args):
             if e:
                 row = {"size": nbytes, "mode": mode, "file": e["file"], "name": e["name"],
                        "why": "%s, world_size %d, n_ranks_per_node %d, %s, %d <= %d <= %d"
-                              % (coll, world, rpn, mode, e["lo"], size, e["hi"])}
+                              % (coll, world, rpn, mode, e["lo"], size, e["hi"]),
+                       "refused": refusal(e, coll, nbytes, world)}
             else:
                 row = {"size": nbytes, "mode": mode, "file": None,
                        "why": fallback_reason(plan, entries, coll, nbytes, mode, world, rpn)}
@@ -182,7 +204,10 @@ def dry_run(plan, entries, args):
         sys.stdout.write("\n")
         return 0
     for r in rows:
-        if r["file"]:
+        if r["file"] and r["refused"]:
+            print("%d %s -> %s (%s) but MSCCL++ refuses the size: %s; the call fails"
+                  % (r["size"], r["mode"], r["file"], r["why"], r["refused"]))
+        elif r["file"]:
             print("%d %s -> %s (%s)" % (r["size"], r["mode"], r["file"], r["why"]))
         elif single:
             # one node: the shim's own selection comes first (SEL:91-161)
@@ -297,8 +322,9 @@ def main(argv=None):
     ap.add_argument("plan_dir", metavar="PLAN_DIR",
                     help="a plan directory written for MSCCL++ (plan.json target \"mscclpp\")")
     ap.add_argument("--dry-run", nargs="+", metavar="SIZE",
-                    help="print which file serves each size (NCCL's count x type size, "
-                         "per rank for allgather; K/M/G = 1024^n) and why, or NCCL fallback; "
+                    help="print which file serves each size and why, or NCCL fallback; SIZE "
+                         "is MSCCL++'s message size: allreduce the buffer, allgather one "
+                         "rank's input, reducescatter the whole input (K/M/G = 1024^n); "
                          "needs no GPU and no mscclpp")
     ap.add_argument("--collective", choices=COLLECTIVES,
                     help="default: plan.json's collective")

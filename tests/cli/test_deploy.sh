@@ -71,14 +71,15 @@ EOF
     SAN=()
     if [ "$CHECKER" = asan ]; then
         CCX=${ASAN_CC:-clang}
+        # shellcheck disable=SC2054  # one flag, its comma is the flag's
         SAN=(-fsanitize=address,undefined -fno-omit-frame-pointer)
     fi
-    PKGS="libxml-2.0 libcjson cbc"
+    PKGS=(libxml-2.0 libcjson cbc)
     # shellcheck disable=SC2046  # pkg-config's flags are words
     expect "the driver builds against libtaccl.a" 0 "" -- \
         "$CCX" -std=c11 -D_POSIX_C_SOURCE=200809L "${SAN[@]}" -I"$ROOT/src" \
-        $(pkg-config --cflags $PKGS 2>/dev/null) "$TMP/drv.c" "$LIBA" \
-        $(pkg-config --libs $PKGS 2>/dev/null) \
+        $(pkg-config --cflags "${PKGS[@]}" 2>/dev/null) "$TMP/drv.c" "$LIBA" \
+        $(pkg-config --libs "${PKGS[@]}" 2>/dev/null) \
         $(pkg-config --libs glpk 2>/dev/null || echo -lglpk) -lm -o "$TMP/drv"
     expect "plan_make/plan_write with plan_opts.mscclpp write the plan directory" 0 "" -- \
         "$TMP/drv" "$TOPO" allreduce 1024 16777216 "$P"
@@ -139,6 +140,21 @@ expect "a size below the first range: NCCL fallback" 0 "^$((flo - 1)) inplace ->
 expect "the first range's ends are inclusive ($flo, $fhi)" 0 \
     "^$flo inplace -> $fname\.json .*$fhi inplace -> $fname\.json " -- \
     bash -c 'python3 "$@" | tr "\n" " "' _ "$S" "$P" --buffer-mode inplace --dry-run "$flo" "$fhi"
+# A size inside a range that the file's chunks do not divide: MSCCL++'s
+# selector still picks the file and its load then throws (docs/deploy.md §2).
+read -r align chunks <<<"$(python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+print(j["buffer_alignment"], j["gpus"][0]["input_chunks"])' "$P/$fname.json")"
+if [ "$chunks" -gt 1 ]; then
+    expect "in range, not a multiple of $align x $chunks: picked and flagged as refused" 0 \
+        "^$((flo + align)) inplace -> $fname\.json .*MSCCL\+\+ refuses the size: input bytes $((flo + align)) not a multiple of $align x $chunks" -- \
+        python3 "$S" "$P" --buffer-mode inplace --dry-run $((flo + align))
+else
+    echo "# skip - $fname has one input chunk: every aligned size divides"
+fi
+expect "in range and a multiple of $align x $chunks: not flagged" 1 "" -- \
+    bash -c 'python3 "$@" | grep refuses' _ "$S" "$P" --buffer-mode inplace --dry-run $((flo + align * chunks))
 expect "both modes by default, K suffix read as 1024" 0 \
     "^$flo inplace -> $fname\.json.*$flo outofplace -> " -- \
     bash -c 'python3 "$@" | tr "\n" " "' _ "$S" "$P" --dry-run "$((flo / 1024))K"
