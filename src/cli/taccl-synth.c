@@ -146,6 +146,9 @@ static const char help[] =
     "                    each GPU through its own NIC or TACCL's relays, chunkup\n"
     "                    1/2/4/8, the node symmetry), written to DIR/sketches/\n"
     "  --no-propose      plan mode: no proposed sketches (baselines and --sketch only)\n"
+    "  --tiles           sketch and plan mode: judge the candidates (and a plan's\n"
+    "                    files) as the runtimes run them, once per tile pass\n"
+    "                    (taccl-run --tiles) instead of in one pass\n"
     "                    (with --plan, --proto P keeps only protocol P's candidates)\n"
     "  --sizes LO:HI     plan mode: the sizes to cover (powers of two from LO to HI;\n"
     "                    LO:LO for one size)\n"
@@ -195,6 +198,7 @@ typedef struct {
     long long sizes_lo, sizes_hi;   /* --sizes (plan mode); 0 = 1K:1G */
     double budget;              /* --time-budget (plan mode); 0 = default */
     int no_propose;             /* --no-propose (plan mode) */
+    int tiles;                  /* --tiles */
 } cli;
 
 /* One line on stderr (and the error as JSON with --json); `hint` adds a
@@ -422,6 +426,8 @@ static int parse_args(int argc, char **argv, cli *c)
             c->plan = 1;
         } else if (!strcmp(a, "--no-propose")) {
             c->no_propose = 1;
+        } else if (!strcmp(a, "--tiles")) {
+            c->tiles = 1;
         } else if (!strcmp(a, "--sketch")) {
             NEED_VALUE();
             if (c->nsketches == 16)
@@ -852,6 +858,7 @@ static int synth_main(const cli *c)
     o.hierarchical = c->hierarchical;
     o.rails = c->rails;
     o.route = c->route;
+    o.tiles = c->tiles;
     coll_kind kind = o.has_coll ? o.coll : s->has_coll ? s->coll : COLL_ALLGATHER;
     if (c->inplace && kind == COLL_ALLTOALL) {
         sketch_free(s);
@@ -958,6 +965,7 @@ static int plan_main(const cli *c)
     o.stage_time_s = c->time_limit;
     o.budget_s = c->budget;
     o.quiet = c->quiet;
+    o.tiles = c->tiles;
     o.propose = !c->no_propose;
     o.proto = c->proto;
     plan *pl = NULL;

@@ -36,7 +36,9 @@ typedef struct {
                            c + 1: it travels on colour c of its (src, dst),
                            the colours of a pair dense from 0 (packed trees,
                            synth/pack.h: one tree per channel, so a tree's
-                           tiles never wait behind another tree's) */
+                           tiles never wait behind another tree's), and
+                           the send is not chained behind its rank's other
+                           sends on the same out port or NIC */
 } algo_send;
 
 typedef struct {
