@@ -41,6 +41,7 @@ typedef struct {
     double *d;          /* [nhops * 2] load a hop adds to res[q] */
     double *f;          /* [nhops * 2] exp(g * d / L) - 1 */
     unsigned char *in;  /* [nranks] on the tree being grown */
+    int *depth;         /* [nranks] hops from the root, on the tree being grown */
 } packer;
 
 static void set_gamma(packer *P, double g)
@@ -78,6 +79,7 @@ static void grow(packer *P, int c, int *par)
     for (int v = 0; v < n; v++)
         par[v] = -1;
     P->in[o] = 1;
+    P->depth[o] = 0;
     for (int added = 1; added < n; added++) {
         int best = -1;
         double bp = INFINITY;
@@ -89,7 +91,10 @@ static void grow(packer *P, int c, int *par)
             double p = 0;
             for (int q = 0; q < x->nres; q++)
                 p += P->price[x->res[q]] * P->f[2 * h + q];
-            if (p < bp) {
+            /* ties (within rounding): the shallower sender, so the
+             * tree's fill over the tile passes is short */
+            if (p < bp * (1 - 1e-9) ||
+                (p <= bp * (1 + 1e-9) && P->depth[x->u] < P->depth[M->hops[best].u])) {
                 bp = p;
                 best = h;
             }
@@ -97,6 +102,7 @@ static void grow(packer *P, int c, int *par)
         if (best < 0)
             break;      /* every rank is a destination: route_trees_sane says so */
         par[M->hops[best].v] = best;
+        P->depth[M->hops[best].v] = P->depth[M->hops[best].u] + 1;
         P->in[M->hops[best].v] = 1;
         touch(P, best, 1);
     }
@@ -172,6 +178,7 @@ int pack_trees(const sketch *s, const topo *t, double chunk_bytes, const pack_op
     P.d = xcalloc(2 * (size_t)M.nhops + 2, sizeof *P.d);
     P.f = xcalloc(2 * (size_t)M.nhops + 2, sizeof *P.f);
     P.in = xmalloc((size_t)n);
+    P.depth = xcalloc((size_t)n, sizeof *P.depth);
     for (int h = 0; h < M.nhops; h++)
         for (int q = 0; q < M.hops[h].nres; q++)
             P.d[2 * h + q] = M.hops[h].cost / M.lanes[M.hops[h].res[q]];
@@ -236,6 +243,7 @@ int pack_trees(const sketch *s, const topo *t, double chunk_bytes, const pack_op
     free(P.d);
     free(P.f);
     free(P.in);
+    free(P.depth);
     route_rmodel_free(&M);
     *out = a;
     return TC_OK;

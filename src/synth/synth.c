@@ -705,6 +705,16 @@ static int try_latency_alt(pipeline *P, tc_err *err)
     return rc;
 }
 
+/* The lowering's options for this call, as finish() sets them (no name). */
+static void cand_lower_opts(const pipeline *P, lower_opts *lo)
+{
+    lower_opts_default(lo);
+    lo->instances = P->o->instances > 0 ? P->o->instances : 1;
+    lo->newer_executor = P->o->newer_executor;
+    lo->unlimited = P->o->unlimited;
+    lo->size_bytes = P->size;
+}
+
 /* The packed trees with one tree per channel (pack_lanes): no stage 2 or
  * 3, the trees' own uncontended times, timed as the executor serves them
  * (contig_replay).  AllGather, and ReduceScatter reversed from it;
@@ -736,11 +746,7 @@ static int trees_lanes(pipeline *P, const algo *routing, const pack_stats *ps, t
     /* the channels the lanes take are only known lowered: a failed entry
      * where the runtime limits refuse them, not a failure of the call */
     lower_opts lo;
-    lower_opts_default(&lo);
-    lo.instances = P->o->instances > 0 ? P->o->instances : 1;
-    lo.newer_executor = P->o->newer_executor;
-    lo.unlimited = P->o->unlimited;
-    lo.size_bytes = P->size;
+    cand_lower_opts(P, &lo);
     tc_err e2;
     tc_err_clear(&e2);
     prog *trial = lower_algo(a, P->t, &lo, &e2);
@@ -979,11 +985,7 @@ static void judge_tiled(pipeline *P)
         if (c->state != SYNTH_CAND_OK || !P->L.a[i])
             continue;
         lower_opts lo;
-        lower_opts_default(&lo);
-        lo.instances = P->o->instances > 0 ? P->o->instances : 1;
-        lo.newer_executor = P->o->newer_executor;
-        lo.unlimited = P->o->unlimited;
-        lo.size_bytes = P->size;
+        cand_lower_opts(P, &lo);
         tc_err e;
         tc_err_clear(&e);
         double us = NAN;
