@@ -51,7 +51,7 @@ def timed(binary, target, topo, size):
     out = []
     for tiles in ([], ["--tiles"]):
         d = run(binary, [target, "--topo", topo, "--size", size, "--no-data"] + tiles)
-        if d.get("error") or d.get("refused"):
+        if d.get("error") or d.get("refused") or d.get("verified") is False:
             sys.exit("taccl-run %s at %s: %s" % (target, size, d.get("error") or d["refused"]))
         out.append(d)
     return out
@@ -83,8 +83,7 @@ def main():
                 o1, ot = timed(run_bin, pdir, topo, name)
                 optimum = opt["forestcoll-" + fab]["optimum_us_per_GiB"] * size / (1 << 30)
                 rows.append((fab, coll, name, f1["time_us"], ft["time_us"], o1["time_us"],
-                             ot["time_us"], os.path.basename(ot["file"]), ot["lower_bound_us"],
-                             optimum))
+                             ot["time_us"], ot["picked"], f1["lower_bound_us"], optimum))
     lines = [
         "# ForestColl's schedules beside ours (issue 43 item 4)",
         "",
