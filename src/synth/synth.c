@@ -797,10 +797,12 @@ static int try_trees(pipeline *P, tc_err *err)
     }
     char note[240];
     snprintf(note, sizeof note, "%d out-trees per rank packed for the least largest load "
-             "(%.3f us; the cut bound's %.3f us), then stages 2 and 3", ps.k, ps.load_us,
-             ps.bound_us);
+             "(%.3f us; the cut bound's %.3f us), then stage 2 and stage 3's local search", ps.k,
+             ps.load_us, ps.bound_us);
     int from = P->st->ncands;
-    rc = stages_2_3(P, routing, "trees", 1, P->o, note, err);
+    /* stage 3's local search alone: the trees are chosen for their load,
+     * and a contiguity MILP per call would double every synthesis's time */
+    rc = stages_2_3(P, routing, "trees", 0, P->o, note, err);
     if (rc == TC_OK)
         rc = trees_lanes(P, routing, &ps, err);
     algo_free(routing);
