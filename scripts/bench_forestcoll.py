@@ -62,6 +62,8 @@ def main():
     ap.add_argument("bin")
     ap.add_argument("out")
     ap.add_argument("--plans")
+    ap.add_argument("--note", default="", help="a line to add under the table (which build "
+                    "made the plans given)")
     a = ap.parse_args()
     run_bin = os.path.join(a.bin, "taccl-run")
     synth_bin = os.path.join(a.bin, "taccl-synth")
@@ -106,7 +108,10 @@ def main():
                      % (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[6] / r[4], r[7], r[8], r[9]))
     met = sum(1 for r in rows if r[6] <= r[4] + 1e-6)
     lines += ["", "Ours at least as fast as ForestColl's schedule in the tile passes: %d of %d "
-              "rows." % (met, len(rows)), ""]
+              "rows." % (met, len(rows))]
+    if a.note:
+        lines += ["", a.note]
+    lines.append("")
     tmp = a.out + ".tmp"
     with open(tmp, "w") as f:
         f.write("\n".join(lines))
