@@ -71,7 +71,7 @@ static void touch(packer *P, int h, double sign)
 /* Chunk c's tree grown from its origin: each step the candidate hop from
  * the tree to a rank off it of least marginal price (ties: the lower hop),
  * its load counted at once.  par: c's row. */
-static void grow(packer *P, int c, int *par)
+static int grow(packer *P, int c, int *par)
 {
     const rmodel *M = P->M;
     int n = M->nranks, o = origin_of(M, c), lo = M->cand_start[c], hi = M->cand_start[c + 1];
@@ -90,22 +90,24 @@ static void grow(packer *P, int c, int *par)
                 continue;
             double p = 0;
             for (int q = 0; q < x->nres; q++)
-                p += P->price[x->res[q]] * P->f[2 * h + q];
+                if (P->f[2 * h + q] > 0)    /* an overflowed price times 0 is no NaN */
+                    p += P->price[x->res[q]] * P->f[2 * h + q];
             /* ties (within rounding): the shallower sender, so the
              * tree's fill over the tile passes is short */
-            if (p < bp * (1 - 1e-9) ||
+            if (best < 0 || p < bp * (1 - 1e-9) ||
                 (p <= bp * (1 + 1e-9) && P->depth[x->u] < P->depth[M->hops[best].u])) {
                 bp = p;
                 best = h;
             }
         }
         if (best < 0)
-            break;      /* every rank is a destination: route_trees_sane says so */
+            return -1 - added;  /* no candidate hop reaches the rest */
         par[M->hops[best].v] = best;
         P->depth[M->hops[best].v] = P->depth[M->hops[best].u] + 1;
         P->in[M->hops[best].v] = 1;
         touch(P, best, 1);
     }
+    return 0;
 }
 
 static void unload_tree(packer *P, const int *par)
@@ -198,8 +200,25 @@ int pack_trees(const sketch *s, const topo *t, double chunk_bytes, const pack_op
         P.L = M.nhops > 0 ? sum / M.nhops * (n - 1) : 1;
     }
     set_gamma(&P, PACK_GAMMAS[0]);
-    for (int c = 0; c < M.nchunks; c++)
-        grow(&P, c, &T.par[(size_t)c * n]);
+    /* which hops reach every rank does not depend on the prices: a tree
+     * that spans now spans in every later pass */
+    for (int c = 0; c < M.nchunks && rc == TC_OK; c++)
+        if (grow(&P, c, &T.par[(size_t)c * n]) != 0)
+            rc = tc_err_set(err, TC_INPUT, "trees: chunk %d of rank %d cannot span every rank "
+                            "over its candidate hops from its origin", c % M.chunks_per_rank,
+                            origin_of(&M, c));
+    if (rc != TC_OK) {
+        route_trees_free(&T);
+        route_trees_free(&B);
+        free(P.load);
+        free(P.price);
+        free(P.d);
+        free(P.f);
+        free(P.in);
+        free(P.depth);
+        route_rmodel_free(&M);
+        return rc;
+    }
     double best, bsq;
     measure(&P, &T, &best, &bsq);
     st->first_us = best;
@@ -210,7 +229,9 @@ int pack_trees(const sketch *s, const topo *t, double chunk_bytes, const pack_op
             for (int c = 0; c < M.nchunks; c++) {
                 int *par = &T.par[(size_t)c * n];
                 unload_tree(&P, par);
-                grow(&P, c, par);
+                int spans = grow(&P, c, par);
+                TC_ASSERT(spans == 0);
+                (void)spans;
             }
             st->passes++;
             double ml, sq;

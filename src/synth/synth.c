@@ -739,7 +739,13 @@ static int trees_lanes(pipeline *P, const algo *routing, const pack_stats *ps, t
     }
     if (rc != TC_OK) {
         algo_free(a);
-        return rc;
+        if (rc == TC_STOP)
+            return rc;
+        if (!P->o->quiet)
+            fprintf(stderr, "synth: trees, one per channel, skipped: %s\n", err->msg);
+        cands_none(&P->L, "trees-lanes", SYNTH_CAND_FAILED, "%.230s", err->msg);
+        tc_err_clear(err);
+        return check_stop(err);
     }
     a->predicted_us = rt->predicted_us;
     algo_free(rt);
@@ -803,6 +809,14 @@ static int try_trees(pipeline *P, tc_err *err)
     /* stage 3's local search alone: the trees are chosen for their load,
      * and a contiguity MILP per call would double every synthesis's time */
     rc = stages_2_3(P, routing, "trees", 0, P->o, note, err);
+    if (rc != TC_OK && rc != TC_STOP) {
+        /* a strategy beside the MILP: its failure is an entry, not the call's */
+        if (!P->o->quiet)
+            fprintf(stderr, "synth: trees skipped: %s\n", err->msg);
+        cands_none(&P->L, "trees", SYNTH_CAND_FAILED, "%.230s", err->msg);
+        tc_err_clear(err);
+        rc = check_stop(err);
+    }
     if (rc == TC_OK)
         rc = trees_lanes(P, routing, &ps, err);
     algo_free(routing);
