@@ -138,6 +138,19 @@ static void measure(packer *P, const trees *T, double *maxl, double *sq)
     }
 }
 
+static void packer_free(packer *P, trees *T, trees *B, rmodel *M)
+{
+    route_trees_free(T);
+    route_trees_free(B);
+    free(P->load);
+    free(P->price);
+    free(P->d);
+    free(P->f);
+    free(P->in);
+    free(P->depth);
+    route_rmodel_free(M);
+}
+
 /* The exact cut bound as the largest load it forces: the AllGather of
  * N * chunks_per_rank chunks; 0 when there is none. */
 static double bound_load(const rmodel *M)
@@ -208,15 +221,7 @@ int pack_trees(const sketch *s, const topo *t, double chunk_bytes, const pack_op
                             "over its candidate hops from its origin", c % M.chunks_per_rank,
                             origin_of(&M, c));
     if (rc != TC_OK) {
-        route_trees_free(&T);
-        route_trees_free(&B);
-        free(P.load);
-        free(P.price);
-        free(P.d);
-        free(P.f);
-        free(P.in);
-        free(P.depth);
-        route_rmodel_free(&M);
+        packer_free(&P, &T, &B, &M);
         return rc;
     }
     double best, bsq;
@@ -257,15 +262,7 @@ int pack_trees(const sketch *s, const topo *t, double chunk_bytes, const pack_op
         fprintf(stderr, "synth: trees: %d out-trees per rank, largest load %.3f us (cut bound "
                 "%.3f us, first packing %.3f us), %d passes, %.3f s\n", st->k, best,
                 st->bound_us, st->first_us, st->passes, st->build_s);
-    route_trees_free(&T);
-    route_trees_free(&B);
-    free(P.load);
-    free(P.price);
-    free(P.d);
-    free(P.f);
-    free(P.in);
-    free(P.depth);
-    route_rmodel_free(&M);
+    packer_free(&P, &T, &B, &M);
     *out = a;
     return TC_OK;
 }
