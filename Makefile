@@ -27,6 +27,11 @@
 #                default 120; all 15 bundled machines x 4 collectives take
 #                one to two hours), then issue 14's targets with TACCL's
 #                sketches given (scripts/bench_plan_targets.py, ~10 min)
+#   make bench-forestcoll  ForestColl's own schedules (tests/data/forestcoll)
+#                beside our plans made with --tiles, on its MI250 x2 and
+#                A100 x2, AllGather and ReduceScatter, 64M / 256M / 1G, with
+#                the exact bound and its optimum (~10 min): build/bench/
+#                forestcoll.md, or with UPDATE=1 the tracked bench/forestcoll.md
 #   make speed   executor speed next to memcpy
 #   make fuzz    libFuzzer on the sketch, topology and XML loaders, each for
 #                SECONDS seconds (default 60), in build-fuzz/ (clang)
@@ -73,7 +78,7 @@ SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=all -DTC_CHECKS
 TALLY      := $(BUILD)/tally
 
-.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench bench-plan speed fuzz fuzzers scale
+.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench bench-plan bench-forestcoll speed fuzz fuzzers scale
 .SECONDARY:
 
 all: $(BINS)
@@ -176,6 +181,13 @@ bench-plan: deps
 	    $(if $(TOPOS),--topos "$(TOPOS)") $(if $(COLLECTIVES),--collectives "$(COLLECTIVES)") \
 	    --out $(BUILD)/bench-plan.md
 	@scripts/bench_plan_targets.py $(BUILD)/bin --out $(BUILD)/bench-plan-targets.md
+
+bench-forestcoll: deps
+	@$(MAKE) --no-print-directory all
+	@mkdir -p $(BUILD)/bench
+	@scripts/bench_forestcoll.py $(BUILD)/bin \
+	    $(if $(filter 1 yes true,$(UPDATE)),bench/forestcoll.md,$(BUILD)/bench/forestcoll.md) \
+	    $(if $(PLANS),--plans $(PLANS))
 
 # libFuzzer: the library and the targets built with clang and the fuzzer,
 # address and undefined-behaviour sanitizers into their own directory, then

@@ -707,6 +707,35 @@ static topo *switch4(void)
  * every tb would ask at once and the lowest peer would go first.  Here
  * rank r sends its chunk to r+1, r+2, r+3 in slots 0, 1, 2 — every in
  * port takes one chunk per slot, 3 slots in all. */
+/* Lanes (algo.h): the ring's sends one after another on each pair stay
+ * on one channel by their times; with a lane each (1, 2, 3 on every pair)
+ * they take channels of their own, one tb per lane, and still verify. */
+static void test_lanes_take_channels(void **state)
+{
+    (void)state;
+    topo *t = topo_default(N4);
+    for (int lanes = 0; lanes < 2; lanes++) {
+        algo *a = ring_allgather(t, N4, SIZE4 / 4.0);
+        int *cnt = calloc(N4 * N4, sizeof *cnt);
+        for (int i = 0; lanes && i < a->nsends; i++)
+            a->sends[i].lane = ++cnt[a->sends[i].src * N4 + a->sends[i].dst];
+        free(cnt);
+        lower_opts o;
+        lower_opts_default(&o);
+        o.size_bytes = SIZE4;
+        prog *p = lower_ok(a, t, &o);
+        assert_int_equal(p->nchannels, lanes ? 3 : 1);
+        int sending = 0;
+        for (int i = 0; i < p->gpus[0].ntbs; i++)
+            sending += p->gpus[0].tbs[i].send == 1;
+        assert_int_equal(sending, lanes ? 3 : 1);
+        judge(p, t, SIZE4, 0);
+        prog_free(p);
+        algo_free(a);
+    }
+    topo_free(t);
+}
+
 static void test_switch_port_keeps_schedule_order(void **state)
 {
     (void)state;
@@ -1095,6 +1124,7 @@ int main(void)
         cmocka_unit_test(test_scattered_group_is_staged),
         cmocka_unit_test(test_scattered_reduction_group_is_staged),
         cmocka_unit_test(test_two_dependencies_get_a_nop),
+        cmocka_unit_test(test_lanes_take_channels),
         cmocka_unit_test(test_switch_port_keeps_schedule_order),
         cmocka_unit_test(test_held_back_forward_is_not_fused),
         cmocka_unit_test(test_long_connection_is_sliced),

@@ -88,6 +88,7 @@ typedef struct {
     long long sizes_lo, sizes_hi;   /* --sizes (plan mode); 0 = 1K:1G */
     double budget;              /* --time-budget (plan mode); 0 = default */
     int no_propose;             /* --no-propose (plan mode) */
+    int tiles;                  /* --tiles */
 } cli;
 
 static int cli_fail(const cli *c, int hint, const char *fmt, ...)
@@ -299,6 +300,10 @@ static const args_opt OPTS[] = {
              "1/2/4/8, the node symmetry), written to DIR/sketches/"},
     {.name = "--no-propose", .field = offsetof(cli, no_propose), .set = 1, .modes = M_PLAN,
      .help = "plan mode: no proposed sketches (baselines and --sketch only)"},
+    {.name = "--tiles", .field = offsetof(cli, tiles), .set = 1, .modes = M_SKETCH | M_PLAN,
+     .help = "sketch and plan mode: judge the candidates (and a plan's\n"
+             "files) as the runtimes run them, once per tile pass\n"
+             "(taccl-run --tiles) instead of in one pass"},
     {.name = "--sizes", .value = "LO:HI", .parse = args_range, .field = offsetof(cli, sizes_lo),
      .field2 = offsetof(cli, sizes_hi),
      .expect = "LO:HI sizes with 0 < LO <= HI, e.g. 1K:1G (LO:LO for one size)", .modes = M_PLAN,
@@ -801,6 +806,7 @@ static int sketch_main(const cli *c)
         o.verbose = c->verbose;
         o.mem_limit_mb = c->mem_limit_mb;
         o.hierarchical = c->hierarchical;
+        o.tiles = c->tiles;
         o.rails = c->rails;
         o.route = c->route;
         coll_kind kind = o.has_coll ? o.coll : s->has_coll ? s->coll : COLL_ALLGATHER;
@@ -978,6 +984,7 @@ static int plan_main(const cli *c)
     o.budget_s = c->budget;
     o.quiet = c->quiet;
     o.propose = !c->no_propose;
+    o.tiles = c->tiles;
     o.proto = c->proto;
     plan *pl = NULL;
     topo *t = load_topology(c, c->pos[0], &err);

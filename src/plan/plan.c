@@ -33,6 +33,7 @@
 #include "../model/sketch.h"
 #include "../sched/mpp.h"
 #include "../sched/ptime.h"
+#include "../sched/tile.h"
 #include "../sched/xml.h"
 #include "../synth/synth.h"
 #include "../util/file.h"
@@ -205,8 +206,10 @@ static void time_all(plan *pl, cand *c)
         }
         double us;
         tc_err e;
-        if (ptime_run(c->p, pl->t, s, &us, &e) == TC_OK)
+        prog *tp = pl->o.tiles ? tile_prog(c->p, s, NULL, &e) : NULL;
+        if ((!pl->o.tiles || tp) && ptime_run(tp ? tp : c->p, pl->t, s, &us, &e) == TC_OK)
             c->us[i] = us;
+        prog_free(tp);
     }
 }
 
@@ -336,6 +339,7 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
         /* large sizes: the same algorithm on two channel sets too, where a
          * receive-and-reduce on one overlaps the next transfer on the other */
         so.also_instances = large ? 2 : 0;
+        so.tiles = pl->o.tiles;
         prog *p = NULL;
         synth_stats st;
         tc_err e;

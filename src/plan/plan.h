@@ -45,6 +45,9 @@ typedef struct {
     int propose;                /* also synthesize sketches proposed from the topology
                                    (plan/propose.h), after the given ones; plan_opts_init
                                    sets it */
+    int tiles;                  /* time every file (and judge each synthesis's
+                                   candidates) once per tile pass, as the
+                                   runtimes run them (sched/tile.h) */
 } plan_opts;
 
 typedef struct plan plan;

@@ -32,6 +32,13 @@ typedef struct {
     double place_us;    /* local work at dst after it arrives before the chunk
                            is in its final place (staging copies; 0 otherwise):
                            delays the end, not forwarding */
+    int lane;           /* 0: the lowering colours the send's channel by time;
+                           c + 1: it travels on colour c of its (src, dst),
+                           the colours of a pair dense from 0 (packed trees,
+                           synth/pack.h: one tree per channel, so a tree's
+                           tiles never wait behind another tree's), and
+                           the send is not chained behind its rank's other
+                           sends on the same out port or NIC */
 } algo_send;
 
 typedef struct {

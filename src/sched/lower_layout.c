@@ -169,7 +169,9 @@ static void chain_sends(const lin *in, lxfers *xf, lops *O)
                 X->req = xf->x[O->ops[cp].xfer].ta;
             conn_last[o->conn] = id;
             long long k = out_port_key(in->t, o);
-            if (k < 0)
+            /* a send on a lane of its own (algo.h) is not chained: each
+             * packed tree's tile goes when it is ready */
+            if (k < 0 || in->a->sends[xf->mem[X->first]].lane > 0)
                 continue;
             int j = 0;
             while (j < nk && key[j] != k)

@@ -145,7 +145,8 @@ static void pack_peer_blocks(int n, lxfers *xf)
 }
 
 /* Interval colouring per (src, dst): a transfer takes the lowest colour
- * whose last transfer has ended.  Fills fifo_prev (previous transfer on
+ * whose last transfer has ended, or its first send's lane (algo.h: the
+ * packed trees' one tree per channel; a pair's lanes are dense from 1).  Fills fifo_prev (previous transfer on
  * the same connection) for the ordering edges. */
 static void colour_transfers(const lin *in, lxfers *xf, int *fifo_prev)
 {
@@ -164,23 +165,27 @@ static void colour_transfers(const lin *in, lxfers *xf, int *fifo_prev)
         int used = 0;
         for (int m = i; m < j; m++) {
             xfer *x = &xf->x[xk[m].id];
-            int c = 0;
-            while (c < used && end[c] > x->ts + tol_at(x->ts))
-                c++;
-            if (c == used) {
+            int c = 0, lane = in->a->sends[xf->mem[x->first]].lane;
+            if (lane > 0)
+                c = lane - 1;
+            else
+                while (c < used && end[c] > x->ts + tol_at(x->ts))
+                    c++;
+            while (c >= used) {     /* a lane's colour, or the next free one */
                 if (used == cap) {
                     cap = cap ? 2 * cap : 8;
                     end = xrealloc(end, (size_t)cap * sizeof *end);
                     last = xrealloc(last, (size_t)cap * sizeof *last);
                     cid = xrealloc(cid, (size_t)cap * sizeof *cid);
                 }
-                used++;
-                last[c] = -1;
+                int nc = used++;
+                last[nc] = -1;
+                end[nc] = 0;
                 xf->conns = xgrow(xf->conns, &xf->cconn, xf->nconn + 1, sizeof *xf->conns);
                 int n = in->sh.n;
                 int off = ((x->dst - x->src) % n + n) % n;
-                xf->conns[xf->nconn] = (conn){x->src, x->dst, c, off};  /* block: below */
-                cid[c] = xf->nconn++;
+                xf->conns[xf->nconn] = (conn){x->src, x->dst, nc, off};  /* block: below */
+                cid[nc] = xf->nconn++;
             }
             end[c] = x->ta;
             x->color = c;

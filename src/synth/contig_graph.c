@@ -263,8 +263,11 @@ int contig_ctx_init(ctx *c, const algo *a, const topo *t, double cb, tc_err *err
     free(k);
     reduce_slots(c);
     long long *pk = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *pk);
+    /* a pair is a connection: (src, dst) and the send's lane (algo.h),
+     * which the lowering puts on a channel of its own */
     for (int i = 0; i < n; i++)
-        pk[i] = (long long)a->sends[i].src * a->nranks + a->sends[i].dst;
+        pk[i] = ((long long)a->sends[i].src * a->nranks + a->sends[i].dst) * ((long long)n + 1) +
+                (a->sends[i].lane > 0 ? a->sends[i].lane : 0);
     c->pair = compact_ids(pk, n, &c->npairs);
     free(pk);
     return build_deps(c, err);

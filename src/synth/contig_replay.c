@@ -56,6 +56,8 @@ static int replay_edges(const ctx *c, const part *p, edge **out, int *nout, tc_e
     for (int q = 0; q < c->nchains; q++)
         last[q] = -1;
     for (int T = 0; T < ntr; T++) {
+        if (c->a->sends[p->first[T]].lane > 0)
+            continue;   /* a lane of its own: not chained (algo.h) */
         int *l = &last[c->chain[p->first[T]]];
         if (*l >= 0)
             e[ne++] = (edge){*l, T, E_RES};

@@ -4,7 +4,7 @@
  *
  * Why strategies and a list: a call may try several routings (and, for
  * AllReduce, two joins of each).  Each strategy (try_milp, try_hier_rails,
- * try_latency_only, try_latency_alt, try_blocks) only builds and adds what
+ * try_latency_only, try_latency_alt, try_trees, try_blocks) only builds and adds what
  * it built, or why it built nothing, to the one candidate list (cands.h);
  * run_pipeline keeps cands_pick's choice, lowers it (finish) and reads
  * synth_stats' figures of the winner off the list (kept_figures). */
@@ -17,11 +17,14 @@
 #include <time.h>
 
 #include "../sched/lower.h"
+#include "../sched/ptime.h"
+#include "../sched/tile.h"
 #include "../sched/xml.h"
 #include "cands.h"
 #include "contig.h"
 #include "hier.h"
 #include "order.h"
+#include "pack.h"
 #include "reverse.h"
 #include "route.h"
 #include "../util/mem.h"
@@ -701,6 +704,126 @@ static int try_latency_alt(pipeline *P, tc_err *err)
     return rc;
 }
 
+/* The lowering's options for this call, as finish() sets them (no name). */
+static void cand_lower_opts(const pipeline *P, lower_opts *lo)
+{
+    lower_opts_default(lo);
+    lo->instances = P->o->instances > 0 ? P->o->instances : 1;
+    lo->runtime = P->o->runtime;
+    lo->size_bytes = P->size;
+}
+
+/* The packed trees with one tree per channel (pack_lanes): no stage 2 or
+ * 3, the trees' own uncontended times, timed as the executor serves them
+ * (contig_replay).  AllGather, and ReduceScatter reversed from it;
+ * AllReduce has the stages' entry alone (its joins re-time both phases
+ * and would drop the lanes). */
+static int trees_lanes(pipeline *P, const algo *routing, const pack_stats *ps, tc_err *err)
+{
+    if (P->k != COLL_ALLGATHER && P->k != COLL_REDUCESCATTER) {
+        cands_none(&P->L, "trees-lanes", SYNTH_CAND_SKIPPED, "one tree per channel: "
+                   "AllGather and ReduceScatter only");
+        return TC_OK;
+    }
+    algo *a = NULL, *rt = NULL;
+    int rc = TC_OK;
+    if (P->k == COLL_REDUCESCATTER)
+        rc = reverse_reducescatter(routing, P->t, &a, err);
+    else
+        a = pack_copy(routing);
+    if (rc == TC_OK) {
+        pack_lanes(a);
+        rc = contig_replay(a, P->t, (double)P->chunk, &rt, err);
+    }
+    if (rc != TC_OK) {
+        algo_free(a);
+        if (rc == TC_STOP)
+            return rc;
+        if (!P->o->quiet)
+            fprintf(stderr, "synth: trees, one per channel, skipped: %s\n", err->msg);
+        cands_none(&P->L, "trees-lanes", SYNTH_CAND_FAILED, "%.230s", err->msg);
+        tc_err_clear(err);
+        return check_stop(err);
+    }
+    a->predicted_us = rt->predicted_us;
+    algo_free(rt);
+    /* the channels the lanes take are only known lowered: a failed entry
+     * where the runtime limits refuse them, not a failure of the call */
+    lower_opts lo;
+    cand_lower_opts(P, &lo);
+    tc_err e2;
+    tc_err_clear(&e2);
+    prog *trial = lower_algo(a, P->t, &lo, &e2);
+    if (!trial) {
+        algo_free(a);
+        if (!P->o->quiet)
+            fprintf(stderr, "synth: trees, one per channel, skipped: %s\n", e2.msg);
+        cands_none(&P->L, "trees-lanes", SYNTH_CAND_FAILED, "refused by the runtime limits: "
+                   "%.200s", e2.msg);
+        return check_stop(err);
+    }
+    prog_free(trial);
+    char note[240];
+    snprintf(note, sizeof note, "%d out-trees per rank packed for the least largest load "
+             "(%.3f us; the cut bound's %.3f us), one tree per channel, timed as the "
+             "executor serves them", ps->k, ps->load_us, ps->bound_us);
+    progress(P->o, "synth: trees, one per channel: makespan %.3f us", a->predicted_us, 0, 0);
+    return cands_add(&P->L, "trees-lanes", -1, a, -1, note, err);
+}
+
+/* The packed out-trees (pack.h) beside the MILP's routing: k = chunkup
+ * trees per rank, then stages 2 and 3.  A packing that fails or that the
+ * runtime limits refuse is a failed entry, not the call's failure. */
+static int try_trees(pipeline *P, tc_err *err)
+{
+    if (P->routed != COLL_ALLGATHER) {
+        cands_none(&P->L, "trees", SYNTH_CAND_SKIPPED, "out-trees per rank route an "
+                   "AllGather; AllToAll is not one");
+        return TC_OK;
+    }
+    pack_opts po;
+    pack_opts_init(&po);
+    po.quiet = P->o->quiet;
+    pack_stats ps;
+    algo *routing = NULL;
+    tc_err e2;
+    tc_err_clear(&e2);
+    double t0 = now_s();
+    int rc = pack_trees(P->s, P->t, (double)P->chunk, &po, &routing, &ps, &e2);
+    if (rc == TC_OK && precheck(routing, P->k, P->o, &e2) != TC_OK)
+        rc = TC_INPUT;
+    if (rc != TC_OK) {
+        algo_free(routing);
+        if (!P->o->quiet)
+            fprintf(stderr, "synth: trees skipped: %s\n", e2.msg);
+        cands_none(&P->L, "trees", SYNTH_CAND_FAILED, "%.230s", e2.msg);
+        return check_stop(err);
+    }
+    char note[240];
+    snprintf(note, sizeof note, "%d out-trees per rank packed for the least largest load "
+             "(%.3f us; the cut bound's %.3f us), then stage 2 and stage 3's local search", ps.k,
+             ps.load_us, ps.bound_us);
+    int from = P->st->ncands;
+    /* stage 3's local search alone: the trees are chosen for their load,
+     * and a contiguity MILP per call would double every synthesis's time */
+    rc = stages_2_3(P, routing, "trees", 0, P->o, note, err);
+    if (rc != TC_OK && rc != TC_STOP) {
+        /* a strategy beside the MILP: its failure is an entry, not the call's */
+        if (!P->o->quiet)
+            fprintf(stderr, "synth: trees skipped: %s\n", err->msg);
+        cands_none(&P->L, "trees", SYNTH_CAND_FAILED, "%.230s", err->msg);
+        tc_err_clear(err);
+        rc = check_stop(err);
+    }
+    if (rc == TC_OK)
+        rc = trees_lanes(P, routing, &ps, err);
+    algo_free(routing);
+    if (rc == TC_OK)
+        progress(P->o, "synth: trees: makespan %.3f us (%.3f s)",
+                 cands_pick_us(&P->L, "trees", from), now_s() - t0, 0);
+    return rc;
+}
+
 /* The node-blocks AllGather: the call's only strategy (--rails blocks,
  * forced: its failure is the call's), or beside the rings (a failure is a
  * failed entry).  Its stage figures are the rings' where they ran. */
@@ -774,6 +897,8 @@ static int try_all(pipeline *P, tc_err *err)
                    P->chunk);
     else
         rc = try_latency_alt(P, err);
+    if (rc == TC_OK)
+        rc = try_trees(P, err);
     return rc;
 }
 
@@ -864,6 +989,38 @@ static int setup(pipeline *P, const sketch *s, const topo *t, const synth_opts *
     return rc;
 }
 
+/* --tiles: every built entry timed as its lowered program runs once per
+ * tile pass, that time its us (the choice is still cands_pick's).  An
+ * entry that does not lower or tile keeps its time and says so. */
+static void judge_tiled(pipeline *P)
+{
+    for (int i = 0; i < P->st->ncands; i++) {
+        synth_cand *c = &P->st->cands[i];
+        if (c->state != SYNTH_CAND_OK || !P->L.a[i])
+            continue;
+        lower_opts lo;
+        cand_lower_opts(P, &lo);
+        tc_err e;
+        tc_err_clear(&e);
+        double us = NAN;
+        prog *p = lower_algo(P->L.a[i], P->t, &lo, &e);
+        prog *tp = p ? tile_prog(p, P->size, NULL, &e) : NULL;
+        int ok = tp && ptime_run(tp, P->t, P->size, &us, &e) == TC_OK;
+        prog_free(tp);
+        prog_free(p);
+        char old[sizeof c->note];
+        snprintf(old, sizeof old, "%s", c->note);
+        if (ok) {
+            if (snprintf(c->note, sizeof c->note, "%s; %.3f us in one pass, %.3f us in the "
+                         "runtimes' tile passes (--tiles: judged by these)", old, c->us, us) < 0)
+                c->note[0] = '\0';
+            c->us = us;
+        } else if (snprintf(c->note, sizeof c->note, "%s; not timed in tile passes: %.120s", old,
+                            e.msg) < 0)
+            c->note[0] = '\0';
+    }
+}
+
 static int run_pipeline(const sketch *s, const topo *t, const synth_opts *o, prog **out,
                         synth_stats *st, tc_err *err)
 {
@@ -877,6 +1034,8 @@ static int run_pipeline(const sketch *s, const topo *t, const synth_opts *o, pro
     cands_init(&P.L, st);
     if (rc == TC_OK)
         rc = try_all(&P, err);
+    if (rc == TC_OK && o->tiles)
+        judge_tiled(&P);
     int w = rc == TC_OK ? cands_pick(&P.L, NULL, 0) : -1;
     if (rc == TC_OK && w < 0)
         rc = tc_err_set(err, TC_INPUT, "%s: no candidate schedule was built", t->name);

@@ -58,6 +58,10 @@ typedef struct {
     int route;              /* flat stage 1: SYNTH_ROUTE_* */
     int also_instances;     /* > 1: also lower the same algorithm with this
                                many instances, into synth_stats.also */
+    int tiles;              /* judge the candidates as the runtimes run them,
+                               once per tile pass (sched/tile.h, taccl-run
+                               --tiles): each built entry's us becomes its
+                               lowered program's tiled time (sched/ptime) */
 } synth_opts;
 
 enum {
