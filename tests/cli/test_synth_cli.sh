@@ -214,9 +214,9 @@ assert d["join"] == win[0]["join"], d
 cands_ok() {    # NAME FILE LABELS
     expect "candidates: $1" 0 "" -- python3 -c "$CANDS_PY" "$2" "$3"
 }
-cands_ok "auto at 1 KiB tries both routings" "$TMP/lat.json" "milp=ok,latency-first=ok"
+cands_ok "auto at 1 KiB tries both routings and the packed trees" "$TMP/lat.json" "milp=ok,latency-first=ok,trees=ok,trees-lanes=ok"
 expect "candidates: the latency-first routing wins at 1 KiB" 0 '"winner":"latency-first"' -- cat "$TMP/lat.json"
-cands_ok "--route milp skips the latency-first routing" "$TMP/lat-m.json" "milp=ok,latency-first=skipped"
+cands_ok "--route milp skips the latency-first routing" "$TMP/lat-m.json" "milp=ok,latency-first=skipped,trees=ok,trees-lanes=ok"
 expect "candidates: the skipped entry says why" 0 '"status":"skipped","predicted_us":null,"note":"--route milp"' -- cat "$TMP/lat-m.json"
 cands_ok "allreduce: one entry per join" "$TMP/lat-ar.json" "milp=skipped,latency-first/barrier=ok,latency-first/pipeline=ok"
 "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective allgather --size 4M --hierarchical --time-limit 2 -q --json -o "$TMP/h-best.xml" >"$TMP/h-best.json"
