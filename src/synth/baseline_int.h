@@ -1,11 +1,12 @@
 /* baseline_int.h — what the baseline families share (not a public API).
  *
- * baseline.c holds the table of algorithms and the builders behind it, and
- * checks and finishes what a builder made; each family builds its steps in
+ * baseline.c is the entry (defaults, dispatch to nccl or plain);
+ * baseline_plain.c holds the table of algorithms and the builders behind it,
+ * and checks and finishes what a builder made; each family builds its steps in
  * a file of its own (baseline_ring.c, baseline_direct.c,
  * baseline_butterfly.c, baseline_tree.c) from the building blocks in
  * baseline_emit.c; baseline_rings.c finds the rings.  The layout every
- * builder follows is described at the top of baseline.c. */
+ * builder follows is described at the top of baseline_plain.c. */
 #ifndef TC_BASELINE_INT_H
 #define TC_BASELINE_INT_H
 
@@ -62,8 +63,19 @@ int bl_build_halving(bld *b, const bl_args *a, tc_err *err);
 int bl_build_tree(bld *b, const bl_args *a, tc_err *err);
 int bl_build_hier(bld *b, const bl_args *a, tc_err *err);
 
+/* The checks every call gets (baseline_plain.c): the algorithm, the
+ * collective, the ranks, --via, --channels, --chunks; the table's entry,
+ * or NULL with err set. */
+const baseline_algo *bl_check_call(const char *algo, const topo *t, coll_kind k,
+                                   const baseline_opts *o, tc_err *err);
+
+/* A plain (not nccl) algorithm of the table, checked, built and finished
+ * (baseline_plain.c); st is filled (the caller zeroed it). */
+prog *bl_build_plain(const char *algo, const topo *t, coll_kind k, const baseline_opts *o,
+                     baseline_stats *st, tc_err *err);
+
 /* --algo nccl (baseline_nccl.c): plans NCCL's choice and builds it with the
- * builders above through baseline_build_stats. */
+ * plain builders (bl_build_plain). */
 prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline_stats *st,
                     tc_err *err);
 

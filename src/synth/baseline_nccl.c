@@ -106,7 +106,8 @@ static prog *build_within(const char *algo, const topo *t, coll_kind k, const ba
             baseline_opts trial = u;
             trial.target = RT_UNLIMITED;
             baseline_stats ts;
-            prog *p = baseline_build_stats(algo, t, k, &trial, &ts, err);
+            memset(&ts, 0, sizeof ts);
+            prog *p = bl_build_plain(algo, t, k, &trial, &ts, err);
             if (!p)
                 return NULL;
             prog_free(p);
@@ -117,7 +118,8 @@ static prog *build_within(const char *algo, const topo *t, coll_kind k, const ba
             *capped = 1;
         }
     }
-    return baseline_build_stats(algo, t, k, &u, st, err);
+    memset(st, 0, sizeof *st);
+    return bl_build_plain(algo, t, k, &u, st, err);
 }
 
 static size_t add_estimates(char *s, size_t len, size_t cap, const nccl_choice *ch)
