@@ -25,87 +25,112 @@
 #include "model/collective.h"
 #include "model/topo.h"
 #include "model/topo_nccl.h"
+#include "util/args.h"
 #include "util/file.h"
 #include "util/mem.h"
 #include "util/paths.h"
 #include "util/tcassert.h"
 
-static const char usage[] =
-    "usage: taccl-topo import DUMP.xml -o TOPO.json [--name NAME] [--nodes N]\n"
-    "                  [--gpu v100|a100|h100|b200|mi250|mi300x]\n"
-    "                  [--nvlink switch:N|mesh:N|cube-mesh|none] [--net BW]\n"
-    "       taccl-topo show TOPO.json|DUMP.xml [the import options for a dump]\n";
+/* The options: one table (util/args.h) drives parsing, the usage, --help
+ * and which option goes with which command. */
+enum { M_IMPORT = 1, M_SHOW = 2, M_BOTH = M_IMPORT | M_SHOW };
 
-static const char help[] =
+typedef struct {
+    const char *file;               /* the one positional argument */
+    int npos;
+    unsigned long long seen;
+    const char *out;
+    int nodes;
+    topo_nccl_opts o;
+} tcli;
+
+static const args_opt OPTS[] = {
+    {.name = "--output", .alias = "-o", .value = "TOPO.json", .field = offsetof(tcli, out),
+     .modes = M_IMPORT, .usage = "-o TOPO.json",
+     .help = "import: where to write (written whole or not at all)"},
+    {.name = "--name", .value = "NAME", .field = offsetof(tcli, o.name), .modes = M_BOTH,
+     .help = "topology name (default: the dump's file name)"},
+    {.name = "--nodes", .value = "N", .parse = args_count, .field = offsetof(tcli, nodes),
+     .hi = 4096, .expect = "an integer 1..4096", .modes = M_BOTH,
+     .help = "nodes of this machine (default: the dump's hosts, host_hash)"},
+    {.name = "--gpu", .value = "G", .field = offsetof(tcli, o.gpu), .modes = M_BOTH,
+     .usage = "--gpu v100|a100|h100|b200|mi250|mi300x",
+     .help = "the GPU model, for a file with no <gpu> elements"},
+    {.name = "--nvlink", .value = "SPEC", .field = offsetof(tcli, o.nvlink), .modes = M_BOTH,
+     .usage = "--nvlink switch:N|mesh:N|cube-mesh|none",
+     .help = "the GPU links, for a file with none: switch:N (N NVLinks per\n"
+             "GPU into NVSwitch), mesh:N (N links between every pair),\n"
+             "cube-mesh (DGX-1/NDv2 hybrid cube-mesh), none (PCI only)"},
+    {.name = "--net", .value = "BW", .field = offsetof(tcli, o.net), .modes = M_BOTH,
+     .help = "NIC bandwidth with its unit, e.g. 200Gb/s: for NICs the file\n"
+             "gives no speed, or to override it"},
+    {.name = NULL}};
+
+static const args_mode MODES[] = {
+    {M_IMPORT, "import", "import DUMP.xml -o TOPO.json"},
+    {M_SHOW, "show", "show TOPO.json|DUMP.xml"},
+    {0, NULL, NULL}};
+
+static const args_spec SPEC = {
+    .tool = "taccl-topo",
+    .opts = OPTS,
+    .modes = MODES,
+    .pos = offsetof(tcli, file),
+    .npos = offsetof(tcli, npos),
+    .max_pos = 1,
+    .too_many = "one file only, got a second: %s",
+    .about =
     "Read an NCCL or RCCL topology dump (NCCL_TOPO_DUMP_FILE) or topology file\n"
     "(NCCL_TOPO_FILE) and write the topology JSON taccl-synth and taccl-run read.\n"
     "Every figure comes from NCCL's (RCCL's) own rules and its \"source\" names the\n"
     "rule (file:line@commit) and the dump's field (docs/topo-import.md).\n"
-    "\n"
-    "  -o TOPO.json     where to write (written whole or not at all)\n"
-    "  --name NAME      topology name (default: the dump's file name)\n"
-    "  --nodes N        nodes of this machine (default: the dump's hosts, host_hash)\n"
-    "  --gpu G          the GPU model, for a file with no <gpu> elements\n"
-    "  --nvlink SPEC    the GPU links, for a file with none: switch:N (N NVLinks per\n"
-    "                   GPU into NVSwitch), mesh:N (N links between every pair),\n"
-    "                   cube-mesh (DGX-1/NDv2 hybrid cube-mesh), none (PCI only)\n"
-    "  --net BW         NIC bandwidth with its unit, e.g. 200Gb/s: for NICs the file\n"
-    "                   gives no speed, or to override it\n"
+    "\n",
+    .after =
     "\n"
     "show prints a topology: ranks and nodes; every link, switch and NIC with its\n"
     "bandwidth, alpha and source; each NIC's rail (its index within its node); the\n"
-    "lower bound of every collective at 1 MiB and 1 GiB.\n"
+    "lower bound of every collective at 1 MiB and 1 GiB (the import options apply\n"
+    "to a dump given to show).\n"
     "\n"
     "A partial file is refused with one line naming what is missing and the option\n"
     "that supplies it; a malformed one with FILE:LINE: element: problem. Exit 0\n"
-    "written, 2 unusable input or flag (nothing written).\n";
+    "written, 2 unusable input or flag (nothing written).\n"};
 
 static int bad(const char *fmt, const char *v)
 {
     fprintf(stderr, "taccl-topo: ");
     fprintf(stderr, fmt, v);
+    char *usage = args_usage(&SPEC);
     fprintf(stderr, "\n%s", usage);
+    free(usage);
     return 2;
 }
 
-/* The options import and show share; the one file into *in, -o into *out
- * (NULL when want_out is 0: -o is then refused).  0, or 2 said. */
-static int parse_opts(int argc, char **argv, topo_nccl_opts *o, const char **in,
-                      const char **out, int want_out)
+/* argv after the command: the table's options for `mode` into c; 0, or 2
+ * said. */
+static int parse_opts(int argc, char **argv, unsigned mode, tcli *c)
 {
-    topo_nccl_opts_init(o);
-    *in = NULL;
-    if (out) *out = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = (want_out && !strcmp(a, "-o")) || !strcmp(a, "--name") ||
-                    !strcmp(a, "--nodes") || !strcmp(a, "--gpu") || !strcmp(a, "--nvlink") ||
-                    !strcmp(a, "--net");
-        if (takes && !v) return bad("%s needs a value", a);
-        if (takes) i++;
-        if (want_out && !strcmp(a, "-o")) *out = v;
-        else if (!strcmp(a, "--name")) o->name = v;
-        else if (!strcmp(a, "--gpu")) o->gpu = v;
-        else if (!strcmp(a, "--nvlink")) o->nvlink = v;
-        else if (!strcmp(a, "--net")) o->net = v;
-        else if (!strcmp(a, "--nodes")) {
-            char *end;
-            long n = strtol(v, &end, 10);
-            if (end == v || *end || n < 1 || n > 4096) return bad("--nodes: expected 1..4096, got '%s'", v);
-            o->nodes = (int)n;
-        } else if (a[0] == '-' && a[1]) return bad("unknown option %s", a);
-        else if (*in) return bad("one file only, got a second: %s", a);
-        else *in = a;
-    }
-    if (!*in) return bad("%s", "a file is needed (DUMP.xml, or TOPO.json for show)");
+    memset(c, 0, sizeof *c);
+    topo_nccl_opts_init(&c->o);
+    tc_err err;
+    int rc = args_parse(&SPEC, argc, argv, c, &c->seen, &err);
+    if (rc == TC_OK)
+        rc = args_check_mode(&SPEC, c->seen, mode, &err);
+    if (rc != TC_OK)
+        return bad("%s", err.msg);
+    if (!c->file)
+        return bad("%s", "a file is needed (DUMP.xml, or TOPO.json for show)");
+    if (c->nodes)
+        c->o.nodes = c->nodes;
     return 0;
 }
 
 static int cmd_import(int argc, char **argv)
 {
-    topo_nccl_opts o;
-    const char *in, *out;
-    if (parse_opts(argc, argv, &o, &in, &out, 1)) return 2;
+    tcli c;
+    if (parse_opts(argc, argv, M_IMPORT, &c)) return 2;
+    const char *in = c.file, *out = c.out;
+    topo_nccl_opts o = c.o;
     if (!out) return bad("%s", "import needs -o TOPO.json");
     tc_err err;
     tc_err_clear(&err);
@@ -172,9 +197,10 @@ static void print_group(const char *what, int i, const cJSON *e, const char *key
 /* What a topology holds, as a user checks it. */
 static int cmd_show(int argc, char **argv)
 {
-    topo_nccl_opts o;
-    const char *in;
-    if (parse_opts(argc, argv, &o, &in, NULL, 0)) return 2;
+    tcli c;
+    if (parse_opts(argc, argv, M_SHOW, &c)) return 2;
+    const char *in = c.file;
+    topo_nccl_opts o = c.o;
     tc_err err;
     tc_err_clear(&err);
     topo *t = NULL;
@@ -236,10 +262,13 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
         (argc > 2 && (!strcmp(argv[1], "import") || !strcmp(argv[1], "show")) &&
          (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")))) {
-        printf("%s\n%s", usage, help);
+        char *help = args_help(&SPEC);
+        fputs(help, stdout);
+        free(help);
         return 0;
     }
-    if (!strcmp(argv[1], "import")) return cmd_import(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "show")) return cmd_show(argc - 2, argv + 2);
+    /* argv + 1: the command stands where args_parse skips a program's name */
+    if (!strcmp(argv[1], "import")) return cmd_import(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "show")) return cmd_show(argc - 1, argv + 1);
     return bad("unknown command '%s' (import, show)", argv[1]);
 }

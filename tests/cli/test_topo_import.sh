@@ -16,7 +16,7 @@ expect "import --help exits 0" 0 "partial file" -- "$T" import --help
 expect "no command is exit 2" 2 "a command is needed" -- "$T"
 expect "unknown command is exit 2" 2 "unknown command 'list'" -- "$T" list x.xml
 expect "no output is exit 2" 2 "needs -o" -- "$T" import "$D/rccl-topo_8p_940.xml"
-expect "unknown option is exit 2" 2 "unknown option --fast" -- "$T" import "$D/rccl-topo_8p_940.xml" -o "$TMP/x.json" --fast
+expect "unknown option is exit 2" 2 "unknown option '--fast'" -- "$T" import "$D/rccl-topo_8p_940.xml" -o "$TMP/x.json" --fast
 expect "bad --nodes is exit 2" 2 "--nodes: expected" -- "$T" import "$D/rccl-topo_8p_940.xml" -o "$TMP/x.json" --nodes 0
 expect "output onto the input is exit 2" 2 "" -- "$T" import "$D/rccl-topo_8p_940.xml" -o "$D/rccl-topo_8p_940.xml"
 
@@ -156,7 +156,7 @@ expect "show gives every figure's source" 0 "source: TE-CCL teccl/topologies/ndv
 expect "show lists NICs per node with their rail" 0 "nic 7: 7 +50 GB/s, alpha 2.6 us, rail 7" -- "$T" show "$S/dgx-h100-x2.json"
 expect "show imports a dump on the way" 0 "nics +4 per node.*" -- "$T" show "$D/simai-topo_8A100_4CX6.xml" --nodes 2
 expect "show refuses a partial dump as import does" 2 "--gpu" -- "$T" show "$D/azure-ndv5-topo.xml"
-expect "show takes no -o" 2 "unknown option -o" -- "$T" show "$S/ndv2-x2.json" -o "$TMP/s.json"
+expect "show takes no -o" 2 "--output is for import, not show" -- "$T" show "$S/ndv2-x2.json" -o "$TMP/s.json"
 # The bound it shows is the one taccl-run reports for a schedule on it.
 "$T" show "$S/ndv2-x2.json" >"$TMP/show.txt"
 "$BIN/taccl-synth" --algo ring "$S/ndv2-x2.json" --collective allgather -o "$TMP/ndv2-ring.xml" 2>/dev/null
