@@ -508,7 +508,11 @@ static void print_info(const cli *c, const prog *p, const topo *t, const baselin
             : ri->inplace_only ? "out of place (the legacy runtime runs a file for "
                                  "the calls of one mode)"
                                : "out of place only");
-    if (!ri->has_loader)
+    if (c->mscclpp)
+        fprintf(stderr, "taccl-synth: --target mscclpp: an MSCCL++ execution plan; MSCCL's "
+                "step and depid limits do not bind it, MSCCL++'s were checked when it was "
+                "written\n");
+    else if (!ri->has_loader)
         fprintf(stderr, "taccl-synth: --target unlimited: steps-per-tb and depid limits lifted; "
                 "the file will not load in the MSCCL runtimes (simulate it with taccl-run "
                 "--target unlimited)\n");

@@ -63,8 +63,13 @@ refuse "bad chunks" "--chunks: expected an integer 1\.\.1048576, got 'x'" -- --a
 refuse "bad size" "--size: not a size" -- --algo ring "$T/ndv2-x1.json" --collective allgather --size 12parsecs
 refuse "bad target" "--target: expected msccl, msccl-executor, mscclpp or unlimited, got 'gpu'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --target gpu
 # MSCCL++ is a runtime (model/runtime.c) whose plans this build cannot write yet
-refuse "mscclpp target" "^taccl-synth: --target mscclpp: this build cannot write MSCCL\+\+ plans yet$" -- --algo ring "$T/ndv2-x1.json" --collective allgather --target mscclpp
-refuse "mscclpp target, sketch mode" "--target mscclpp: this build cannot write MSCCL\+\+ plans yet" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --target mscclpp
+# --target mscclpp writes an MSCCL++ execution plan (whatever -o's name),
+# which taccl-run reads by its content and verifies with data
+"$S" --algo ring "$T/ndv2-x1.json" --collective allgather --target mscclpp -q -o "$TMP/mpp-ring.xml"
+expect "mscclpp target: an MSCCL++ plan, whatever the name" 0 '"gpus"' -- head -c 4000 "$TMP/mpp-ring.xml"
+expect "... taccl-run verifies it" 0 "verified" -- "$R" "$TMP/mpp-ring.xml"
+"$S" "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --target mscclpp -q -o "$TMP/mpp-sk.json"
+expect "mscclpp target, sketch mode: the plan verifies" 0 "verified" -- "$R" "$TMP/mpp-sk.json"
 refuse "missing topology" "nonexistent.json" -- --algo ring "$T/nonexistent.json" --collective allgather
 refuse "two topologies with --algo" "one topology file" -- --algo ring "$T/ndv2-x1.json" "$T/ndv2-x2.json" --collective allgather
 expect "missing -o is exit 2" 2 "-o OUT.xml is required" -- "$S" --algo ring "$T/ndv2-x1.json" --collective allgather
