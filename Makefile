@@ -122,22 +122,23 @@ ASAN_MAKE = $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CC=$(ASAN_CC) OPT=-
 	    CFLAGS="$(CFLAGS) $(SAN_FLAGS)"
 ASAN_LOG  := $(BUILD)/check-asan.log
 
-# check: both builds (each in parallel), then the normal suite and the quick
-# sanitized suite side by side, one per core (the sanitized one's output is
-# kept in $(ASAN_LOG) and printed after); each run prints its own "N passed,
-# N failed" and adds it to $(TALLY), the last line sums both (a run that
-# printed no count fails the total).  The normal suite runs the loops over
-# every bundled sketch on a few (TACCL_FEW, tests/cli/lib.sh); the quick
-# sanitized one leaves out the scripts marked "tier: full" or "tier: plain"
-# (measured on 2 cores, the two then take about 5 minutes each, make check's
-# budget being 8).
+# check: the normal build (both cores), then two lanes side by side, one
+# per core: the normal suite, and the sanitized build (one job) followed by
+# the quick sanitized suite, whose output -- the build's too -- is kept in
+# $(ASAN_LOG) and printed after.  The sanitized build overlaps the normal
+# suite instead of holding both lanes up.  Each run prints its own "N
+# passed, N failed" and adds it to $(TALLY); the last line sums both (a run
+# that printed no count, a failed sanitized build included, fails the
+# total).  The normal suite runs the loops over bundled sketches, machines
+# and seeds on a few (TACCL_FEW, tests/cli/lib.sh); the quick sanitized one
+# the same few (TACCL_QUICK) and leaves out the scripts marked "tier: full"
+# or "tier: plain".  make check's budget is 8 minutes on 2 cores.
 
 check: deps
 	@$(MAKE) --no-print-directory -j2 all tests
-	@$(ASAN_MAKE) -j2 all tests
 	@mkdir -p $(BUILD) && rm -f $(TALLY)
-	@(TACCL_TALLY=$(abspath $(TALLY)) TACCL_TIER=quick \
-	    scripts/run_tests.sh --asan $(ASAN_BUILD) >$(ASAN_LOG) 2>&1 || true) & \
+	@( { $(ASAN_MAKE) all tests && TACCL_TALLY=$(abspath $(TALLY)) TACCL_TIER=quick \
+	    scripts/run_tests.sh --asan $(ASAN_BUILD); } >$(ASAN_LOG) 2>&1 || true) & \
 	 TACCL_TALLY=$(abspath $(TALLY)) TACCL_FEW=1 scripts/run_tests.sh $(BUILD) || true; \
 	 wait; cat $(ASAN_LOG)
 	@scripts/run_tests.sh --total $(TALLY) 2

@@ -40,8 +40,15 @@ expect() {
     fi
 }
 
+# few — whether this is one of make check's runs: TACCL_FEW (its plain lane)
+# or TACCL_QUICK (its sanitized lane, valgrind).  A loop over machines,
+# seeds or corpus files then takes a few of each kind; make check-full runs
+# every one.
+few() { [ -n "${TACCL_FEW:-}${TACCL_QUICK:-}" ]; }
+
 # FEW_SKETCHES: the bundled sketches the loops over every sketch
-# (test_synth_reduce.sh, test_synth_predict.sh) run when TACCL_FEW is set,
+# (test_synth_reduce.sh, test_synth_predict.sh, each half of them;
+# test_mpp_write.sh) run when TACCL_FEW is set,
 # as make check sets it; make check-full runs every one.  One of each kind
 # of machine and code path: the chip device's DMA rule across clusters,
 # TACCL's NDv2 relay (and its small-chunk variant, where stage 3 must reject
@@ -50,19 +57,27 @@ expect() {
 # NIC per GPU.
 FEW_SKETCHES="cs-chip4x2-sk-1 ndv2-x2-sk-1 ndv2-x2-sk-2 dgx2-x2-sk-1 torus-2d-4x4-sk-1-cup4 dgx-h100-x2-sk-1"
 
-# sketch_skip NAME SKETCH — whether this run leaves the bundled sketch NAME
-# out of a loop over every sketch: with TACCL_FEW set, every sketch not in
-# FEW_SKETCHES; with TACCL_QUICK set, as quick_skip.  A case left out gets a
-# "# skip - " line (counted neither passed nor failed) and status 0.
+# sketch_skip NAME SKETCH [HALF] — whether this run leaves the bundled
+# sketch NAME out of a loop over every sketch: with TACCL_FEW set, every
+# sketch not in FEW_SKETCHES, and with HALF (1 or 2) also those of the other
+# half (the 1st, 3rd, 5th ... of FEW_SKETCHES or the 2nd, 4th, 6th ...): two
+# scripts whose loops take the same code paths share the few between them;
+# with TACCL_QUICK set, as quick_skip.  A case left out gets a "# skip - "
+# line (counted neither passed nor failed) and status 0.
 sketch_skip() {
     if [ -n "${TACCL_FEW:-}" ]; then
-        case " $FEW_SKETCHES " in
-        *" $1 "*) ;;
-        *) echo "# skip - $1: make check runs a few sketches (TACCL_FEW), make check-full every one"
-           return 0 ;;
-        esac
+        local i=0 keep="" s
+        for s in $FEW_SKETCHES; do
+            i=$((i + 1))
+            [ -n "${3:-}" ] && [ $(((i + ${3:-0}) % 2)) -ne 0 ] && continue
+            [ "$s" = "$1" ] && keep=1
+        done
+        if [ -z "$keep" ]; then
+            echo "# skip - $1: make check runs a few sketches (TACCL_FEW${3:+, half $3}), make check-full every one"
+            return 0
+        fi
     fi
-    quick_skip "$@"
+    quick_skip "$1" "$2"
 }
 
 # quick_skip NAME SKETCH — with TACCL_QUICK set (make check-asan and

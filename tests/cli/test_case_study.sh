@@ -119,32 +119,36 @@ case_study cs-cluster-allgather           2     0    2
 case_study cs-cluster-rs-ag               2     0    4
 case_study cs-cluster-allreduce           2     0    2
 
+# make check (few) runs 6 seeds, make check-full 20
+NSEEDS=20
+few && NSEEDS=6
+
 # f32: the direct AllReduce sums in a different order on every chip
 # ((0+1)+2)+3 on chip 0, ((1+2)+3)+0 on chip 1, ...), so some seed must give
 # replicas that differ; every run must still verify within the tolerance.
 differ=0 unverified=""
-for seed in $(seq 1 20); do
+for seed in $(seq 1 "$NSEEDS"); do
     run_json direct-f32 "$ROOT/schedules/cs-chip-allreduce-direct.xml" --dtype f32 --seed "$seed"
     [ "$RC" -eq 0 ] && [ "$(jget "$TMP/direct-f32.json" verified)" = true ] || unverified="$unverified $seed"
     [ "$(jget "$TMP/direct-f32.json" replicas_identical)" = false ] && differ=$((differ + 1))
 done
 if [ "$differ" -gt 0 ]; then
-    pass "direct AllReduce f32: replicas differ for some seed ($differ of 20)"
+    pass "direct AllReduce f32: replicas differ for some seed ($differ of $NSEEDS)"
 else
-    fail "direct AllReduce f32: replicas differ for some seed" "identical for all seeds 1..20" \
+    fail "direct AllReduce f32: replicas differ for some seed" "identical for all seeds 1..$NSEEDS" \
         "$(show direct-f32)"
 fi
 if [ -z "$unverified" ]; then
-    pass "direct AllReduce f32: verified within tolerance, seeds 1..20"
+    pass "direct AllReduce f32: verified within tolerance, seeds 1..$NSEEDS"
 else
-    fail "direct AllReduce f32: verified within tolerance, seeds 1..20" "failed seeds:$unverified" \
+    fail "direct AllReduce f32: verified within tolerance, seeds 1..$NSEEDS" "failed seeds:$unverified" \
         "$(show direct-f32)"
 fi
 
 # f32: ReduceScatter then AllGather computes each shard once, so the
 # replicas are bit-identical for every seed.
 bad=""
-for seed in $(seq 1 20); do
+for seed in $(seq 1 "$NSEEDS"); do
     run_json rsag-f32 "$ROOT/schedules/cs-chip-rs-ag.xml" --dtype f32 --seed "$seed"
     if [ "$RC" -ne 0 ] || [ "$(jget "$TMP/rsag-f32.json" verified)" != true ] ||
        [ "$(jget "$TMP/rsag-f32.json" replicas_identical)" != true ]; then
@@ -153,8 +157,8 @@ for seed in $(seq 1 20); do
     fi
 done
 if [ -z "$bad" ]; then
-    pass "chip ReduceScatter then AllGather f32: verified, replicas identical, seeds 1..20"
+    pass "chip ReduceScatter then AllGather f32: verified, replicas identical, seeds 1..$NSEEDS"
 else
-    fail "chip ReduceScatter then AllGather f32: verified, replicas identical, seeds 1..20" \
+    fail "chip ReduceScatter then AllGather f32: verified, replicas identical, seeds 1..$NSEEDS" \
         "failed seeds:$bad" "$(cat "$TMP/rsag-f32.last")"
 fi

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# tier: plain  (make check runs it plain only: test_safety_plan.sh takes
+#              --plan and taccl-run DIR through the sanitizers; make
+#              check-full and make check-asan run this one sanitized too)
 # test_plan.sh — taccl-synth --plan and taccl-run DIR: a plan's files have
 # disjoint byte ranges that, with the NCCL-fallback ranges plan.json names,
 # cover the sizes asked in each mode; every file verifies in its mode(s) and

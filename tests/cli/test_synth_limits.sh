@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# tier: plain  (make check runs it plain only: its time limits and signals
+#              cost minutes under the sanitizers; make check-full and make
+#              check-asan also sanitized)
 # test_synth_limits.sh — taccl-synth when synthesis cannot go as asked:
 #   - a sketch (or topology) that leaves some rank unable to receive some
 #     chunk: exit 2 before any solver runs, one line naming the chunk, the
