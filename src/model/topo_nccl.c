@@ -29,6 +29,7 @@
 #include "../util/tcassert.h"
 #include "../util/units.h"
 #include "topo.h"
+#include "topo_nccl_int.h"
 
 #define NCCL_AT "@NVIDIA/nccl 5067397"
 #define RCCL_AT "@ROCm/rccl 0cbce2a"
@@ -213,17 +214,23 @@ typedef struct {
 static int fail_at(ictx *c, xmlNodePtr at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int fail_at(ictx *c, xmlNodePtr at, const char *fmt, ...)
+int topo_nccl_vfail(tc_err *err, const char *label, xmlNodePtr at, const char *fmt, va_list ap)
 {
     char msg[768];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (at)
+        return tc_err_set(err, TC_INPUT, "%s:%ld: %s: %s", label, xmlGetLineNo(at),
+                          (const char *)at->name, msg);
+    return tc_err_set(err, TC_INPUT, "%s: %s", label, msg);
+}
+
+static int fail_at(ictx *c, xmlNodePtr at, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int rc = topo_nccl_vfail(c->err, c->label, at, fmt, ap);
     va_end(ap);
-    if (at)
-        return tc_err_set(c->err, TC_INPUT, "%s:%ld: %s: %s", c->label, xmlGetLineNo(at),
-                          (const char *)at->name, msg);
-    return tc_err_set(c->err, TC_INPUT, "%s: %s", c->label, msg);
+    return rc;
 }
 
 /* Attribute as a malloc'd string, NULL if absent. */
@@ -998,11 +1005,8 @@ void topo_nccl_opts_init(topo_nccl_opts *o)
     memset(o, 0, sizeof *o);
 }
 
-char *topo_nccl_import_mem(const char *text, size_t len, const char *label,
-                           const topo_nccl_opts *o, tc_err *err)
+xmlDocPtr topo_nccl_xml_parse(const char *text, size_t len, const char *label, tc_err *err)
 {
-    topo_nccl_opts def;
-    if (!o) { topo_nccl_opts_init(&def); o = &def; }
     if (len > (size_t)1 << 30) {
         tc_err_set(err, TC_INPUT, "%s: larger than 1 GiB", label);
         return NULL;
@@ -1013,6 +1017,7 @@ char *topo_nccl_import_mem(const char *text, size_t len, const char *label,
     xmlSetStructuredErrorFunc(&fe, keep_first);
     xmlParserCtxtPtr px = xmlNewParserCtxt();
     if (!px) {
+        xmlSetStructuredErrorFunc(old_sctx, old_s);
         tc_err_set(err, TC_INPUT, "%s: out of memory", label);
         return NULL;
     }
@@ -1024,10 +1029,19 @@ char *topo_nccl_import_mem(const char *text, size_t len, const char *label,
         if (!fe.line && !fe.msg[0]) snprintf(fe.msg, sizeof fe.msg, "not well-formed XML");
         tc_err_set(err, TC_INPUT, "%s:%d: %s: %s", label, fe.line, fe.elem[0] ? fe.elem : "xml",
                    fe.msg);
-        xmlFreeParserCtxt(px);
-        return NULL;
     }
     xmlFreeParserCtxt(px);
+    return doc;
+}
+
+char *topo_nccl_import_mem(const char *text, size_t len, const char *label,
+                           const topo_nccl_opts *o, tc_err *err)
+{
+    topo_nccl_opts def;
+    if (!o) { topo_nccl_opts_init(&def); o = &def; }
+    xmlDocPtr doc = topo_nccl_xml_parse(text, len, label, err);
+    if (!doc)
+        return NULL;
     xmlNodePtr root = xmlDocGetRootElement(doc);
     char *res = NULL;
     ictx c;
@@ -1051,7 +1065,7 @@ char *topo_nccl_import_mem(const char *text, size_t len, const char *label,
     return res;
 }
 
-char *topo_nccl_import(const char *path, const topo_nccl_opts *o, tc_err *err)
+char *topo_nccl_read_file(const char *path, size_t *len, tc_err *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -1068,11 +1082,31 @@ char *topo_nccl_import(const char *path, const topo_nccl_opts *o, tc_err *err)
     }
     int bad = ferror(f);
     fclose(f);
-    char *res = NULL;
-    if (bad)
+    if (bad) {
+        free(buf);
         tc_err_set(err, TC_INPUT, "%s: cannot read", path);
-    else
-        res = topo_nccl_import_mem(buf, n, path, o, err);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+xmlDocPtr topo_nccl_xml_load(const char *path, tc_err *err)
+{
+    size_t n = 0;
+    char *buf = topo_nccl_read_file(path, &n, err);
+    xmlDocPtr doc = buf ? topo_nccl_xml_parse(buf, n, path, err) : NULL;
+    free(buf);
+    return doc;
+}
+
+char *topo_nccl_import(const char *path, const topo_nccl_opts *o, tc_err *err)
+{
+    size_t n = 0;
+    char *buf = topo_nccl_read_file(path, &n, err);
+    if (!buf)
+        return NULL;
+    char *res = topo_nccl_import_mem(buf, n, path, o, err);
     free(buf);
     return res;
 }
