@@ -737,6 +737,9 @@ static char *build(ictx *c, xmlNodePtr root)
     cJSON_AddStringToObject(out, "description", desc);
     cJSON_AddNumberToObject(out, "nodes", nodes);
     cJSON_AddNumberToObject(out, "ranks_per_node", rpn);
+    int fat_tree = o->fabric != TOPO_NCCL_FABRIC_RAILS;
+    if (nodes > 1 && !fat_tree)
+        cJSON_AddStringToObject(out, "fabric", "rails");
     cJSON *dev = cJSON_AddObjectToObject(out, "device");
     cJSON_AddStringToObject(dev, "kind", "gpu");
     char src[1024];
@@ -946,9 +949,18 @@ static char *build(ictx *c, xmlNodePtr root)
     if (c->nhosts > 1)
         add_note(notes, "%d hosts (host_hash) read as %d nodes; the figures are host 0's",
                  c->nhosts, c->nhosts);
-    if (nodes > 1)
-        add_note(notes, "between nodes any NIC reaches any NIC at the NIC's figures (the format "
-                 "has no fabric: a non-blocking network is assumed)");
+    if (nodes > 1 && fat_tree)
+        add_note(notes, "fabric fat-tree (%s): between nodes every NIC reaches every other "
+                 "node's NICs at the NICs' figures, a non-blocking network",
+                 o->fabric ? "--fabric fat-tree" : "the default; --fabric rails for a "
+                 "rail-optimised one");
+    else if (nodes > 1)
+        add_note(notes, "fabric rails (--fabric rails): NIC i of every node is on rail i and "
+                 "reaches only NIC i of the other nodes, at the NICs' figures; a transfer "
+                 "between GPUs of two rails has no route (NCCL's PXN relay is not modelled)");
+    else if (o->fabric)
+        add_note(notes, "--fabric %s: one node, no network between nodes to describe",
+                 fat_tree ? "fat-tree" : "rails");
     add_note(notes, "alphas are NCCL's (RCCL's) Simple ring-step latencies: our cost model takes a "
              "topology's alpha as Simple's and scales it for LL and LL128 (src/model/cost.h)");
     cJSON_AddItemToObject(out, "notes", notes);
