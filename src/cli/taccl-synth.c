@@ -287,7 +287,9 @@ static const args_opt OPTS[] = {
              "LL, LL128, or auto: whichever the cost model times fastest\n"
              "at --size (LL: half the bandwidth at a fraction of the\n"
              "latency; docs/design.md section 4)\n"
-             "(with --plan, --proto P keeps only protocol P's candidates)"},
+             "(with --plan, --proto P keeps only protocol P's candidates;\n"
+             "with --algo nccl, NCCL's tuning model may pick P only, as\n"
+             "NCCL_PROTO=P does)"},
     {.name = "--plan", .field = offsetof(cli, plan), .set = 1, .modes = M_PLAN,
      .help = "write a plan into -o DIR: the files a runtime loads so that\n"
              "every call of --collective over --sizes (default 1K:1G),\n"
@@ -908,9 +910,9 @@ static int algo_main(const cli *c)
                      i ? ", " : "", all[i].name);
         return cli_fail(c, 0, "unknown algorithm '%s'; known: %s", c->algo, known);
     }
-    if (!strcmp(a->name, "nccl") && c->proto)
-        return cli_fail(c, 0, "--algo nccl chooses its protocol as NCCL does; to fix one, use "
-                        "--algo ring or tree with --proto %s", c->proto);
+    if (!strcmp(a->name, "nccl") && c->proto && !strcmp(c->proto, "auto"))
+        return cli_fail(c, 0, "--algo nccl chooses its protocol as NCCL's tuning model does; "
+                        "--proto P keeps it to P (as NCCL_PROTO=P), auto is not one");
     if (!c->has_coll)
         return cli_fail(c, 1, COLL_REQUIRED);
     if (!c->out)
@@ -942,6 +944,9 @@ static int algo_main(const cli *c)
         o.target = c->target;
         o.size_bytes = want;
         o.graph = g;
+        cost_proto forced;
+        if (!strcmp(a->name, "nccl") && c->proto && cost_proto_parse(c->proto, &forced))
+            o.nccl_proto = 1 + (int)forced;
         p = baseline_build_stats(c->algo, t, c->coll, &o, &st, &err);
     }
     nccl_graph_free(g);

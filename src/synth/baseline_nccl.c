@@ -203,6 +203,11 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
         snprintf(arch_note, sizeof arch_note, "; device.arch not given, NCCL's Volta constants");
     prog *p = NULL;
     const char *what;
+    if (k == COLL_ALLTOALL && o->nccl_proto) {
+        tc_err_set(err, TC_INPUT, "nccl: AllToAll is NCCL's point-to-point exchange, whose "
+                   "protocol (LL up to 16 KiB per peer, else Simple) --proto does not set");
+        return NULL;
+    }
     if (k == COLL_ALLTOALL) {
         long long peer = bytes / n;
         cost_proto pr = nccl_p2p_proto(peer);
@@ -237,7 +242,7 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
             tc_err_prefix(err, "nccl");
             return NULL;
         }
-        nccl_comm c = {n, N, t->arch, 2 * R.nrings, 0, 0};
+        nccl_comm c = {n, N, t->arch, 2 * R.nrings, 0, 0, o->nccl_proto};
         if (c.nchannels > MAX_CHANNELS)
             c.nchannels = MAX_CHANNELS;
         if (o->graph && o->graph->ring.speed_intra > 0 && o->graph->ring.speed_inter > 0) {
@@ -254,7 +259,15 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
         int nrings = R.nrings;
         baseline_rings_free(&R);
         nccl_choice ch;
-        nccl_choose(&c, k, bytes, &ch);
+        if (nccl_choose(&c, k, bytes, &ch) != 0) {
+            /* only with one protocol forced (src/enqueue.cc:2052-2066) */
+            tc_err_set(err, TC_INPUT, "nccl: NCCL offers no %s for %s on %s (NCCL_PROTO=%s "
+                       "leaves it no algorithm); drop --proto", o->nccl_proto
+                       ? cost_proto_name((cost_proto)(o->nccl_proto - 1)) : "protocol",
+                       coll_name(k), t->name, o->nccl_proto
+                       ? cost_proto_name((cost_proto)(o->nccl_proto - 1)) : "");
+            return NULL;
+        }
         baseline_opts u = *o;
         u.ring_mode = BL_RINGS_NCCL;
         long long M;
@@ -286,10 +299,10 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
                      nrings == 1 ? "" : "s");
         size_t len = (size_t)snprintf(
             st->note, sizeof st->note,
-            "nccl at %lld bytes: %s %s, %d of %d channels (%s), "
+            "nccl at %lld bytes: %s %s%s, %d of %d channels (%s), "
             "%lld-byte slices, %d piece%s per channel%s%s; NCCL's estimates (us): ",
-            bytes, nccl_algo_name(ch.algo), cost_proto_name(ch.proto), ch.nchannels,
-            c.nchannels, whence, ch.slice_bytes, st->chunks,
+            bytes, nccl_algo_name(ch.algo), cost_proto_name(ch.proto),
+            o->nccl_proto ? " (--proto: NCCL_PROTO)" : "", ch.nchannels, c.nchannels, whence, ch.slice_bytes, st->chunks,
             st->chunks == 1 ? "" : "s",
             capped ? " (fewer than NCCL's: the runtime's steps-per-tb limit)" : "", nic_note);
         len = add_estimates(st->note, len, sizeof st->note, &ch);
