@@ -188,3 +188,10 @@ expect "--help lists --graph" 0 "--algo nccl TOPO.json --graph GRAPH.xml" -- "$S
 expect "-o onto the graph is refused" 2 "is the graph" -- \
     "$S" --algo nccl "$TMP/ncv4.json" --graph "$TMP/bad.xml" --collective allreduce \
     -o "$TMP/bad.xml"
+
+# --json names the graph the channels came from (null without one)
+expect "--json: nccl.graph names the file" 0 '"graph":"[^"]*azure-ncv4-graph.xml"' -- \
+    "$S" --algo nccl "$TMP/ncv4.json" --graph "$G/azure-ncv4-graph.xml" --collective allreduce \
+    -o "$TMP/j.xml" --json
+expect "--json: nccl.graph is null without --graph" 0 '"graph":null' -- \
+    "$S" --algo nccl "$TMP/ncv4.json" --collective allreduce -o "$TMP/j.xml" --json
