@@ -16,7 +16,7 @@
 /* Two V100 nodes of 8, 4 ring channels of 10 GB/s. */
 static nccl_comm two_nodes(void)
 {
-    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 4, 10.0, 10.0};
+    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 4, 10.0, 10.0, 0};
     return c;
 }
 
@@ -70,9 +70,9 @@ static void test_tree_estimates(void **state)
 static void test_two_node_speeds(void **state)
 {
     (void)state;
-    nccl_comm fast = {16, 2, TOPO_ARCH_VOLTA, 2, 25.0, 6.25};
-    nccl_comm ring = {16, 2, TOPO_ARCH_VOLTA, 2, 6.25, 6.25};
-    nccl_comm tree = {16, 2, TOPO_ARCH_VOLTA, 2, 12.5, 6.25};
+    nccl_comm fast = {16, 2, TOPO_ARCH_VOLTA, 2, 25.0, 6.25, 0};
+    nccl_comm ring = {16, 2, TOPO_ARCH_VOLTA, 2, 6.25, 6.25, 0};
+    nccl_comm tree = {16, 2, TOPO_ARCH_VOLTA, 2, 12.5, 6.25, 0};
     for (int p = 0; p < COST_NPROTO; p++) {
         assert_float_equal(nccl_time_us(&fast, COLL_ALLGATHER, NCCL_RING, (cost_proto)p, MIB),
                            nccl_time_us(&ring, COLL_ALLGATHER, NCCL_RING, (cost_proto)p, MIB),
@@ -85,8 +85,8 @@ static void test_two_node_speeds(void **state)
     assert_float_equal(nccl_time_us(&fast, COLL_ALLGATHER, NCCL_RING, COST_SIMPLE, MIB),
                        70.0 + MIB / (1000.0 * 12.5 * 16 / 15), 1e-3);
     /* more nodes: the inter-node speed, as before */
-    nccl_comm four = {32, 4, TOPO_ARCH_VOLTA, 2, 25.0, 6.25};
-    nccl_comm four_eq = {32, 4, TOPO_ARCH_VOLTA, 2, 6.25, 6.25};
+    nccl_comm four = {32, 4, TOPO_ARCH_VOLTA, 2, 25.0, 6.25, 0};
+    nccl_comm four_eq = {32, 4, TOPO_ARCH_VOLTA, 2, 6.25, 6.25, 0};
     assert_float_equal(nccl_time_us(&four, COLL_ALLREDUCE, NCCL_TREE, COST_SIMPLE, MIB),
                        nccl_time_us(&four_eq, COLL_ALLREDUCE, NCCL_TREE, COST_SIMPLE, MIB), 1e-9);
 }
@@ -124,7 +124,7 @@ static void test_tree_picked_small_allreduce(void **state)
     (void)state;
     /* 4 nodes of 8 with one channel: the ring pays 2 * 3 network steps,
      * the tree 2 * log2(4); at 64 KiB the tree wins */
-    nccl_comm c = {32, 4, TOPO_ARCH_AMPERE, 2, 12.0, 12.0};
+    nccl_comm c = {32, 4, TOPO_ARCH_AMPERE, 2, 12.0, 12.0, 0};
     nccl_choice ch;
     assert_int_equal(nccl_choose(&c, COLL_ALLREDUCE, 65536, &ch), 0);
     assert_int_equal(ch.algo, NCCL_TREE);
@@ -144,7 +144,7 @@ static void test_tree_picked_small_allreduce(void **state)
 static void test_tree_ll128_chunk(void **state)
 {
     (void)state;
-    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 2, 25.0, 6.25};
+    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 2, 25.0, 6.25, 0};
     const long long size[] = {65536, MIB, 16 * MIB}, want[] = {18000, 72000, 288000};
     for (int i = 0; i < 3; i++) {
         nccl_choice ch;
@@ -161,7 +161,7 @@ static void test_generation_constants(void **state)
 {
     (void)state;
     /* one node: LL's cap is the GPU generation's (Volta 39, Hopper 141) */
-    nccl_comm v = {8, 1, TOPO_ARCH_VOLTA, 32, 20.0, 20.0};
+    nccl_comm v = {8, 1, TOPO_ARCH_VOLTA, 32, 20.0, 20.0, 0};
     nccl_comm h = v;
     h.arch = TOPO_ARCH_HOPPER;
     long long b = 64 * MIB;
@@ -191,9 +191,36 @@ static void test_p2p(void **state)
     assert_int_equal(nccl_p2p_chunk_bytes(0, 4096, COST_LL), 32 * 1024);
 }
 
+/* NCCL_PROTO=P (--proto with --algo nccl): the pick is P's fastest
+ * algorithm, the table still holds every estimate (src/graph/tuning.cc:453-457). */
+static void test_only_proto(void **state)
+{
+    (void)state;
+    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 4, 10.0, 10.0, 0};
+    nccl_choice free_pick;
+    assert_int_equal(nccl_choose(&c, COLL_ALLREDUCE, 1 << 20, &free_pick), 0);
+    for (int p = 0; p < COST_NPROTO; p++) {
+        c.only_proto = 1 + p;
+        nccl_choice ch;
+        if (nccl_choose(&c, COLL_ALLREDUCE, 1 << 20, &ch) != 0)
+            continue;
+        assert_int_equal(ch.proto, p);
+        for (int a = 0; a < NCCL_NALGO; a++) {
+            assert_true(ch.table_us[a][p] < 0 || ch.time_us <= ch.table_us[a][p]);
+            for (int q = 0; q < COST_NPROTO; q++)
+                assert_true(ch.table_us[a][q] == free_pick.table_us[a][q]);
+        }
+        if (p == (int)free_pick.proto)
+            assert_true(ch.time_us == free_pick.time_us);
+        else
+            assert_true(ch.time_us >= free_pick.time_us);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_only_proto),
         cmocka_unit_test(test_ring_estimates),
         cmocka_unit_test(test_tree_estimates),
         cmocka_unit_test(test_two_node_speeds),

@@ -993,6 +993,37 @@ static void test_arbitration(void **state)
     check_choice("arbitration", "ready", "reserve", arb_reserve_of);
 }
 
+static int rails_of(const topo *t) { return t->rails; }
+
+/* "fabric": "rails" sets rails; "fat-tree" is the default.  On rails a NIC
+ * reaches the other node's NIC of its own index only; on fat-tree any. */
+static void test_fabric(void **state)
+{
+    (void)state;
+    check_choice("fabric", "fat-tree", "rails", rails_of);
+    const char *two_rails =
+        "{\"name\": \"r\", \"nodes\": 2, \"ranks_per_node\": 2, \"fabric\": \"%s\", "
+        "\"local\": {\"copy_gbps\": 100, \"reduce_gbps\": 100, \"source\": \"t\"}, "
+        "\"links\": [{\"pairs\": [[0, 1]], \"alpha_us\": 0.7, \"bandwidth_gbps\": 50, "
+        "\"source\": \"t\"}], \"nics\": [{\"ranks\": [0], \"alpha_us\": 2, "
+        "\"bandwidth_gbps\": 25, \"source\": \"t\"}, {\"ranks\": [1], \"alpha_us\": 2, "
+        "\"bandwidth_gbps\": 25, \"source\": \"t\"}]}";
+    char text[1024];
+    tc_err e;
+    for (int rails = 0; rails < 2; rails++) {
+        snprintf(text, sizeof text, two_rails, rails ? "rails" : "fat-tree");
+        topo *t = topo_parse(text, "r.json", &e);
+        if (!t)
+            fail_msg("%s", e.msg);
+        assert_int_equal(topo_route_of(t, 0, 2).kind, ROUTE_NIC);    /* rail 0 to rail 0 */
+        assert_int_equal(topo_route_of(t, 1, 3).kind, ROUTE_NIC);
+        assert_int_equal(topo_route_of(t, 0, 3).kind, rails ? ROUTE_NONE : ROUTE_NIC);
+        assert_int_equal(topo_route_of(t, 3, 0).kind, rails ? ROUTE_NONE : ROUTE_NIC);
+        assert_int_equal(topo_route_of(t, 0, 1).kind, ROUTE_LINK);
+        topo_free(t);
+    }
+}
+
 /* Every bundled machine names its generation, or none when it is no GPU
  * of a known one. */
 static void test_bundled_arch(void **state)
@@ -1095,6 +1126,7 @@ int main(void)
         cmocka_unit_test(test_bundled_arch),
         cmocka_unit_test(test_alpha_mode),
         cmocka_unit_test(test_arbitration),
+        cmocka_unit_test(test_fabric),
         cmocka_unit_test(test_large_torus_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,6 +39,7 @@
 #include "exec/data.h"
 #include "model/collective.h"
 #include "model/cost.h"
+#include "model/nccl_graph.h"
 #include "model/runtime.h"
 #include "model/topo.h"
 #include "sched/mpp.h"
@@ -80,6 +81,7 @@ typedef struct {
     int route;                  /* --route: SYNTH_ROUTE_* */
     long long min_bytes, max_bytes; /* --bytes; default 0 and INT64_MAX */
     const char *proto;          /* --proto: Simple, LL, LL128, auto; NULL = Simple */
+    const char *graph;          /* --graph (--algo nccl): NCCL's graph dump */
     int strict;                 /* --strict: topology warnings are errors */
     int inplace;                /* --inplace (sketch mode): the in-place copy */
     int plan;                   /* --plan: a plan directory */
@@ -125,7 +127,10 @@ static int cli_fail(const cli *c, int hint, const char *fmt, ...)
  * value out of range is told the bound it broke. */
 
 /* The modes: each *_main checks that what was given is for it. */
-enum { M_SKETCH = 1, M_ALGO = 2, M_PLAN = 4, M_LIST = 8, M_WRITE = M_SKETCH | M_ALGO | M_PLAN };
+enum { M_SKETCH = 1, M_ALGO = 2, M_PLAN = 4, M_LIST = 8, M_NCCL = 16,
+       M_WRITE = M_SKETCH | M_ALGO | M_PLAN };
+/* M_NCCL: what --algo nccl takes besides every --algo option (algo_main
+ * checks the other options as M_ALGO's and --graph as M_NCCL's). */
 
 /* --target: a runtime's name (model/runtime.h's table). */
 static int parse_target(const args_opt *o, const char *v, void *base, tc_err *err)
@@ -198,6 +203,11 @@ static const args_opt OPTS[] = {
      .usage = "--via direct|ring|butterfly", .note = FROM_SKETCH,
      .help = "rsag only: ReduceScatter and AllGather via direct (default),\n"
              "ring or butterfly (Rabenseifner)"},
+    {.name = "--graph", .value = "GRAPH.xml", .field = offsetof(cli, graph), .modes = M_NCCL,
+     .help = "--algo nccl: build from the rings and trees NCCL built on\n"
+             "the machine, the file NCCL_GRAPH_DUMP_FILE=GRAPH.xml makes it\n"
+             "write (one node's channels; checked against TOPO), instead\n"
+             "of our reconstruction of them"},
     {.name = "--size", .value = "BYTES", .parse = args_size, .field = offsetof(cli, size),
      .modes = M_SKETCH | M_ALGO, .note = "a plan covers --sizes",
      .help = "size the file records (larger per-rank buffer; K/M/G are\n"
@@ -277,7 +287,9 @@ static const args_opt OPTS[] = {
              "LL, LL128, or auto: whichever the cost model times fastest\n"
              "at --size (LL: half the bandwidth at a fraction of the\n"
              "latency; docs/design.md section 4)\n"
-             "(with --plan, --proto P keeps only protocol P's candidates)"},
+             "(with --plan, --proto P keeps only protocol P's candidates;\n"
+             "with --algo nccl, NCCL's tuning model may pick P only, as\n"
+             "NCCL_PROTO=P does)"},
     {.name = "--plan", .field = offsetof(cli, plan), .set = 1, .modes = M_PLAN,
      .help = "write a plan into -o DIR: the files a runtime loads so that\n"
              "every call of --collective over --sizes (default 1K:1G),\n"
@@ -337,6 +349,7 @@ static const args_opt OPTS[] = {
 
 static const args_mode MODES[] = {
     {M_ALGO, "--algo baselines", "--algo NAME TOPO.json --collective C -o OUT.xml"},
+    {M_NCCL, "--algo nccl", "--algo nccl TOPO.json --graph GRAPH.xml --collective C -o OUT.xml"},
     {M_SKETCH, "sketch mode", "SKETCH.json TOPO.json -o OUT.xml"},
     {M_PLAN, "--plan", "--plan TOPO.json --collective C -o DIR"},
     {M_LIST, "--list", "--list"},
@@ -457,6 +470,10 @@ static void print_json(const cli *c, const prog *p, const baseline_stats *st, co
         cJSON_AddStringToObject(nc, "proto", st->nccl.proto);
         cJSON_AddNumberToObject(nc, "channels", st->nccl.channels);
         cJSON_AddNumberToObject(nc, "channels_max", st->nccl.channels_max);
+        if (c->graph)
+            cJSON_AddStringToObject(nc, "graph", c->graph);
+        else
+            cJSON_AddNullToObject(nc, "graph");
         cJSON_AddNumberToObject(nc, "rings", st->nccl.rings);
         cJSON_AddNumberToObject(nc, "piece_bytes", (double)st->nccl.piece_bytes);
         if (st->nccl.estimate_us >= 0)
@@ -491,7 +508,10 @@ static void print_info(const cli *c, const prog *p, const topo *t, const baselin
     fprintf(stderr, "taccl-synth: %s%s%s %s on %s (%d ranks): %d channel%s", c->algo,
             c->via ? " via " : "", c->via ? c->via : "", coll_name(p->coll), t->name, p->ngpus,
             st->channels, st->channels == 1 ? "" : "s");
-    if (st->rings_found)
+    if (st->rings_found && c->graph)
+        fprintf(stderr, " (%d ring channel%s of %s)", st->rings_found,
+                st->rings_found == 1 ? "" : "s", c->graph);
+    else if (st->rings_found)
         fprintf(stderr, " (%d ring%s found sharing no link, switch port or NIC)",
                 st->rings_found, st->rings_found == 1 ? "" : "s");
     fprintf(stderr, " x %d chunk%s, nchunksperloop %d\n", st->chunks, st->chunks == 1 ? "" : "s",
@@ -868,7 +888,12 @@ static int sketch_main(const cli *c)
 /* --algo NAME TOPO.json: a baseline built from the topology, no solver. */
 static int algo_main(const cli *c)
 {
-    int rc = check_writing(c, M_ALGO);
+    /* --algo nccl takes --graph (M_NCCL) besides what every --algo takes */
+    cli mc = *c;
+    int graph_row = args_row(&SPEC, "--graph");
+    if (c->algo && !strcmp(c->algo, "nccl") && graph_row >= 0)
+        mc.seen &= ~(1ULL << graph_row);
+    int rc = check_writing(&mc, M_ALGO);
     if (rc != TC_OK)
         return rc;
     if (c->npos == 0)
@@ -885,9 +910,9 @@ static int algo_main(const cli *c)
                      i ? ", " : "", all[i].name);
         return cli_fail(c, 0, "unknown algorithm '%s'; known: %s", c->algo, known);
     }
-    if (!strcmp(a->name, "nccl") && c->proto)
-        return cli_fail(c, 0, "--algo nccl chooses its protocol as NCCL does; to fix one, use "
-                        "--algo ring or tree with --proto %s", c->proto);
+    if (!strcmp(a->name, "nccl") && c->proto && !strcmp(c->proto, "auto"))
+        return cli_fail(c, 0, "--algo nccl chooses its protocol as NCCL's tuning model does; "
+                        "--proto P keeps it to P (as NCCL_PROTO=P), auto is not one");
     if (!c->has_coll)
         return cli_fail(c, 1, COLL_REQUIRED);
     if (!c->out)
@@ -898,6 +923,18 @@ static int algo_main(const cli *c)
     baseline_stats st;
     long long want = c->size ? c->size : 1 << 20;
     topo *t = load_topology(c, c->pos[0], &err);
+    nccl_graph *g = NULL;
+    if (t && c->graph) {
+        if (same_file(c->out, c->graph)) {
+            tc_err_set(&err, TC_INPUT, "-o %s is the graph %s: writing the schedule would "
+                       "replace it", c->out, c->graph);
+            topo_free(t);
+            t = NULL;
+        } else if (!(g = nccl_graph_load(c->graph, t, &err))) {
+            topo_free(t);
+            t = NULL;
+        }
+    }
     if (t) {
         baseline_opts o;
         baseline_opts_default(&o);
@@ -906,8 +943,13 @@ static int algo_main(const cli *c)
         o.via = c->via;
         o.target = c->target;
         o.size_bytes = want;
+        o.graph = g;
+        cost_proto forced;
+        if (!strcmp(a->name, "nccl") && c->proto && cost_proto_parse(c->proto, &forced))
+            o.nccl_proto = 1 + (int)forced;
         p = baseline_build_stats(c->algo, t, c->coll, &o, &st, &err);
     }
+    nccl_graph_free(g);
     rc = p ? TC_OK : TC_INPUT;
     if (rc == TC_OK) {
         p->size_bytes = baseline_size_bytes(p, t, want);

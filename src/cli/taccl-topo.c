@@ -44,6 +44,9 @@ typedef struct {
     topo_nccl_opts o;
 } tcli;
 
+static const args_word_def FABRICS[] = {
+    {"rails", TOPO_NCCL_FABRIC_RAILS}, {"fat-tree", TOPO_NCCL_FABRIC_FAT_TREE}, {NULL, 0}};
+
 static const args_opt OPTS[] = {
     {.name = "--output", .alias = "-o", .value = "TOPO.json", .field = offsetof(tcli, out),
      .modes = M_IMPORT, .usage = "-o TOPO.json",
@@ -53,6 +56,12 @@ static const args_opt OPTS[] = {
     {.name = "--nodes", .value = "N", .parse = args_count, .field = offsetof(tcli, nodes),
      .hi = 4096, .expect = "an integer 1..4096", .modes = M_BOTH,
      .help = "nodes of this machine (default: the dump's hosts, host_hash)"},
+    {.name = "--fabric", .value = "F", .parse = args_word, .words = FABRICS,
+     .field = offsetof(tcli, o.fabric), .modes = M_BOTH, .usage = "--fabric rails|fat-tree",
+     .help = "the network between nodes: fat-tree (default: every NIC\n"
+             "reaches every other node's NICs) or rails (NIC i of every\n"
+             "node on rail i, reaching only rail i; no PXN relay, so a\n"
+             "ring needs two GPUs of a node on one NIC)"},
     {.name = "--gpu", .value = "G", .field = offsetof(tcli, o.gpu), .modes = M_BOTH,
      .usage = "--gpu v100|a100|h100|b200|mi250|mi300x",
      .help = "the GPU model, for a file with no <gpu> elements"},
@@ -236,6 +245,9 @@ static int cmd_show(int argc, char **argv)
     i = 0;
     printf("nics      %d per node (NIC i of every node is on rail i)\n",
            cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "nics")));
+    if (t->nnodes > 1)
+        printf("fabric    %s\n", t->rails ? "rails: a NIC reaches only its own rail of the other "
+               "nodes" : "fat-tree: every NIC reaches every other node's NICs");
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "nics")) {
         print_group("nic", i, e, "ranks", i);
         i++;

@@ -21,6 +21,10 @@
  *               transfer that could use it is ready; "reserve": it books
  *               them from the first instant all are free, idle until then
  *               (model/cost.h)
+ *     "fabric": "fat-tree" | "rails",       optional, default "fat-tree":
+ *               every NIC reaches every other node's NICs; "rails": NIC i
+ *               of a node (its i-th in "nics") reaches NIC i of the other
+ *               nodes only
  *     "device": {"kind": "gpu"}             optional, default gpu; a GPU
  *               device may name its generation, "arch": "volta", "ampere",
  *               "hopper" or "blackwell" (NCCL's tuning model keys on it, no
@@ -459,7 +463,7 @@ static int read_ranks(pstate *ps, const cJSON *obj, int min, const char *what,
 
 static const char *const top_keys[] = {
     "name", "description", "notes", "is_default", "nodes", "ranks_per_node",
-    "alpha_mode", "arbitration", "device", "local", "links", "switches", "nics"};
+    "alpha_mode", "arbitration", "fabric", "device", "local", "links", "switches", "nics"};
 static const char *const gpu_keys[] = {"kind", "arch", "source", "notes"};
 static const char *const chip_keys[] = {
     "kind", "chips_per_node", "clusters_per_chip", "dma_bytes", "source",
@@ -1076,7 +1080,8 @@ static int parse_top(pstate *ps, const cJSON *root)
     }
     t->nranks = (int)nranks;
     if ((rc = read_choice(c, root, "alpha_mode", "hold", "delay", &t->alpha_delay)) ||
-        (rc = read_choice(c, root, "arbitration", "ready", "reserve", &t->arb_reserve)))
+        (rc = read_choice(c, root, "arbitration", "ready", "reserve", &t->arb_reserve)) ||
+        (rc = read_choice(c, root, "fabric", "fat-tree", "rails", &t->rails)))
         return rc;
     ps->rpn = t->ranks_per_node;
     ps->stamp = xcalloc((size_t)ps->rpn, sizeof *ps->stamp);
@@ -1314,6 +1319,9 @@ topo_route topo_route_of(const topo *t, int a, int b)
     }
     if (t->nic_of_rank && topo_node_of(t, a) != topo_node_of(t, b)) {
         int na = t->nic_of_rank[a], nb = t->nic_of_rank[b];
+        int per = t->nnodes > 0 ? t->nnics / t->nnodes : 0;     /* NICs node by node */
+        if (t->rails && per > 0 && na >= 0 && nb >= 0 && na % per != nb % per)
+            return r;   /* NICs of two rails */
         if (na >= 0 && nb >= 0 && na < t->nnics && nb < t->nnics) {
             const topo_nic *x = &t->nics[na], *y = &t->nics[nb];
             r.kind = ROUTE_NIC;

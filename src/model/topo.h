@@ -87,6 +87,11 @@ typedef struct topo {
     int alpha_delay;        /* 1: a hop's alpha delays its arrival but holds no
                                resource ("alpha_mode": "delay"); 0: the hop
                                holds its resources for alpha + bytes / B */
+    int rails;              /* 1: a rail-optimised fabric ("fabric": "rails"):
+                               NIC i of a node reaches NIC i of every other
+                               node only (its rail); 0, the default
+                               ("fat-tree"): every NIC reaches every other
+                               node's NICs (a non-blocking network) */
     int arb_reserve;        /* 1: a transfer books the first instant every
                                resource it needs is free, which idle until
                                then ("arbitration": "reserve"); 0, the
@@ -162,7 +167,8 @@ typedef struct {
 } topo_route;
 
 /* Pick the route for a -> b: a direct link if one exists (the fastest if
- * several), else a switch both belong to, else NICs if on different nodes. */
+ * several), else a switch both belong to, else NICs if on different nodes
+ * (on rails, only NICs of one rail: the same index among their node's). */
 topo_route topo_route_of(const topo *t, int a, int b);
 
 /* What a route costs and holds: model/cost.h. */

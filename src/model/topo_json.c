@@ -261,6 +261,8 @@ static char *to_json(const topo *t, int nnodes)
         sb_puts(&b, "  \"alpha_mode\": \"delay\",\n");
     if (t->arb_reserve)
         sb_puts(&b, "  \"arbitration\": \"reserve\",\n");
+    if (t->rails)
+        sb_puts(&b, "  \"fabric\": \"rails\",\n");
     const char *dsrc = topo_pool_get(pv, pv ? pv->device_source : -1);
     const char *dnotes = topo_pool_get(pv, pv ? pv->device_notes : -1);
     if (t->kind == TOPO_CHIP) {

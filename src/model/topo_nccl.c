@@ -29,6 +29,7 @@
 #include "../util/tcassert.h"
 #include "../util/units.h"
 #include "topo.h"
+#include "topo_nccl_int.h"
 
 #define NCCL_AT "@NVIDIA/nccl 5067397"
 #define RCCL_AT "@ROCm/rccl 0cbce2a"
@@ -213,17 +214,23 @@ typedef struct {
 static int fail_at(ictx *c, xmlNodePtr at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int fail_at(ictx *c, xmlNodePtr at, const char *fmt, ...)
+int topo_nccl_vfail(tc_err *err, const char *label, xmlNodePtr at, const char *fmt, va_list ap)
 {
     char msg[768];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (at)
+        return tc_err_set(err, TC_INPUT, "%s:%ld: %s: %s", label, xmlGetLineNo(at),
+                          (const char *)at->name, msg);
+    return tc_err_set(err, TC_INPUT, "%s: %s", label, msg);
+}
+
+static int fail_at(ictx *c, xmlNodePtr at, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int rc = topo_nccl_vfail(c->err, c->label, at, fmt, ap);
     va_end(ap);
-    if (at)
-        return tc_err_set(c->err, TC_INPUT, "%s:%ld: %s: %s", c->label, xmlGetLineNo(at),
-                          (const char *)at->name, msg);
-    return tc_err_set(c->err, TC_INPUT, "%s: %s", c->label, msg);
+    return rc;
 }
 
 /* Attribute as a malloc'd string, NULL if absent. */
@@ -730,6 +737,9 @@ static char *build(ictx *c, xmlNodePtr root)
     cJSON_AddStringToObject(out, "description", desc);
     cJSON_AddNumberToObject(out, "nodes", nodes);
     cJSON_AddNumberToObject(out, "ranks_per_node", rpn);
+    int fat_tree = o->fabric != TOPO_NCCL_FABRIC_RAILS;
+    if (nodes > 1 && !fat_tree)
+        cJSON_AddStringToObject(out, "fabric", "rails");
     cJSON *dev = cJSON_AddObjectToObject(out, "device");
     cJSON_AddStringToObject(dev, "kind", "gpu");
     char src[1024];
@@ -939,9 +949,18 @@ static char *build(ictx *c, xmlNodePtr root)
     if (c->nhosts > 1)
         add_note(notes, "%d hosts (host_hash) read as %d nodes; the figures are host 0's",
                  c->nhosts, c->nhosts);
-    if (nodes > 1)
-        add_note(notes, "between nodes any NIC reaches any NIC at the NIC's figures (the format "
-                 "has no fabric: a non-blocking network is assumed)");
+    if (nodes > 1 && fat_tree)
+        add_note(notes, "fabric fat-tree (%s): between nodes every NIC reaches every other "
+                 "node's NICs at the NICs' figures, a non-blocking network",
+                 o->fabric ? "--fabric fat-tree" : "the default; --fabric rails for a "
+                 "rail-optimised one");
+    else if (nodes > 1)
+        add_note(notes, "fabric rails (--fabric rails): NIC i of every node is on rail i and "
+                 "reaches only NIC i of the other nodes, at the NICs' figures; a transfer "
+                 "between GPUs of two rails has no route (NCCL's PXN relay is not modelled)");
+    else if (o->fabric)
+        add_note(notes, "--fabric %s: one node, no network between nodes to describe",
+                 fat_tree ? "fat-tree" : "rails");
     add_note(notes, "alphas are NCCL's (RCCL's) Simple ring-step latencies: our cost model takes a "
              "topology's alpha as Simple's and scales it for LL and LL128 (src/model/cost.h)");
     cJSON_AddItemToObject(out, "notes", notes);
@@ -998,11 +1017,8 @@ void topo_nccl_opts_init(topo_nccl_opts *o)
     memset(o, 0, sizeof *o);
 }
 
-char *topo_nccl_import_mem(const char *text, size_t len, const char *label,
-                           const topo_nccl_opts *o, tc_err *err)
+xmlDocPtr topo_nccl_xml_parse(const char *text, size_t len, const char *label, tc_err *err)
 {
-    topo_nccl_opts def;
-    if (!o) { topo_nccl_opts_init(&def); o = &def; }
     if (len > (size_t)1 << 30) {
         tc_err_set(err, TC_INPUT, "%s: larger than 1 GiB", label);
         return NULL;
@@ -1013,6 +1029,7 @@ char *topo_nccl_import_mem(const char *text, size_t len, const char *label,
     xmlSetStructuredErrorFunc(&fe, keep_first);
     xmlParserCtxtPtr px = xmlNewParserCtxt();
     if (!px) {
+        xmlSetStructuredErrorFunc(old_sctx, old_s);
         tc_err_set(err, TC_INPUT, "%s: out of memory", label);
         return NULL;
     }
@@ -1024,10 +1041,19 @@ char *topo_nccl_import_mem(const char *text, size_t len, const char *label,
         if (!fe.line && !fe.msg[0]) snprintf(fe.msg, sizeof fe.msg, "not well-formed XML");
         tc_err_set(err, TC_INPUT, "%s:%d: %s: %s", label, fe.line, fe.elem[0] ? fe.elem : "xml",
                    fe.msg);
-        xmlFreeParserCtxt(px);
-        return NULL;
     }
     xmlFreeParserCtxt(px);
+    return doc;
+}
+
+char *topo_nccl_import_mem(const char *text, size_t len, const char *label,
+                           const topo_nccl_opts *o, tc_err *err)
+{
+    topo_nccl_opts def;
+    if (!o) { topo_nccl_opts_init(&def); o = &def; }
+    xmlDocPtr doc = topo_nccl_xml_parse(text, len, label, err);
+    if (!doc)
+        return NULL;
     xmlNodePtr root = xmlDocGetRootElement(doc);
     char *res = NULL;
     ictx c;
@@ -1051,7 +1077,7 @@ char *topo_nccl_import_mem(const char *text, size_t len, const char *label,
     return res;
 }
 
-char *topo_nccl_import(const char *path, const topo_nccl_opts *o, tc_err *err)
+char *topo_nccl_read_file(const char *path, size_t *len, tc_err *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -1068,11 +1094,31 @@ char *topo_nccl_import(const char *path, const topo_nccl_opts *o, tc_err *err)
     }
     int bad = ferror(f);
     fclose(f);
-    char *res = NULL;
-    if (bad)
+    if (bad) {
+        free(buf);
         tc_err_set(err, TC_INPUT, "%s: cannot read", path);
-    else
-        res = topo_nccl_import_mem(buf, n, path, o, err);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+xmlDocPtr topo_nccl_xml_load(const char *path, tc_err *err)
+{
+    size_t n = 0;
+    char *buf = topo_nccl_read_file(path, &n, err);
+    xmlDocPtr doc = buf ? topo_nccl_xml_parse(buf, n, path, err) : NULL;
+    free(buf);
+    return doc;
+}
+
+char *topo_nccl_import(const char *path, const topo_nccl_opts *o, tc_err *err)
+{
+    size_t n = 0;
+    char *buf = topo_nccl_read_file(path, &n, err);
+    if (!buf)
+        return NULL;
+    char *res = topo_nccl_import_mem(buf, n, path, o, err);
     free(buf);
     return res;
 }

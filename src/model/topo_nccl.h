@@ -40,7 +40,18 @@ typedef struct {
     const char *nvlink;     /* --nvlink: switch:N, mesh:N, cube-mesh, none, or NULL */
     int nodes;              /* --nodes: 0 = the dump's hosts (1 if none named) */
     const char *net;        /* --net: NIC bandwidth with its unit ("200Gb/s"), or NULL */
+    int fabric;             /* --fabric: a topo_nccl_fabric (0 = the default, fat-tree) */
 } topo_nccl_opts;
+
+/* The network between nodes (--fabric): fat-tree, every NIC reaches every
+ * other node's NICs (the default: what our format assumed before it could
+ * say rails); rails, NIC i of every node on rail i, reaching only rail i
+ * ("fabric": "rails" in the JSON).  Not rails by default: our model has no
+ * PXN relay (NCCL moves a transfer over NVLink to a GPU of the right rail),
+ * so on rails a ring must leave a node by the NIC it entered by, which a
+ * node with a NIC per GPU cannot do. */
+typedef enum { TOPO_NCCL_FABRIC_DEFAULT, TOPO_NCCL_FABRIC_RAILS, TOPO_NCCL_FABRIC_FAT_TREE }
+    topo_nccl_fabric;
 
 /* Default options: everything from the dump. */
 void topo_nccl_opts_init(topo_nccl_opts *o);

@@ -35,6 +35,7 @@
 #define TC_BASELINE_H
 
 #include "../model/collective.h"
+#include "../model/nccl_graph.h"
 #include "../model/runtime.h"
 #include "../model/topo.h"
 #include "../sched/program.h"
@@ -53,6 +54,12 @@ typedef struct {
                                for simulation only) */
     long long size_bytes;   /* nccl: the call's size NCCL chooses for (0 = 1 MiB) */
     int ring_mode;          /* ring: a baseline_ring_mode (0 = BL_RINGS_DISJOINT) */
+    int nccl_proto;         /* nccl: 1 + a cost_proto, the only protocol NCCL may
+                               pick (the user's --proto, as NCCL_PROTO=P); 0 =
+                               NCCL's tuning model picks among all */
+    const nccl_graph *graph;    /* nccl (and the ring and tree it builds with): the
+                                   channels NCCL built, from its graph dump, instead
+                                   of a search; NULL = search */
 } baseline_opts;
 
 /* What a build produced, for messages and --json. */

@@ -50,6 +50,7 @@ typedef struct {
     int L;              /* butterfly, halving: log2 of the ranks */
     char *mode;         /* tree: what it built, for the note */
     size_t modelen;
+    const nccl_graph *graph;    /* tree: NCCL's tree channels, or NULL */
 } bl_args;
 
 /* A family's builder: fills b->p for collective b->k; TC_OK or an error. */
@@ -78,6 +79,20 @@ prog *bl_build_plain(const char *algo, const topo *t, coll_kind k, const baselin
  * plain builders (bl_build_plain). */
 prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline_stats *st,
                     tc_err *err);
+
+/* ---- NCCL's channels from its graph dump (baseline_graph.c) ---- */
+
+/* The channels NCCL connects from g: min(ring, tree channels) when the
+ * graph has tree channels, else the ring channels. */
+int bl_graph_channels(const nccl_graph *g);
+/* The ring of each of those channels over all ranks of t, node by node
+ * (ndisjoint = nrings); free with baseline_rings_free. */
+void bl_graph_rings(const topo *t, const nccl_graph *g, baseline_rings *out);
+/* parent[n] of NCCL's tree channel j (0 <= j < 2 * channels: j and j +
+ * channels share a chain, the second taking the second tree over nodes).
+ * The chains are the graph's tree channels, or its ring channels when it
+ * has none; returns 1 for the former. */
+int bl_graph_tree(const topo *t, const nccl_graph *g, int j, int *parent);
 
 /* log2 of n if n is a power of two, else -1. */
 static inline int bl_log2_exact(int n)

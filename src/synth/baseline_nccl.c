@@ -78,6 +78,51 @@ static void ring_bandwidths(const topo *t, const baseline_rings *R, double *intr
     *inter /= 2;
 }
 
+/* Index of rank r's NIC among its node's NICs, -1 if none. */
+static int local_nic(const topo *t, int r)
+{
+    int x = t->nic_of_rank[r];
+    if (x < 0)
+        return -1;
+    int i = 0;
+    for (int y = 0; y < x; y++)
+        i += t->nics[y].node == t->nics[x].node;
+    return i;
+}
+
+/* Several nodes: where a channel's named NICs (net in, out) are not the
+ * NICs the topology gives its first and last GPU, say so: the model routes
+ * between nodes through the GPU's own NIC (connectRings joins the GPUs,
+ * src/graph/connect.cc:95-113; the NIC a GPU uses for a channel is the
+ * graph's, search.cc's ncclTopoGetNetDev, which our topology cannot
+ * follow when it names another GPU's NIC). */
+static void graph_nic_note(const topo *t, const nccl_graph *g, const baseline_rings *R,
+                           char *s, size_t cap)
+{
+    if (t->nnodes < 2)
+        return;
+    int n = t->nranks, Rn = t->ranks_per_node, odd = 0, first = -1, named = 0;
+    for (int k = 0; k < R->nrings; k++) {
+        const int *net = g->ring.net + (size_t)k * 2;
+        if (net[0] < 0)
+            continue;
+        named++;
+        int in = local_nic(t, R->order[(size_t)k * n]);
+        int out = local_nic(t, R->order[(size_t)k * n + Rn - 1]);
+        if (in != net[0] || out != net[1]) {
+            odd++;
+            if (first < 0)
+                first = k;
+        }
+    }
+    if (!named)
+        snprintf(s, cap, "; the graph names no NIC (a one-node job's): the GPUs' own NICs join "
+                 "the nodes");
+    else if (odd)
+        snprintf(s, cap, "; %d channel%s (first %d) name NICs other than their end GPUs' own in "
+                 "this topology, which carry them here", odd, odd == 1 ? "" : "s", first);
+}
+
 static long long ceil_div(long long a, long long b)
 {
     return (a + b - 1) / b;
@@ -158,6 +203,11 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
         snprintf(arch_note, sizeof arch_note, "; device.arch not given, NCCL's Volta constants");
     prog *p = NULL;
     const char *what;
+    if (k == COLL_ALLTOALL && o->nccl_proto) {
+        tc_err_set(err, TC_INPUT, "nccl: AllToAll is NCCL's point-to-point exchange, whose "
+                   "protocol (LL up to 16 KiB per peer, else Simple) --proto does not set");
+        return NULL;
+    }
     if (k == COLL_ALLTOALL) {
         long long peer = bytes / n;
         cost_proto pr = nccl_p2p_proto(peer);
@@ -171,6 +221,11 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
                  "%s, %lld-byte chunks (%d piece%s per peer%s)%s", bytes, cost_proto_name(pr),
                  chunk, st->chunks, st->chunks == 1 ? "" : "s",
                  capped ? ", fewer than NCCL's: the runtime's steps-per-tb limit" : "", arch_note);
+        if (o->graph) {
+            size_t len = strlen(st->note);
+            snprintf(st->note + len, sizeof st->note - len, "; %s's channels are not used "
+                     "(NCCL's AllToAll is point-to-point)", o->graph->label);
+        }
         what = "p2p";
         snprintf(st->nccl.proto, sizeof st->nccl.proto, "%s", cost_proto_name(pr));
         st->nccl.channels = st->nccl.channels_max = 1;
@@ -181,18 +236,38 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
         if (want < 1)
             want = 1;
         baseline_rings R;
-        if (baseline_find_rings_mode(t, want, BL_RINGS_NCCL, &R, err) != TC_OK) {
+        if (o->graph) {
+            bl_graph_rings(t, o->graph, &R);
+        } else if (baseline_find_rings_mode(t, want, BL_RINGS_NCCL, &R, err) != TC_OK) {
             tc_err_prefix(err, "nccl");
             return NULL;
         }
-        nccl_comm c = {n, N, t->arch, 2 * R.nrings, 0, 0};
+        nccl_comm c = {n, N, t->arch, 2 * R.nrings, 0, 0, o->nccl_proto};
         if (c.nchannels > MAX_CHANNELS)
             c.nchannels = MAX_CHANNELS;
-        ring_bandwidths(t, &R, &c.bw_intra, &c.bw_inter);
+        if (o->graph && o->graph->ring.speed_intra > 0 && o->graph->ring.speed_inter > 0) {
+            /* NCCL's own per-channel figures (bwIntra, bwInter of the ring
+             * graph), halved for the duplication as ring_bandwidths does */
+            c.bw_intra = o->graph->ring.speed_intra / 2;
+            c.bw_inter = o->graph->ring.speed_inter / 2;
+        } else {
+            ring_bandwidths(t, &R, &c.bw_intra, &c.bw_inter);
+        }
+        char nic_note[200] = "";
+        if (o->graph)
+            graph_nic_note(t, o->graph, &R, nic_note, sizeof nic_note);
         int nrings = R.nrings;
         baseline_rings_free(&R);
         nccl_choice ch;
-        nccl_choose(&c, k, bytes, &ch);
+        if (nccl_choose(&c, k, bytes, &ch) != 0) {
+            /* only with one protocol forced (src/enqueue.cc:2052-2066) */
+            tc_err_set(err, TC_INPUT, "nccl: NCCL offers no %s for %s on %s (NCCL_PROTO=%s "
+                       "leaves it no algorithm); drop --proto", o->nccl_proto
+                       ? cost_proto_name((cost_proto)(o->nccl_proto - 1)) : "protocol",
+                       coll_name(k), t->name, o->nccl_proto
+                       ? cost_proto_name((cost_proto)(o->nccl_proto - 1)) : "");
+            return NULL;
+        }
         baseline_opts u = *o;
         u.ring_mode = BL_RINGS_NCCL;
         long long M;
@@ -213,14 +288,23 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
             return NULL;
         }
         snprintf(p->proto, sizeof p->proto, "%s", cost_proto_name(ch.proto));
+        char whence[160];
+        if (o->graph)
+            snprintf(whence, sizeof whence, "%d channel%s of %s%s, duplicated", nrings,
+                     nrings == 1 ? "" : "s", o->graph->label,
+                     ch.algo == NCCL_RING || o->graph->tree.present ? ""
+                                                                    : "; trees along its rings");
+        else
+            snprintf(whence, sizeof whence, "%d ring%s found, duplicated", nrings,
+                     nrings == 1 ? "" : "s");
         size_t len = (size_t)snprintf(
             st->note, sizeof st->note,
-            "nccl at %lld bytes: %s %s, %d of %d channels (%d ring%s found, duplicated), "
-            "%lld-byte slices, %d piece%s per channel%s; NCCL's estimates (us): ",
-            bytes, nccl_algo_name(ch.algo), cost_proto_name(ch.proto), ch.nchannels,
-            c.nchannels, nrings, nrings == 1 ? "" : "s", ch.slice_bytes, st->chunks,
+            "nccl at %lld bytes: %s %s%s, %d of %d channels (%s), "
+            "%lld-byte slices, %d piece%s per channel%s%s; NCCL's estimates (us): ",
+            bytes, nccl_algo_name(ch.algo), cost_proto_name(ch.proto),
+            o->nccl_proto ? " (--proto: NCCL_PROTO)" : "", ch.nchannels, c.nchannels, whence, ch.slice_bytes, st->chunks,
             st->chunks == 1 ? "" : "s",
-            capped ? " (fewer than NCCL's: the runtime's steps-per-tb limit)" : "");
+            capped ? " (fewer than NCCL's: the runtime's steps-per-tb limit)" : "", nic_note);
         len = add_estimates(st->note, len, sizeof st->note, &ch);
         if (len < sizeof st->note)
             snprintf(st->note + len, sizeof st->note - len, "%s", arch_note);

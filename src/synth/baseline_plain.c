@@ -391,7 +391,7 @@ prog *bl_build_plain(const char *algo, const topo *t, coll_kind k, const baselin
     ringinfo ri = {&rings, NULL};
     char mode[256] = "";
     int rc;
-    if (is_tree && t->nnodes > 1 && o->ring_mode == BL_RINGS_NCCL) {
+    if (is_tree && t->nnodes > 1 && o->ring_mode == BL_RINGS_NCCL && !o->graph) {
         /* NCCL's tree channels follow its ring channels: pair c's chains
          * take ring c's node path and NICs */
         if (baseline_find_rings_mode(t, b.K, BL_RINGS_NCCL, &rings, err) != TC_OK)
@@ -399,8 +399,10 @@ prog *bl_build_plain(const char *algo, const topo *t, coll_kind k, const baselin
     }
     if (is_ring) {
         int want = o->channels ? o->channels : DEFAULT_RINGS;
-        if (baseline_find_rings_mode(t, want, (baseline_ring_mode)o->ring_mode, &rings, err) !=
-            TC_OK)
+        if (o->graph)
+            bl_graph_rings(t, o->graph, &rings);
+        else if (baseline_find_rings_mode(t, want, (baseline_ring_mode)o->ring_mode, &rings,
+                                          err) != TC_OK)
             return NULL;
         st->rings_found = rings.ndisjoint;
         if (!o->channels)
@@ -443,7 +445,7 @@ prog *bl_build_plain(const char *algo, const topo *t, coll_kind k, const baselin
         return NULL;
     }
 
-    bl_args args = {&ri, L, mode, sizeof mode};
+    bl_args args = {&ri, L, mode, sizeof mode, is_tree ? o->graph : NULL};
     rc = builder_of(kind)(&b, &args, err);
     baseline_rings_free(&rings);
     free(ri.pos);

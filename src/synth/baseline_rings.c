@@ -49,6 +49,7 @@ typedef struct {
     int ports;              /* 1: a taken switch port blocks */
     int nics;               /* 1: a taken NIC direction blocks */
     int same_nic;           /* 1: prefer leaving a node by the NIC the ring entered */
+    int rails;              /* 1: the fabric is rails: leave by the NIC entered by */
 } lgraph;
 
 typedef struct {
@@ -155,6 +156,7 @@ static int lgraph_build(const topo *t, lgraph *g, tc_err *err)
         g->nicid[u] = t->nic_of_rank ? t->nic_of_rank[u] : -1;
         g->nic[u] = g->nicid[u] >= 0;
     }
+    g->rails = t->rails;
     g->pout = xcalloc((size_t)g->nsw * R, 1);
     g->pin = xcalloc((size_t)g->nsw * R, 1);
     g->nnic = t->nnics;
@@ -186,8 +188,8 @@ static int efree(const lgraph *g, int u, long e)
 /* A ring may leave its node from x and enter the next at e. */
 static int nics_free(const lgraph *g, int x, int e)
 {
-    if (!g->nic[x] || !g->nic[e])
-        return 0;
+    if (!g->nic[x] || !g->nic[e] || (g->rails && g->nicid[x] != g->nicid[e]))
+        return 0;   /* on rails, node u's NIC i reaches node u+1's NIC i only */
     return !g->nics || (!g->nic_out[g->nicid[x]] && !g->nic_in[g->nicid[e]]);
 }
 

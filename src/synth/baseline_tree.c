@@ -298,7 +298,17 @@ static int pair_trees(bld *b, const bl_args *a, int c, tree T[2], char *mode, si
     const baseline_rings *R = a && a->ri ? a->ri->rings : NULL;
     const int *ring = R && R->nrings > 0 && b->t->nnodes > 1
                           ? R->order + (size_t)(c % R->nrings) * n : NULL;
-    int rc = tree_parents(b->t, ring, T[0].parent, T[1].parent, mode, modelen, err);
+    int rc = TC_OK;
+    if (a && a->graph) {
+        int own = 0;
+        for (int w = 0; w < 2; w++)
+            own = bl_graph_tree(b->t, a->graph, 2 * c + w, T[w].parent);
+        snprintf(mode, modelen, "NCCL's %s channels from %s: a chain inside each node%s",
+                 own ? "tree" : "ring", a->graph->label,
+                 b->t->nnodes > 1 ? ", the double binary tree over the nodes" : "");
+    } else {
+        rc = tree_parents(b->t, ring, T[0].parent, T[1].parent, mode, modelen, err);
+    }
     if (rc == TC_OK)
         for (int w = 0; w < 2; w++)
             if (!tree_finish(&T[w]))

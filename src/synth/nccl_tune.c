@@ -188,6 +188,8 @@ int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *o
         for (int i = 0; i < 3; i++) {
             double t = nccl_time_us(c, k, (nccl_algo)a, PROTOS[i], bytes);
             out->table_us[a][PROTOS[i]] = t;
+            if (c->only_proto && c->only_proto != 1 + (int)PROTOS[i])
+                continue;
             if (t >= 0 && (best < 0 || t < best)) {
                 best = t;
                 out->algo = (nccl_algo)a;

@@ -35,6 +35,9 @@ typedef struct {
     double bw_inter;        /* GB/s per channel between nodes (on two nodes
                                NCCL's ring runs at the lower of the two, its
                                tree inside a node at most twice bw_inter) */
+    int only_proto;         /* 1 + a cost_proto: the only protocol enabled (as
+                               NCCL_PROTO=P: src/graph/tuning.cc turns the
+                               others off); 0 = every protocol NCCL offers */
 } nccl_comm;
 
 /* One call's choice. */
@@ -57,8 +60,9 @@ const char *nccl_algo_name(nccl_algo a);    /* "tree", "ring" */
 double nccl_time_us(const nccl_comm *c, coll_kind k, nccl_algo a, cost_proto p, long long bytes);
 
 /* NCCL's pick for collective k (not AllToAll) on `bytes`: the fastest
- * estimate, then the channel count and chunk size for it.  Returns 0, or
- * -1 when nothing is available (k is AllToAll). */
+ * estimate (among c->only_proto's when set), then the channel count and
+ * chunk size for it.  Returns 0, or -1 when nothing is available (k is
+ * AllToAll, or the one protocol allowed is not offered). */
 int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *out);
 
 /* NCCL's point-to-point plan for one peer's `bytes` (AllToAll): LL up to

@@ -337,7 +337,13 @@ ok_run "direct allreduce chip" --algo direct "$T/cs-chip4.json" --collective all
 ok_run "direct alltoall through relays (cube-mesh)" --algo direct "$T/ndv2-x1.json" --collective alltoall
 
 # --algo nccl: NCCL's choice at --size, said in --json and in the file
-refuse "nccl sets its own protocol" "--algo nccl chooses its protocol as NCCL does" -- --algo nccl "$T/ndv2-x2.json" --collective allgather --proto LL
+refuse "nccl takes no --proto auto" "--algo nccl chooses its protocol as NCCL's tuning model does" -- --algo nccl "$T/ndv2-x2.json" --collective allgather --proto auto
+expect "nccl --proto LL128 keeps NCCL's pick to LL128 (NCCL_PROTO)" 0 "ring LL128 \(--proto: NCCL_PROTO\)" -- \
+    "$BIN/taccl-synth" --algo nccl "$T/ndv2-x2.json" --collective allgather --size 64K --proto LL128 -o "$TMP/nccl-ll128.xml"
+expect "nccl --proto LL128 verifies" 0 "protocol LL128.*result +verified" -- bash -c "'$BIN/taccl-run' '$TMP/nccl-ll128.xml' | tr '\n' ' '"
+expect "nccl without --proto picks LL at 64 KiB there" 0 "ring LL, " -- \
+    "$BIN/taccl-synth" --algo nccl "$T/ndv2-x2.json" --collective allgather --size 64K -o "$TMP/nccl-ll.xml"
+refuse "nccl --proto on AllToAll" "whose protocol .* --proto does not set" -- --algo nccl "$T/ndv2-x2.json" --collective alltoall --proto LL
 refuse "nccl sets its own channels" "nccl chooses its channels" -- --algo nccl "$T/ndv2-x2.json" --collective allgather --channels 2
 refuse "nccl is for GPUs" "NCCL runs on GPUs" -- --algo nccl "$T/cs-chip4.json" --collective allgather
 expect "--list names nccl" 0 "^nccl +allgather,alltoall,reducescatter,allreduce +what NCCL runs" -- "$S" --list

@@ -164,3 +164,79 @@ want=$(awk '$1 == "allgather" {print $2}' "$TMP/show.txt")
 expect "show's allgather bound at 1 MiB is taccl-run's ($want us)" 0 "bound +$want us lower bound" -- "$BIN/taccl-run" "$TMP/ndv2-ring.xml"
 expect "show's bounds: all four collectives at 1 MiB and 1 GiB" 0 "^4$" -- \
     bash -c "grep -cE '^  (allgather|alltoall|reducescatter|allreduce) +[0-9.]+ +[0-9.]+$' '$TMP/show.txt'"
+
+# --fabric: the network between nodes (default fat-tree: every NIC reaches
+# every other node's NICs, as the format assumed before; rails: NIC i of a
+# node reaches NIC i of the others only).  SimAI's 8 x A100 has 4 NICs, each
+# serving two GPUs, so a ring can leave a node by the NIC it entered by.
+SIM="$D/simai-topo_8A100_4CX6.xml"
+"$T" import "$SIM" -o "$TMP/sim-ft.json" --nodes 2 2>/dev/null
+"$T" import "$SIM" -o "$TMP/sim-rails.json" --nodes 2 --fabric rails 2>/dev/null
+expect "--nodes 2: fat-tree by default, said in the notes" 0 "fabric fat-tree \(the default; --fabric rails" -- \
+    cat "$TMP/sim-ft.json"
+expect "--nodes 2: no fabric key by default (the loader's default, fat-tree)" 1 "" -- \
+    grep -q '"fabric"' "$TMP/sim-ft.json"
+expect "--fabric rails writes fabric rails" 0 '"fabric":[[:space:]]+"rails"' -- cat "$TMP/sim-rails.json"
+expect "--fabric rails: the notes say who set it" 0 "fabric rails \(--fabric rails\)" -- cat "$TMP/sim-rails.json"
+expect "--fabric fat-tree: the notes say who set it" 0 "fabric fat-tree \(--fabric fat-tree\)" -- \
+    "$T" import "$SIM" -o /dev/stdout --nodes 2 --fabric fat-tree
+expect "--fabric on one node: said to change nothing" 0 "--fabric rails: one node" -- \
+    "$T" import "$SIM" -o /dev/stdout --fabric rails
+expect "a bad --fabric is exit 2" 2 "--fabric: expected rails or fat-tree, got 'torus'" -- \
+    "$T" import "$SIM" -o "$TMP/x.json" --nodes 2 --fabric torus
+expect "show: fat-tree" 0 "^fabric +fat-tree" -- "$T" show "$TMP/sim-ft.json"
+expect "show: rails" 0 "^fabric +rails" -- "$T" show "$TMP/sim-rails.json"
+# rails: direct needs a route between GPUs of two rails and is refused; the
+# ring stays on its rail between nodes (the sender's and receiver's NICs
+# have one index) and verifies; on fat-tree direct runs.
+expect "rails: direct between rails is refused" 2 "no link, switch or NIC between them" -- \
+    "$BIN/taccl-synth" --algo direct "$TMP/sim-rails.json" --collective allgather -o "$TMP/x.xml"
+expect "fat-tree: direct verifies" 0 "" -- \
+    "$BIN/taccl-synth" --algo direct "$TMP/sim-ft.json" --collective allgather -o "$TMP/sim-ft-direct.xml"
+expect "fat-tree: direct runs" 0 "result +verified" -- "$BIN/taccl-run" "$TMP/sim-ft-direct.xml"
+expect "rails: the ring is built" 0 "" -- \
+    "$BIN/taccl-synth" --algo ring "$TMP/sim-rails.json" --collective allreduce -o "$TMP/sim-rails-ring.xml"
+expect "rails: the ring verifies" 0 "result +verified" -- "$BIN/taccl-run" "$TMP/sim-rails-ring.xml"
+expect "rails: every hop between nodes stays on one rail" 0 "^on-rail [1-9][0-9]*$" -- python3 - "$TMP/sim-rails.json" "$TMP/sim-rails-ring.xml" <<'P'
+import json, sys, xml.etree.ElementTree as E
+t = json.load(open(sys.argv[1]))
+rpn = t["ranks_per_node"]
+nic = {}
+for i, n in enumerate(t["nics"]):
+    for r in n["ranks"]:
+        nic[r] = i
+hops, bad = 0, []
+for g in E.parse(sys.argv[2]).getroot().iter("gpu"):
+    a = int(g.get("id"))
+    for tb in g.iter("tb"):
+        b = int(tb.get("send"))
+        if b >= 0 and a // rpn != b // rpn:
+            hops += 1
+            if nic[a % rpn] != nic[b % rpn]:
+                bad.append((a, b))
+print("off-rail %s" % bad if bad else "on-rail %d" % hops)
+P
+# --net overrides a full dump's NIC speed, and the source says so.
+expect "--net overrides the dump's speed, said in the source" 0 \
+    '"bandwidth_gbps":[[:space:]]+12.5,.*"source":[[:space:]]+"assumed \(--net 100Gb/s\), overriding the dump.s speed' -- \
+    bash -c "'$T' import '$SIM' -o /dev/stdout --net 100Gb/s | tr -d '\n'"
+# Several hosts (host_hash) are several nodes: SimAI's dump, its <cpu>s
+# listed again under a second host_hash (the figures are the dump's).
+python3 - "$SIM" "$TMP/sim-2hosts.xml" <<'P'
+import sys, xml.etree.ElementTree as E
+root = E.parse(sys.argv[1]).getroot()
+cpus = [c for c in root if c.tag == "cpu"]
+for c in cpus:
+    c.set("host_hash", "0x1")
+for c in cpus:
+    d = E.fromstring(E.tostring(c))
+    d.set("host_hash", "0x2")
+    root.append(d)
+E.ElementTree(root).write(sys.argv[2])
+P
+expect "two host_hash values are two nodes" 0 '"nodes":[[:space:]]+2,' -- \
+    "$T" import "$TMP/sim-2hosts.xml" -o /dev/stdout
+expect "two hosts: the notes say so" 0 "2 hosts \(host_hash\) read as 2 nodes" -- \
+    "$T" import "$TMP/sim-2hosts.xml" -o /dev/stdout
+expect "two hosts and --nodes 3 disagree" 2 "--nodes 3, but the dump lists 2 hosts" -- \
+    "$T" import "$TMP/sim-2hosts.xml" -o "$TMP/x.json" --nodes 3
