@@ -906,6 +906,7 @@ static int algo_main(const cli *c)
         o.via = c->via;
         o.target = c->target;
         o.size_bytes = want;
+        o.switch_ops = mpp_wanted(c->out, c->mscclpp);
         p = baseline_build_stats(c->algo, t, c->coll, &o, &st, &err);
     }
     rc = p ? TC_OK : TC_INPUT;

@@ -53,6 +53,10 @@ typedef struct {
                                for simulation only) */
     long long size_bytes;   /* nccl: the call's size NCCL chooses for (0 = 1 MiB) */
     int ring_mode;          /* ring: a baseline_ring_mode (0 = BL_RINGS_DISJOINT) */
+    int switch_ops;         /* nccl: the output can hold switch (multimem)
+                               operations, an MSCCL++ plan: NCCL's NVLS
+                               choice is kept; 0: NCCL's best choice
+                               without NVLS, and the note says so */
 } baseline_opts;
 
 /* What a build produced, for messages and --json. */
@@ -67,7 +71,7 @@ typedef struct {
     long long steps;        /* over all ranks, nops included */
     char note[512];         /* extra information for the user, "" if none */
     struct {                /* nccl only (algo "" otherwise): what NCCL picked */
-        char algo[8];       /* "ring", "tree", "p2p" */
+        char algo[8];       /* "ring", "tree", "nvls", "p2p" */
         char proto[8];
         int channels, channels_max, rings;
         long long piece_bytes;  /* slice (ring, tree) or P2P chunk */

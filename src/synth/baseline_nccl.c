@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../model/cost.h"
+#include "../sched/mpp.h"
 #include "../sched/xml.h"
 #include "../util/mem.h"
 #include "nccl_tune.h"
@@ -122,10 +123,45 @@ static prog *build_within(const char *algo, const topo *t, coll_kind k, const ba
     return bl_build_plain(algo, t, k, &u, st, err);
 }
 
+/* Nominal bandwidth of one NVLink per direction (GB/s): NVLink 4 (H100
+ * whitepaper: 18 links, 900 GB/s both ways) and NVLink 5 (B200: 18 links,
+ * 1.8 TB/s both ways). */
+static double nvlink_gbps(topo_arch a)
+{
+    return a == TOPO_ARCH_BLACKWELL ? 50.0 : 25.0;
+}
+
+/* NCCL's NVLS on t, if it has it (docs/nvls.md): one node (across nodes
+ * NVLS needs CollNet), Hopper or later, every rank on one switch that
+ * reduces and multicasts (NCCL's NVS node with multicast support,
+ * search.cc:1124, nvls.cc:248-280) and, for a reduction, sums f32 there
+ * (ncclNvlsSupported, device.h:587-600: what --algo nccl's calls
+ * reduce).  Fills c's NVLS graph from the switch's port bandwidth counted
+ * in NVLinks as NCCL counts them. */
+static void nvls_comm(const topo *t, coll_kind k, nccl_comm *c)
+{
+    if (t->nnodes != 1 || t->nranks < 2)
+        return;
+    int *all = xmalloc((size_t)t->nranks * sizeof *all);
+    for (int r = 0; r < t->nranks; r++)
+        all[r] = r;
+    int sw = topo_nvls_switch(t, all, t->nranks);
+    free(all);
+    if (sw < 0)
+        return;
+    const topo_nvls *nv = &t->switches[sw].nvls;
+    if (k != COLL_ALLGATHER && (!(nv->dtypes & (1u << DT_F32)) || !(nv->redops & (1u << RED_SUM))))
+        return;
+    int links = (int)floor(t->switches[sw].bw_gbps / nvlink_gbps(t->arch) + 0.5);
+    c->nvls_graph_channels = nccl_nvls_graph(t->arch, t->nranks, links, &c->nvls_bw_intra,
+                                             &c->nvls_bw_inter);
+    c->nvls_channels = nccl_nvls_channels(t->arch, t->nnodes);
+}
+
 static size_t add_estimates(char *s, size_t len, size_t cap, const nccl_choice *ch)
 {
     int first = 1;
-    for (int a = NCCL_RING; a >= 0; a--)
+    for (int a = NCCL_NALGO - 1; a >= 0; a--)
         for (int p = 0; p < COST_NPROTO; p++) {
             double us = ch->table_us[a][p];
             if (us < 0 || len >= cap)
@@ -185,19 +221,49 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
             tc_err_prefix(err, "nccl");
             return NULL;
         }
-        nccl_comm c = {n, N, t->arch, 2 * R.nrings, 0, 0};
+        nccl_comm c;
+        memset(&c, 0, sizeof c);
+        c.nranks = n;
+        c.nnodes = N;
+        c.arch = t->arch;
+        c.nchannels = 2 * R.nrings;
         if (c.nchannels > MAX_CHANNELS)
             c.nchannels = MAX_CHANNELS;
         ring_bandwidths(t, &R, &c.bw_intra, &c.bw_inter);
+        nvls_comm(t, k, &c);
         int nrings = R.nrings;
         baseline_rings_free(&R);
         nccl_choice ch;
         nccl_choose(&c, k, bytes, &ch);
+        /* MSCCL XML cannot hold switch operations, and MSCCL++'s glres
+         * stores by multicast, so a ReduceScatter through the switch has
+         * no plan either: NCCL's best choice without NVLS, said in the note */
+        char nvls_note[200] = "";
+        if (ch.algo == NCCL_NVLS && (!o->switch_ops || k == COLL_REDUCESCATTER)) {
+            double nv_us = ch.time_us;
+            nccl_choose_ex(&c, k, bytes, 1, &ch);
+            snprintf(nvls_note, sizeof nvls_note, "; NCCL would run NVLS (estimate %.1f us), "
+                     "which %s cannot express: this is its best choice without NVLS%s", nv_us,
+                     o->switch_ops ? "an MSCCL++ plan (no multimem reduce to one rank)"
+                                   : "MSCCL XML",
+                     o->switch_ops ? "" : " (--target mscclpp writes NVLS)");
+        }
         baseline_opts u = *o;
         u.ring_mode = BL_RINGS_NCCL;
         long long M;
         int K;
-        if (ch.algo == NCCL_RING) {
+        if (ch.algo == NCCL_NVLS) {
+            /* the NVLS data flow through the GPUs (rsag/direct), one piece:
+             * the MSCCL++ writer replaces it by switch operations over
+             * ch.nchannels threadblocks per rank (sched/mpp_nvls.c) */
+            K = 1;
+            M = 1;
+            u.via = NULL;
+            p = build_within(k == COLL_ALLREDUCE ? "rsag" : "direct", t, k, &u, K, M, st,
+                             &capped, err);
+            if (p)
+                p->nvls_channels = ch.nchannels;
+        } else if (ch.algo == NCCL_RING) {
             K = ch.nchannels;
             M = ceil_div(bytes, (long long)n * K * ch.slice_bytes);
             p = build_within("ring", t, k, &u, K, M, st, &capped, err);
@@ -213,7 +279,22 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
             return NULL;
         }
         snprintf(p->proto, sizeof p->proto, "%s", cost_proto_name(ch.proto));
-        size_t len = (size_t)snprintf(
+        size_t len;
+        if (ch.algo == NCCL_NVLS) {
+            /* what the plan holds (sched/mpp_nvls.c), not the stand-in steps */
+            st->channels = st->nchannels = ch.nchannels;
+            st->chunks = 1;
+            st->max_tbs_per_rank = ch.nchannels;
+            st->tbs = (long long)n * ch.nchannels;
+            st->max_steps_per_tb = MPP_NVLS_OPS_PER_TB;
+            st->steps = st->tbs * MPP_NVLS_OPS_PER_TB;
+            len = (size_t)snprintf(
+                st->note, sizeof st->note,
+                "nccl at %lld bytes: nvls Simple (the switch reduces and multicasts), %d "
+                "threadblocks per rank (NCCL's nvlsChannels), written as an MSCCL++ plan of "
+                "switch operations; NCCL's estimates (us): ", bytes, ch.nchannels);
+        } else
+            len = (size_t)snprintf(
             st->note, sizeof st->note,
             "nccl at %lld bytes: %s %s, %d of %d channels (%d ring%s found, duplicated), "
             "%lld-byte slices, %d piece%s per channel%s; NCCL's estimates (us): ",
@@ -223,7 +304,7 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
             capped ? " (fewer than NCCL's: the runtime's steps-per-tb limit)" : "");
         len = add_estimates(st->note, len, sizeof st->note, &ch);
         if (len < sizeof st->note)
-            snprintf(st->note + len, sizeof st->note - len, "%s", arch_note);
+            snprintf(st->note + len, sizeof st->note - len, "%s%s", nvls_note, arch_note);
         what = nccl_algo_name(ch.algo);
         snprintf(st->nccl.proto, sizeof st->nccl.proto, "%s", cost_proto_name(ch.proto));
         st->nccl.channels = ch.nchannels;
