@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../model/cost.h"
+#include "../model/topo_nccl.h"
 #include "../sched/mpp.h"
 #include "../sched/xml.h"
 #include "../util/mem.h"
@@ -152,7 +153,14 @@ static void nvls_comm(const topo *t, coll_kind k, nccl_comm *c)
     const topo_nvls *nv = &t->switches[sw].nvls;
     if (k != COLL_ALLGATHER && (!(nv->dtypes & (1u << DT_F32)) || !(nv->redops & (1u << RED_SUM))))
         return;
-    int links = (int)floor(t->switches[sw].bw_gbps / nvlink_gbps(t->arch) + 0.5);
+    /* a port of a whole number of NCCL's own per-link figure (what
+     * taccl-topo import writes) counts those links; any other, whole
+     * nominal NVLinks (the bundled machines' datasheet figures) */
+    double port = t->switches[sw].bw_gbps;
+    double ncl = topo_nccl_nvlink_bw(t->arch == TOPO_ARCH_BLACKWELL ? 100 : 90);
+    int links = (int)floor(port / ncl + 0.5);
+    if (fabs(port - links * ncl) > 1e-6 * port)
+        links = (int)floor(port / nvlink_gbps(t->arch) + 0.5);
     c->nvls_graph_channels = nccl_nvls_graph(t->arch, t->nranks, links, &c->nvls_bw_intra,
                                              &c->nvls_bw_inter);
     c->nvls_channels = nccl_nvls_channels(t->arch, t->nnodes);

@@ -7,6 +7,8 @@
  * NCCL's NCCL_PROTO_* is) and the rules restated in our terms. */
 #include "nccl_tune.h"
 
+#include "../model/topo_nccl.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -30,17 +32,6 @@ static const double BASE_LAT[NCCL_NALGO][3] = {
 static const double HW_LAT_NVLINK[NCCL_NALGO][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}};
 static const double HW_LAT_NET[NCCL_NALGO][3] = {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 18}};
 
-/* nvlsEfficiency per generation (tuning.cc:139-144). */
-static const double NVLS_EFF[4] = {0.0, 0.0, 0.85, 0.74};
-
-/* NCCL's per-NVLink bandwidth as its topology counts it (topo.h:19-24):
- * SM90_NVLINK_BW, SM100_NVLINK_BW; and the intra-node speed arrays its
- * graph search tries, fastest first (search.cc:1057, 1063). */
-#define SM90_NVLINK_BW 20.6
-#define SM100_NVLINK_BW 40.1
-static const double SM90_SPEEDS[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
-static const double SM100_SPEEDS[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0,
-                                      20.0, 19.0, 18.0};
 #define NVLS_NCHANNELS_SM90 16
 #define NVLS_NCHANNELS_SM100 32
 #define NVLS_NCHANNELS_SM100_NVL 24
@@ -96,29 +87,16 @@ const char *nccl_algo_name(nccl_algo a)
     return a == NCCL_TREE ? "tree" : a == NCCL_NVLS ? "nvls" : "ring";
 }
 
+/* The compute capability (x10) NCCL keys its NVLS constants on. */
+static int sm_of(topo_arch a)
+{
+    return a == TOPO_ARCH_BLACKWELL ? 100 : a == TOPO_ARCH_HOPPER ? 90 : 80;
+}
+
 int nccl_nvls_graph(topo_arch arch, int ngpus, int links, double *bw_intra, double *bw_inter)
 {
-    *bw_intra = *bw_inter = 0;
-    if ((arch != TOPO_ARCH_HOPPER && arch != TOPO_ARCH_BLACKWELL) || ngpus < 2 || links < 1)
-        return 0;
-    const double *sp = arch == TOPO_ARCH_HOPPER ? SM90_SPEEDS : SM100_SPEEDS;
-    int ns = arch == TOPO_ARCH_HOPPER ? (int)(sizeof SM90_SPEEDS / sizeof *sp)
-                                      : (int)(sizeof SM100_SPEEDS / sizeof *sp);
-    double gpu_bw = links * (arch == TOPO_ARCH_HOPPER ? SM90_NVLINK_BW : SM100_NVLINK_BW);
-    /* every GPU carries each of the ngpus channels once each way, its own
-     * channel's twice (ncclTopoSearchTryNvls) */
-    int i = 0;
-    while (i < ns && (ngpus + 1) * sp[i] > gpu_bw + 1e-9)
-        i++;
-    if (i == ns)
-        return 0;
-    *bw_intra = sp[i];
-    /* pass 2 raises bwInter (no inter-node path constrains it on one node)
-     * while it is below twice bwIntra and a faster speed is left */
-    while (i > 0 && sp[i] < 2 * *bw_intra)
-        i--;
-    *bw_inter = sp[i];
-    return ngpus;
+    int sm = sm_of(arch);
+    return topo_nccl_nvls_graph(sm, ngpus, links * topo_nccl_nvlink_bw(sm), bw_intra, bw_inter);
 }
 
 int nccl_nvls_channels(topo_arch arch, int nnodes)
@@ -145,7 +123,7 @@ static double model_bw(const nccl_comm *c, coll_kind k, nccl_algo a, int p)
         if (nch < 2 || p != P_SIMPLE)
             return 0;
         double ppn = (double)c->nranks / c->nnodes;
-        double intra = c->nvls_bw_intra * NVLS_EFF[g] * (nch - 1) / nch;
+        double intra = c->nvls_bw_intra * topo_nccl_nvls_eff(sm_of(c->arch)) * (nch - 1) / nch;
         intra *= k == COLL_ALLREDUCE ? 2.0 : (ppn - 1) / ppn;
         double bus = nch * fmin(intra, c->nvls_bw_inter);
         return k == COLL_ALLREDUCE ? bus * c->nranks / (2.0 * (c->nranks - 1)) : bus;
