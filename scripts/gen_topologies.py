@@ -123,9 +123,15 @@ def hbm_local(gpu, hbm_gbps, source):
 
 
 def nvswitch_node(name, nodes, what, arch, port_gbps, port_source, nic_gbps,
-                  nic_source, local):
+                  nic_source, local, nvls=None):
     """8 GPUs of generation `arch` on one NVSwitch fabric (one port per GPU)
-    and a NIC per GPU."""
+    and a NIC per GPU; `nvls`: the switch reduces and multicasts (NVLink
+    SHARP, docs/nvls.md)."""
+    sw = {"ranks": list(range(8)), "alpha_us": 0.7,
+          "bandwidth_gbps": port_gbps,
+          "source": "%s; %s" % (port_source, NVSWITCH_ALPHA)}
+    if nvls:
+        sw["nvls"] = nvls
     return {
         "name": "%s-x%d" % (name, nodes),
         "description": "%s x%d: 8 GPUs on NVSwitch, one InfiniBand NIC per "
@@ -134,11 +140,7 @@ def nvswitch_node(name, nodes, what, arch, port_gbps, port_source, nic_gbps,
         "ranks_per_node": 8,
         "device": {"kind": "gpu", "arch": arch},
         "local": local,
-        "switches": [
-            {"ranks": list(range(8)), "alpha_us": 0.7,
-             "bandwidth_gbps": port_gbps,
-             "source": "%s; %s" % (port_source, NVSWITCH_ALPHA)},
-        ],
+        "switches": [sw],
         "nics": [
             {"ranks": [g], "alpha_us": 2.6, "bandwidth_gbps": nic_gbps,
              "source": "%s; %s" % (nic_source, IB_ALPHA)}
@@ -153,6 +155,14 @@ A100_PORT = ("NVIDIA DGX A100 datasheet / A100 whitepaper: third-generation "
 H100_PORT = ("NVIDIA DGX H100 datasheet / H100 whitepaper: fourth-generation "
              "NVLink, 18 links, 900 GB/s bidirectional per GPU through four "
              "NVSwitches, so 450 GB/s each way")
+# NVLink SHARP on 8 H100s: NCCL's own NVLS figures (docs/nvls.md section 1).
+H100_NVLS = {
+    "bandwidth_gbps": 306,
+    "alpha_us": 0.7,
+    "reductions": ["sum"],
+    "dtypes": ["i32", "f32", "bf16", "f16"],
+    "source": "NCCL 5067397 (github:NVIDIA/nccl): the NVLS graph of 8 H100s on NVSwitch has 8 channels of bwIntra 40 GB/s, the fastest of sm90SpeedArrayIntra (src/graph/search.cc:1057) for which ncclTopoSearchTryNvls (search.cc:410-440) fits every channel on every GPU's NVSwitch path, twice on the channel's head: (8 + 1) x 40 = 360 <= 18 NVLinks x SM90_NVLINK_BW 20.6 = 370.8 GB/s (src/graph/topo.h:22); times nvlsEfficiency 0.85 for Hopper (src/graph/tuning.cc:139-144): 360 x 0.85 = 306 GB/s of multimem traffic per GPU and direction, with which an NVLS AllReduce's (n+1)/n of the buffer per port and direction gives NCCL's own NVLS busBw, 8 x 40 x 0.85 x 7/8 x 2 = 476 GB/s (tuning.cc:307-316); reductions and dtypes: ncclNvlsSupported (src/include/device.h:587-600: sum for i32, f32, f16, bf16; min/max not for f32, so only sum is listed); assumed: alpha 0.7 us, the switch's own figure (NCCL's 25 us NVLS latency, tuning.cc:161, is per call, not per operation)",
+}
 A100_LOCAL = hbm_local("A100 40GB", 1555, "NVIDIA A100 datasheet: 1,555 GB/s")
 H100_LOCAL = hbm_local("H100 SXM5 80GB", 3350,
                        "NVIDIA H100 datasheet: 3.35 TB/s")
@@ -170,7 +180,7 @@ def dgx_h100(nodes):
     return nvswitch_node(
         "dgx-h100", nodes, "NVIDIA DGX H100", "hopper", 450, H100_PORT, 50,
         "NVIDIA DGX H100 datasheet: 8 single-port ConnectX-7 up to 400 Gb/s "
-        "InfiniBand, one per GPU (50 GB/s each way)", H100_LOCAL)
+        "InfiniBand, one per GPU (50 GB/s each way)", H100_LOCAL, H100_NVLS)
 
 
 def ndv4(nodes):
@@ -189,7 +199,7 @@ def ndv5(nodes):
         "Azure docs, ND H100 v5-series: 8 H100 80GB with NVLink 4.0; " +
         H100_PORT, 50,
         "Azure docs, ND H100 v5-series: 400 Gb/s Quantum-2 CX7 InfiniBand per "
-        "GPU, 3.2 Tb/s per VM (50 GB/s each way)", H100_LOCAL)
+        "GPU, 3.2 Tb/s per VM (50 GB/s each way)", H100_LOCAL, H100_NVLS)
 
 
 # AMD machines.  Our format names no AMD generation (device.arch), so

@@ -151,6 +151,70 @@ static void test_unpaired_refused(void **state)
     prog_free(p);
 }
 
+/* NCCL's NVLS choice (prog.nvls_channels) is written as switch operations,
+ * as MSCCL++'s allreduce/allgather_nvls_zero_copy programs are: per block
+ * a relaxed barrier, one glres (AllReduce: load-reduce through a switch
+ * channel on i, multicast store through one on o) or gstore (AllGather:
+ * the input chunk by multicast into every output), a barrier. */
+static const cJSON *op_of(const cJSON *j, int r, int b, int i)
+{
+    const cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), r);
+    const cJSON *tb = cJSON_GetArrayItem(cJSON_GetObjectItem(g, "threadblocks"), b);
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(tb, "ops"), i);
+}
+
+static int ref_at(const cJSON *op, const char *list, const char *key)
+{
+    const cJSON *r = cJSON_GetArrayItem(cJSON_GetObjectItem(op, list), 0);
+    const cJSON *v = cJSON_GetObjectItem(r, key);
+    return v ? (int)v->valuedouble : -1;
+}
+
+static void test_nvls(void **state)
+{
+    (void)state;
+    enum { N = 4, K = 8 };
+    for (int ag = 0; ag <= 1; ag++) {
+        prog *p = prog_new("nvls", ag ? COLL_ALLGATHER : COLL_ALLREDUCE, N, N);
+        for (int r = 0; r < N; r++)
+            prog_add_gpu(p, ag ? 1 : N, N, 0);
+        p->nvls_channels = K;
+        cJSON *j = plan_of(p);
+        const cJSON *g1 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), 1);
+        assert_int_equal((int)cJSON_GetObjectItem(g1, "input_chunks")->valuedouble, ag ? K : N * K);
+        assert_int_equal((int)cJSON_GetObjectItem(g1, "output_chunks")->valuedouble, N * K);
+        const cJSON *chans = cJSON_GetObjectItem(g1, "channels");
+        /* memory channels to the 3 peers, K each; then the switch channels */
+        assert_int_equal(cJSON_GetArraySize(chans), 1 + (ag ? 1 : 2) * K);
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(chans, 0),
+                                                                "connected_to")), (N - 1) * K);
+        assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(chans, 1), "buffer_type")
+                                ->valuestring, ag ? "o" : "i");
+        for (int b = 0; b < K; b++) {
+            const cJSON *op = op_of(j, 1, b, 5);
+            assert_string_equal(cJSON_GetObjectItem(op, "name")->valuestring,
+                                ag ? "gstore" : "glres");
+            assert_int_equal(ref_at(op, "dst_buff", "index"), 1 * K + b);
+            assert_int_equal(ref_at(op, "dst_buff", "switch_channel_id"), ag ? 0 : 1);
+            assert_int_equal(ref_at(op, "src_buff", "index"), ag ? b : 1 * K + b);
+            assert_string_equal(cJSON_GetObjectItem(op_of(j, 1, b, 1), "name")->valuestring,
+                                "rlxsignal");
+            assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(op_of(j, 1, b, 10),
+                                                                    "channel_ids")), 0);
+        }
+        cJSON_Delete(j);
+        prog_free(p);
+    }
+    prog *p = prog_new("nvls", COLL_REDUCESCATTER, N, N);
+    for (int r = 0; r < N; r++)
+        prog_add_gpu(p, N, 1, 0);
+    p->nvls_channels = K;
+    tc_err e;
+    assert_null(mpp_to_json(p, NULL, &e));
+    assert_non_null(strstr(e.msg, "none reduces into one rank"));
+    prog_free(p);
+}
+
 /* --plan for MSCCL++: files NAME.json, each one buffer mode and range. */
 static void test_plan_dir(void **state)
 {
@@ -232,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_exchange),
         cmocka_unit_test(test_reduce_lands_in_scratch),
         cmocka_unit_test(test_unpaired_refused),
+        cmocka_unit_test(test_nvls),
         cmocka_unit_test(test_plan_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

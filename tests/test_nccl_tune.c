@@ -16,7 +16,7 @@
 /* Two V100 nodes of 8, 4 ring channels of 10 GB/s. */
 static nccl_comm two_nodes(void)
 {
-    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 4, 10.0, 10.0, 0};
+    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 4, 10.0, 10.0, 0, 0, 0, 0, 0};
     return c;
 }
 
@@ -70,9 +70,9 @@ static void test_tree_estimates(void **state)
 static void test_two_node_speeds(void **state)
 {
     (void)state;
-    nccl_comm fast = {16, 2, TOPO_ARCH_VOLTA, 2, 25.0, 6.25, 0};
-    nccl_comm ring = {16, 2, TOPO_ARCH_VOLTA, 2, 6.25, 6.25, 0};
-    nccl_comm tree = {16, 2, TOPO_ARCH_VOLTA, 2, 12.5, 6.25, 0};
+    nccl_comm fast = {16, 2, TOPO_ARCH_VOLTA, 2, 25.0, 6.25, 0, 0, 0, 0, 0};
+    nccl_comm ring = {16, 2, TOPO_ARCH_VOLTA, 2, 6.25, 6.25, 0, 0, 0, 0, 0};
+    nccl_comm tree = {16, 2, TOPO_ARCH_VOLTA, 2, 12.5, 6.25, 0, 0, 0, 0, 0};
     for (int p = 0; p < COST_NPROTO; p++) {
         assert_float_equal(nccl_time_us(&fast, COLL_ALLGATHER, NCCL_RING, (cost_proto)p, MIB),
                            nccl_time_us(&ring, COLL_ALLGATHER, NCCL_RING, (cost_proto)p, MIB),
@@ -85,8 +85,8 @@ static void test_two_node_speeds(void **state)
     assert_float_equal(nccl_time_us(&fast, COLL_ALLGATHER, NCCL_RING, COST_SIMPLE, MIB),
                        70.0 + MIB / (1000.0 * 12.5 * 16 / 15), 1e-3);
     /* more nodes: the inter-node speed, as before */
-    nccl_comm four = {32, 4, TOPO_ARCH_VOLTA, 2, 25.0, 6.25, 0};
-    nccl_comm four_eq = {32, 4, TOPO_ARCH_VOLTA, 2, 6.25, 6.25, 0};
+    nccl_comm four = {32, 4, TOPO_ARCH_VOLTA, 2, 25.0, 6.25, 0, 0, 0, 0, 0};
+    nccl_comm four_eq = {32, 4, TOPO_ARCH_VOLTA, 2, 6.25, 6.25, 0, 0, 0, 0, 0};
     assert_float_equal(nccl_time_us(&four, COLL_ALLREDUCE, NCCL_TREE, COST_SIMPLE, MIB),
                        nccl_time_us(&four_eq, COLL_ALLREDUCE, NCCL_TREE, COST_SIMPLE, MIB), 1e-9);
 }
@@ -124,7 +124,7 @@ static void test_tree_picked_small_allreduce(void **state)
     (void)state;
     /* 4 nodes of 8 with one channel: the ring pays 2 * 3 network steps,
      * the tree 2 * log2(4); at 64 KiB the tree wins */
-    nccl_comm c = {32, 4, TOPO_ARCH_AMPERE, 2, 12.0, 12.0, 0};
+    nccl_comm c = {32, 4, TOPO_ARCH_AMPERE, 2, 12.0, 12.0, 0, 0, 0, 0, 0};
     nccl_choice ch;
     assert_int_equal(nccl_choose(&c, COLL_ALLREDUCE, 65536, &ch), 0);
     assert_int_equal(ch.algo, NCCL_TREE);
@@ -144,7 +144,7 @@ static void test_tree_picked_small_allreduce(void **state)
 static void test_tree_ll128_chunk(void **state)
 {
     (void)state;
-    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 2, 25.0, 6.25, 0};
+    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 2, 25.0, 6.25, 0, 0, 0, 0, 0};
     const long long size[] = {65536, MIB, 16 * MIB}, want[] = {18000, 72000, 288000};
     for (int i = 0; i < 3; i++) {
         nccl_choice ch;
@@ -161,7 +161,7 @@ static void test_generation_constants(void **state)
 {
     (void)state;
     /* one node: LL's cap is the GPU generation's (Volta 39, Hopper 141) */
-    nccl_comm v = {8, 1, TOPO_ARCH_VOLTA, 32, 20.0, 20.0, 0};
+    nccl_comm v = {8, 1, TOPO_ARCH_VOLTA, 32, 20.0, 20.0, 0, 0, 0, 0, 0};
     nccl_comm h = v;
     h.arch = TOPO_ARCH_HOPPER;
     long long b = 64 * MIB;
@@ -196,7 +196,7 @@ static void test_p2p(void **state)
 static void test_only_proto(void **state)
 {
     (void)state;
-    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 4, 10.0, 10.0, 0};
+    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 4, 10.0, 10.0, 0, 0, 0, 0, 0};
     nccl_choice free_pick;
     assert_int_equal(nccl_choose(&c, COLL_ALLREDUCE, 1 << 20, &free_pick), 0);
     for (int p = 0; p < COST_NPROTO; p++) {
@@ -217,6 +217,42 @@ static void test_only_proto(void **state)
     }
 }
 
+/* NVLS on one DGX H100 (NCCL 5067397): the NVLS graph of 8 GPUs with 18
+ * NVLinks of 20.6 GB/s runs its 8 channels at 40 GB/s ((8+1) x 40 = 360 <=
+ * 370.8; 50 would need 450) and pass 2 lifts bwInter to 60; AllReduce busBW
+ * 8 x min(40 x 0.85 x 7/8 x 2, 60) = 476, algBW 476 x 8/14 = 272 GB/s,
+ * latency 25 us: 1 GiB in 25 + 2^30 / 272e3 us.  AllGather: 8 x 40 x 0.85
+ * x 7/8 x 7/8 = 208.25 GB/s, no bus-to-algorithm factor. */
+static void test_nvls(void **state)
+{
+    (void)state;
+    double bi, be;
+    assert_int_equal(nccl_nvls_graph(TOPO_ARCH_HOPPER, 8, 18, &bi, &be), 8);
+    assert_float_equal(bi, 40.0, 0);
+    assert_float_equal(be, 60.0, 0);
+    assert_int_equal(nccl_nvls_graph(TOPO_ARCH_AMPERE, 8, 12, &bi, &be), 0);
+    assert_int_equal(nccl_nvls_channels(TOPO_ARCH_HOPPER, 1), 16);
+    nccl_comm c = {8, 1, TOPO_ARCH_HOPPER, 12, 20.0, 20.0, 0, 8, 40.0, 60.0, 16};
+    double bw = 8 * 40.0 * 0.85 * 7 / 8 * 2 * 8 / 14.0;
+    assert_float_equal(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_NVLS, COST_SIMPLE, 1024 * MIB),
+                       25 + 1024.0 * MIB / (1000 * bw), 1e-3);
+    assert_true(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_NVLS, COST_LL, MIB) < 0);
+    assert_float_equal(nccl_time_us(&c, COLL_ALLGATHER, NCCL_NVLS, COST_SIMPLE, 1024 * MIB),
+                       25 + 1024.0 * MIB / (1000 * 208.25), 1e-3);
+    nccl_choice ch;
+    assert_int_equal(nccl_choose(&c, COLL_ALLREDUCE, 1024 * MIB, &ch), 0);
+    assert_int_equal(ch.algo, NCCL_NVLS);
+    assert_int_equal(ch.nchannels, 16);
+    assert_int_equal(ch.chunk_bytes, 128 * 1024);
+    /* without NVLS: the best of the rest, NVLS's estimate still listed */
+    assert_int_equal(nccl_choose_ex(&c, COLL_ALLREDUCE, 1024 * MIB, 1, &ch), 0);
+    assert_true(ch.algo != NCCL_NVLS);
+    assert_true(ch.table_us[NCCL_NVLS][COST_SIMPLE] > 0);
+    /* across nodes NCCL's NVLS needs CollNet: not offered */
+    c.nnodes = 2;
+    assert_true(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_NVLS, COST_SIMPLE, MIB) < 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -229,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_tree_ll128_chunk),
         cmocka_unit_test(test_generation_constants),
         cmocka_unit_test(test_p2p),
+        cmocka_unit_test(test_nvls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -990,6 +990,27 @@ static void test_roundtrip_field_by_field_and_byte_identical(void **state)
     prog_free(p);
 }
 
+/* NCCL's NVLS choice has switch operations MSCCL XML cannot hold: the
+ * writer refuses it in one line naming --target mscclpp. */
+static void test_writer_refuses_nvls(void **state)
+{
+    (void)state;
+    prog *p = prog_new("nvls", COLL_ALLREDUCE, 2, 2);
+    prog_add_gpu(p, 2, 2, 0);
+    prog_add_gpu(p, 2, 2, 0);
+    tc_err e;
+    xml_write_opts o = {.runtime = RT_ANY, .embed_topology = 0};
+    char *x = prog_to_xml(p, &o, &e);
+    assert_non_null(x);
+    free(x);
+    p->nvls_channels = 16;
+    assert_null(prog_to_xml(p, &o, &e));
+    assert_int_equal(e.code, TC_INPUT);
+    assert_non_null(strstr(e.msg, "--target mscclpp"));
+    assert_null(strchr(e.msg, '\n'));
+    prog_free(p);
+}
+
 static void test_writer_exact_form(void **state)
 {
     (void)state;
@@ -1339,6 +1360,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_msccl_tools_ring),
+        cmocka_unit_test(test_writer_refuses_nvls),
         cmocka_unit_test(test_writer_reproduces_msccl_tools_style),
         cmocka_unit_test(test_read_prolog),
         cmocka_unit_test(test_read_taccl_copy_elements),

@@ -795,6 +795,17 @@ static void csr(int nnodes, int narcs, const arc *a, int by_head, int **start_ou
     *idx_out = idx;
 }
 
+/* The least latency of a hop through switch S: its own alpha, or a
+ * multimem operation's when it reduces and multicasts (topo_nvls), which
+ * delivers every member's data in one operation.  The bandwidth parts
+ * need no such care: an NVLS port moves at most the port's bandwidth
+ * (the loader refuses more), and a reduction in the switch still takes
+ * S into and out of every cut (the information bound above). */
+static double sw_alpha(const topo_switch *S)
+{
+    return S->nvls.on && S->nvls.alpha_us < S->alpha_us ? S->nvls.alpha_us : S->alpha_us;
+}
+
 static int sw_hub_node(const topo *t, int s)
 {
     return t->nranks + s;
@@ -824,7 +835,7 @@ static void net_build(net *N, const view *v)
     for (int s = 0; s < t->nswitches; s++) {
         const topo_switch *S = &t->switches[s];
         int m = S->nranks;
-        double c = 1.0 / S->bw_gbps, sa = cost_alpha_floor(t, S->alpha_us, 0);
+        double c = 1.0 / S->bw_gbps, sa = cost_alpha_floor(t, sw_alpha(S), 0);
         if (v->sw_hub[s]) {
             for (int i = 0; i < m; i++) {
                 net_add(N, S->ranks[i], sw_hub_node(t, s), sa, 1, cost_port_res(t, s, i, 0),
@@ -933,7 +944,7 @@ static int latency_bound(const view *v, const net *N, bound_model *out, tc_err *
     for (int s = 0; s < t->nswitches; s++)
         if (v->sw_hub[s]) {
             const topo_switch *S = &t->switches[s];
-            double sa = cost_alpha_floor(t, S->alpha_us, 0);
+            double sa = cost_alpha_floor(t, sw_alpha(S), 0);
             for (int i = 0; i < S->nranks; i++) {
                 int r = S->ranks[i];
                 if (sa < mout[r])
@@ -1186,6 +1197,14 @@ int bound_compute(const topo *t, coll_kind k, bound_model *out, tc_err *err)
         if (k == COLL_ALLREDUCE) {
             size_t len = strlen(b.why);
             snprintf(b.why + len, sizeof b.why - len, " (information bound)");
+        }
+        int nvls = 0;
+        for (int s = 0; s < t->nswitches; s++)
+            nvls |= t->switches[s].nvls.on;
+        if (nvls) {     /* sw_alpha: why the same cuts hold through NVLS */
+            size_t len = strlen(b.why);
+            snprintf(b.why + len, sizeof b.why - len, "; holds with in-switch reduction "
+                     "and multicast (NVLS)");
         }
         out->us_per_byte = b.upb;
         memcpy(out->bandwidth_why, b.why, sizeof out->bandwidth_why);

@@ -947,6 +947,7 @@ static int algo_main(const cli *c)
         cost_proto forced;
         if (!strcmp(a->name, "nccl") && c->proto && cost_proto_parse(c->proto, &forced))
             o.nccl_proto = 1 + (int)forced;
+        o.switch_ops = mpp_wanted(c->out, c->mscclpp);
         p = baseline_build_stats(c->algo, t, c->coll, &o, &st, &err);
     }
     nccl_graph_free(g);

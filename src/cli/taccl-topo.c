@@ -193,6 +193,17 @@ static void print_list(const cJSON *a)
     }
 }
 
+/* A JSON array of strings, comma-separated. */
+static void print_names(const cJSON *a)
+{
+    const cJSON *x;
+    int first = 1;
+    cJSON_ArrayForEach(x, a) {
+        printf("%s%s", first ? "" : ",", cJSON_IsString(x) ? x->valuestring : "?");
+        first = 0;
+    }
+}
+
 static void print_group(const char *what, int i, const cJSON *e, const char *key, int rail)
 {
     printf("  %s %d: ", what, i);
@@ -201,6 +212,15 @@ static void print_group(const char *what, int i, const cJSON *e, const char *key
            !strcmp(what, "switch") ? " per port" : "", jnum(e, "alpha_us"));
     if (rail >= 0) printf(", rail %d", rail);
     printf("\n      source: %s\n", jstr(e, "source"));
+    const cJSON *nv = cJSON_GetObjectItemCaseSensitive(e, "nvls");
+    if (nv) {
+        printf("      nvls (in-switch reduction and multicast): %g GB/s per port, alpha %g us, "
+               "reductions ", jnum(nv, "bandwidth_gbps"), jnum(nv, "alpha_us"));
+        print_names(cJSON_GetObjectItemCaseSensitive(nv, "reductions"));
+        printf(", dtypes ");
+        print_names(cJSON_GetObjectItemCaseSensitive(nv, "dtypes"));
+        printf("\n      nvls source: %s\n", jstr(nv, "source"));
+    }
 }
 
 /* What a topology holds, as a user checks it. */

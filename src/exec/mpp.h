@@ -58,6 +58,13 @@ typedef struct {
 
 void mpp_opts_default(mpp_opts *o);
 
+/* Whether t can run p's switch (multimem, NVLS) operations: every switch
+ * channel's ranks on one switch of t that reduces and multicasts (topo.h,
+ * topo_nvls) and, when p reduces there (glres), sums elements of type dt.
+ * TC_OK (also for a plan without switch channels), else TC_INPUT with one
+ * line naming the rank, channel and topology.  mpp_run checks it too. */
+int mpp_switch_ok(const mpp_plan *p, const topo *t, sim_dtype dt, tc_err *err);
+
 /* One op instance or one transfer as the run did it (for --trace/--routes). */
 typedef struct {
     int rank, tb;           /* op: its block; transfer: rank = src, tb = dst */

@@ -97,6 +97,11 @@ int mpp_cli_main(const mpp_cli *c)
     }
     for (int i = 0; i < topo_warnings(t) && !c->quiet && !t->is_default; i++)
         fprintf(stderr, "taccl-run: warning: %s\n", topo_warning(t, i));
+    if (mpp_switch_ok(p, t, c->run.dtype, &err) != TC_OK) {
+        snprintf(msg, sizeof msg, "%s: %s", c->file, err.msg);
+        rc = fail(c, p, t, msg);
+        goto done;
+    }
     mpp_opts o = c->run;
     bound_model bound;
     tc_err berr;

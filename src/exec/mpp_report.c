@@ -362,7 +362,9 @@ topo *mpp_default_topo(const mpp_plan *p)
         " \"local\": {\"copy_gbps\": 1675.0, \"reduce_gbps\": 1116.667, \"source\": \"assumed: "
         "topologies/dgx-h100-x1.json\"},"
         " \"switches\": [{\"alpha_us\": 0.7, \"bandwidth_gbps\": 450, \"source\": \"assumed: "
-        "topologies/dgx-h100-x1.json\", \"ranks\": [", n);
+        "topologies/dgx-h100-x1.json\", \"nvls\": {\"alpha_us\": 0.7, \"bandwidth_gbps\": 306, "
+        "\"reductions\": [\"sum\"], \"dtypes\": [\"i32\", \"f32\", \"bf16\", \"f16\"], "
+        "\"source\": \"assumed: topologies/dgx-h100-x1.json\"}, \"ranks\": [", n);
     for (int r = 0; r < n; r++)
         len += (size_t)snprintf(s + len, cap - len, "%s%d", r ? ", " : "", r);
     snprintf(s + len, cap - len, "]}]}");

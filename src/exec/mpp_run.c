@@ -504,21 +504,66 @@ static double alpha_of(mrun *m, int a, int b)
     return isfinite(rt.alpha_us) ? rt.alpha_us : 0;
 }
 
-/* The switch of t that joins every rank of the group, or -1. */
-static int switch_of(const topo *t, const int *ranks, int n)
+/* Member index of rank r in switch S (r is a member). */
+static int member_of(const topo_switch *S, int r)
 {
-    for (int s = 0; s < t->nswitches; s++) {
-        int all = 1;
-        for (int i = 0; i < n && all; i++) {
-            int in = 0;
-            for (int k = 0; k < t->switches[s].nranks; k++)
-                in |= t->switches[s].ranks[k] == ranks[i];
-            all = in;
-        }
-        if (all)
-            return s;
+    for (int k = 0; k < S->nranks; k++)
+        if (S->ranks[k] == r)
+            return k;
+    TC_ASSERT(0);
+    return 0;
+}
+
+/* Book `hold` us of the port (in or out) of each of the n ranks on switch
+ * sw from `ready`, each port first come first served on its own (a port
+ * moves its share while another port of the operation is still busy):
+ * the latest finish. */
+static double book_ports(mrun *m, int sw, const int *ranks, int n, int in, double ready,
+                         double hold)
+{
+    const topo_switch *S = &m->T->switches[sw];
+    double done = ready;
+    for (int i = 0; i < n; i++) {
+        int res = cost_port_res(m->T, sw, member_of(S, ranks[i]), in), lane;
+        double st = cost_lanes_start(m->lanes, &res, 1, ready, &lane);
+        cost_lanes_hold(m->lanes, &res, &lane, 1, st + hold);
+        if (st + hold > done)
+            done = st + hold;
     }
-    return -1;
+    return done;
+}
+
+/* (mpp.h) MSCCL++'s glres adds (execution_kernel.hpp's
+ * MULTI_LOAD_REDUCE_STORE), so "sum" must be among the switch's reductions. */
+int mpp_switch_ok(const mpp_plan *P, const topo *t, sim_dtype dt, tc_err *err)
+{
+    if (!mpp_uses_switch(P))
+        return TC_OK;
+    int reduces = 0;
+    for (int r = 0; r < P->nranks; r++)
+        for (int b = 0; b < P->gpu[r].ntb; b++)
+            for (int i = 0; i < P->gpu[r].tb[b].nops; i++)
+                reduces |= P->gpu[r].tb[b].ops[i].type == MOP_GLRES;
+    for (int r = 0; r < P->nranks; r++)
+        for (int c = 0; c < P->gpu[r].nchan[MCH_SWITCH]; c++) {
+            const mpp_chan *ch = &P->gpu[r].chan[MCH_SWITCH][c];
+            int sw = topo_nvls_switch(t, ch->ranks, ch->nranks);
+            if (sw < 0)
+                return tc_err_set(err, TC_INPUT, "rank %d's switch channel %d (multimem, NVLS) needs "
+                                  "its %d ranks on one switch that reduces and multicasts, and "
+                                  "topology %s has none: give that switch an \"nvls\" object "
+                                  "(docs/nvls.md)", r, c, ch->nranks, t->name);
+            const topo_nvls *nv = &t->switches[sw].nvls;
+            if (reduces && !(nv->dtypes & (1u << dt)))
+                return tc_err_set(err, TC_INPUT, "topology %s: switch %d does not reduce %s in the "
+                                  "switch (its nvls.dtypes), which the plan's glres needs",
+                                  t->name, sw, runtime_dtype_name(dt));
+            if (reduces && !(nv->redops & (1u << RED_SUM)))
+                return tc_err_set(err, TC_INPUT, "topology %s: switch %d does not sum in the "
+                                  "switch (its nvls.reductions), which the plan's glres does",
+                                  t->name, sw);
+        }
+    return TC_OK;
 }
 
 /* ------------------------------------------------------------ setup */
@@ -1191,8 +1236,8 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
             if (unit >= 0)
                 doff += itoff;
         }
-        int sw = switch_of(t, dch->ranks, dch->nranks);
-        if (sw < 0 || (sch && switch_of(t, sch->ranks, sch->nranks) < 0)) {
+        int sw = topo_nvls_switch(t, dch->ranks, dch->nranks);
+        if (sw < 0 || (sch && topo_nvls_switch(t, sch->ranks, sch->nranks) != sw)) {
             hz(m, HZ_DEVICE, "%s (%s): its switch channel spans ranks that no switch of topology %s "
                "joins: multimem (NVLS) needs them on one switch", op->path, mpp_op_name(op->type),
                t->name);
@@ -1221,24 +1266,28 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
             pkt_load(m, acc, me, op->src[0].type, soff * 2, size);
         }
         long long wire = pkt ? 2 * size : size;
-        double tload = 0, tstore = 0;
+        end = ready;
         if (sw >= 0) {
+            /* topo.h's topo_nvls: a load-reduce moves `wire` bytes out of
+             * every member's port and into the caller's, a multicast store
+             * out of the caller's port and into every member's, each at the
+             * switch's NVLS bandwidth per port; glres does both, pipelined
+             * by its threads; the operation ends alpha after its last port */
             const topo_switch *S = &t->switches[sw];
-            tstore = S->alpha_us + (double)wire / (S->bw_gbps * 1e3);
-            if (op->type == MOP_GLRES)
-                tload = S->alpha_us + (double)wire / (S->bw_gbps * 1e3);
-            int mi = 0;
-            for (int k = 0; k < S->nranks; k++)
-                if (S->ranks[k] == me)
-                    mi = k;
-            int res[2] = {cost_port_res(t, sw, mi, 0), cost_port_res(t, sw, mi, 1)};
-            int lane[2];
-            double st = cost_lanes_start(m->lanes, res, 2, ready, lane);
-            cost_lanes_hold(m->lanes, res, lane, 2, st + tload + tstore);
-            ready = st;
+            double hold = (double)wire / (S->nvls.bw_gbps * 1e3), done = ready, d;
+            if (op->type == MOP_GLRES) {
+                done = book_ports(m, sw, sch->ranks, sch->nranks, 0, ready, hold);
+                d = book_ports(m, sw, &me, 1, 1, ready, hold);
+                done = d > done ? d : done;
+                m->R->bytes_moved += wire * sch->nranks;
+            }
+            d = book_ports(m, sw, &me, 1, 0, ready, hold);
+            done = d > done ? d : done;
+            d = book_ports(m, sw, dch->ranks, dch->nranks, 1, ready, hold);
+            done = d > done ? d : done;
             m->R->bytes_moved += wire * dch->nranks;
+            end = done + S->nvls.alpha_us;
         }
-        end = ready + tload + tstore;
         for (int i = 0; i < dch->nranks; i++) {
             int r = dch->ranks[i];
             long long o = pkt ? doff * 2 : doff;
@@ -1474,6 +1523,9 @@ int mpp_run(const mpp_plan *P, const topo *T, const mpp_opts *O, mpp_report *R, 
     R->has_post = ck >= 0 && shape_ok(P, ck, why, sizeof why);
     if (ck >= 0 && !R->has_post)
         return tc_err_set(err, TC_INPUT, "%s", why);
+    int rc0 = mpp_switch_ok(P, T, O->dtype, err);
+    if (rc0 != TC_OK)
+        return rc0;
 
     /* size range (execution_plan.cc:305-310): allgather by output bytes */
     unsigned long long msz = (unsigned long long)(ck == COLL_ALLGATHER ? R->out_bytes : R->in_bytes);

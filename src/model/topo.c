@@ -39,7 +39,14 @@
  *                 "bandwidth_gbps": 50, "multiplicity": 1,
  *                 "bidirectional": true, "source": "..."} ],          optional
  *     "switches": [ {"ranks": [0, 1, 2], "alpha_us": 0.35,
- *                    "bandwidth_gbps": 125, "source": "..."} ],       optional
+ *                    "bandwidth_gbps": 125, "source": "...",
+ *                    "nvls": {"bandwidth_gbps": 100, "alpha_us": 0.7,
+ *                             "reductions": ["sum"], "dtypes": ["f32"],
+ *                             "source": "..."}} ],                optional
+ *               (nvls, optional: the switch reduces and multicasts,
+ *                NVLink SHARP; topo.h's topo_nvls says what the figures
+ *                mean; reductions from sum, avg, max; dtypes from i32,
+ *                f32, bf16, f16; bandwidth at most the switch's own)
  *     "nics": [ {"ranks": [0, 1], "alpha_us": 2.6,
  *                "bandwidth_gbps": 12.5, "source": "..."} ]           optional
  *   }
@@ -98,6 +105,7 @@
 #include "../util/mem.h"
 #include "../util/tcassert.h"
 #include "../util/units.h"
+#include "runtime.h"
 
 #define TOPO_MAX_RANKS 65536
 #define TOPO_MAX_LINKS (1 << 22)
@@ -165,6 +173,8 @@ static void priv_free(struct topo_priv *pv)
     free(pv->link_notes);
     free(pv->switch_source);
     free(pv->switch_notes);
+    free(pv->nvls_source);
+    free(pv->nvls_notes);
     free(pv->nic_source);
     free(pv->warn);
     free(pv->nic_notes);
@@ -383,6 +393,8 @@ typedef struct {
     int n;
     double alpha, bw;
     int source, notes;
+    topo_nvls nvls;             /* switch: its "nvls" object, if any */
+    int nvls_source, nvls_notes;
 } lgroup;
 
 typedef struct {
@@ -475,6 +487,11 @@ static const char *const link_keys[] = {
     "bidirectional", "source", "notes"};
 static const char *const group_keys[] = {
     "ranks", "alpha_us", "bandwidth_gbps", "alpha", "bandwidth", "source", "notes"};
+static const char *const switch_keys[] = {
+    "ranks", "alpha_us", "bandwidth_gbps", "alpha", "bandwidth", "source", "notes", "nvls"};
+static const char *const nvls_keys[] = {
+    "alpha_us", "bandwidth_gbps", "alpha", "bandwidth", "reductions", "dtypes", "source",
+    "notes"};
 #define NKEYS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* device.arch spellings, indexed by topo_arch. */
@@ -794,6 +811,100 @@ static int parse_links(pstate *ps, const cJSON *root)
     return rc;
 }
 
+/* A non-empty array of distinct names under `key` of obj, each one `parse`
+ * accepts (runtime.h's reductions or element types): their bits. */
+static int read_name_set(jsonin_ctx *c, const cJSON *obj, const char *key, const char *what,
+                         int (*parse)(const char *, int *, tc_err *), unsigned *out)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char g[64];
+    int rc = TC_OK;
+    *out = 0;
+    jsonin_push_key(c, key, 0);
+    if (!it) {
+        rc = jsonin_fail(c, "missing: expected a non-empty array of %s names", what);
+    } else if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) < 1) {
+        rc = jsonin_fail(c, "expected a non-empty array of %s names, got %s", what,
+                         jsonin_got(c, it, g, sizeof g));
+    } else {
+        int i = 0;
+        for (const cJSON *e = it->child; e && rc == TC_OK; e = e->next, i++) {
+            int v = 0;
+            tc_err perr;
+            jsonin_push_index(c, i);
+            if (!cJSON_IsString(e) || !e->valuestring)
+                rc = jsonin_fail(c, "expected a %s name, got %s", what,
+                                 jsonin_got(c, e, g, sizeof g));
+            else if (parse(e->valuestring, &v, &perr) != TC_OK)
+                rc = jsonin_fail(c, "%s", perr.msg);
+            else if (*out & (1u << v))
+                rc = jsonin_fail(c, "%s \"%s\" listed twice", what, e->valuestring);
+            else
+                *out |= 1u << v;
+            jsonin_pop(c);
+        }
+    }
+    jsonin_pop(c);
+    return rc;
+}
+
+static int parse_dtype_name(const char *s, int *v, tc_err *err)
+{
+    rt_dtype d;
+    int rc = runtime_dtype_parse(s, &d, err);
+    *v = (int)d;
+    return rc;
+}
+
+static int parse_redop_name(const char *s, int *v, tc_err *err)
+{
+    for (int i = 0; i < RED_COUNT; i++)
+        if (!strcmp(s, runtime_redop_name((rt_redop)i))) {
+            *v = i;
+            return TC_OK;
+        }
+    return tc_err_set(err, TC_INPUT, "expected sum, avg or max, got '%s'", s);
+}
+
+/* A switch's optional "nvls" object (topo.h, topo_nvls): in-switch
+ * reduction and multicast, at most the switch's port bandwidth. */
+static int parse_nvls(jsonin_ctx *c, struct topo_priv *pv, const cJSON *sw, lgroup *gr)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(sw, "nvls");
+    char g[64];
+    int rc = TC_OK;
+    gr->nvls_source = gr->nvls_notes = -1;
+    if (!it)
+        return TC_OK;
+    jsonin_push_key(c, "nvls", 0);
+    topo_nvls *nv = &gr->nvls;
+    if (!cJSON_IsObject(it))
+        rc = jsonin_fail(c, "expected an object {\"bandwidth_gbps\": ..., \"alpha_us\": ..., "
+                         "\"reductions\": [...], \"dtypes\": [...], \"source\": ...}, got %s",
+                         jsonin_got(c, it, g, sizeof g));
+    else if ((rc = jsonin_check_keys(c, it, nvls_keys, NKEYS(nvls_keys))) ||
+             (rc = read_figure(c, it, "alpha_us", "alpha", 0, &nv->alpha_us)) ||
+             (rc = read_figure(c, it, "bandwidth_gbps", "bandwidth", 1, &nv->bw_gbps)) ||
+             (rc = read_name_set(c, it, "reductions", "reduction", parse_redop_name,
+                                 &nv->redops)) ||
+             (rc = read_name_set(c, it, "dtypes", "element type", parse_dtype_name,
+                                 &nv->dtypes)) ||
+             (rc = read_source(c, it, pv, &gr->nvls_source)) ||
+             (rc = read_notes(c, it, pv, &gr->nvls_notes)))
+        ;
+    else if (nv->bw_gbps > gr->bw) {
+        jsonin_push_key(c, cJSON_GetObjectItemCaseSensitive(it, "bandwidth") ? "bandwidth"
+                                                                               : "bandwidth_gbps", 0);
+        rc = jsonin_fail(c, "%g GB/s exceeds the switch's port bandwidth %g GB/s: multimem "
+                         "traffic crosses the same ports", nv->bw_gbps, gr->bw);
+        jsonin_pop(c);
+    } else {
+        nv->on = 1;
+    }
+    jsonin_pop(c);
+    return rc;
+}
+
 /* "switches" or "nics": arrays of {ranks, alpha_us, bandwidth_gbps, ...}. */
 static int parse_groups(pstate *ps, const cJSON *root, const char *key,
                         int min, const char *what, lgroup **out, int *nout)
@@ -813,18 +924,20 @@ static int parse_groups(pstate *ps, const cJSON *root, const char *key,
     }
     int size = cJSON_GetArraySize(arr);
     *out = xcalloc((size_t)size, sizeof **out);
-    int e = 0;
+    int e = 0, is_sw = !strcmp(key, "switches");
     for (const cJSON *it = arr->child; it && rc == TC_OK; it = it->next, e++) {
         lgroup *gr = &(*out)[e];
         jsonin_push_index(c, e);
         if (!cJSON_IsObject(it))
             rc = jsonin_fail(c, "expected a %s object, got %s", what,
                              jsonin_got(c, it, g, sizeof g));
-        else if ((rc = jsonin_check_keys(c, it, group_keys, NKEYS(group_keys))) ||
+        else if ((rc = is_sw ? jsonin_check_keys(c, it, switch_keys, NKEYS(switch_keys))
+                             : jsonin_check_keys(c, it, group_keys, NKEYS(group_keys))) ||
                  (rc = read_figure(c, it, "alpha_us", "alpha", 0, &gr->alpha)) ||
                  (rc = read_figure(c, it, "bandwidth_gbps", "bandwidth", 1, &gr->bw)) ||
                  (rc = read_source(c, it, ps->pv, &gr->source)) ||
-                 (rc = read_notes(c, it, ps->pv, &gr->notes)))
+                 (rc = read_notes(c, it, ps->pv, &gr->notes)) ||
+                 (is_sw && (rc = parse_nvls(c, ps->pv, it, gr))))
             ;
         else
             rc = read_ranks(ps, it, min, what, &gr->ranks, &gr->n);
@@ -1009,13 +1122,18 @@ static void expand(pstate *ps)
                 s->ranks[i] = g->ranks[i] + node * rpn;
             s->alpha_us = g->alpha;
             s->bw_gbps = g->bw;
+            s->nvls = g->nvls;
         }
     pv->nswitches0 = ps->nsw;
     pv->switch_source = xmalloc((size_t)ps->nsw * sizeof(int));
     pv->switch_notes = xmalloc((size_t)ps->nsw * sizeof(int));
+    pv->nvls_source = xmalloc((size_t)ps->nsw * sizeof(int));
+    pv->nvls_notes = xmalloc((size_t)ps->nsw * sizeof(int));
     for (int j = 0; j < ps->nsw; j++) {
         pv->switch_source[j] = ps->sw[j].source;
         pv->switch_notes[j] = ps->sw[j].notes;
+        pv->nvls_source[j] = ps->sw[j].nvls_source;
+        pv->nvls_notes[j] = ps->sw[j].nvls_notes;
     }
 
     t->nnics = ps->nnic * nn;
@@ -1252,6 +1370,20 @@ static int switch_has(const topo_switch *s, int r)
     return 0;
 }
 
+int topo_nvls_switch(const topo *t, const int *ranks, int n)
+{
+    for (int s = 0; t && s < t->nswitches; s++) {
+        if (!t->switches[s].nvls.on)
+            continue;
+        int all = 1;
+        for (int i = 0; i < n && all; i++)
+            all = switch_has(&t->switches[s], ranks[i]);
+        if (all)
+            return s;
+    }
+    return -1;
+}
+
 /* Index of the fastest switch holding both a and b, or -1. */
 static int find_switch(const topo *t, int a, int b)
 {
@@ -1366,6 +1498,8 @@ static struct topo_priv *priv_clone(const struct topo_priv *pv, int nranks)
     c->link_notes = dup_n(pv->link_notes, (size_t)pv->nlinks0, sizeof(int));
     c->switch_source = dup_n(pv->switch_source, (size_t)pv->nswitches0, sizeof(int));
     c->switch_notes = dup_n(pv->switch_notes, (size_t)pv->nswitches0, sizeof(int));
+    c->nvls_source = dup_n(pv->nvls_source, (size_t)pv->nswitches0, sizeof(int));
+    c->nvls_notes = dup_n(pv->nvls_notes, (size_t)pv->nswitches0, sizeof(int));
     c->nic_source = dup_n(pv->nic_source, (size_t)pv->nnics0, sizeof(int));
     c->nic_notes = dup_n(pv->nic_notes, (size_t)pv->nnics0, sizeof(int));
     c->warn = dup_n(pv->warn, (size_t)pv->capwarn, sizeof(int));

@@ -46,12 +46,30 @@ typedef struct {
     int mult;           /* concurrent transfers per direction, >= 1 */
 } topo_link;
 
+/* What a switch that reduces and multicasts in the fabric (NVLink SHARP,
+ * NVLS: NVSwitch 3 and later) does for multimem operations, the "nvls"
+ * object of a switch in the file.  A multimem load-reduce of s bytes by a
+ * member reads s bytes out of every member's port and delivers their sum
+ * into the caller's port; a multimem store of s bytes leaves the caller's
+ * port once and enters every member's port.  Each port carries that
+ * traffic at bw_gbps (per direction, at most the switch's port bandwidth:
+ * it is the same link), and an operation completes alpha_us after its
+ * last port has moved its bytes. */
+typedef struct {
+    int on;             /* 0: the switch only forwards (no "nvls" object) */
+    double alpha_us;    /* latency of one multimem operation */
+    double bw_gbps;     /* per member port and direction, multimem traffic */
+    unsigned redops;    /* bit 1 << rt_redop (model/runtime.h) it reduces with */
+    unsigned dtypes;    /* bit 1 << rt_dtype (model/runtime.h) it reduces */
+} topo_nvls;
+
 /* A switch inside one node; member ranks are global. */
 typedef struct {
     int nranks;
     int *ranks;
     double alpha_us;
     double bw_gbps;     /* per port */
+    topo_nvls nvls;     /* in-switch reduction and multicast, if any */
 } topo_switch;
 
 /* A NIC of one node; the member ranks (global) leave and enter through it. */
@@ -149,6 +167,10 @@ const char *topo_arch_name(topo_arch a);
 int topo_node_of(const topo *t, int rank);
 int topo_chip_of(const topo *t, int rank);     /* global chip index */
 int topo_cluster_of(const topo *t, int rank);  /* cluster index within its chip */
+
+/* The first switch of t that reduces and multicasts (nvls.on) and holds
+ * every one of the n global ranks, or -1. */
+int topo_nvls_switch(const topo *t, const int *ranks, int n);
 
 /* How a transfer from rank a to rank b travels. */
 typedef enum {

@@ -23,6 +23,7 @@ struct topo_priv {
     int nlinks0, nswitches0, nnics0;    /* elements of node 0 */
     int *link_source, *link_notes;      /* [nlinks0] */
     int *switch_source, *switch_notes;  /* [nswitches0] */
+    int *nvls_source, *nvls_notes;      /* [nswitches0]: the switch's "nvls" object */
     int *nic_source, *nic_notes;        /* [nnics0] */
     /* What the loader let pass but the user should hear: indices into strs. */
     int *warn;

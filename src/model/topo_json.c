@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../util/mem.h"
+#include "runtime.h"
 
 /* ---------------------------------------------------------- string buffer */
 
@@ -185,6 +186,32 @@ static void put_links(sbuf *b, const topo *t)
     sb_puts(b, "]");
 }
 
+/* A switch's "nvls" object, inside the switch's braces. */
+static void put_nvls(sbuf *b, const topo_nvls *nv, const char *src, const char *notes)
+{
+    sb_puts(b, ",\n     \"nvls\": {\"alpha_us\": ");
+    sb_num(b, nv->alpha_us);
+    sb_puts(b, ", \"bandwidth_gbps\": ");
+    sb_num(b, nv->bw_gbps);
+    const char *sep = "";
+    sb_puts(b, ", \"reductions\": [");
+    for (int i = 0; i < RED_COUNT; i++)
+        if (nv->redops & (1u << i)) {
+            sb_printf(b, "%s\"%s\"", sep, runtime_redop_name((rt_redop)i));
+            sep = ", ";
+        }
+    sep = "";
+    sb_puts(b, "], \"dtypes\": [");
+    for (int i = 0; i < DT_COUNT; i++)
+        if (nv->dtypes & (1u << i)) {
+            sb_printf(b, "%s\"%s\"", sep, runtime_dtype_name((rt_dtype)i));
+            sep = ", ";
+        }
+    sb_puts(b, "]");
+    put_source_notes(b, src ? src : FALLBACK_SOURCE, notes);
+    sb_puts(b, "}");
+}
+
 static void put_group(sbuf *b, int first, const int *ranks, int n, int rpn,
                       double alpha, double bw, const char *src,
                       const char *notes)
@@ -197,7 +224,6 @@ static void put_group(sbuf *b, int first, const int *ranks, int n, int rpn,
     sb_puts(b, ", \"bandwidth_gbps\": ");
     sb_num(b, bw);
     put_source_notes(b, src ? src : FALLBACK_SOURCE, notes);
-    sb_puts(b, "}");
 }
 
 static void put_switches(sbuf *b, const topo *t)
@@ -212,6 +238,10 @@ static void put_switches(sbuf *b, const topo *t)
         put_group(b, first, s->ranks, s->nranks, rpn, s->alpha_us, s->bw_gbps,
                   elem_str(pv, pv ? pv->switch_source : NULL, n0, j),
                   elem_str(pv, pv ? pv->switch_notes : NULL, n0, j));
+        if (s->nvls.on)
+            put_nvls(b, &s->nvls, elem_str(pv, pv ? pv->nvls_source : NULL, n0, j),
+                     elem_str(pv, pv ? pv->nvls_notes : NULL, n0, j));
+        sb_puts(b, "}");
         first = 0;
     }
     sb_puts(b, first ? "]" : "\n  ]");
@@ -229,6 +259,7 @@ static void put_nics(sbuf *b, const topo *t)
         put_group(b, first, s->ranks, s->nranks, rpn, s->alpha_us, s->bw_gbps,
                   elem_str(pv, pv ? pv->nic_source : NULL, n0, j),
                   elem_str(pv, pv ? pv->nic_notes : NULL, n0, j));
+        sb_puts(b, "}");
         first = 0;
     }
     sb_puts(b, first ? "]" : "\n  ]");

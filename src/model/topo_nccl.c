@@ -45,6 +45,42 @@ double topo_nccl_nvlink_bw(int sm)
          : sm >= 70 ? 20.0 : sm >= 60 ? 18.0 : 20.0;
 }
 
+/* NCCL's intra-node speed arrays of sm 90 and sm 100, fastest first
+ * (search.cc:1057, 1063). */
+static const double SM90_SPEEDS[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0,
+                                     3.0};
+static const double SM100_SPEEDS[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0,
+                                      20.0, 19.0, 18.0};
+
+int topo_nccl_nvls_graph(int sm, int ngpus, double gpu_gbps, double *bw_intra, double *bw_inter)
+{
+    *bw_intra = *bw_inter = 0;
+    if (sm < 90 || ngpus < 2 || !(gpu_gbps > 0))
+        return 0;
+    const double *sp = sm >= 100 ? SM100_SPEEDS : SM90_SPEEDS;
+    int ns = sm >= 100 ? (int)(sizeof SM100_SPEEDS / sizeof *sp)
+                       : (int)(sizeof SM90_SPEEDS / sizeof *sp);
+    /* every GPU carries each channel once each way, its own channel's
+     * twice (ncclTopoSearchTryNvls) */
+    int i = 0;
+    while (i < ns && (ngpus + 1) * sp[i] > gpu_gbps + 1e-9)
+        i++;
+    if (i == ns)
+        return 0;
+    *bw_intra = sp[i];
+    /* on one node no inter-node path constrains bwInter: pass 2 raises it
+     * while below twice bwIntra and a faster speed is left */
+    while (i > 0 && sp[i] < 2 * *bw_intra)
+        i--;
+    *bw_inter = sp[i];
+    return ngpus;
+}
+
+double topo_nccl_nvls_eff(int sm)
+{
+    return sm >= 100 ? 0.74 : sm >= 90 ? 0.85 : 0.0;
+}
+
 /* RCCL src/misc/archinfo.cc:35-52 (convertGcnArchToGcnArchName): the old
  * numeric gcn values 906, 908, 910, 940, 941, 942 name gfx906, gfx908,
  * gfx90a, gfx940, gfx941, gfx942. */
@@ -484,6 +520,39 @@ static double r6(double v)
     return (double)(long long)(v * 1e6 + 0.5) / 1e6;
 }
 
+/* NCCL's NVLS on an NVSwitch joining all rpn GPUs of compute capability
+ * sm with `port` GB/s of NVLink each: the switch's "nvls" object (topo.h,
+ * docs/nvls.md), the multimem bandwidth per port that NCCL's NVLS graph
+ * books on a GPU ((n + 1) channels at its bwIntra) times nvlsEfficiency;
+ * nothing before sm 90 or when the switch leaves a GPU out. */
+static void add_nvls(cJSON *sw, int sm, int nmem, int rpn, double port, double alpha)
+{
+    double bi, be;
+    if (nmem != rpn || !topo_nccl_nvls_graph(sm, nmem, port, &bi, &be))
+        return;
+    double eff = topo_nccl_nvls_eff(sm), bw = (nmem + 1) * bi * eff;
+    if (bw > port)
+        bw = port;
+    cJSON *nv = cJSON_AddObjectToObject(sw, "nvls");
+    cJSON_AddNumberToObject(nv, "bandwidth_gbps", r6(bw));
+    cJSON_AddNumberToObject(nv, "alpha_us", alpha);
+    cJSON *red = cJSON_AddArrayToObject(nv, "reductions");
+    cJSON_AddItemToArray(red, cJSON_CreateString("sum"));
+    cJSON *dt = cJSON_AddArrayToObject(nv, "dtypes");
+    static const char *const types[] = {"i32", "f32", "bf16", "f16"};
+    for (int i = 0; i < 4; i++)
+        cJSON_AddItemToArray(dt, cJSON_CreateString(types[i]));
+    char src[640];
+    snprintf(src, sizeof src, "NCCL rule: NVLS on sm >= 90 with an NVSwitch (src/graph/search.cc:1124"
+             NCCL_AT "); its NVLS graph books %d channels at bwIntra %g GB/s on every GPU's %g GB/s, "
+             "twice on the head (search.cc:410-440,1057-1067), times nvlsEfficiency %g "
+             "(src/graph/tuning.cc:139-144): (%d + 1) x %g x %g = %g GB/s; sum of i32, f32, f16, "
+             "bf16 (ncclNvlsSupported, src/include/device.h:587-600); alpha: the switch's; assumed: "
+             "multicast supported (NCCL asks the driver, src/transport/nvls.cc:265-275; a dump does "
+             "not record it)", nmem, bi, port, eff, nmem, bi, eff, r6(bw));
+    cJSON_AddStringToObject(nv, "source", src);
+}
+
 static int cmp_gpu(const void *a, const void *b)
 {
     const dgpu *x = a, *y = b;
@@ -838,6 +907,7 @@ static char *build(ictx *c, xmlNodePtr root)
                      hi > lo ? "; the GPUs differ, the smallest is taken" : "",
                      lat_source(tmp, sizeof tmp, TOPO_NCCL_HW_NVLINK, TOPO_NCCL_SIMPLE, c->amd));
             cJSON_AddStringToObject(s, "source", src);
+            add_nvls(s, c->amd ? 0 : sm, nmem, rpn, lo, lat_nv);
             cJSON_AddItemToArray(sws, s);
             if (hi > lo)
                 add_note(notes, "NVSwitch ports differ between GPUs (%g to %g GB/s): the switch "

@@ -69,6 +69,20 @@ char *topo_nccl_import_mem(const char *text, size_t len, const char *label,
 /* NVLink bandwidth per link by compute capability (sm 80 = 8.0). */
 double topo_nccl_nvlink_bw(int sm);
 
+/* NCCL's NVLS graph on one node of `ngpus` GPUs of compute capability sm
+ * (x10), each with gpu_gbps of NVLink into the NVSwitch as NCCL counts it
+ * (links x topo_nccl_nvlink_bw): its bwIntra, the fastest speed of NCCL's
+ * intra-node speed array whose channels (one per GPU, twice on the
+ * channel's head) fit gpu_gbps, and its bwInter, which pass 2 raises while
+ * below twice bwIntra (src/graph/search.cc:410-440, 1057-1067, 1160-1175,
+ * 1255-1280).  Returns its channel count (ngpus), or 0 when NCCL has no
+ * NVLS there (sm < 90, fewer than 2 GPUs, or no speed fits). */
+int topo_nccl_nvls_graph(int sm, int ngpus, double gpu_gbps, double *bw_intra, double *bw_inter);
+
+/* nvlsEfficiency (src/graph/tuning.cc:139-144): 0.85 Hopper, 0.74
+ * Blackwell, 0 before. */
+double topo_nccl_nvls_eff(int sm);
+
 /* xGMI bandwidth per link by gcn ("gfx90a", "910", "gfx942", ...). */
 double topo_nccl_xgmi_bw(const char *gcn);
 

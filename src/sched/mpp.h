@@ -26,6 +26,10 @@
 #define MPP_THREADS_PER_BLOCK 1024      /* __launch_bounds__(1024, 1) */
 #define MPP_BUFFER_ALIGNMENT 16         /* the parser's default, in bytes */
 
+/* Ops of each threadblock of an NVLS plan (mpp_nvls.c): a relaxed barrier
+ * (nop, rlxsignal, nop, rlxwait, nop), the switch operation, a barrier. */
+#define MPP_NVLS_OPS_PER_TB 11
+
 /* The MSCCL++ commit whose format this writes. */
 #define MPP_COMMIT "1f5f065d7b13ab02df32c22568f38785d1eeec01"
 

@@ -83,4 +83,8 @@ typedef struct {
 int mpp_lower(const prog *p, mpp_plan *out, tc_err *err);
 void mpp_plan_free(mpp_plan *pl);
 
+/* NCCL's NVLS schedule of p (p->nvls_channels > 0) as a plan of switch
+ * operations (mpp_nvls.c), what mpp_to_json writes for such a prog. */
+char *mpp_nvls_json(const prog *p, const mpp_opts *o, tc_err *err);
+
 #endif

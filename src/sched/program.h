@@ -95,6 +95,12 @@ typedef struct prog {
     runtime target;         /* runtime it was written for (<taccl target>):
                                RT_ANY when none is said */
     double predicted_us;    /* synthesizer's predicted time, < 0 = none */
+    int nvls_channels;      /* > 0: NCCL's NVLS schedule (the switch reduces
+                               and multicasts) over this many threadblocks
+                               per rank, written only as an MSCCL++ plan of
+                               switch operations (sched/mpp_nvls.c); the
+                               steps are its data flow through the GPUs
+                               alone, which no runtime runs for it */
     char *path;             /* file it was read from, or NULL */
     int line;               /* line of <algo> in that file, 0 if built in memory */
     /* What the runtimes' own XML tokenizer refuses (microsoft/msccl

@@ -278,6 +278,11 @@ char *prog_to_xml(const prog *p, const xml_write_opts *o, tc_err *err)
         tc_err_set(err, TC_INPUT, "no program to write");
         return NULL;
     }
+    if (p->nvls_channels > 0) {
+        tc_err_set(err, TC_INPUT, "%s is NCCL's NVLS (the switch reduces and multicasts), "
+                   "which MSCCL XML cannot express: write it with --target mscclpp", p->name);
+        return NULL;
+    }
     sbuf b = {0};
     if (put_program(&b, p, o, err) != TC_OK) {
         free(b.s);

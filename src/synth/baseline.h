@@ -60,6 +60,10 @@ typedef struct {
     const nccl_graph *graph;    /* nccl (and the ring and tree it builds with): the
                                    channels NCCL built, from its graph dump, instead
                                    of a search; NULL = search */
+    int switch_ops;         /* nccl: the output can hold switch (multimem)
+                               operations, an MSCCL++ plan: NCCL's NVLS
+                               choice is kept; 0: NCCL's best choice
+                               without NVLS, and the note says so */
 } baseline_opts;
 
 /* What a build produced, for messages and --json. */
@@ -74,7 +78,7 @@ typedef struct {
     long long steps;        /* over all ranks, nops included */
     char note[512];         /* extra information for the user, "" if none */
     struct {                /* nccl only (algo "" otherwise): what NCCL picked */
-        char algo[8];       /* "ring", "tree", "p2p" */
+        char algo[8];       /* "ring", "tree", "nvls", "p2p" */
         char proto[8];
         int channels, channels_max, rings;
         long long piece_bytes;  /* slice (ring, tree) or P2P chunk */

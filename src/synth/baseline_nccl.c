@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../model/cost.h"
+#include "../model/topo_nccl.h"
+#include "../sched/mpp.h"
 #include "../sched/xml.h"
 #include "../util/mem.h"
 #include "nccl_tune.h"
@@ -167,10 +169,52 @@ static prog *build_within(const char *algo, const topo *t, coll_kind k, const ba
     return bl_build_plain(algo, t, k, &u, st, err);
 }
 
+/* Nominal bandwidth of one NVLink per direction (GB/s): NVLink 4 (H100
+ * whitepaper: 18 links, 900 GB/s both ways) and NVLink 5 (B200: 18 links,
+ * 1.8 TB/s both ways). */
+static double nvlink_gbps(topo_arch a)
+{
+    return a == TOPO_ARCH_BLACKWELL ? 50.0 : 25.0;
+}
+
+/* NCCL's NVLS on t, if it has it (docs/nvls.md): one node (across nodes
+ * NVLS needs CollNet), Hopper or later, every rank on one switch that
+ * reduces and multicasts (NCCL's NVS node with multicast support,
+ * search.cc:1124, nvls.cc:248-280) and, for a reduction, sums f32 there
+ * (ncclNvlsSupported, device.h:587-600: what --algo nccl's calls
+ * reduce).  Fills c's NVLS graph from the switch's port bandwidth counted
+ * in NVLinks as NCCL counts them. */
+static void nvls_comm(const topo *t, coll_kind k, nccl_comm *c)
+{
+    if (t->nnodes != 1 || t->nranks < 2)
+        return;
+    int *all = xmalloc((size_t)t->nranks * sizeof *all);
+    for (int r = 0; r < t->nranks; r++)
+        all[r] = r;
+    int sw = topo_nvls_switch(t, all, t->nranks);
+    free(all);
+    if (sw < 0)
+        return;
+    const topo_nvls *nv = &t->switches[sw].nvls;
+    if (k != COLL_ALLGATHER && (!(nv->dtypes & (1u << DT_F32)) || !(nv->redops & (1u << RED_SUM))))
+        return;
+    /* a port of a whole number of NCCL's own per-link figure (what
+     * taccl-topo import writes) counts those links; any other, whole
+     * nominal NVLinks (the bundled machines' datasheet figures) */
+    double port = t->switches[sw].bw_gbps;
+    double ncl = topo_nccl_nvlink_bw(t->arch == TOPO_ARCH_BLACKWELL ? 100 : 90);
+    int links = (int)floor(port / ncl + 0.5);
+    if (fabs(port - links * ncl) > 1e-6 * port)
+        links = (int)floor(port / nvlink_gbps(t->arch) + 0.5);
+    c->nvls_graph_channels = nccl_nvls_graph(t->arch, t->nranks, links, &c->nvls_bw_intra,
+                                             &c->nvls_bw_inter);
+    c->nvls_channels = nccl_nvls_channels(t->arch, t->nnodes);
+}
+
 static size_t add_estimates(char *s, size_t len, size_t cap, const nccl_choice *ch)
 {
     int first = 1;
-    for (int a = NCCL_RING; a >= 0; a--)
+    for (int a = NCCL_NALGO - 1; a >= 0; a--)
         for (int p = 0; p < COST_NPROTO; p++) {
             double us = ch->table_us[a][p];
             if (us < 0 || len >= cap)
@@ -242,7 +286,13 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
             tc_err_prefix(err, "nccl");
             return NULL;
         }
-        nccl_comm c = {n, N, t->arch, 2 * R.nrings, 0, 0, o->nccl_proto};
+        nccl_comm c;
+        memset(&c, 0, sizeof c);
+        c.nranks = n;
+        c.nnodes = N;
+        c.arch = t->arch;
+        c.nchannels = 2 * R.nrings;
+        c.only_proto = o->nccl_proto;
         if (c.nchannels > MAX_CHANNELS)
             c.nchannels = MAX_CHANNELS;
         if (o->graph && o->graph->ring.speed_intra > 0 && o->graph->ring.speed_inter > 0) {
@@ -253,6 +303,7 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
         } else {
             ring_bandwidths(t, &R, &c.bw_intra, &c.bw_inter);
         }
+        nvls_comm(t, k, &c);
         char nic_note[200] = "";
         if (o->graph)
             graph_nic_note(t, o->graph, &R, nic_note, sizeof nic_note);
@@ -268,11 +319,41 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
                        ? cost_proto_name((cost_proto)(o->nccl_proto - 1)) : "");
             return NULL;
         }
+        /* MSCCL XML cannot hold switch operations, and MSCCL++'s glres
+         * stores by multicast, so a ReduceScatter through the switch has
+         * no plan either: NCCL's best choice without NVLS, said in the note */
+        char nvls_note[200] = "";
+        if (ch.algo == NCCL_NVLS && (!o->switch_ops || k == COLL_REDUCESCATTER)) {
+            double nv_us = ch.time_us;
+            if (nccl_choose_ex(&c, k, bytes, 1, &ch) != 0) {
+                tc_err_set(err, TC_INPUT, "nccl: with --proto %s NCCL offers only NVLS for %s "
+                           "on %s, which %s cannot express; drop --proto",
+                           cost_proto_name((cost_proto)(o->nccl_proto - 1)), coll_name(k),
+                           t->name, o->switch_ops ? "an MSCCL++ plan" : "MSCCL XML");
+                return NULL;
+            }
+            snprintf(nvls_note, sizeof nvls_note, "; NCCL would run NVLS (estimate %.1f us), "
+                     "which %s cannot express: this is its best choice without NVLS%s", nv_us,
+                     o->switch_ops ? "an MSCCL++ plan (no multimem reduce to one rank)"
+                                   : "MSCCL XML",
+                     o->switch_ops ? "" : " (--target mscclpp writes NVLS)");
+        }
         baseline_opts u = *o;
         u.ring_mode = BL_RINGS_NCCL;
         long long M;
         int K;
-        if (ch.algo == NCCL_RING) {
+        if (ch.algo == NCCL_NVLS) {
+            /* the NVLS data flow through the GPUs (rsag/direct), one piece:
+             * the MSCCL++ writer replaces it by switch operations over
+             * ch.nchannels threadblocks per rank (sched/mpp_nvls.c) */
+            K = 1;
+            M = 1;
+            u.via = NULL;
+            p = build_within(k == COLL_ALLREDUCE ? "rsag" : "direct", t, k, &u, K, M, st,
+                             &capped, err);
+            if (p)
+                p->nvls_channels = ch.nchannels;
+        } else if (ch.algo == NCCL_RING) {
             K = ch.nchannels;
             M = ceil_div(bytes, (long long)n * K * ch.slice_bytes);
             p = build_within("ring", t, k, &u, K, M, st, &capped, err);
@@ -297,17 +378,33 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
         else
             snprintf(whence, sizeof whence, "%d ring%s found, duplicated", nrings,
                      nrings == 1 ? "" : "s");
-        size_t len = (size_t)snprintf(
-            st->note, sizeof st->note,
-            "nccl at %lld bytes: %s %s%s, %d of %d channels (%s), "
-            "%lld-byte slices, %d piece%s per channel%s%s; NCCL's estimates (us): ",
-            bytes, nccl_algo_name(ch.algo), cost_proto_name(ch.proto),
-            o->nccl_proto ? " (--proto: NCCL_PROTO)" : "", ch.nchannels, c.nchannels, whence, ch.slice_bytes, st->chunks,
-            st->chunks == 1 ? "" : "s",
-            capped ? " (fewer than NCCL's: the runtime's steps-per-tb limit)" : "", nic_note);
+        size_t len;
+        if (ch.algo == NCCL_NVLS) {
+            /* what the plan holds (sched/mpp_nvls.c), not the stand-in steps */
+            st->channels = st->nchannels = ch.nchannels;
+            st->chunks = 1;
+            st->max_tbs_per_rank = ch.nchannels;
+            st->tbs = (long long)n * ch.nchannels;
+            st->max_steps_per_tb = MPP_NVLS_OPS_PER_TB;
+            st->steps = st->tbs * MPP_NVLS_OPS_PER_TB;
+            len = (size_t)snprintf(
+                st->note, sizeof st->note,
+                "nccl at %lld bytes: nvls Simple (the switch reduces and multicasts), %d "
+                "threadblocks per rank (NCCL's nvlsChannels), written as an MSCCL++ plan of "
+                "switch operations; NCCL's estimates (us): ", bytes, ch.nchannels);
+        } else
+            len = (size_t)snprintf(
+                st->note, sizeof st->note,
+                "nccl at %lld bytes: %s %s%s, %d of %d channels (%s), "
+                "%lld-byte slices, %d piece%s per channel%s%s; NCCL's estimates (us): ",
+                bytes, nccl_algo_name(ch.algo), cost_proto_name(ch.proto),
+                o->nccl_proto ? " (--proto: NCCL_PROTO)" : "", ch.nchannels, c.nchannels,
+                whence, ch.slice_bytes, st->chunks, st->chunks == 1 ? "" : "s",
+                capped ? " (fewer than NCCL's: the runtime's steps-per-tb limit)" : "",
+                nic_note);
         len = add_estimates(st->note, len, sizeof st->note, &ch);
         if (len < sizeof st->note)
-            snprintf(st->note + len, sizeof st->note - len, "%s", arch_note);
+            snprintf(st->note + len, sizeof st->note - len, "%s%s", nvls_note, arch_note);
         what = nccl_algo_name(ch.algo);
         snprintf(st->nccl.proto, sizeof st->nccl.proto, "%s", cost_proto_name(ch.proto));
         st->nccl.channels = ch.nchannels;

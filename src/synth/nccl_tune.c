@@ -7,6 +7,8 @@
  * NCCL's NCCL_PROTO_* is) and the rules restated in our terms. */
 #include "nccl_tune.h"
 
+#include "../model/topo_nccl.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -22,11 +24,17 @@ static int pidx(cost_proto p)
 static const double BASE_LAT[NCCL_NALGO][3] = {
     {6.8, 14.0, 8.4},   /* tree */
     {6.6, 14.0, 8.4},   /* ring */
+    {0, 0, 0},          /* NVLS */
 };
 
-/* hwLatencies[hw][algo][proto] (us): NVLink, network */
-static const double HW_LAT_NVLINK[NCCL_NALGO][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
-static const double HW_LAT_NET[NCCL_NALGO][3] = {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}};
+/* hwLatencies[hw][algo][proto] (us): NVLink, network (tuning.cc:155-175 at
+ * NCCL 5067397; the NVLS rows are Simple only) */
+static const double HW_LAT_NVLINK[NCCL_NALGO][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}};
+static const double HW_LAT_NET[NCCL_NALGO][3] = {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 18}};
+
+#define NVLS_NCHANNELS_SM90 16
+#define NVLS_NCHANNELS_SM100 32
+#define NVLS_NCHANNELS_SM100_NVL 24
 
 /* Per generation (Volta, Ampere, Hopper, Blackwell) x {1 node, 2, more}. */
 static const double LL_MAX_BW[4][3] = {
@@ -76,7 +84,26 @@ static int log2i(long long n)
 
 const char *nccl_algo_name(nccl_algo a)
 {
-    return a == NCCL_TREE ? "tree" : "ring";
+    return a == NCCL_TREE ? "tree" : a == NCCL_NVLS ? "nvls" : "ring";
+}
+
+/* The compute capability (x10) NCCL keys its NVLS constants on. */
+static int sm_of(topo_arch a)
+{
+    return a == TOPO_ARCH_BLACKWELL ? 100 : a == TOPO_ARCH_HOPPER ? 90 : 80;
+}
+
+int nccl_nvls_graph(topo_arch arch, int ngpus, int links, double *bw_intra, double *bw_inter)
+{
+    int sm = sm_of(arch);
+    return topo_nccl_nvls_graph(sm, ngpus, links * topo_nccl_nvlink_bw(sm), bw_intra, bw_inter);
+}
+
+int nccl_nvls_channels(topo_arch arch, int nnodes)
+{
+    if (arch == TOPO_ARCH_BLACKWELL)
+        return nnodes > 1 ? NVLS_NCHANNELS_SM100 : NVLS_NCHANNELS_SM100_NVL;
+    return NVLS_NCHANNELS_SM90;
 }
 
 /* ncclTopoTuneModel's bandwidth (GB/s, algorithm bandwidth) for (k, a, p). */
@@ -86,6 +113,21 @@ static double model_bw(const nccl_comm *c, coll_kind k, nccl_algo a, int p)
     int i2 = c->nnodes <= 2 ? c->nnodes - 1 : 2;
     int i1 = c->nnodes == 1 ? g : 0;
     double ll_max = LL_MAX_BW[i1][i2];
+    if (a == NCCL_NVLS) {
+        /* tuning.cc:307-323: busBW per channel from the NVLS graph, one
+         * channel's worth lost, doubled for AllReduce (two operations
+         * pipelined), (ppn-1)/ppn otherwise; AllReduce's bus bandwidth to
+         * algorithm bandwidth as a ring's (tuning.cc:375-381), none for
+         * AllGather and ReduceScatter */
+        int nch = c->nvls_graph_channels;
+        if (nch < 2 || p != P_SIMPLE)
+            return 0;
+        double ppn = (double)c->nranks / c->nnodes;
+        double intra = c->nvls_bw_intra * topo_nccl_nvls_eff(sm_of(c->arch)) * (nch - 1) / nch;
+        intra *= k == COLL_ALLREDUCE ? 2.0 : (ppn - 1) / ppn;
+        double bus = nch * fmin(intra, c->nvls_bw_inter);
+        return k == COLL_ALLREDUCE ? bus * c->nranks / (2.0 * (c->nranks - 1)) : bus;
+    }
     double bw = c->nnodes <= 2 ? c->bw_intra : c->bw_inter;
     /* search.cc (ncclTopoCompute) gives a graph across nodes one speed for
      * both bwIntra and bwInter; pass 2 raises a tree's bwIntra while it is
@@ -115,6 +157,8 @@ static double model_lat(const nccl_comm *c, coll_kind k, nccl_algo a, int p)
     double intra = HW_LAT_NVLINK[a][p];
     int ppn = c->nranks / c->nnodes;
     double inter = ppn == 1 ? HW_LAT_NET[NCCL_TREE][p] : HW_LAT_NET[a][p];
+    if (a == NCCL_NVLS)     /* tuning.cc:424-426: the base latency replaced */
+        return intra + (c->nnodes > 1 ? inter : 0);
     if (a == NCCL_RING) {
         int nsteps = k == COLL_ALLREDUCE ? 2 * (c->nranks - 1) : c->nranks - 1;
         if (c->nnodes > 1) {
@@ -136,6 +180,9 @@ double nccl_time_us(const nccl_comm *c, coll_kind k, nccl_algo a, cost_proto pro
 {
     if (k == COLL_ALLTOALL || (a == NCCL_TREE && k != COLL_ALLREDUCE) || c->nranks < 2 ||
         c->nnodes < 1 || c->nchannels < 1)
+        return -1;
+    /* NVLS across nodes needs CollNet (enqueue.cc:2008), not modelled */
+    if (a == NCCL_NVLS && (c->nnodes > 1 || c->nvls_graph_channels < 2))
         return -1;
     int p = pidx(proto);
     double bw = model_bw(c, k, a, p), lat = model_lat(c, k, a, p);
@@ -181,6 +228,12 @@ static long long tree_ll128_chunk(const nccl_comm *c, int nch, long long bytes, 
 
 int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *out)
 {
+    return nccl_choose_ex(c, k, bytes, 0, out);
+}
+
+int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, int no_nvls,
+                   nccl_choice *out)
+{
     memset(out, 0, sizeof *out);
     static const cost_proto PROTOS[3] = {COST_LL, COST_LL128, COST_SIMPLE};
     double best = -1;
@@ -189,6 +242,8 @@ int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *o
             double t = nccl_time_us(c, k, (nccl_algo)a, PROTOS[i], bytes);
             out->table_us[a][PROTOS[i]] = t;
             if (c->only_proto && c->only_proto != 1 + (int)PROTOS[i])
+                continue;
+            if (no_nvls && a == NCCL_NVLS)
                 continue;
             if (t >= 0 && (best < 0 || t < best)) {
                 best = t;
@@ -199,6 +254,12 @@ int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *o
     if (best < 0)
         return -1;
     out->time_us = best;
+    if (out->algo == NCCL_NVLS) {
+        /* enqueue.cc:2085-2090: every NVLS channel, NCCL's NVLS chunk */
+        out->nchannels = c->nvls_channels > 0 ? c->nvls_channels : NVLS_NCHANNELS_SM90;
+        out->chunk_bytes = out->slice_bytes = NCCL_NVLS_CHUNK_BYTES;
+        return 0;
+    }
     int p = pidx(out->proto), nt;
     long long thr;
     threads(c, out->algo, p, &nt, &thr);

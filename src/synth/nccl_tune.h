@@ -13,8 +13,12 @@
  * src/include/device.h, comm.h, collectives.h and src/init.cc (NCCL_STEPS,
  * thread counts and thresholds, buffer sizes).  docs/formats.md lists them.
  *
- * What is not modelled, and so never chosen: NVLS, CollNet and PAT (they
- * need NVLink SHARP, a SHARP network, or one GPU per node), PCI-only nodes
+ * NVLS (NVLink SHARP: the NVSwitch reduces and multicasts) is modelled on
+ * one node, where NCCL runs it for AllReduce, AllGather and ReduceScatter
+ * (tuning.cc:293-316, 424-426; enqueue.cc:2004-2008, 2085-2090: across
+ * nodes it needs CollNet, and NVLSTree is not modelled); docs/nvls.md.
+ * What is not modelled, and so never chosen: NVLSTree, CollNet and PAT (they
+ * need several nodes, a SHARP network, or one GPU per node), PCI-only nodes
  * (every bundled GPU machine is NVLink inside a node), and the tuner
  * plugins.  Multi-node figures are NCCL's for an Intel host CPU. */
 #ifndef TC_NCCL_TUNE_H
@@ -24,7 +28,7 @@
 #include "../model/cost.h"
 #include "../model/topo.h"
 
-typedef enum { NCCL_TREE, NCCL_RING, NCCL_NALGO } nccl_algo;
+typedef enum { NCCL_TREE, NCCL_RING, NCCL_NVLS, NCCL_NALGO } nccl_algo;
 
 /* The communicator as NCCL's tuning model sees it. */
 typedef struct {
@@ -38,6 +42,12 @@ typedef struct {
     int only_proto;         /* 1 + a cost_proto: the only protocol enabled (as
                                NCCL_PROTO=P: src/graph/tuning.cc turns the
                                others off); 0 = every protocol NCCL offers */
+    int nvls_graph_channels;    /* NVLS graph's channels (search.cc:1126-1137:
+                                   one per GPU on one node); 0 = no NVLS */
+    double nvls_bw_intra;       /* its bwIntra and bwInter (GB/s per channel) */
+    double nvls_bw_inter;
+    int nvls_channels;          /* comm->nvlsChannels: the CTAs an NVLS call
+                                   runs (nvls.cc:155-157, 202-238) */
 } nccl_comm;
 
 /* One call's choice. */
@@ -51,7 +61,23 @@ typedef struct {
     double table_us[NCCL_NALGO][COST_NPROTO];   /* every estimate; < 0 = not available */
 } nccl_choice;
 
-const char *nccl_algo_name(nccl_algo a);    /* "tree", "ring" */
+const char *nccl_algo_name(nccl_algo a);    /* "tree", "ring", "nvls" */
+
+/* NCCL's NVLS graph on one node of `ngpus` GPUs of generation `arch`,
+ * each with `links` NVLinks to the NVSwitch: its bwIntra, the fastest
+ * speed of NCCL's intra-node speed array whose channels (one per GPU,
+ * twice on the channel's head GPU) fit the GPU's NVLink bandwidth as NCCL
+ * counts it (links x SM90/SM100_NVLINK_BW), and its bwInter, which pass 2
+ * raises while below twice bwIntra (search.cc:410-440, 1057-1067,
+ * 1160-1175, 1255-1280).  0 when NCCL has no NVLS there (before Hopper,
+ * fewer than 2 GPUs, or no speed fits). */
+int nccl_nvls_graph(topo_arch arch, int ngpus, int links, double *bw_intra, double *bw_inter);
+
+/* comm->nvlsChannels for arch on nnodes nodes (nvls.cc:155-157, 202-238). */
+int nccl_nvls_channels(topo_arch arch, int nnodes);
+
+/* NCCL's NVLS chunk size (NCCL_NVLS_CHUNKSIZE default, nvls.cc:160). */
+#define NCCL_NVLS_CHUNK_BYTES (128 * 1024)
 
 /* NCCL's estimate (lat + bytes / bw, us) of algorithm a with protocol p
  * for collective k on `bytes` (the larger per-rank buffer, as NCCL's
@@ -62,8 +88,12 @@ double nccl_time_us(const nccl_comm *c, coll_kind k, nccl_algo a, cost_proto p, 
 /* NCCL's pick for collective k (not AllToAll) on `bytes`: the fastest
  * estimate (among c->only_proto's when set), then the channel count and
  * chunk size for it.  Returns 0, or -1 when nothing is available (k is
- * AllToAll, or the one protocol allowed is not offered). */
+ * AllToAll, or the one protocol allowed is not offered).  With no_nvls,
+ * NVLS is left out (its estimate stays in table_us): NCCL's best choice
+ * without the switch, for an output that cannot express switch operations. */
 int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *out);
+int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, int no_nvls,
+                   nccl_choice *out);
 
 /* NCCL's point-to-point plan for one peer's `bytes` (AllToAll): LL up to
  * its P2P LL threshold, else Simple; chunk = the P2P chunk size for the

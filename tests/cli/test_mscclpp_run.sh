@@ -140,7 +140,7 @@ cat >"$TMP/links2.json" <<'T'
  "links": [{"pairs": [[0, 1]], "alpha_us": 1, "bandwidth_gbps": 50, "source": "test"}]}
 T
 expect "memory channels run over links" 0 "verified" -- "$R" "$C/executor-tests/reduce.json" --topo "$TMP/links2.json"
-expect "switch ops need a switch" 1 "glres\): its switch channel spans ranks that no switch of topology links2 joins" -- "$R" "$C/executor-tests/reduce_nvls.json" --topo "$TMP/links2.json" -q
+expect "switch ops need a switch that reduces and multicasts" 2 "^taccl-run: [^ ]*reduce_nvls.json: rank 0's switch channel 0 \(multimem, NVLS\) needs its 2 ranks on one switch that reduces and multicasts, and topology links2 has none" -- "$R" "$C/executor-tests/reduce_nvls.json" --topo "$TMP/links2.json" -q
 expect "--embed-to is refused for a plan" 2 "--embed-to is for a schedule file, not an MSCCL\+\+ plan" -- "$R" "$C/executor-tests/reduce.json" --embed-to "$TMP/x.xml"
 expect "--tiles is refused for a plan" 2 "--tiles is for .*not an MSCCL\+\+ plan" -- "$R" "$C/executor-tests/reduce.json" --tiles
 expect "--dtype bf16 is refused for a plan, not run wrong" 2 "4-byte elements only" -- "$R" "$C/executor-tests/reduce.json" --dtype bf16
