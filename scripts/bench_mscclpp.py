@@ -23,12 +23,13 @@ path's time is split into the ops it runs through (busy) and the releases
 it waits on (e.g. "signal->wait": from the peer's signal to the wait that
 it releases, the channel's latency; "pwsf->wait": a port put landing and
 its signal).  The XML's critical path is walked the same way through the
-trace's send->receive arrows.  The largest difference between the two
-paths is named as the cause.
+trace's send->receive arrows.  The item by which the slower path most
+exceeds the other is named (the forms' items differ in name, so in effect
+the slower path's largest), then each path's top three.
 
     scripts/bench_mscclpp.py BIN_DIR [--out bench/mscclpp.md] [--json bench/mscclpp.json]
         [--sizes 1M,64M,1G] [--only REGEX] [--jobs N] [--no-data-above SIZE]
-        [--time-limit S] [--keep DIR] [--first-sketch]
+        [--time-limit S] [--keep DIR] [--first-sketch] [--from-json FILE]
 
 --sizes: comma-separated sizes (K/M/G powers of 1024); default 1M,64M,1G.
 --only REGEX: only rows whose "machine collective schedule" matches.
@@ -36,7 +37,8 @@ paths is named as the cause.
   taccl-run refuses to hold the buffers of the larger sizes).
 --time-limit S: taccl-synth --time-limit for the sketches (default 30).
 --keep DIR: keep the schedules, plans and traces in DIR.
---first-sketch: only each machine's first bundled sketch (sorted by name).
+--first-sketch: only each machine's first bundled sketch (sorted by file name).
+--from-json FILE: write the page (and --json) again from FILE, running nothing.
 Exit 0 when every row ran (a plan that fails is a row, not an error); 1 when
 a tool could not be run at all.
 """
@@ -434,10 +436,19 @@ def main():
     ap.add_argument("--no-data-above", type=parse_size, default=64 << 20)
     ap.add_argument("--time-limit", type=int, default=30)
     ap.add_argument("--keep", default=None)
+    ap.add_argument("--from-json", default=None,
+                    help="write the page again from a run's JSON (--json of that run), running "
+                    "nothing")
     ap.add_argument("--first-sketch", action="store_true",
                     help="only the first bundled sketch of each machine (by name)")
     ap.add_argument("--command", default=None, help="the command to name in the page")
     a = ap.parse_args()
+    if a.from_json:
+        # the page again from the rows of a run (its verdicts as they were)
+        d = json.load(open(a.from_json))
+        a.command = a.command or d["command"]
+        write(a, d["rows"], d["sizes"])
+        return
     sizes = [parse_size(s) for s in a.sizes.split(",") if s]
     for tool in ("taccl-synth", "taccl-run"):
         if not os.access(os.path.join(a.bin, tool), os.X_OK):
@@ -484,19 +495,27 @@ def write(a, rows, sizes):
         "once as MSCCL XML and once with `--target mscclpp` as an MSCCL++ execution plan, and both "
         "run by `taccl-run FILE --topo MACHINE --size S --json --trace T` (data moved and checked "
         "up to %s per rank, `--no-data` above). Times and the lower bound are taccl-run's (us); "
-        "ratio = plan / XML. A plan that taccl-run does not verify is a `fails:` row with its "
-        "first error (in a numbered note under the table where it is long, as every long "
-        "verdict)." % (cmd, size_name(a.no_data_above)),
+        "ratio = plan / XML. A plan that taccl-run does not verify is a `plan fails` row with "
+        "its first error (in a numbered note under the table where it is long, as every long "
+        "verdict). Sizes, schedules and the wall time: bench/README.md." % (
+            cmd, size_name(a.no_data_above)),
         "",
         "Verdict: `same` within 2 %; otherwise the cause, from the runs' traces: each form's "
         "critical path walked back from the op (step) that ends last, through what released each "
         "op that waited (a wait to the signal, `pws` or `pwsf` of its paired channel, a "
         "`sem_acquire` to its `sem_release`, a packet read to the transfer that landed it; in the "
-        "XML a receive to its send). `busy OP`: time in that op on the path; `A->B`: from A's "
+        "XML a receive to its send). Items are summed over the path by name. `busy OP`: time "
+        "the path spends in that op (for a memory-channel `put`, `ppkt` or `rppkt`: the wait "
+        "for a free link lane and the transfer, which hold the block, packets moving twice the "
+        "bytes; for a `pwsf`: until the put lands, its flush); `A->B`: from A's "
         "start to the B it releases (a signal's channel latency, a port put landing); "
+        "`A queued`: a port put waiting for the channel's FIFO or a busy lane before its "
+        "transfer; "
         "`ready signal->wait`: the handshake that lets a sender put into the receiver's buffer; "
-        "`transfer->STEP`: an XML send arriving. The largest item by which the slower form's "
-        "path exceeds the other's is named; the top three items of each path follow (us).",
+        "`transfer->STEP`: an XML send arriving. Named: the item by which the slower form's "
+        "path most exceeds the other's (the two forms' items have different names but for "
+        "`busy re`, so in effect the slower path's largest item; compare the two "
+        "lists); then the top three items of each path (us).",
         "",
         "Rows: %d; both ran: %d (same %d, plan slower %d, plan faster %d); plan fails where the "
         "XML runs: %d; XML fails: %d." % (n, len(both), same, slower, faster, len(pfail),
