@@ -552,6 +552,7 @@ def write(a, rows, sizes):
     data = {"command": cmd, "sizes": sizes, "rows": [
         {"machine": r["machine"], "collective": r["collective"], "schedule": r["schedule"],
          "size": r["size"], "synth": r["synth"], "ratio": r["ratio"], "verdict": r["verdict"],
+         "xml_predicted_us": r.get("xml_predicted_us"), "plan_predicted_us": r.get("plan_predicted_us"),
          "xml": {k: v for k, v in (r["xml"] or {}).items() if k in keep},
          "plan": {k: v for k, v in (r["plan"] or {}).items() if k in keep}} for r in rows]}
     tmp = jout + ".tmp"

@@ -89,5 +89,10 @@ print("consistent")
 EOF
 done
 
+python3 "$ROOT/scripts/bench_mscclpp.py" "$BIN" --from-json "$TMP/m.json" --out "$TMP/again.md" \
+    --json "$TMP/again.json" >/dev/null 2>&1
+expect "--from-json writes the same page and rows again, running nothing" 0 "" -- \
+    bash -c 'cmp "$1/m.md" "$1/again.md" && cmp "$1/m.json" "$1/again.json"' _ "$TMP"
+
 expect "an unknown case is an error that says so" 1 "no case matches" -- \
     python3 "$ROOT/scripts/bench_mscclpp.py" "$BIN" --only '^nothing$' --out "$TMP/n.md"
