@@ -32,6 +32,13 @@
 #                A100 x2, AllGather and ReduceScatter, 64M / 256M / 1G, with
 #                the exact bound and its optimum (~10 min): build/bench/
 #                forestcoll.md, or with UPDATE=1 the tracked bench/forestcoll.md
+#   make bench-mscclpp  the same schedules as MSCCL XML and as MSCCL++
+#                plans (every multi-node GPU machine, its first bundled
+#                sketch and --algo nccl, allgather/reducescatter/allreduce,
+#                SIZES, default 1M; 36 min wall on two shared cores), time, bound
+#                and what makes them differ: build/bench/mscclpp.md, or
+#                with UPDATE=1 the tracked bench/mscclpp.md; make bench
+#                runs it too (not with TOPO=)
 #   make speed   executor speed next to memcpy
 #   make fuzz    libFuzzer on the sketch, topology and XML loaders, each for
 #                SECONDS seconds (default 60), in build-fuzz/ (clang)
@@ -78,7 +85,7 @@ SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=all -DTC_CHECKS
 TALLY      := $(BUILD)/tally
 
-.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench bench-plan bench-forestcoll speed fuzz fuzzers scale
+.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench bench-plan bench-forestcoll bench-mscclpp speed fuzz fuzzers scale
 .SECONDARY:
 
 all: $(BINS)
@@ -175,6 +182,16 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@QUICK=$(QUICK) UPDATE=$(UPDATE) TOPO=$(TOPO) SKETCHES="$(SKETCHES)" \
 	    COLLECTIVES="$(COLLECTIVES)" scripts/bench.sh $(BUILD)/bin
+	$(if $(TOPO),,@$(MPP_BENCH))
+
+# issue 38 item 6: XML and MSCCL++ plan of each schedule side by side
+MPP_BENCH = mkdir -p $(BUILD)/bench && scripts/bench_mscclpp.py $(BUILD)/bin \
+	    --sizes $(or $(SIZES),1M) --first-sketch --jobs 2 \
+	    --out $(if $(filter 1 yes true,$(UPDATE)),bench/mscclpp.md,$(BUILD)/bench/mscclpp.md)
+
+bench-mscclpp: deps
+	@$(MAKE) --no-print-directory all
+	@$(MPP_BENCH)
 
 bench-plan: deps
 	@$(MAKE) --no-print-directory all

@@ -360,6 +360,10 @@ def header(meta, results, failures):
         "- **references**: `docs/references.md` (TACCL, TE-CCL and TACOS "
         "figures, copied into `scripts/bench_ref.py`)",
     ]
+    if not meta.get("user_topo"):
+        lines.append("- **MSCCL++**: the same schedules as MSCCL XML and as MSCCL++ "
+                     "plans, side by side with what makes them differ: "
+                     "[mscclpp.md](mscclpp.md) (`make bench-mscclpp`)")
     if failures:
         lines.append("- **verdict: FAILED** — %d problem(s), listed under "
                      "[Failures](#failures)" % len(failures))
