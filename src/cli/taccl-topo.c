@@ -263,8 +263,9 @@ static int cmd_show(int argc, char **argv)
     printf("switches  %s\n", cJSON_GetArraySize(sws) ? "(node 0's)" : "none");
     cJSON_ArrayForEach(e, sws) print_group("switch", i++, e, "ranks", -1);
     i = 0;
-    printf("nics      %d per node (NIC i of every node is on rail i)\n",
-           cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "nics")));
+    printf("nics      %d per node%s\n",
+           cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "nics")),
+           t->rails ? " (NIC i of every node is on rail i)" : "");
     if (t->nnodes > 1)
         printf("fabric    %s\n", t->rails ? "rails: a NIC reaches only its own rail of the other "
                "nodes" : "fat-tree: every NIC reaches every other node's NICs");

@@ -42,6 +42,10 @@ expect "the README has its walkthrough ($nblocks sh blocks)" 0 "" -- test "$nblo
 rc=$?
 if [ "$rc" -eq 0 ]; then echo "ok - every README command ran (exit 0)"
 else echo "not ok - a README command failed (exit $rc)"; tail -15 "$TMP/out" | sed 's/^/  | /'; fi
+for m in a100 h100 mi300x; do
+    expect "$m: the dump imported and the plan's sweep ran every size (21 rows), each verified or NCCL's" 0 "^21$" -- bash -c \
+        "'$BIN/taccl-run' '$W/$m-plan' --sweep 1K:1G --json | python3 -c 'import json,sys; r=json.load(sys.stdin)[\"rows\"]; assert all(x[\"verified\"] and x[\"time_us\"] <= x[\"nccl_us\"] * (1 + 1e-9) for x in r); print(len(r))'"
+done
 expect "the ring AllReduce verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/ring.xml"
 expect "NCCL's AllReduce verifies" 0 "result +verified" -- "$BIN/taccl-run" "$W/my-cluster/nccl.xml"
 expect "NCCL's AllReduce is its tree under LL128 on 8 channels (4 pairs of trees)" 0 "baseline nccl allreduce: tree LL128, 8 ranks on my-cluster, 4 channels" -- grep -o "baseline nccl allreduce: tree LL128, 8 ranks on my-cluster, 4 channels" "$W/my-cluster/nccl.xml"
