@@ -209,7 +209,7 @@ static void vc_join(int *a, const int *b, int n)
  * that thread pushed, execution_kernel.hpp:167-184) also knows what that
  * thread's own waits and acquires gave before any nop: the wait is an
  * acquire load and the FIFO push a release store of the same thread
- * (semaphore_device.hpp:48, fifo_device.hpp:133; device semaphores
+ * (semaphore_device.hpp:116 memory, :48 port; fifo_device.hpp:133; device semaphores
  * concurrency_device.hpp:118-126), so the proxy's read follows them. */
 static int know(const tbst *s, int u, int weak)
 {
