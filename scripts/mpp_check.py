@@ -20,7 +20,8 @@ instead, by the rules docs/mscclpp.md §2-§7 states for MSCCL++ commit
              16 channels and buffers per block and type, 8 channel ids per
              op, 10 buffer refs per op, 16 semaphores per op, 1024 threads)
   threads    a nop (__syncthreads) between a one-thread op (wait, signal,
-             port put, semaphore) and an all-thread data op, either way
+             port put, semaphore) and an all-thread data op, either way,
+             anywhere since the last nop (not only the op before)
   balance    per channel pair, signals sent = waits on the other side;
              per semaphore, init + releases = acquires
   data flow  (--run, collectives only) every block run to its end on a
@@ -250,42 +251,46 @@ class Checker:
             self.err("limits", "rank %d tb %d: %d operations (MAX_OPERATION %d)" %
                      (r, tb["id"], nops, MAX_OPERATION))
         out = []
-        prev = None
+        window = []     # the ops since the last nop
         for k, op in enumerate(ops):
             o = self.op(r, tb["id"], k, op, loc_ch, loc_buf)
             if o is None:
                 continue
-            why = self.needs_sync(prev, o)
+            why = self.needs_sync(window, o)
             if why:
+                a = why[0]
                 self.err("threads", "rank %d tb %d op %d (%s) follows %s (%s) with no nop "
-                         "between: %s" % (r, tb["id"], k, o["name"], prev["name"],
-                                          self.threads(prev), why))
-            prev = o
+                         "between: %s" % (r, tb["id"], k, o["name"], a["name"],
+                                          self.threads(a), why[1]))
+            window = [] if self.threads(o) == "nop" else window + [o]
             out.append(o)
         return out
 
-    def needs_sync(self, a, b):
-        """Why ops a then b need a __syncthreads between them, or None.  The
-        one-thread ops run on thread 0 (or thread t for channel t) while the
-        others go on: a data op after a wait or an acquire would read too
-        early, one after a port put could overwrite what the proxy has not
-        read; a signal, port put or release after a data op would publish
-        before every thread wrote; several threads releasing after thread 0
-        waited would release before it."""
-        if a is None:
-            return None
-        x, y = self.threads(a), self.threads(b)
-        if "nop" in (x, y):
+    def needs_sync(self, window, b):
+        """(op, why) when op of the window (the ops since the last nop) and
+        then b need a __syncthreads between them, or None.  The one-thread
+        ops run on thread 0 (or thread t for channel t) while the others go
+        on: a data op after a wait or an acquire would read too early, one
+        after a port put could overwrite what the proxy has not read; a
+        signal, port put or release after a data op would publish before
+        every thread wrote; several threads releasing after thread 0 waited
+        would release before it.  A one-thread op in between (a signal
+        between an acquire and a put) tells the other threads nothing."""
+        y = self.threads(b)
+        if y == "nop":
             return None
         port_put = lambda o: o["name"] in ("pws", "pwsf") or \
             (o["name"] == "put" and o["ctype"] == "port") or o["name"] == "flush"
         publishes = b["name"] in SIGNALS | {"sem_release", "flush"} or port_put(b)
-        if y == "all" and x != "all" and (a["name"] in WAITS | {"sem_acquire"} or port_put(a)):
-            return "the data op may run before %s is done" % a["name"]
-        if x == "all" and y != "all" and publishes:
-            return "%s may publish before every thread's writes" % b["name"]
-        if x == "one" and y == "multi" and publishes:
-            return "threads past 0 may publish before thread 0's %s" % a["name"]
+        for a in window:
+            x = self.threads(a)
+            if y == "all" and x != "all" and (a["name"] in WAITS | {"sem_acquire"} or
+                                              port_put(a)):
+                return a, "the data op may run before %s is done" % a["name"]
+            if x == "all" and y != "all" and publishes:
+                return a, "%s may publish before every thread's writes" % b["name"]
+            if x == "one" and y == "multi" and publishes:
+                return a, "threads past 0 may publish before thread 0's %s" % a["name"]
         return None
 
     @staticmethod

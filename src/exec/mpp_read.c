@@ -496,13 +496,19 @@ static int read_refs(rd *r, const cJSON *op, const char *key, const char *op_pat
         if (get_int(r, b, "index", q, 0, 1 << 30, &R->index) ||
             get_int(r, b, "size", q, 0, 1 << 30, &R->size))
             return TC_INPUT;
-        /* Owner's chunk count; a switch group's members are checked at run. */
-        int have = owner->chunks[R->type];
+        /* Owner's chunk count; a switch group's members are checked at run.
+         * A packet plan's scratch holds two plain chunks per scratch chunk
+         * (data and flags, execution_plan.cc:206-207, per launch half): plain
+         * refs reach 2 x scratch_chunks, packet refs (offsets doubled) half
+         * that, which the run's bounds check finds. */
+        long long have = owner->chunks[R->type];
+        if (R->type == MB_S && r->p->proto_ll)
+            have *= 2;
         if ((long long)R->index + R->size > have)
             return fail(r, q, "chunks %d..%d of buffer %s of rank %d, which has %d (MSCCL++ does not "
                         "check: it reads or writes past the buffer)",
                         R->index, R->index + R->size - 1, R->type == MB_I ? "i" : R->type == MB_O ? "o" : "s",
-                        R->rank < 0 ? rank : R->rank, have);
+                        R->rank < 0 ? rank : R->rank, (int)have);
     }
     *n = cnt;
     return TC_OK;

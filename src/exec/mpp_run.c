@@ -94,6 +94,13 @@ typedef struct {
     int **snap;                 /* knowledge sent with the packets an instance wrote, or NULL */
     int acq_tb, acq_c;          /* the packet writer last acquired from */
     double pkt_ready;
+    /* What each thread's own waits and acquires gave it since the last nop
+     * (the union is pK/pW): thread i runs the i-th channel of a wait and the
+     * i-th semaphore of an acquire, and the i-th destination of a port put,
+     * whose proxy reads after that thread's push (see lane_know). */
+    struct lanek { int lane; const int *vs, *vw; } *lk;
+    int nlk, lk_cap;
+    int solo;                   /* the thread of a one-thread op's access, else -1 */
 } tbst;
 
 typedef struct {
@@ -197,12 +204,25 @@ static void vc_join(int *a, const int *b, int n)
             a[i] = b[i];
 }
 
-/* What op instances of block s know of block u, strongly or weakly. */
+/* What op instances of block s know of block u, strongly or weakly.  An
+ * access made by one thread alone (s->solo: a port put's proxy reads what
+ * that thread pushed, execution_kernel.hpp:167-184) also knows what that
+ * thread's own waits and acquires gave before any nop: the wait is an
+ * acquire load and the FIFO push a release store of the same thread
+ * (semaphore_device.hpp:116 memory, :48 port; fifo_device.hpp:133; device semaphores
+ * concurrency_device.hpp:118-126), so the proxy's read follows them. */
 static int know(const tbst *s, int u, int weak)
 {
     if (u == s->g)
         return s->sync_own;
-    return weak ? s->W[u] : s->K[u];
+    int k = weak ? s->W[u] : s->K[u];
+    for (int i = 0; s->solo >= 0 && i < s->nlk; i++) {
+        const struct lanek *l = &s->lk[i];
+        const int *v = weak ? l->vw : l->vs;
+        if (l->lane == s->solo && v && v[u] > k)
+            k = v[u]; /* vw holds vs (snapshot) */
+    }
+    return k;
 }
 
 static const mpp_op *op_of(const mrun *m, int g, int c)
@@ -691,6 +711,7 @@ static void new_instance(tbst *s, const mpp_op *op)
 static void do_sync(mrun *m, tbst *s)
 {
     s->sync_own = s->c;
+    s->nlk = 0;
     vc_join(s->K, s->pK, m->NT);
     vc_join(s->W, s->pW, m->NT);
     vc_join(s->W, s->K, m->NT);
@@ -719,12 +740,15 @@ static void push_sig(sigrec **v, int *n, int *cap, sigrec r)
     (*v)[(*n)++] = r;
 }
 
-static void acquire(mrun *m, tbst *s, const sigrec *r, int strong)
+/* Thread `lane` of block s waited for r (a signal or a release). */
+static void acquire(mrun *m, tbst *s, const sigrec *r, int strong, int lane)
 {
     if (r->vw)
         vc_join(s->pW, r->vw, m->NT);
     if (strong && r->vs)
         vc_join(s->pK, r->vs, m->NT);
+    s->lk = xgrow(s->lk, &s->lk_cap, s->nlk + 1, sizeof *s->lk);
+    s->lk[s->nlk++] = (struct lanek){lane, strong ? r->vs : NULL, r->vw};
 }
 
 /* The rank-level channel of block-local index i of type ty. */
@@ -892,6 +916,7 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
         vc_join(s->K, b->done_vc, m->NT);
         vc_join(s->W, b->done_vc, m->NT);
         s->sync_own = s->c;
+        s->nlk = 0;
         s->bar_gen = -1;
         s->now = end_of(start, b->done_t);
         record_op(m, s, op, start, s->now);
@@ -946,7 +971,7 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
             chst *cs = chan_state(m, op->ch, me, rc);
             TC_ASSERT(cs->head < cs->n);
             int strong = op->type == MOP_WAIT || op->ch == MCH_PORT;
-            acquire(m, s, &cs->v[cs->head], strong);
+            acquire(m, s, &cs->v[cs->head], strong, i);
             cs->head++;
             cs->waited++;
         }
@@ -968,7 +993,7 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
                 q->init_left--;
                 continue;
             }
-            acquire(m, s, &q->v[q->head], 1);
+            acquire(m, s, &q->v[q->head], 1, i);
             q->head++;
         }
         break;
@@ -990,6 +1015,7 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
              * (execution_kernel.hpp:156) */
             mpp_buf sb = op->src[0].type;
             int peer = op->dst[i].rank;
+            s->solo = op->ch == MCH_PORT ? i : -1;
             access_range(m, s, &f, me, sb, soff, dsz, 0, 0, 0);
             double land;
             if (op->ch == MCH_MEMORY) {
@@ -1017,6 +1043,7 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
                     end = end_of(end, land);
             }
             access_range(m, s, &f, peer, op->dst[i].type, doff, dsz, 1, 0, land);
+            s->solo = -1;
             dcopy(m, peer, op->dst[i].type, doff, me, sb, soff, dsz);
         }
         break;
@@ -1426,6 +1453,7 @@ static void mrun_free(mrun *m)
         free(s->W);
         free(s->pK);
         free(s->pW);
+        free(s->lk);
         for (int i = 0; i < s->ninst_cap; i++)
             free(s->snap[i]);
         free(s->snap);
@@ -1547,7 +1575,10 @@ int mpp_run(const mpp_plan *P, const topo *T, const mpp_opts *O, mpp_report *R, 
                               "size of at most %lld bytes per chunk", cb, maxc, maxc);
         m.scratch_bytes = 64LL << 20;
     } else {
-        long long ssz = cb * sc * (P->proto_ll ? 2 : 1) * (P->dbl ? 2 : 1);
+        /* the half this launch uses: the next launch takes the other half
+         * (use_double_scratch_buffer, execution_plan.cc:212-214), so a ref
+         * past this one is past the launch's scratch */
+        long long ssz = cb * sc * (P->proto_ll ? 2 : 1);
         m.scratch_bytes = (ssz + P->align - 1) / P->align * P->align;
     }
     double total = 0;
@@ -1579,6 +1610,7 @@ int mpp_run(const mpp_plan *P, const topo *T, const mpp_opts *O, mpp_report *R, 
             s->W = xcalloc((size_t)m.NT, sizeof(int));
             s->pK = xcalloc((size_t)m.NT, sizeof(int));
             s->pW = xcalloc((size_t)m.NT, sizeof(int));
+            s->solo = -1;
             new_instance(s, NULL); /* clock 1 = the launch */
             s->sync_own = s->c;
             expand_tb(&m, s, &P->gpu[r].tb[t]);

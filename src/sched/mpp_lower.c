@@ -447,31 +447,66 @@ static int conflict(const mpp_op *a, const mpp_op *b)
     return 0;
 }
 
-/* 1 if b after a needs a nop: a data op reading what a wait or acquire
- * guards, or writing what a port put's proxy may still read; a signal,
- * port put or release publishing what all threads wrote, or several
- * threads releasing after thread 0 waited; data ops on common chunks. */
-static int need_nop(const mpp_op *a, const mpp_op *b)
+/* What a block's threads have done since its last nop (__syncthreads):
+ * whether one thread synchronised (a wait, an acquire, or a port put whose
+ * flush only that thread saw), and the data ops all threads ran. */
+#define NOP_DATA (MPP_MAX_OPERATION + 2)
+typedef struct {
+    int sync;
+    int one;        /* any one-thread op */
+    int ndata;
+    const mpp_op *data[NOP_DATA];
+} nop_st;
+
+/* 1 if b needs a nop before it: a data op after a one-thread
+ * synchronisation (it would read what only that thread may read yet, or
+ * overwrite what the proxy has not read), or touching a local chunk a data
+ * op since the nop touched, one writing it; a signal, port put or release
+ * publishing what all threads wrote, or several threads releasing after
+ * a one-thread op.  The whole window since the last nop counts,
+ * not only the op before (a signal between an acquire and a put does not
+ * tell the other threads about the acquire). */
+static int nop_before(const nop_st *st, const mpp_op *b)
 {
-    if (!a)
+    char y = threads_of(b);
+    if (y == 'a') {
+        if (st->sync || st->ndata == NOP_DATA)
+            return 1;
+        for (int i = 0; i < st->ndata; i++)
+            if (conflict(st->data[i], b))
+                return 1;
         return 0;
-    char x = threads_of(a), y = threads_of(b);
-    if (x == 'a' && y == 'a')
-        return conflict(a, b);
-    if (y == 'a')
-        return a->k == MO_WAIT || a->k == MO_ACQUIRE || a->k == MO_PWSF;
+    }
     int publishes = b->k == MO_SIGNAL || b->k == MO_PWSF || b->k == MO_RELEASE;
-    return publishes && (x == 'a' || (x == 'z' && y == 'm'));
+    return publishes && (st->ndata > 0 || (st->one && y == 'm'));
+}
+
+/* The window after b ran, a nop before it (nop) or not. */
+static void nop_note(nop_st *st, const mpp_op *b, int nop)
+{
+    if (nop || b->k == MO_NOP) {
+        st->sync = st->one = 0;
+        st->ndata = 0;
+    }
+    if (threads_of(b) == 'z')
+        st->one = 1;
+    if (threads_of(b) == 'a' && st->ndata < NOP_DATA)
+        st->data[st->ndata++] = b;
+    if (b->k == MO_WAIT || b->k == MO_ACQUIRE || b->k == MO_PWSF)
+        st->sync = 1;
 }
 
 /* The same ops with the nops their threads need. */
 static void add_nops(mpp_tb *tb)
 {
     mpp_tb out = {0, 0, NULL};
+    nop_st st = {0, 0, 0, {0}};
     for (int i = 0; i < tb->nops; i++) {
-        if (need_nop(i ? &tb->ops[i - 1] : NULL, &tb->ops[i]))
+        int nop = nop_before(&st, &tb->ops[i]);
+        if (nop)
             emit(&out, op_of(MO_NOP));
         emit(&out, tb->ops[i]);
+        nop_note(&st, &tb->ops[i], nop);
     }
     free(tb->ops);
     *tb = out;
@@ -663,15 +698,22 @@ static void split_rank(mpp_rank *R)
         do {
             mpp_op acq = op_of(MO_ACQUIRE), rel = op_of(MO_RELEASE);
             acq.nsem = rel.nsem = 1;
-            const mpp_op *prev = start > 0 ? &acq : NULL;
+            nop_st st = {0, 0, 0, {0}};
+            if (start > 0)
+                nop_note(&st, &acq, 0);
             int cnt = start > 0, end = start;
             while (end < tb->nops) {
-                int c = cnt + need_nop(prev, &tb->ops[end]) + 1;
-                int tail = end + 1 < tb->nops ? need_nop(&tb->ops[end], &rel) + 1 : 0;
+                /* as add_nops will count them */
+                int nop = nop_before(&st, &tb->ops[end]);
+                nop_st after = st;
+                nop_note(&after, &tb->ops[end], nop);
+                int c = cnt + nop + 1;
+                int tail = end + 1 < tb->nops ? nop_before(&after, &rel) + 1 : 0;
                 if (c + tail > MPP_MAX_OPERATION && end > start)
                     break;
                 cnt = c;
-                prev = &tb->ops[end++];
+                st = after;
+                end++;
             }
             mpp_tb seg = {0, 0, NULL};
             if (start > 0) {
