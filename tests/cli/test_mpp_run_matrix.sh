@@ -4,10 +4,10 @@
 # taccl-run with data and verify, and scripts/mpp_check.py agrees
 # (scripts/mpp_matrix.sh --check; docs/mscclpp.md §12.8).
 #
-#   * with TACCL_FEW or TACCL_QUICK (make check): a handful, one single-node
-#     and one two-node plan per collective and a sketch whose blocks are
-#     cut at 64 ops: dgx1 --algo nccl (LL: plain temps in the doubled
-#     packet scratch), ndv2-x2 --algo ring and nccl (port channels: a
+#   * with TACCL_FEW or TACCL_QUICK (make check): a handful (four plans)
+#     and a sketch whose blocks are cut at 64 ops: dgx1 --algo nccl
+#     AllReduce (LL: plain temps in the doubled
+#     packet scratch), ndv2-x2 --algo ring AllGather and nccl AllReduce (port channels: a
 #     forwarding pwsf right after the wait on the same thread; a pwsf of
 #     data another block reduced, after the acquire), ndv2-x2-sk-1-cup4
 #     AllGather (a signal between an acquire and a put needs a nop before
@@ -27,7 +27,7 @@ source "$(dirname "$0")/lib.sh"
 M="$ROOT/scripts/mpp_matrix.sh"
 
 if [ -n "${TACCL_FEW:-}${TACCL_QUICK:-}" ]; then
-    only='^(dgx1 nccl|ndv2-x2 nccl|ndv2-x2 ring allgather|ndv2-x2 ndv2-x2-sk-1-cup4 allgather)'
+    only='^(dgx1 nccl allreduce|ndv2-x2 nccl allreduce|ndv2-x2 ring allgather|ndv2-x2 ndv2-x2-sk-1-cup4 allgather)'
     args=(--only "$only" --max-ranks 16)
 else
     args=(--max-ranks 16)

@@ -12,8 +12,8 @@
 #     written (or refused for a reason of the baseline's own, as for XML)
 #     and checked: run on the abstract machine up to 16 ranks, the rules
 #     alone up to 64 (the machine is Python; a 64-rank plan is 5-13 MB);
-#     with TACCL_FEW or TACCL_QUICK (make check) only up to 16 ranks
-#   * the bundled sketches (FEW_SKETCHES under TACCL_FEW): synthesized to
+#     with TACCL_FEW or TACCL_QUICK (make check) only FEW_MPP below
+#   * the bundled sketches (half of FEW_SKETCHES under TACCL_FEW): synthesized to
 #     a plan and checked
 #   * in-place plans (--inplace) run aliased as MSCCL++ aliases them
 #   * LL plans (--proto LL): packets, on one and two nodes
@@ -44,6 +44,11 @@ ranks_of() {
     python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); print(t.get("nodes",1)*t["ranks_per_node"])' "$1"
 }
 
+# make check (few): one machine of each kind -- NVLink pairs with LL
+# (dgx1), two nodes over port channels (ndv2-x2), an NVSwitch node
+# (dgx-a100-x1), xGMI (mi300x-x1) and a chip device the baselines refuse
+# (cs-chip4)
+FEW_MPP="dgx1 ndv2-x2 dgx-a100-x1 mi300x-x1 cs-chip4"
 written=0 refused=0
 for topo in "$ROOT"/topologies/*.json; do
     tn=$(basename "$topo" .json)
@@ -54,8 +59,8 @@ for topo in "$ROOT"/topologies/*.json; do
         echo "# skip - $tn: $n ranks (plans of over 64 ranks are tens of MB; not checked here)"
         continue
     fi
-    if [ -n "${TACCL_FEW:-}${TACCL_QUICK:-}" ] && [ "$n" -gt 16 ]; then
-        echo "# skip - $tn: $n ranks (make check runs topologies of up to 16, check-full 64)"
+    if few && [[ " $FEW_MPP " != *" $tn "* ]]; then
+        echo "# skip - $tn: make check runs $FEW_MPP; check-full every topology of up to 64 ranks"
         continue
     fi
     for coll in allgather reducescatter allreduce alltoall; do
@@ -85,7 +90,7 @@ echo "# $written plans written and checked, $refused refused by the baseline"
 # sketches
 for sk in "$ROOT"/sketches/*.json; do
     name=$(basename "$sk" .json)
-    sketch_skip "$name" "$sk" && continue
+    sketch_skip "$name" "$sk" 1 && continue
     topo="$ROOT/$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["topology"])' "$sk")"
     out="$TMP/$name.json"
     msg=$("$S" -q "$sk" "$topo" --time-limit 20 -o "$out" 2>&1)
