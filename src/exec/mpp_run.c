@@ -23,7 +23,9 @@
  *   granule: an unordered read of a write is "a read of remote data before
  *   the wait that orders it", an unordered write over a read "a put into a
  *   buffer its owner has not released".  Packet reads are ordered by their
- *   flags, element by element.
+ *   flags, element by element.  Without data the same bookkeeping is kept
+ *   by runs of granules (span, spanmap), so a timing-only run costs what
+ *   its accesses cost, not its bytes (docs/mscclpp.md section 13).
  *
  * Time is the alpha-beta model of model/cost.h over the topology's routes
  * and lanes; a block waits for the signal, release, barrier or packet it
