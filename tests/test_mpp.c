@@ -4,6 +4,7 @@
  * format is told by content, a two-rank put/signal/wait allgather verifies,
  * and the same plan without its wait, with a relaxed pair or with a wait
  * nobody signals is caught. */
+#include <glob.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/hazard.h"
 #include "exec/mpp.h"
 
 /* A 2-rank allgather: each rank puts its input chunk into the peer's output
@@ -156,6 +158,55 @@ static void test_max_operation(void **state)
     free(t);
 }
 
+/* Hazards a and b the same, wrong data left out (only a run with data
+ * has it). */
+static void same_hazards(const mpp_report *a, const mpp_report *b, const char *what)
+{
+    int i = 0, j = 0;
+    for (;;) {
+        while (i < a->hz.n && a->hz.v[i].kind == HZ_WRONG_DATA)
+            i++;
+        while (j < b->hz.n && b->hz.v[j].kind == HZ_WRONG_DATA)
+            j++;
+        if (i >= a->hz.n || j >= b->hz.n)
+            break;
+        if (strcmp(a->hz.v[i].msg, b->hz.v[j].msg) != 0)
+            fail_msg("%s: hazard %d differs:\n  %s\n  %s", what, i, a->hz.v[i].msg, b->hz.v[j].msg);
+        i++;
+        j++;
+    }
+    if (i < a->hz.n || j < b->hz.n)
+        fail_msg("%s: %d hazards against %d", what, a->hz.n, b->hz.n);
+}
+
+/* p run at o (with data, r) run again without data, by runs of granules
+ * and per granule: the same time (to the bit), ops, bytes and hazards. */
+static void same_without_data(const mpp_plan *p, const topo *t, const mpp_opts *o,
+                              const mpp_report *r, const char *what)
+{
+    mpp_report rb, rs;
+    mpp_opts ob = *o, os = *o;
+    ob.data = os.data = 0;
+    ob.bytewise = 1;
+    tc_err e;
+    assert_int_equal(mpp_run(p, t, &ob, &rb, &e), TC_OK);
+    assert_int_equal(mpp_run(p, t, &os, &rs, &e), TC_OK);
+    const mpp_report *v[2] = {&rb, &rs};
+    for (int k = 0; k < 2; k++) {
+        if (memcmp(&r->time_us, &v[k]->time_us, sizeof r->time_us) != 0)
+            fail_msg("%s: %.17g us with data, %.17g without (%s)", what, r->time_us, v[k]->time_us,
+                     k ? "runs" : "per granule");
+        assert_int_equal(r->finished, v[k]->finished);
+        assert_int_equal(r->ops_run, v[k]->ops_run);
+        assert_int_equal(r->bytes_moved, v[k]->bytes_moved);
+        same_hazards(r, v[k], what);
+    }
+    same_hazards(&rb, &rs, what);
+    assert_int_equal(rb.hz.n, rs.hz.n);
+    mpp_report_free(&rb);
+    mpp_report_free(&rs);
+}
+
 static int run_plan(const char *text, mpp_report *r)
 {
     tc_err e;
@@ -168,6 +219,7 @@ static int run_plan(const char *text, mpp_report *r)
     o.size_bytes = 4096;
     int rc = mpp_run(p, t, &o, r, &e);
     assert_int_equal(rc, TC_OK);
+    same_without_data(p, t, &o, r, "p.json");
     topo_free(t);
     mpp_free(p);
     return r->verified;
@@ -227,6 +279,40 @@ static void test_runs(void **state)
     free(t);
 }
 
+/* Rank 0's block runs op `first` then op `second` after its last nop
+ * (scratch for the cpkt); the plan fails with hazard `want`. */
+static void lanes_case(const char *first, const char *second, const char *want)
+{
+    char extra[1024];
+    mpp_report r;
+    snprintf(extra, sizeof extra, "%s%s", first, second);
+    char *t = allgather("signal", "wait", extra);
+    char *m = subst(t, "\"scratch_chunks\": 0", "\"scratch_chunks\": 2");
+    assert_int_equal(run_plan(m, &r), 0);
+    if (!has_hazard(&r, want))
+        fail_msg("no hazard \"%s\"", want);
+    mpp_report_free(&r);
+    free(m);
+    free(t);
+}
+
+/* Two ops of one block without a nop between, over the same bytes with
+ * different lanes (a copy by 16-byte vectors, a cpkt's read by 8 bytes):
+ * the same thread touches granule 0 in both, not granule 1 (byte 16), in
+ * the per-granule bookkeeping and in the runs alike (run_plan checks). */
+static void test_same_block_lanes(void **state)
+{
+    (void)state;
+    const char *cp = ", {\"name\": \"copy\", \"src_buff\": [{\"type\": \"i\", \"index\": 0, \"size\": 1}],"
+                     " \"dst_buff\": [{\"type\": \"o\", \"index\": 0, \"size\": 1}]}";
+    const char *pk = ", {\"name\": \"cpkt\", \"src_buff\": [{\"type\": \"o\", \"index\": 0, \"size\": 1}],"
+                     " \"dst_buff\": [{\"type\": \"s\", \"index\": 0, \"size\": 1}]}";
+    lanes_case(cp, pk, "ops[7] (cpkt) reads rank 0's o buffer at byte 16, which "
+                       "gpus[0].threadblocks[0].ops[6] (copy) of the same threadblock wrote");
+    lanes_case(pk, cp, "ops[7] (copy) overwrites rank 0's o buffer at byte 16 that "
+                       "gpus[0].threadblocks[0].ops[6] (cpkt) of the same threadblock reads");
+}
+
 static void test_wrong_data(void **state)
 {
     (void)state;
@@ -243,6 +329,50 @@ static void test_wrong_data(void **state)
     free(t);
 }
 
+/* Every plan of MSCCL++'s corpus (tests/data/mscclpp) that runs, in place
+ * at 64 KiB and out of place at 192 KiB (rounded): the same report without data, by runs and
+ * per granule, as with data (docs/mscclpp.md section 13). */
+static void test_no_data_same(void **state)
+{
+    (void)state;
+    glob_t g;
+    memset(&g, 0, sizeof g);
+    glob("tests/data/mscclpp/*/*.json", 0, NULL, &g);
+    glob("tests/data/mscclpp/*/*/*.json", GLOB_APPEND, NULL, &g);
+    glob("tests/data/mscclpp/*/*/*/*.json", GLOB_APPEND, NULL, &g);
+    assert_true(g.gl_pathc >= 80);
+    int compared = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        /* reuse_resources plans have 64 MiB of scratch a rank: the data and
+         * per-granule references take ~1 GB and seconds there (the CLI
+         * check in tests/cli/test_mscclpp_run.sh covers them by time) */
+        if (strstr(g.gl_pathv[i], "multi_nodes.json") || strstr(g.gl_pathv[i], "allreduce_pipeline.json"))
+            continue;
+        tc_err e;
+        mpp_plan *p = mpp_read(g.gl_pathv[i], &e);
+        if (!p)
+            continue;
+        topo *t = mpp_default_topo(p);
+        assert_non_null(t);
+        for (int k = 0; k < 2; k++) {
+            mpp_opts o;
+            mpp_opts_default(&o);
+            o.mode = k;
+            o.size_bytes = mpp_round_size(p, k ? 3 << 16 : 1 << 16);
+            mpp_report r;
+            if (mpp_run(p, t, &o, &r, &e) != TC_OK)
+                continue;
+            same_without_data(p, t, &o, &r, g.gl_pathv[i]);
+            mpp_report_free(&r);
+            compared++;
+        }
+        topo_free(t);
+        mpp_free(p);
+    }
+    globfree(&g);
+    assert_true(compared >= 100);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -251,7 +381,9 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_max_operation),
         cmocka_unit_test(test_runs),
+        cmocka_unit_test(test_same_block_lanes),
         cmocka_unit_test(test_wrong_data),
+        cmocka_unit_test(test_no_data_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,6 +49,8 @@ typedef struct {
     long long size_bytes;   /* larger per-rank buffer; 0 = default (1 MiB rounded) */
     sim_dtype dtype;
     int data;               /* 0: timing only */
+    int bytewise;           /* timing only: bookkeeping per 16-byte granule as with data,
+                             * not per run (the reference tests compare the runs against) */
     unsigned seed;
     int mode;               /* -1: the plan's own "inplace"; 0 out of place; 1 in place */
     int strict;

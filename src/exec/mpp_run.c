@@ -23,7 +23,9 @@
  *   granule: an unordered read of a write is "a read of remote data before
  *   the wait that orders it", an unordered write over a read "a put into a
  *   buffer its owner has not released".  Packet reads are ordered by their
- *   flags, element by element.
+ *   flags, element by element.  Without data the same bookkeeping is kept
+ *   by runs of granules (span, spanmap), so a timing-only run costs what
+ *   its accesses cost, not its bytes (docs/mscclpp.md section 13).
  *
  * Time is the alpha-beta model of model/cost.h over the topology's routes
  * and lanes; a block waits for the signal, release, barrier or packet it
@@ -54,9 +56,31 @@ typedef struct {
     unsigned char wpkt;         /* the last write was an LL packet */
 } gmeta;
 
+/* Without data the same bookkeeping by runs of granules that share it
+ * (docs/mscclpp.md section 13): a run's lanes are kept as the access that
+ * set them (its first byte in its storage and its unit), from which a
+ * granule's lane is computed as access_range computes it; `flag` is whether
+ * the granule's packet flags are set (with data, mem holds them). */
 typedef struct {
-    unsigned char *mem;         /* NULL: buffer of 0 bytes */
+    long long g;                /* first granule of the run in its storage */
+    long long woff, roff;       /* lanes: the writer's/reader's range start, storage bytes */
+    int wtb, wc, rtb, rc;
+    int wunit, runit;
+    float land;
+    unsigned char wpkt, flag;
+} span;
+
+typedef struct {
+    span *v;                    /* sorted by g; v[0].g == 0; a run ends where the next starts */
+    int n, cap;
+    long long ng;               /* granules of the storage */
+} spanmap;
+
+typedef struct {
+    unsigned char *mem;         /* NULL: buffer of 0 bytes, or no data and spans */
     gmeta *meta;                /* granule 0 = byte 0 of mem (mem is GRAN-aligned in its storage) */
+    spanmap *sm;                /* without data: the runs (meta and mem NULL) */
+    long long gbase;            /* sm: the view's granule 0 in its storage */
     long long len;
 } view;
 
@@ -123,6 +147,7 @@ typedef struct {
     view *views;                /* [n * MB_N] */
     unsigned char **owned;      /* [n * MB_N] storage owned */
     gmeta **owned_meta;
+    spanmap *owned_sm;          /* [n * MB_N], without data */
     tbst *tb;
     int *tb_base;
     chst **ch[4];               /* [rank][chan] for memory, port */
@@ -243,6 +268,215 @@ typedef struct {
     int reported_raw, reported_war, reported_waw, reported_oob;
 } opflags;
 
+/* A read or write of rank's b at granule gi (of the view) that nothing
+ * orders after the write by block wtb at clock wc. */
+static void report_unordered(mrun *m, tbst *s, const mpp_op *me, int write, int rank, mpp_buf b,
+                             long long gi, int wtb, int wc)
+{
+    char w[200];
+    where(m, wtb, wc, w, sizeof w);
+    const tbst *o = &m->tb[wtb];
+    if (wtb == s->g)
+        hz(m, HZ_RACE, "%s (%s) %s rank %d's %s buffer at byte %lld, which %s of the same "
+           "threadblock wrote with no nop (__syncthreads) between: other threads may "
+           "not have written it yet", me->path, mpp_op_name(me->type),
+           write ? "overwrites" : "reads", rank, bufname(b), gi * GRAN, w);
+    else if (o->rank == s->rank && rank == s->rank)
+        hz(m, HZ_RACE, "%s (%s) %s rank %d's %s buffer at byte %lld, written by %s of "
+           "another threadblock with no barrier or semaphore ordering them", me->path,
+           mpp_op_name(me->type), write ? "overwrites" : "reads", rank, bufname(b),
+           gi * GRAN, w);
+    else
+        hz(m, HZ_RACE, "%s (%s) %s rank %d's %s buffer at byte %lld before the wait that "
+           "orders %s's write of it (no signal/wait pair, or only a relaxed one, or no "
+           "nop after the wait)", me->path, mpp_op_name(me->type),
+           write ? "overwrites" : "reads", rank, bufname(b), gi * GRAN, w);
+}
+
+/* A write of rank's b at granule gi over a read by block rtb at clock rc
+ * that nothing orders first; same_block: the writer's own block read it. */
+static void report_overwrite(mrun *m, tbst *s, const mpp_op *me, int rank, mpp_buf b, long long gi,
+                             int rtb, int rc, int same_block)
+{
+    char w[200];
+    where(m, rtb, rc, w, sizeof w);
+    if (same_block)
+        hz(m, HZ_RACE, "%s (%s) overwrites rank %d's %s buffer at byte %lld that %s of the same "
+           "threadblock reads, with no nop (__syncthreads) between", me->path,
+           mpp_op_name(me->type), rank, bufname(b), gi * GRAN, w);
+    else if (rank != s->rank)
+        hz(m, HZ_RACE, "%s (%s) writes into rank %d's %s buffer at byte %lld, which its owner "
+           "has not released: %s still reads it and no wait orders that read first",
+           me->path, mpp_op_name(me->type), rank, bufname(b), gi * GRAN, w);
+    else
+        hz(m, HZ_RACE, "%s (%s) overwrites rank %d's %s buffer at byte %lld while %s may "
+           "still read it (no wait, barrier or semaphore orders the read first)",
+           me->path, mpp_op_name(me->type), rank, bufname(b), gi * GRAN, w);
+}
+
+/* A flagged packet written by block wtb at clock wc is read: what its writer
+ * knew reaches the reader (reads before the write are done; writes are not
+ * ordered by it). */
+static void packet_acquire(mrun *m, tbst *s, int wtb, int wc)
+{
+    if (wtb == NOBODY || wtb == s->g || (wtb == s->acq_tb && wc == s->acq_c))
+        return;
+    const int *v = m->tb[wtb].snap[wc];
+    if (v)
+        vc_join(s->W, v, m->NT);
+    s->acq_tb = wtb;
+    s->acq_c = wc;
+}
+
+/* ---- the runs (no data) */
+
+static long long span_end(const spanmap *sm, int k) { return k + 1 < sm->n ? sm->v[k + 1].g : sm->ng; }
+
+/* Index of the run holding granule G. */
+static int span_find(const spanmap *sm, long long G)
+{
+    int lo = 0, hi = sm->n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (sm->v[mid].g <= G)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Make G the start of a run (G < ng); its index. */
+static int span_split(spanmap *sm, long long G)
+{
+    int k = span_find(sm, G);
+    if (sm->v[k].g == G)
+        return k;
+    sm->v = xgrow(sm->v, &sm->cap, sm->n + 1, sizeof(span));
+    memmove(&sm->v[k + 2], &sm->v[k + 1], (size_t)(sm->n - k - 1) * sizeof(span));
+    sm->v[k + 1] = sm->v[k];
+    sm->v[k + 1].g = G;
+    sm->n++;
+    return k + 1;
+}
+
+static int span_same(const span *a, const span *b)
+{
+    return a->wtb == b->wtb && a->wc == b->wc && a->rtb == b->rtb && a->rc == b->rc &&
+           a->woff == b->woff && a->roff == b->roff && a->wunit == b->wunit && a->runit == b->runit &&
+           a->land == b->land && a->wpkt == b->wpkt && a->flag == b->flag;
+}
+
+/* Merge equal neighbours among runs [k0, k1] (indices before the merge). */
+static void span_merge(spanmap *sm, int k0, int k1)
+{
+    if (k0 < 1)
+        k0 = 1;
+    if (k1 > sm->n - 1)
+        k1 = sm->n - 1;
+    int w = k0;
+    for (int k = k0; k < sm->n; k++) {
+        if (k <= k1 && span_same(&sm->v[w - 1], &sm->v[k]))
+            continue;
+        sm->v[w++] = sm->v[k];
+    }
+    sm->n = w;
+}
+
+/* Runs [k0, k1) covering granules [G0, G1) of sm (G0 < G1 <= ng). */
+static void span_cut(spanmap *sm, long long G0, long long G1, int *k0, int *k1)
+{
+    *k0 = span_split(sm, G0);
+    *k1 = G1 < sm->ng ? span_split(sm, G1) : sm->n;
+    *k0 = span_find(sm, G0); /* the second split may have moved nothing before it */
+}
+
+/* The lane of storage granule G for an access starting at storage byte o
+ * with unit u: access_range's formula. */
+static int lane_at(long long G, long long o, int u, int threads)
+{
+    return (int)(((G * GRAN - o) / u) % threads);
+}
+
+/* The first granule of [A, B) where lanes (o1, u1) and (o2, u2) differ, or
+ * -1.  Past each range's first granule a lane is periodic in G with period
+ * lcm(16, u1 * threads, u2 * threads) / 16, so one period more is enough. */
+static long long lane_differs(long long A, long long B, long long o1, int u1, long long o2, int u2,
+                              int threads)
+{
+    long long per = lcm_ll(lcm_ll(GRAN, (long long)u1 * threads), (long long)u2 * threads) / GRAN;
+    long long end = A + 2 + per < B ? A + 2 + per : B;
+    for (long long G = A; G < end; G++)
+        if (lane_at(G, o1, u1, threads) != lane_at(G, o2, u2, threads))
+            return G;
+    return -1;
+}
+
+/* access_range on the runs: the same checks, run by run; a check that
+ * depends on the lane (the same thread of the same block) finds its first
+ * granule by lane_differs. */
+static void access_spans(mrun *m, tbst *s, opflags *f, int rank, mpp_buf b, view *vw, long long off,
+                         long long g0, long long g1, int write, int pkt, double land, int unit)
+{
+    spanmap *sm = vw->sm;
+    const mpp_op *me = s->inst_op[s->c];
+    int threads = m->P->threads;
+    long long base = vw->gbase, so = off + base * GRAN;
+    int k0, k1;
+    span_cut(sm, base + g0, base + g1, &k0, &k1);
+    for (int k = k0; k < k1; k++) {
+        span *sp = &sm->v[k];
+        long long A = sp->g, B = span_end(sm, k);
+        if (!write && pkt && sp->wpkt)
+            packet_acquire(m, s, sp->wtb, sp->wc);
+        int *rep = write ? &f->reported_waw : &f->reported_raw;
+        long long hit = -1, hit_war = -1;
+        if (!*rep && sp->wtb != NOBODY && !(sp->wtb == s->g && sp->wc == s->c) && !(pkt && sp->wpkt) &&
+            sp->wc > know(s, sp->wtb, 0))
+            hit = sp->wtb != s->g ? A : lane_differs(A, B, sp->woff, sp->wunit, so, unit, threads);
+        int same_block = 0;
+        if (write && !f->reported_war) {
+            if (sp->rtb != NOBODY && sp->rtb != s->g && sp->rc > know(s, sp->rtb, 1))
+                hit_war = A;
+            else if (sp->rtb == s->g && sp->rc != s->c && sp->rc > s->sync_own) {
+                hit_war = lane_differs(A, B, sp->roff, sp->runit, so, unit, threads);
+                same_block = 1;
+            }
+        }
+        /* in granule order, the unordered access first at the same granule */
+        if (hit >= 0 && (hit_war < 0 || hit <= hit_war)) {
+            *rep = 1;
+            report_unordered(m, s, me, write, rank, b, hit - base, sp->wtb, sp->wc);
+        }
+        if (hit_war >= 0) {
+            f->reported_war = 1;
+            report_overwrite(m, s, me, rank, b, hit_war - base, sp->rtb, sp->rc, same_block);
+        }
+        if (hit >= 0 && hit_war >= 0 && hit > hit_war) {
+            *rep = 1;
+            report_unordered(m, s, me, write, rank, b, hit - base, sp->wtb, sp->wc);
+        }
+        if (write) {
+            sp->wtb = s->g;
+            sp->wc = s->c;
+            sp->wpkt = (unsigned char)pkt;
+            sp->woff = so;
+            sp->wunit = unit;
+            sp->land = (float)land;
+            sp->rtb = NOBODY;
+            sp->rc = 0;
+            sp->roff = 0;
+            sp->runit = 0;
+        } else {
+            sp->rtb = s->g;
+            sp->rc = s->c;
+            sp->roff = so;
+            sp->runit = unit;
+        }
+    }
+    span_merge(sm, k0, k1);
+}
+
 /* Check and record an access of granules [g0, g1) of view v (rank, buffer
  * for messages) by block s at clock c.  write: 1; pkt: packet access. */
 static void access_range(mrun *m, tbst *s, opflags *f, int rank, mpp_buf b, long long off,
@@ -289,19 +523,15 @@ static void access_range(mrun *m, tbst *s, opflags *f, int rank, mpp_buf b, long
         v[s->g] = s->c;
         s->snap[s->c] = v;
     }
+    if (vw->sm) {
+        access_spans(m, s, f, rank, b, vw, off, g0, g1, write, pkt, land, unit);
+        return;
+    }
     for (long long gi = g0; gi < g1; gi++) {
         gmeta *gm = &vw->meta[gi];
         int lane = (int)(((gi * GRAN - off) / unit) % threads);
-        if (!write && pkt && gm->wpkt && gm->wtb != NOBODY && gm->wtb != s->g &&
-            (gm->wtb != s->acq_tb || gm->wc != s->acq_c)) {
-            /* a flagged packet: what its writer knew reaches the reader (reads
-             * before the write are done; writes are not ordered by it) */
-            const int *v = m->tb[gm->wtb].snap[gm->wc];
-            if (v)
-                vc_join(s->W, v, m->NT);
-            s->acq_tb = gm->wtb;
-            s->acq_c = gm->wc;
-        }
+        if (!write && pkt && gm->wpkt)
+            packet_acquire(m, s, gm->wtb, gm->wc);
         int same_thread_w = gm->wtb == s->g && gm->wlane == lane;
         int same_thread_r = gm->rtb == s->g && gm->rlane == lane;
         if (gm->wtb != NOBODY && !(gm->wtb == s->g && gm->wc == s->c) && !(pkt && gm->wpkt) &&
@@ -309,47 +539,17 @@ static void access_range(mrun *m, tbst *s, opflags *f, int rank, mpp_buf b, long
             int *rep = write ? &f->reported_waw : &f->reported_raw;
             if (!*rep) {
                 *rep = 1;
-                char w[200];
-                where(m, gm->wtb, gm->wc, w, sizeof w);
-                const tbst *o = &m->tb[gm->wtb];
-                if (gm->wtb == s->g)
-                    hz(m, HZ_RACE, "%s (%s) %s rank %d's %s buffer at byte %lld, which %s of the same "
-                       "threadblock wrote with no nop (__syncthreads) between: other threads may "
-                       "not have written it yet", me->path, mpp_op_name(me->type),
-                       write ? "overwrites" : "reads", rank, bufname(b), gi * GRAN, w);
-                else if (o->rank == s->rank && rank == s->rank)
-                    hz(m, HZ_RACE, "%s (%s) %s rank %d's %s buffer at byte %lld, written by %s of "
-                       "another threadblock with no barrier or semaphore ordering them", me->path,
-                       mpp_op_name(me->type), write ? "overwrites" : "reads", rank, bufname(b),
-                       gi * GRAN, w);
-                else
-                    hz(m, HZ_RACE, "%s (%s) %s rank %d's %s buffer at byte %lld before the wait that "
-                       "orders %s's write of it (no signal/wait pair, or only a relaxed one, or no "
-                       "nop after the wait)", me->path, mpp_op_name(me->type),
-                       write ? "overwrites" : "reads", rank, bufname(b), gi * GRAN, w);
+                report_unordered(m, s, me, write, rank, b, gi, gm->wtb, gm->wc);
             }
         }
         if (write && gm->rtb != NOBODY && gm->rtb != s->g && gm->rc > know(s, gm->rtb, 1) &&
             !f->reported_war) {
             f->reported_war = 1;
-            char w[200];
-            where(m, gm->rtb, gm->rc, w, sizeof w);
-            if (rank != s->rank)
-                hz(m, HZ_RACE, "%s (%s) writes into rank %d's %s buffer at byte %lld, which its owner "
-                   "has not released: %s still reads it and no wait orders that read first",
-                   me->path, mpp_op_name(me->type), rank, bufname(b), gi * GRAN, w);
-            else
-                hz(m, HZ_RACE, "%s (%s) overwrites rank %d's %s buffer at byte %lld while %s may "
-                   "still read it (no wait, barrier or semaphore orders the read first)",
-                   me->path, mpp_op_name(me->type), rank, bufname(b), gi * GRAN, w);
+            report_overwrite(m, s, me, rank, b, gi, gm->rtb, gm->rc, 0);
         } else if (write && gm->rtb == s->g && gm->rc != s->c && gm->rc > s->sync_own &&
                    !same_thread_r && !f->reported_war) {
             f->reported_war = 1;
-            char w[200];
-            where(m, gm->rtb, gm->rc, w, sizeof w);
-            hz(m, HZ_RACE, "%s (%s) overwrites rank %d's %s buffer at byte %lld that %s of the same "
-               "threadblock reads, with no nop (__syncthreads) between", me->path,
-               mpp_op_name(me->type), rank, bufname(b), gi * GRAN, w);
+            report_overwrite(m, s, me, rank, b, gi, gm->rtb, gm->rc, 1);
         }
         if (write) {
             gm->wtb = s->g;
@@ -413,11 +613,37 @@ static void dstore(mrun *m, int dr, mpp_buf db, long long doff, const unsigned c
     memcpy(at(m, dr, db, doff), src, (size_t)len);
 }
 
-/* Write `len` data bytes as LL16 packets at packet byte offset poff. */
+/* A working buffer of n data bytes (zeroed), or NULL without data (what
+ * takes it then reads and writes no data). */
+static unsigned char *dbuf(const mrun *m, long long n)
+{
+    return m->O->data ? xcalloc((size_t)(n > 0 ? n : 1), 1) : NULL;
+}
+
+/* Runs: set the packet flags of granules [G0, G1) of sm to `to`. */
+static void flags_put(spanmap *sm, long long G0, long long G1, int to)
+{
+    if (G0 >= G1)
+        return;
+    int k0, k1;
+    span_cut(sm, G0, G1, &k0, &k1);
+    for (int k = k0; k < k1; k++)
+        sm->v[k].flag = (unsigned char)to;
+    span_merge(sm, k0, k1);
+}
+
+/* Write `len` data bytes as LL16 packets at packet byte offset poff: the
+ * data (with data) and the flags. */
 static void pkt_store(mrun *m, int dr, mpp_buf db, long long poff, const unsigned char *src, long long len)
 {
     if (!in_bounds(m, dr, db, poff, len * 2))
         return;
+    view *vw = V(m, dr, db);
+    if (vw->sm) {
+        /* packets are whole granules here (mpp_run) */
+        flags_put(vw->sm, vw->gbase + poff / GRAN, vw->gbase + (poff + 2 * len) / GRAN, 1);
+        return;
+    }
     unsigned char *d = at(m, dr, db, poff);
     unsigned flag = PKT_FLAG;
     for (long long q = 0; q < len / 8; q++) {
@@ -428,6 +654,48 @@ static void pkt_store(mrun *m, int dr, mpp_buf db, long long poff, const unsigne
         memcpy(d + 16 * q + 4, &flag, 4);
         memcpy(d + 16 * q + 12, &flag, 4);
     }
+}
+
+/* Copy `bytes` of packets (data and flags as they are) from (sr, sb, soff)
+ * to (dr, db, doff); a source out of bounds is read as zeros, so flags
+ * unset.  Without data only the flags move. */
+static void pkt_copy(mrun *m, int dr, mpp_buf db, long long doff, int sr, mpp_buf sb, long long soff,
+                     long long bytes)
+{
+    if (bytes <= 0 || !in_bounds(m, dr, db, doff, bytes))
+        return;
+    int src_ok = in_bounds(m, sr, sb, soff, bytes);
+    view *dv = V(m, dr, db), *sv = V(m, sr, sb);
+    if (!dv->sm) {
+        if (src_ok)
+            memmove(at(m, dr, db, doff), at(m, sr, sb, soff), (size_t)bytes);
+        else
+            memset(at(m, dr, db, doff), 0, (size_t)bytes);
+        return;
+    }
+    long long G0 = dv->gbase + doff / GRAN, n = bytes / GRAN;
+    if (!src_ok) {
+        flags_put(dv->sm, G0, G0 + n, 0);
+        return;
+    }
+    /* the source's flags as runs first: the ranges may share a storage */
+    struct { long long len; int flag; } *fl = NULL;
+    int nfl = 0, cap = 0;
+    long long S0 = sv->gbase + soff / GRAN;
+    for (long long i = 0; i < n;) {
+        int k = span_find(sv->sm, S0 + i);
+        long long e = span_end(sv->sm, k) - S0;
+        e = e < n ? e : n;
+        fl = xgrow(fl, &cap, nfl + 1, sizeof *fl);
+        fl[nfl].len = e - i;
+        fl[nfl++].flag = sv->sm->v[k].flag;
+        i = e;
+    }
+    for (int j = 0; j < nfl; j++) {
+        flags_put(dv->sm, G0, G0 + fl[j].len, fl[j].flag);
+        G0 += fl[j].len;
+    }
+    free(fl);
 }
 
 static void pkt_load(mrun *m, unsigned char *dst, int sr, mpp_buf sb, long long poff, long long len)
@@ -451,9 +719,24 @@ static int pkt_ready(mrun *m, tbst *s, int rank, mpp_buf b, long long poff, long
 {
     if (!in_bounds(m, rank, b, poff, len * 2))
         return 1; /* the access check reports it */
-    const unsigned char *p = at(m, rank, b, poff);
     const view *vw = V(m, rank, b);
     long long np = len / 8;
+    if (vw->sm) {
+        /* a packet is a granule here: run by run */
+        long long G0 = vw->gbase + poff / GRAN;
+        while (*cursor < np) {
+            int k = span_find(vw->sm, G0 + *cursor);
+            const span *sp = &vw->sm->v[k];
+            if (!sp->flag)
+                return 0;
+            if (sp->land > *ready)
+                *ready = sp->land;
+            long long e = span_end(vw->sm, k) - G0;
+            *cursor = e < np ? e : np;
+        }
+        return 1;
+    }
+    const unsigned char *p = at(m, rank, b, poff);
     for (; *cursor < np; (*cursor)++) {
         unsigned f1, f2;
         memcpy(&f1, p + 16 * *cursor + 4, 4);
@@ -588,6 +871,15 @@ int mpp_switch_ok(const mpp_plan *P, const topo *t, sim_dtype dt, tc_err *err)
 
 /* ------------------------------------------------------------ setup */
 
+/* v becomes the bytes of w from byte at on (at: whole granules). */
+static void alias(view *v, const view *w, long long at)
+{
+    v->sm = w->sm;
+    v->gbase = w->gbase + at / GRAN;
+    v->mem = w->mem ? w->mem + at : NULL;
+    v->meta = w->meta ? w->meta + at / GRAN : NULL;
+}
+
 static void setup_views(mrun *m, int inplace)
 {
     const mpp_plan *P = m->P;
@@ -602,6 +894,15 @@ static void setup_views(mrun *m, int inplace)
         for (int b = 0; b < MB_N; b++) {
             long long L = len[b] > 0 ? len[b] : 0;
             long long ng = (L + GRAN - 1) / GRAN + 1;
+            if (m->owned_sm) {
+                spanmap *sm = &m->owned_sm[r * MB_N + b];
+                sm->ng = ng;
+                sm->v = xgrow(NULL, &sm->cap, 1, sizeof(span));
+                sm->v[0] = (span){0, 0, 0, NOBODY, 0, NOBODY, 0, 0, 0, 0.f, 0, 0};
+                sm->n = 1;
+                *V(m, r, (mpp_buf)b) = (view){NULL, NULL, sm, 0, L};
+                continue;
+            }
             m->owned[r * MB_N + b] = xmalloc((size_t)(ng * GRAN));
             m->owned_meta[r * MB_N + b] = xmalloc((size_t)ng * sizeof(gmeta));
             for (long long i = 0; i < ng; i++)
@@ -609,7 +910,7 @@ static void setup_views(mrun *m, int inplace)
             unsigned *w = (unsigned *)m->owned[r * MB_N + b];
             for (long long i = 0; i < ng * GRAN / 4; i++)
                 w[i] = DATA_POISON;
-            *V(m, r, (mpp_buf)b) = (view){m->owned[r * MB_N + b], m->owned_meta[r * MB_N + b], L};
+            *V(m, r, (mpp_buf)b) = (view){m->owned[r * MB_N + b], m->owned_meta[r * MB_N + b], NULL, 0, L};
         }
         if (inplace) {
             /* In place as NCCL's callers lay it out and the DSL's programs
@@ -623,13 +924,10 @@ static void setup_views(mrun *m, int inplace)
             view *vi = V(m, r, MB_I), *vo = V(m, r, MB_O);
             long long at_o = ck == COLL_ALLGATHER ? (long long)r * vi->len : 0;
             long long at_i = ck == COLL_REDUCESCATTER ? (long long)r * vo->len : 0;
-            if (vi->len <= vo->len && at_o + vi->len <= vo->len) {
-                vi->mem = vo->mem + at_o;
-                vi->meta = vo->meta + at_o / GRAN;
-            } else if (at_i + vo->len <= vi->len) {
-                vo->mem = vi->mem + at_i;
-                vo->meta = vi->meta + at_i / GRAN;
-            }
+            if (vi->len <= vo->len && at_o + vi->len <= vo->len)
+                alias(vi, vo, at_o);
+            else if (at_i + vo->len <= vi->len)
+                alias(vo, vi, at_i);
         }
         /* seed the input */
         if (m->O->data) {
@@ -1084,7 +1382,7 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
         long long off0, size;
         ref_range(m, op, &op->src[0], &off0, &size);
         SLICE(off0, size);
-        unsigned char *acc = m->O->data ? xmalloc((size_t)(size > 0 ? size : 1)) : NULL;
+        unsigned char *acc = dbuf(m, size);
         access_range(m, s, &f, me, op->src[0].type, off0, size, 0, 0, 0);
         if (acc)
             dload(m, acc, me, op->src[0].type, off0, size);
@@ -1135,7 +1433,7 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
         long long soff, size, doff, dsz;
         ref_range(m, op, &op->src[0], &soff, &size);
         ref_range(m, op, &op->dst[0], &doff, &dsz);
-        unsigned char *buf = xmalloc((size_t)(size > 0 ? size : 1));
+        unsigned char *buf = dbuf(m, size);
         access_range(m, s, &f, me, op->src[0].type, soff, size, 0, 0, 0);
         dload(m, buf, me, op->src[0].type, soff, size);
         end = start + cost_copy_us(t, 2.0 * (double)size);
@@ -1148,7 +1446,7 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
         long long soff, size, doff, dsz;
         ref_range(m, op, &op->src[0], &soff, &size);
         ref_range(m, op, &op->dst[0], &doff, &dsz);
-        unsigned char *buf = xmalloc((size_t)(size > 0 ? size : 1));
+        unsigned char *buf = dbuf(m, size);
         /* from scratch whatever src_buff's type says (execution_kernel.hpp:421) */
         access_range(m, s, &f, me, MB_S, soff * 2, size * 2, 0, 1, 0);
         pkt_load(m, buf, me, MB_S, soff * 2, size);
@@ -1161,7 +1459,7 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
     case MOP_PPKT: case MOP_RPPKT: {
         long long soff0, size0;
         ref_range(m, op, &op->src[0], &soff0, &size0);
-        unsigned char *buf = xmalloc((size_t)(size0 > 0 ? 2 * size0 : 1));
+        unsigned char *buf = dbuf(m, 2 * size0);
         for (int i = 0; i < op->ndst; i++) {
             long long soff = soff0, size = size0, doff, dsz;
             if (op->type == MOP_PPKT && i < op->nsrc)
@@ -1176,10 +1474,6 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
             mpp_buf sb = op->type == MOP_RPPKT ? MB_S : op->src[0].type;
             if (as_packets) {
                 access_range(m, s, &f, me, sb, soff * 2, size * 2, 0, op->type == MOP_RPPKT, 0);
-                if (m->O->data && in_bounds(m, me, sb, soff * 2, size * 2))
-                    memcpy(buf, at(m, me, sb, soff * 2), (size_t)(2 * size));
-                else
-                    memset(buf, 0, (size_t)(2 * size));
             } else {
                 access_range(m, s, &f, me, sb, soff, size, 0, 0, 0);
                 dload(m, buf, me, sb, soff, size);
@@ -1197,8 +1491,8 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
             end = end_of(end, e);
             access_range(m, s, &f, peer, db, doff * 2, size * 2, 1, 1, land);
             if (as_packets) {
-                if (in_bounds(m, peer, db, doff * 2, size * 2))
-                    memcpy(at(m, peer, db, doff * 2), buf, (size_t)(2 * size));
+                /* flags are bookkeeping, copied with or without data */
+                pkt_copy(m, peer, db, doff * 2, me, sb, soff * 2, size * 2);
             } else {
                 pkt_store(m, peer, db, doff * 2, buf, size);
             }
@@ -1210,8 +1504,8 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
         long long off0, size, doff0, dsz;
         ref_range(m, op, &op->src[0], &off0, &size);
         ref_range(m, op, &op->dst[0], &doff0, &dsz);
-        unsigned char *acc = xmalloc((size_t)(size > 0 ? size : 1));
-        unsigned char *tmp = xmalloc((size_t)(size > 0 ? size : 1));
+        unsigned char *acc = dbuf(m, size);
+        unsigned char *tmp = dbuf(m, size);
         access_range(m, s, &f, me, op->src[0].type, off0, size, 0, 0, 0);
         dload(m, acc, me, op->src[0].type, off0, size);
         for (int i = 1; i < op->nsrc; i++) {
@@ -1270,8 +1564,7 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
                t->name);
             sw = -1;
         }
-        unsigned char *acc = xmalloc((size_t)(size > 0 ? 2 * size : 1));
-        memset(acc, 0, (size_t)(size > 0 ? 2 * size : 1));
+        unsigned char *acc = dbuf(m, 2 * size);
         double ready = start;
         if (op->type == MOP_GLRES) {
             for (int i = 0; i < sch->nranks; i++) {
@@ -1442,7 +1735,10 @@ static void mrun_free(mrun *m)
     for (int i = 0; i < m->n * MB_N && m->owned; i++) {
         free(m->owned[i]);
         free(m->owned_meta[i]);
+        if (m->owned_sm)
+            free(m->owned_sm[i].v);
     }
+    free(m->owned_sm);
     free(m->owned);
     free(m->owned_meta);
     free(m->views);
@@ -1581,15 +1877,26 @@ int mpp_run(const mpp_plan *P, const topo *T, const mpp_opts *O, mpp_report *R, 
         long long ssz = cb * sc * (P->proto_ll ? 2 : 1);
         m.scratch_bytes = (ssz + P->align - 1) / P->align * P->align;
     }
+    /* Without data the bookkeeping is by runs (spans), unless a plan's
+     * packets may start mid-granule (buffer_alignment not a multiple of 8:
+     * a packet at twice an offset), which the runs do not split; then per
+     * granule as with data. */
+    int pkt_ops = 0;
+    for (int k = MOP_PPKT; k <= MOP_RECSPKT; k++)
+        pkt_ops += P->op_count[k];
+    pkt_ops += P->op_count[MOP_GSTOREPKT];
+    int spans = !O->data && !O->bytewise && (P->align % 8 == 0 || !pkt_ops);
     double total = 0;
     for (int r = 0; r < m.n; r++)
         total += (double)(P->gpu[r].chunks[MB_I] + P->gpu[r].chunks[MB_O]) * (double)cb +
                  (double)m.scratch_bytes;
-    if (total * (1.0 + (double)sizeof(gmeta) / GRAN) > (double)DATA_MAX_BYTES)
+    if (!spans && total * (1.0 + (double)sizeof(gmeta) / GRAN) > (double)DATA_MAX_BYTES)
         return tc_err_set(err, TC_INPUT, "buffers and their bookkeeping would take %.0f bytes, above "
                           "the executor's %lld", total * (1.0 + (double)sizeof(gmeta) / GRAN),
                           (long long)DATA_MAX_BYTES);
 
+    if (spans)
+        m.owned_sm = xcalloc((size_t)m.n * MB_N, sizeof(spanmap));
     setup_views(&m, inplace);
     setup_channels(&m);
     m.lanes = cost_lanes_new(T);

@@ -40,6 +40,9 @@ expect "allreduce verifies with data" 0 "result +verified" -- "$R" "$C/executor-
 expect "a test plan has no postcondition" 0 "no postcondition for collective test" -- "$R" "$C/dsl-tests/unit_tests/copy_test.json"
 expect "f32 data" 0 "verified" -- "$R" "$C/dsl-tests/single_node/allreduce_n4.json" --dtype f32
 expect "timing only" 0 "timing only" -- "$R" "$C/dsl-tests/single_node/allreduce_pkt_n2.json" --no-data
+# packet copies (rppkt) carry the packets' flags without data too: the
+# reader's poll sees them (it hung before)
+expect "rppkt's flags without data" 0 "completed, no hazard" -- "$R" "$C/executor-tests/transfer_pack.json" --no-data
 expect "an out-of-place plan runs out of place" 0 "out of place.*data moved and checked" -- "$R" "$C/default_algos/allgather_multi_nodes.json"
 expect "an in-place plan run out of place leaves the output unwritten" 1 "rank 0 output \(o\) chunk 0 element 0 is 0x7fbadbad" -- "$R" "$C/dsl-tests/single_node/allgather_pkt_n2.json" --outofplace -q
 

@@ -132,6 +132,27 @@ expect "nccl picks NVLS for 64 MiB AllReduce on DGX H100 with --target mscclpp" 
 expect "the NVLS plan uses glres through switch channels" 0 '"name":"glres","src_buff":\[\{"switch_channel_id":0,"index":0,"size":1\}\],"dst_buff":\[\{"switch_channel_id":1,"index":0' -- cat "$TMP/nv.json"
 expect "the NVLS plan verifies on DGX H100" 0 "result    verified" \
     -- "$R" "$TMP/nv.json" --topo "$T/dgx-h100-x1.json" --size 2M
+# without data the bookkeeping is per run of bytes, not per byte (docs/nvls.md
+# section 5): the same time as with data, and 1 GiB runs in a moment
+same_time() { # NAME ARGS...: the time line with data and with --no-data
+    local a b
+    a=$("$@" 2>&1 | grep '^time ')
+    b=$("$@" --no-data 2>&1 | grep '^time ')
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then echo "ok - ${2##*/} ${*:5}: the same time without data"
+    else echo "not ok - $* : the same time without data"; echo "  data: $a"; echo "  no-data: $b"; fi
+}
+same_time "$R" "$TMP/nv.json" --topo "$T/dgx-h100-x1.json" --size 4M
+same_time "$R" "$TMP/nv.json" --topo "$T/dgx-h100-x1.json" --size 4M --inplace
+"$S" -q --algo nccl "$T/dgx-h100-x1.json" --collective allreduce --size 1G --target mscclpp -o "$TMP/nv1g.json"
+expect "1 GiB NVLS AllReduce on DGX H100 without data: busbw within 10 % of 460-480 GB/s" 0 "" \
+    -- python3 - "$R" "$TMP/nv1g.json" "$T/dgx-h100-x1.json" <<'PY'
+import json, subprocess, sys
+p = subprocess.run([sys.argv[1], sys.argv[2], "--topo", sys.argv[3], "--size", "1G", "--no-data", "--json"],
+                   capture_output=True, text=True)
+j = json.loads(p.stdout)
+print(j["time_us"], j["busbw_gbps"], p.stderr.strip())
+sys.exit(0 if p.returncode == 0 and j["finished"] and 460 * 0.9 <= j["busbw_gbps"] <= 480 * 1.1 else 1)
+PY
 expect "--json says nvls" 0 '"algo": ?"nvls"' \
     -- "$S" -q --algo nccl "$T/ndv5-x1.json" --collective allreduce --size 64M -o "$TMP/nv5.json" --json
 expect "XML falls back to NCCL's best choice without NVLS and says so" 0 \
@@ -143,6 +164,7 @@ expect "1 MiB: NCCL's ring LL beats its NVLS estimate" 0 "nccl at 1048576 bytes:
     -- "$S" --algo nccl "$T/dgx-h100-x1.json" --collective allreduce --size 1M -o "$TMP/nv1.xml"
 expect "AllGather: NVLS estimated, ring chosen" 0 "nccl at 67108864 bytes: ring Simple.*nvls/Simple 347\.3" \
     -- "$S" --algo nccl "$T/dgx-h100-x1.json" --collective allgather --size 64M --target mscclpp -o "$TMP/ag.json"
+same_time "$R" "$TMP/ag.json" --topo "$T/dgx-h100-x1.json"
 if "$S" --algo nccl "$T/dgx-a100-x1.json" --collective allreduce --size 64M -o "$TMP/a1.xml" 2>&1 | grep -q nvls; then
     echo "not ok - no NVLS estimate on DGX A100"; else echo "ok - no NVLS estimate on DGX A100"; fi
 if "$S" --algo nccl "$T/dgx-h100-x2.json" --collective allreduce --size 64M -o "$TMP/h2.xml" 2>&1 | grep -q nvls; then
