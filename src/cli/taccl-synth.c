@@ -90,6 +90,7 @@ typedef struct {
     long long sizes_lo, sizes_hi;   /* --sizes (plan mode); 0 = 1K:1G */
     double budget;              /* --time-budget (plan mode); 0 = default */
     int no_propose;             /* --no-propose (plan mode) */
+    const char *profile;        /* --profile (plan mode) */
     int tiles;                  /* --tiles */
 } cli;
 
@@ -310,6 +311,11 @@ static const args_opt OPTS[] = {
              "TACCL's: switch uc-max for small sizes, uc-min for large,\n"
              "each GPU through its own NIC or TACCL's relays, chunkup\n"
              "1/2/4/8, the node symmetry), written to DIR/sketches/"},
+    {.name = "--profile", .value = "FILE", .field = offsetof(cli, profile), .modes = M_PLAN,
+     .help = "plan mode: the calls a job makes (\"BYTES COUNT\" lines,\n"
+             "or nccl-tests output: a call per row); a runtime that\n"
+             "loads few files keeps those saving the most time over\n"
+             "them (default: each power of two of --sizes once)"},
     {.name = "--no-propose", .field = offsetof(cli, no_propose), .set = 1, .modes = M_PLAN,
      .help = "plan mode: no proposed sketches (baselines and --sketch only)"},
     {.name = "--tiles", .field = offsetof(cli, tiles), .set = 1, .modes = M_SKETCH | M_PLAN,
@@ -1031,6 +1037,7 @@ static int plan_main(const cli *c)
     o.budget_s = c->budget;
     o.quiet = c->quiet;
     o.propose = !c->no_propose;
+    o.profile = c->profile;
     o.tiles = c->tiles;
     o.proto = c->proto;
     plan *pl = NULL;
