@@ -1017,11 +1017,13 @@ static int plan_main(const cli *c)
         return cli_fail(c, 1, "--plan tries every protocol already; --proto P keeps only P");
     /* refuse an output it may not replace before any work (plan_write
      * checks again when it writes) */
-    const char *in[1 + MAX_SKETCHES];
+    const char *in[2 + MAX_SKETCHES];
     int nin = 0, exists;
     in[nin++] = c->pos[0];
     for (int i = 0; i < c->nsketches; i++)
         in[nin++] = c->sketches[i];
+    if (c->profile)
+        in[nin++] = c->profile;
     if (plan_check_output(c->out, in, nin, &exists, &err) != TC_OK)
         return cli_fail(c, 0, "%s", err.msg);
     plan_opts o;

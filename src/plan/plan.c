@@ -1346,6 +1346,8 @@ int plan_write(const plan *pl, const char *dir_in, tc_err *err)
         inputs[nin++] = pl->t->path;
     for (int i = 0; i < pl->o.nsketches && nin < 64; i++)
         inputs[nin++] = pl->o.sketches[i];
+    if (pl->o.profile && nin < 64)
+        inputs[nin++] = pl->o.profile;
     int exists;
     int rc = plan_check_output(dir_in, inputs, nin, &exists, err);
     if (rc != TC_OK)

@@ -94,3 +94,6 @@ expect "a missing profile: exit 2, nothing written" 2 "no-such\.txt" -- \
 expect "... no plan directory left behind" 0 "" -- test ! -e "$TMP/x"
 expect "--profile is a plan-mode option" 2 "--profile" -- \
     "$S" --algo ring "$T/cs-cluster2.json" --collective allreduce --profile "$TMP/prof.txt" -o "$TMP/y.xml"
+mkdir -p "$TMP/own" && cp "$TMP/prof.txt" "$TMP/own/prof.txt"
+expect "a profile inside -o DIR is refused (a plan replaces DIR)" 2 "the input .*own/prof\.txt is inside it" -- \
+    "$S" --plan "$T/cs-cluster2.json" --collective allreduce --no-propose --profile "$TMP/own/prof.txt" -o "$TMP/own"
