@@ -97,3 +97,7 @@ expect "--profile is a plan-mode option" 2 "--profile" -- \
 mkdir -p "$TMP/own" && cp "$TMP/prof.txt" "$TMP/own/prof.txt"
 expect "a profile inside -o DIR is refused (a plan replaces DIR)" 2 "the input .*own/prof\.txt is inside it" -- \
     "$S" --plan "$T/cs-cluster2.json" --collective allreduce --no-propose --profile "$TMP/own/prof.txt" -o "$TMP/own"
+# 4..16 B AllGather on 8 ranks: fewer elements than any candidate's chunks
+expect "sizes no candidate can serve say so" 0 "4 B\.\.16 B out of place: NCCL fallback \(no candidate verified and could be timed" -- \
+    "$S" --plan "$T/dgx1.json" --collective allgather --no-propose --sizes 4:16 --proto Simple -o "$TMP/tiny"
+expect "... in plan.json" 0 '"why":[[:space:]]+"no_candidate"' -- cat "$TMP/tiny/plan.json"
