@@ -313,9 +313,10 @@ static const args_opt OPTS[] = {
              "1/2/4/8, the node symmetry), written to DIR/sketches/"},
     {.name = "--profile", .value = "FILE", .field = offsetof(cli, profile), .modes = M_PLAN,
      .help = "plan mode: the calls a job makes (\"BYTES COUNT\" lines,\n"
-             "or nccl-tests output: a call per row); a runtime that\n"
-             "loads few files keeps those saving the most time over\n"
-             "them (default: each power of two of --sizes once)"},
+             "nccl-tests output: a call per row, or a PyTorch\n"
+             "profiler trace); a runtime that loads few files keeps\n"
+             "those saving the most time over them (default: each\n"
+             "power of two of --sizes once)"},
     {.name = "--no-propose", .field = offsetof(cli, no_propose), .set = 1, .modes = M_PLAN,
      .help = "plan mode: no proposed sketches (baselines and --sketch only)"},
     {.name = "--tiles", .field = offsetof(cli, tiles), .set = 1, .modes = M_SKETCH | M_PLAN,

@@ -648,7 +648,7 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     pl->executor = !runtime_get(pl->sel)->inplace_only;
     pl->given = xcalloc((size_t)o->nsketches + 1, sizeof *pl->given);
     pl->kept_least = -1;
-    if (o->profile && profile_load(o->profile, &pl->prof, err) != TC_OK) {
+    if (o->profile && profile_load(o->profile, o->coll, &pl->prof, err) != TC_OK) {
         tc_err_prefix(err, "--profile");
         plan_free(pl);
         return TC_INPUT;

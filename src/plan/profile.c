@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "../util/jsonin.h"
 #include "../util/mem.h"
 
@@ -48,13 +50,108 @@ static int add(profile *p, int *cap, long long bytes, double count)
     return TC_OK;
 }
 
-int profile_load(const char *path, profile *out, tc_err *err)
+/* Bytes per element of a PyTorch dtype as its profiler names it (c10's
+ * ScalarType names); 0 if unknown. */
+static int torch_dtype_bytes(const char *d)
+{
+    static const struct {
+        const char *name;
+        int bytes;
+    } T[] = {{"Byte", 1}, {"Char", 1}, {"Bool", 1}, {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1},
+             {"Short", 2}, {"Half", 2}, {"BFloat16", 2}, {"UInt16", 2}, {"Int", 4},
+             {"Float", 4}, {"UInt32", 4}, {"Long", 8}, {"Double", 8}, {"UInt64", 8}};
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++)
+        if (!strcmp(d, T[i].name))
+            return T[i].bytes;
+    return 0;
+}
+
+/* Whether PyTorch's collective name (allreduce, all_gather, _allgather_base,
+ * reduce_scatter_tensor_coalesced, ...) is collective k: its letters, '_'
+ * dropped, hold k's name. */
+static int torch_coll_is(const char *name, coll_kind k)
+{
+    char flat[96];
+    size_t n = 0;
+    for (const char *p = name; *p && n + 1 < sizeof flat; p++)
+        if (*p != '_')
+            flat[n++] = (char)tolower((unsigned char)*p);
+    flat[n] = '\0';
+    return strstr(flat, coll_name(k)) != NULL;
+}
+
+/* One event's call, if it is a collective k with a size: 1 and *bytes. */
+static int torch_event(const cJSON *ev, coll_kind k, long long *bytes)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(ev, "args");
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(a, "Collective name");
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(a, "In msg nelems");
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(a, "Out msg nelems");
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(a, "dtype");
+    if (!cJSON_IsString(c) || !cJSON_IsNumber(in) || !cJSON_IsString(d) ||
+        !torch_coll_is(c->valuestring, k))
+        return 0;
+    double n = in->valuedouble;
+    if (cJSON_IsNumber(o) && o->valuedouble > n)
+        n = o->valuedouble;
+    int eb = torch_dtype_bytes(d->valuestring);
+    *bytes = (long long)n * eb;
+    return eb > 0 && *bytes > 0;
+}
+
+/* A PyTorch profiler trace (Kineto's JSON): the GPU kernels of collective
+ * k (cat "kernel" with "Collective name"), else the CPU ops that record
+ * them (name "record_param_comms"): each one call of max(In, Out msg
+ * nelems) x the dtype's bytes, the larger per-rank buffer. */
+static int load_torch(const char *path, const char *text, coll_kind k, profile *out, tc_err *err)
+{
+    static const jsonin_doc doc = {"PyTorch profiler trace", PROFILE_MAX_BYTES, 0};
+    cJSON *j = jsonin_parse(text, path, &doc, NULL, err);
+    if (!j)
+        return TC_INPUT;
+    const cJSON *evs = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+    if (!cJSON_IsArray(evs)) {
+        cJSON_Delete(j);
+        return tc_err_set(err, TC_INPUT, "%s: a JSON profile is a PyTorch profiler trace: "
+                          "expected its \"traceEvents\" array", path);
+    }
+    int cap = 0;
+    for (int pass = 0; pass < 2 && out->n == 0; pass++) {
+        const cJSON *ev;
+        cJSON_ArrayForEach(ev, evs) {
+            const cJSON *cat = cJSON_GetObjectItemCaseSensitive(ev, "cat");
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ev, "name");
+            int take = pass == 0 ? cJSON_IsString(cat) && !strcmp(cat->valuestring, "kernel")
+                                 : cJSON_IsString(nm) &&
+                                       !strcmp(nm->valuestring, "record_param_comms");
+            long long b;
+            if (take && torch_event(ev, k, &b))
+                add(out, &cap, b, 1);
+        }
+    }
+    cJSON_Delete(j);
+    if (out->n == 0)
+        return tc_err_set(err, TC_INPUT, "%s: the trace records no %s call (no event with "
+                          "args \"Collective name\", \"In msg nelems\" and \"dtype\")", path,
+                          coll_name(k));
+    return TC_OK;
+}
+
+int profile_load(const char *path, coll_kind k, profile *out, tc_err *err)
 {
     static const jsonin_doc doc = {"profile", PROFILE_MAX_BYTES, 0};
     memset(out, 0, sizeof *out);
     char *text = jsonin_read_file(path, &doc, err);
     if (!text)
         return TC_INPUT;
+    const char *first = text + strspn(text, " \t\r\n");
+    if (*first == '{') {
+        int r = load_torch(path, text, k, out, err);
+        free(text);
+        if (r != TC_OK)
+            profile_free(out);
+        return r;
+    }
     int cap = 0, line = 0, rc = TC_OK;
     char *save = NULL;
     for (char *l = text; rc == TC_OK && l; l = save) {

@@ -10,11 +10,15 @@
  *     "bytes,count" is a header): COUNT calls of BYTES bytes;
  *   - nccl-tests' table rows ("size count type redop root time algbw
  *     busbw #wrong ..."): one call of `size` bytes per row; the lines
- *     NCCL itself prints ("... NCCL INFO ...", "NCCL WARN") are skipped.
+ *     NCCL itself prints ("... NCCL INFO ...", "NCCL WARN") are skipped;
+ *   - a PyTorch profiler trace (Kineto's JSON, a file starting with '{'):
+ *     its events whose args carry "Collective name" (this collective),
+ *     "In msg nelems", "Out msg nelems" and "dtype", a call each.
  * Anything else is refused with "FILE:LINE: what". */
 #ifndef TC_PROFILE_H
 #define TC_PROFILE_H
 
+#include "../model/collective.h"
 #include "../util/err.h"
 
 typedef struct {
@@ -28,10 +32,11 @@ typedef struct {
     double total;           /* calls in all */
 } profile;
 
-/* Read path into *out.  TC_INPUT with "PATH:LINE: why" (or "PATH: why")
+/* Read path into *out; a PyTorch profiler trace's calls of collective k
+ * (the text formats are one collective's calls already).  TC_INPUT with "PATH:LINE: why" (or "PATH: why")
  * when it cannot be read, a line is neither format, a size or count is
  * not a positive number, or no call is listed. */
-int profile_load(const char *path, profile *out, tc_err *err);
+int profile_load(const char *path, coll_kind k, profile *out, tc_err *err);
 
 void profile_free(profile *p);
 

@@ -83,6 +83,31 @@ NT
 expect "nccl-tests output is a profile (a call per row)" 0 '"calls":2,' -- \
     "$S" --plan "$T/cs-cluster2.json" --collective allreduce --no-propose --sizes 1K:1M \
     --profile "$TMP/nt.txt" -o "$TMP/csn" -q --json
+# a PyTorch profiler trace (Kineto JSON; made here, in the shape of its
+# events): the GPU kernels' calls of this collective, not the CPU op that
+# records the same call; bytes = max(In, Out msg nelems) x the dtype's
+cat >"$TMP/trace.json" <<'TR'
+{"traceEvents": [
+ {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "ts": 1, "dur": 2, "args":
+  {"Collective name": "allreduce", "dtype": "Float", "In msg nelems": 1024, "Out msg nelems": 1024}},
+ {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "ts": 3, "dur": 5, "args":
+  {"Collective name": "allreduce", "dtype": "Float", "In msg nelems": 1024, "Out msg nelems": 1024}},
+ {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "ts": 9, "dur": 5, "args":
+  {"Collective name": "allreduce", "dtype": "BFloat16", "In msg nelems": 2048, "Out msg nelems": 2048}},
+ {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL", "ts": 15, "dur": 5, "args":
+  {"Collective name": "_allgather_base", "dtype": "Float", "In msg nelems": 256, "Out msg nelems": 512}}
+]}
+TR
+expect "a PyTorch profiler trace is a profile: its kernels of the collective" 0 \
+    '"calls":2,"calls_outside_sizes":0,"calls_per_size":\[0,0,2,0' -- \
+    "$S" --plan "$T/cs-cluster2.json" --collective allreduce --no-propose --sizes 1K:1M \
+    --profile "$TMP/trace.json" -o "$TMP/cst" -q --json
+expect "... an AllGather's size is its output (the larger buffer)" 0 \
+    '"calls":1,"calls_outside_sizes":0,"calls_per_size":\[0,1,0' -- \
+    "$S" --plan "$T/cs-cluster2.json" --collective allgather --no-propose --sizes 1K:1M \
+    --profile "$TMP/trace.json" -o "$TMP/csg" -q --json
+expect "... a trace without the collective: exit 2" 2 "trace\.json: the trace records no reducescatter call" -- \
+    "$S" --plan "$T/cs-cluster2.json" --collective reducescatter --no-propose --profile "$TMP/trace.json" -o "$TMP/x"
 printf '4096 10\n8192 ten\n' >"$TMP/bad.txt"
 expect "a bad profile line: exit 2 naming file and line" 2 "bad\.txt:2: expected \"BYTES COUNT\"" -- \
     "$S" --plan "$T/cs-cluster2.json" --collective allreduce --no-propose --profile "$TMP/bad.txt" -o "$TMP/x"
