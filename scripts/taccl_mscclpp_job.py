@@ -167,8 +167,9 @@ def fallback_reason(plan, entries, collective, nbytes, mode, world_size, rpn):
         return why + " (outside the plan's sizes %d..%d)" % (span[0], span[1])
     for r in plan.get("nccl_fallback", []):
         if r.get("mode") in (mode, "both") and r["min_bytes"] <= size < r["max_bytes_excl"]:
-            why += " (plan.json: NCCL's own schedule is predicted fastest in [%d, %d))" % (
-                r["min_bytes"], r["max_bytes_excl"])
+            why += " (plan.json, [%d, %d): %s)" % (
+                r["min_bytes"], r["max_bytes_excl"],
+                r.get("reason") or "NCCL's own schedule is predicted fastest")
             break
     else:
         capped = [e for e in mine if e["mode"] == mode and e["hi"] < size <= e["planned_hi"]]

@@ -35,6 +35,7 @@
 #include "exec/trace.h"
 #include "sched/xml.h"
 #include "util/args.h"
+#include "util/jsonin.h"
 #include "util/paths.h"
 
 typedef struct {
@@ -350,6 +351,9 @@ typedef struct {
     int verified;           /* the picked file verified (1 on fallback) */
     int data;               /* data checked */
     double bound_us;        /* < 0 none */
+    long long padded;       /* > 0: the call padded to this many bytes runs `picked`
+                               (unpadded, the runtime runs NCCL) */
+    char why[640];          /* an NCCL fallback's reason, a padded call's how */
 } plan_row;
 
 /* Time (and check) p at `size` in `mode` with the options `base`; TC_OK and
@@ -458,6 +462,12 @@ static void plan_row_json(cJSON *a, const plan_row *w, const pick_set *set, coll
     else
         cJSON_AddNullToObject(o, "picked");
     cJSON_AddBoolToObject(o, "nccl_fallback", w->picked < 0);
+    if (w->padded > 0) {
+        cJSON_AddNumberToObject(o, "padded_to", (double)w->padded);
+        cJSON_AddNumberToObject(o, "pad_bytes", (double)(w->padded - w->size));
+    }
+    if (w->why[0])
+        cJSON_AddStringToObject(o, w->picked < 0 ? "reason" : "how", w->why);
     if (w->us >= 0) {
         cJSON_AddNumberToObject(o, "time_us", w->us);
         double algbw = coll_algbw_gbps(k, (double)w->size, w->us);
@@ -494,10 +504,11 @@ static void plan_row_text(const plan_row *w, const pick_set *set, coll_kind k)
     }
     if (w->bound_us > 0 && w->us > 0)
         snprintf(ratio, sizeof ratio, "%.3f", w->bound_us / w->us);
-    printf("%12lld %12s %9s %12s %8s %6s  %s%s\n", w->size, t, bw, n, x, ratio,
+    printf("%12lld %12s %9s %12s %8s %6s  %s%s%s%s%s\n", w->size, t, bw, n, x, ratio,
            w->picked >= 0 ? pick_set_name(set, w->picked) : "NCCL fallback",
            w->picked < 0 ? "" : !w->verified ? "  (NOT VERIFIED)" : w->data ? ""
-                                                                          : "  (timing only)");
+                                                                          : "  (timing only)",
+           w->why[0] ? " (" : "", w->why, w->why[0] ? ")" : "");
 }
 
 /* What a plan run knows of its set, for its messages and its JSON. */
@@ -510,7 +521,67 @@ typedef struct {
     topo *own;              /* --topo */
     cJSON *rows;
     int all_ok;
+    cJSON *planj;           /* DIR/plan.json when it parses (its fallbacks' reasons) */
 } plan_run;
+
+/* The reason plan.json gives for an NCCL fallback range holding size in
+ * mode; NULL if DIR has no such plan.json (a directory of files a user
+ * gathered) or no range holds it. */
+static const char *plan_reason(const plan_run *pr, long long size)
+{
+    cJSON *fb = pr->planj ? cJSON_GetObjectItem(pr->planj, "nccl_fallback") : NULL;
+    cJSON *o;
+    cJSON_ArrayForEach(o, fb) {
+        cJSON *lo = cJSON_GetObjectItem(o, "min_bytes"), *hi = cJSON_GetObjectItem(o,
+                                                                                 "max_bytes_excl");
+        cJSON *m = cJSON_GetObjectItem(o, "mode"), *r = cJSON_GetObjectItem(o, "reason");
+        if (cJSON_IsNumber(lo) && cJSON_IsNumber(hi) && cJSON_IsString(m) && cJSON_IsString(r) &&
+            size >= lo->valuedouble && size < hi->valuedouble &&
+            !strcmp(m->valuestring, pr->mode ? "inplace" : "outofplace"))
+            return r->valuestring;
+    }
+    return NULL;
+}
+
+/* DIR/plan.json, parsed, or NULL (it is optional: only its reasons are read). */
+static cJSON *plan_json_load(const char *dir)
+{
+    static const jsonin_doc doc = {"plan", 64L << 20, 0};
+    char path[4200];
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return NULL;
+    tc_err e;
+    char *text = jsonin_read_file(path, &doc, &e);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    return j;
+}
+
+/* Why NCCL runs a call the runtime picks no file for, and whether padding
+ * it runs one (w->padded, w->picked). */
+static void plan_fallback(const plan_run *pr, plan_row *w)
+{
+    long long padded;
+    int f, why = pick_fallback(pr->set, pr->k, pr->ngpus, pr->mode, w->size, pr->rt, &padded,
+                               &f);
+    if (why == PICK_PADDED) {
+        int ncpl = pick_set_prog(pr->set, f)->nchunksperloop;
+        w->picked = f;
+        w->padded = padded;
+        snprintf(w->why, sizeof w->why, "padded to %lld B, +%lld: the runtime runs a file only "
+                 "for a whole number of 4-byte elements per chunk (%d chunks), else NCCL",
+                 padded, padded - w->size, ncpl);
+    } else if (why == PICK_NOT_LOADED) {
+        snprintf(w->why, sizeof w->why, "%s matches but is not loaded: %s loads at most %d "
+                 "files", pick_set_name(pr->set, f), runtime_get(pr->rt)->label,
+                 runtime_get(pr->rt)->max_files);
+    } else {
+        const char *r = plan_reason(pr, w->size);
+        snprintf(w->why, sizeof w->why, "%s", r ? r : "no file's range and mode hold this size");
+    }
+}
 
 /* The set's files hold one collective on one communicator. */
 static int plan_check_set(const cli *c, plan_run *pr, tc_err *err)
@@ -535,7 +606,9 @@ static int plan_check_set(const cli *c, plan_run *pr, tc_err *err)
 static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
 {
     plan_row w = {size, pick_schedule(pr->set, pr->k, pr->ngpus, pr->mode, size, pr->rt),
-                  -1, -1, 1, 0, -1};
+                  -1, -1, 1, 0, -1, 0, ""};
+    if (w.picked < 0)
+        plan_fallback(pr, &w);
     char npath[4200], ppath[4200] = "";
     prog *nref = NULL;
     int rc = nccl_reference(c, pr->k, pr->ngpus, size, npath, sizeof npath, &nref, err);
@@ -561,12 +634,13 @@ static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
         rc = nccl_time(c, nref, npath, t, size, &w.nccl_us, err);
     if (rc == TC_OK && p) {
         char why[600];
-        rc = run_one(&c->run, p, t, size, pr->mode, &w.us, &w.verified, &w.data, &w.bound_us,
-                     why, sizeof why, err);
+        rc = run_one(&c->run, p, t, w.padded > 0 ? w.padded : size, pr->mode, &w.us,
+                     &w.verified, &w.data, &w.bound_us, why, sizeof why, err);
         if (rc != TC_OK)
             tc_err_prefix(err, "%s", ppath);
         else if (!w.verified && pr->all_ok && !c->quiet)
-            fprintf(stderr, "taccl-run: %s at %lld bytes: %s\n", ppath, size, why);
+            fprintf(stderr, "taccl-run: %s at %lld bytes: %s\n", ppath,
+                    w.padded > 0 ? w.padded : size, why);
     } else if (rc == TC_OK) {
         w.us = w.nccl_us;
     }
@@ -637,6 +711,8 @@ static int dir_main(cli *c)
         rc = TC_INPUT;
     else
         rc = plan_check_set(c, &pr, &err);
+    if (rc == TC_OK)
+        pr.planj = plan_json_load(c->file);
     if (rc == TC_OK) {
         pr.rt = c->run.target != RT_ANY ? runtime_get(c->run.target)->selects_as
                                         : pick_set_target(pr.set);
@@ -675,6 +751,7 @@ static int dir_main(cli *c)
     else if (!pr.all_ok)
         fprintf(stderr, "taccl-run: %s\n", wrong);
     cJSON_Delete(pr.rows);
+    cJSON_Delete(pr.planj);
     topo_free(pr.own);
     pick_set_free(pr.set);
     return rc != TC_OK ? TC_INPUT : pr.all_ok ? TC_OK : TC_WRONG;

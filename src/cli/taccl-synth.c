@@ -90,6 +90,7 @@ typedef struct {
     long long sizes_lo, sizes_hi;   /* --sizes (plan mode); 0 = 1K:1G */
     double budget;              /* --time-budget (plan mode); 0 = default */
     int no_propose;             /* --no-propose (plan mode) */
+    const char *profile;        /* --profile (plan mode) */
     int tiles;                  /* --tiles */
 } cli;
 
@@ -310,6 +311,12 @@ static const args_opt OPTS[] = {
              "TACCL's: switch uc-max for small sizes, uc-min for large,\n"
              "each GPU through its own NIC or TACCL's relays, chunkup\n"
              "1/2/4/8, the node symmetry), written to DIR/sketches/"},
+    {.name = "--profile", .value = "FILE", .field = offsetof(cli, profile), .modes = M_PLAN,
+     .help = "plan mode: the calls a job makes (\"BYTES COUNT\" lines,\n"
+             "nccl-tests output: a call per row, or a PyTorch\n"
+             "profiler trace); a runtime that loads few files keeps\n"
+             "those saving the most time over them (default: each\n"
+             "power of two of --sizes once)"},
     {.name = "--no-propose", .field = offsetof(cli, no_propose), .set = 1, .modes = M_PLAN,
      .help = "plan mode: no proposed sketches (baselines and --sketch only)"},
     {.name = "--tiles", .field = offsetof(cli, tiles), .set = 1, .modes = M_SKETCH | M_PLAN,
@@ -1011,11 +1018,13 @@ static int plan_main(const cli *c)
         return cli_fail(c, 1, "--plan tries every protocol already; --proto P keeps only P");
     /* refuse an output it may not replace before any work (plan_write
      * checks again when it writes) */
-    const char *in[1 + MAX_SKETCHES];
+    const char *in[2 + MAX_SKETCHES];
     int nin = 0, exists;
     in[nin++] = c->pos[0];
     for (int i = 0; i < c->nsketches; i++)
         in[nin++] = c->sketches[i];
+    if (c->profile)
+        in[nin++] = c->profile;
     if (plan_check_output(c->out, in, nin, &exists, &err) != TC_OK)
         return cli_fail(c, 0, "%s", err.msg);
     plan_opts o;
@@ -1031,6 +1040,7 @@ static int plan_main(const cli *c)
     o.budget_s = c->budget;
     o.quiet = c->quiet;
     o.propose = !c->no_propose;
+    o.profile = c->profile;
     o.tiles = c->tiles;
     o.proto = c->proto;
     plan *pl = NULL;

@@ -143,3 +143,30 @@ int pick_schedule(const pick_set *s, coll_kind k, int ngpus, int inplace, long l
             return i;
     return -1;
 }
+
+int pick_fallback(const pick_set *s, coll_kind k, int ngpus, int inplace, long long bytes,
+                  runtime rt, long long *padded, int *file)
+{
+    int n = s ? s->n : 0, most = runtime_get(rt)->max_files;
+    int loaded = most > 0 && n > most ? most : n;
+    *padded = 0;
+    *file = -1;
+    for (int i = 0; i < loaded; i++) {
+        long long unit = 4LL * (s->progs[i]->nchunksperloop > 0 ? s->progs[i]->nchunksperloop
+                                                                  : 1);
+        long long p = (bytes + unit - 1) / unit * unit;
+        int at = pick_schedule(s, k, ngpus, inplace, p, rt);
+        if (at >= 0 && (*file < 0 || p < *padded)) {
+            *padded = p;
+            *file = at;
+        }
+    }
+    if (*file >= 0)
+        return PICK_PADDED;
+    for (int i = loaded; i < n; i++)
+        if (pick_matches(s->progs[i], k, ngpus, inplace, bytes, rt)) {
+            *file = i;
+            return PICK_NOT_LOADED;
+        }
+    return PICK_NO_FILE;
+}

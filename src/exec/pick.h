@@ -54,6 +54,22 @@ runtime pick_set_target(const pick_set *s);
 int pick_schedule(const pick_set *s, coll_kind k, int ngpus, int inplace, long long bytes,
                   runtime rt);
 
+/* Why a call that pick_schedule gives to NCCL (-1) is NCCL's, and how it
+ * could run a file instead.  Neither runtime has remainder handling: a
+ * file runs only calls whose element count is a multiple of its
+ * nchunksperloop (microsoft/msccl src/graph/tuning.cc:356, commit b23e9cd;
+ * Azure/msccl-executor-nccl src/misc/msccl/msccl_lifecycle.cc:334, commit
+ * c6f6b36), so the one way to run a file for another size is to pad the
+ * call.  Returns:
+ *   PICK_PADDED: a file runs the call padded to *padded bytes (the least
+ *     padding a loaded file accepts, and the file the runtime picks for the
+ *     padded call, *file);
+ *   PICK_NOT_LOADED: a file past the runtime's max_files matches (*file);
+ *   PICK_NO_FILE: no file's range and mode hold the call. */
+enum { PICK_NO_FILE, PICK_PADDED, PICK_NOT_LOADED };
+int pick_fallback(const pick_set *s, coll_kind k, int ngpus, int inplace, long long bytes,
+                  runtime rt, long long *padded, int *file);
+
 /* Whether one file matches such a call (the rules above). */
 int pick_matches(const prog *p, coll_kind k, int ngpus, int inplace, long long bytes,
                  runtime rt);

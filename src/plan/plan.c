@@ -40,6 +40,7 @@
 #include "../util/jsonin.h"
 #include "../util/mem.h"
 #include "../util/size.h"
+#include "profile.h"
 #include "propose.h"
 
 #define MAXSIZES 48
@@ -64,10 +65,17 @@ typedef struct {
     double us[MAXSIZES];    /* at each size; < 0 = cannot serve it */
 } cand;
 
+/* A size's winner (plan.win) and a range's cand: a candidate's index, or
+ * why NCCL serves it (each a fallback, no file). */
+#define W_NCCL_FASTEST (-1)     /* NCCL's schedule is at least as fast as every candidate */
+#define W_NONE (-2)             /* no candidate verified and could be timed at the size */
+#define W_DROPPED(k) (-3 - (k)) /* candidate k won, its file dropped by the file limit */
+#define W_DROPPED_CAND(w) (-3 - (w))
+
 typedef struct {
     int mode;               /* 0 out of place, 1 in place */
     int first, last;        /* size indices */
-    int cand;               /* -1: NCCL fallback */
+    int cand;               /* >= 0 a candidate; < 0 an NCCL fallback, W_* its reason */
 } range;
 
 struct plan {
@@ -80,7 +88,12 @@ struct plan {
     prog *nccl[MAXSIZES];
     double nccl_us[MAXSIZES];
     char nccl_pick[MAXSIZES][64];
-    int win[2][MAXSIZES];   /* candidate per mode and size, -1 = NCCL */
+    int win[2][MAXSIZES];   /* candidate per mode and size, < 0 = NCCL (W_*) */
+    double weight[MAXSIZES];    /* calls per size (the profile's, else 1 each) */
+    profile prof;           /* --profile, read */
+    double prof_outside;    /* its calls outside the plan's sizes */
+    double kept_least;      /* the least time a kept file saves when the file limit
+                               dropped some (else -1) */
     int nranges, capr;
     range *ranges;
     runtime sel;            /* whose rules pick among the files (runtime_info.selects_as) */
@@ -513,20 +526,26 @@ static void make_ranges(plan *pl)
         }
 }
 
-/* What a range's file is worth: the share of NCCL's time it saves, summed
- * over its sizes; a size where NCCL's time is unknown (its schedule could
- * not be timed) counts whole, as nothing shows NCCL would serve it as well. */
-static double range_value(const plan *pl, const range *g)
+/* What candidate k saves over NCCL on sizes first..last: the µs it saves
+ * at each size times the calls at that size (plan.weight), summed; at a
+ * size where NCCL's time is unknown (its schedule could not be timed) the
+ * file's own time counts as saved, as nothing shows NCCL would serve it. */
+static double saved_us(const plan *pl, int k, int first, int last)
 {
     double v = 0;
-    for (int i = g->first; i <= g->last; i++)
-        if (pl->cands[g->cand].us[i] < 0)
+    for (int i = first; i <= last; i++)
+        if (pl->cands[k].us[i] < 0)
             continue;
         else if (pl->nccl_us[i] > 0)
-            v += 1 - pl->cands[g->cand].us[i] / pl->nccl_us[i];
+            v += pl->weight[i] * (pl->nccl_us[i] - pl->cands[k].us[i]);
         else
-            v += 1;
+            v += pl->weight[i] * pl->cands[k].us[i];
     return v;
+}
+
+static double range_value(const plan *pl, const range *g)
+{
+    return saved_us(pl, g->cand, g->first, g->last);
 }
 
 /* The legacy runtime loads at most its max_files of MSCCL_XML_FILES
@@ -554,16 +573,39 @@ static void cap_files(plan *pl)
         }
         range *g = &pl->ranges[worst];
         for (int i = g->first; i <= g->last; i++)
-            pl->win[g->mode][i] = -1;
-        g->cand = -1;
+            pl->win[g->mode][i] = W_DROPPED(g->cand);
+        g->cand = W_DROPPED(g->cand);
         files--;
     }
+    pl->kept_least = INFINITY;
+    for (int r = 0; r < pl->nranges; r++)
+        if (pl->ranges[r].cand >= 0 && range_value(pl, &pl->ranges[r]) < pl->kept_least)
+            pl->kept_least = range_value(pl, &pl->ranges[r]);
     char n[32], who[96];
     snprintf(n, sizeof n, "%d", most);
     snprintf(who, sizeof who, "%s loads at most %s", ri->label, n);
-    note(pl, "%s files (MSCCL_MAX_NUM_ALGOS): the %s worth the most over NCCL are kept, NCCL "
-         "serves the other sizes", who, n);
+    note(pl, "%s files: the %s saving the most us over NCCL summed over the calls "
+         "(profile) are kept, NCCL serves the rest", who, n);
     make_ranges(pl);
+}
+
+/* The calls per size: a profile's calls fall to the plan size at or below
+ * them (the range whose file serves them); without one, each size once. */
+static void weigh(plan *pl)
+{
+    for (int i = 0; i < pl->nsizes; i++)
+        pl->weight[i] = pl->o.profile ? 0 : 1;
+    for (int c = 0; c < pl->prof.n; c++) {
+        long long b = pl->prof.calls[c].bytes;
+        int at = -1;
+        for (int i = 0; i < pl->nsizes; i++)
+            if (b >= (i == 0 ? pl->o.lo : pl->sizes[i]) && b <= pl->o.hi)
+                at = i;
+        if (at >= 0)
+            pl->weight[at] += pl->prof.calls[c].count;
+        else
+            pl->prof_outside += pl->prof.calls[c].count;
+    }
 }
 
 static void choose(plan *pl)
@@ -582,8 +624,10 @@ static void choose(plan *pl)
                 }
             }
             /* NCCL wins ties: no file is the simpler plan */
-            if (best >= 0 && pl->nccl_us[i] >= 0 && pl->nccl_us[i] <= bu)
-                best = -1;
+            if (best < 0)
+                best = W_NONE;
+            else if (pl->nccl_us[i] >= 0 && pl->nccl_us[i] <= bu)
+                best = W_NCCL_FASTEST;
             pl->win[m][i] = best;
         }
     make_ranges(pl);
@@ -603,6 +647,12 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     pl->sel = runtime_get(o->target)->selects_as;
     pl->executor = !runtime_get(pl->sel)->inplace_only;
     pl->given = xcalloc((size_t)o->nsketches + 1, sizeof *pl->given);
+    pl->kept_least = -1;
+    if (o->profile && profile_load(o->profile, o->coll, &pl->prof, err) != TC_OK) {
+        tc_err_prefix(err, "--profile");
+        plan_free(pl);
+        return TC_INPUT;
+    }
     for (long long s = o->lo; s <= o->hi && pl->nsizes < MAXSIZES; s *= 2) {
         pl->sizes[pl->nsizes++] = s;
         if (s > o->hi / 2)
@@ -644,6 +694,7 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
         fprintf(stderr, "taccl-synth: plan: %d candidates timed at %d sizes (%.1f s)\n",
                 pl->ncands, pl->nsizes, now_s() - t0);
     time_nccl(pl);
+    weigh(pl);
     choose(pl);
     *out = pl;
     return TC_OK;
@@ -660,6 +711,7 @@ void plan_free(plan *pl)
         prog_free(pl->nccl[i]);
     proposals_free(pl->props, pl->nprops);
     proposals_free(pl->given, pl->ngiven);
+    profile_free(&pl->prof);
     free(pl->given);
     free(pl->cands);
     free(pl->ranges);
@@ -705,8 +757,11 @@ static int plan_files(const plan *pl, pfile *f)
         long long lo, hi;
         range_bytes(pl, g, &lo, &hi);
         char a[32], b[32];
-        snprintf(f[i].name, sizeof f[i].name, "%s-%s-%s-%s.%s", coll_name(pl->o.coll),
-                 fname_size(lo, a), fname_size(pl->sizes[g->last], b),
+        /* the byte range it covers: LO-ltHI, LO <= size < HI; the plan's
+         * top range LO-leHI, LO <= size <= HI */
+        int top = g->last + 1 == pl->nsizes;
+        snprintf(f[i].name, sizeof f[i].name, "%s-%s-%s%s-%s.%s", coll_name(pl->o.coll),
+                 fname_size(lo, a), top ? "le" : "lt", fname_size(top ? hi - 1 : hi, b),
                  f[i].both ? "both" : g->mode ? "inplace" : "outofplace",
                  pl->o.mscclpp ? "json" : "xml");
     }
@@ -1036,6 +1091,48 @@ static void add_mscclpp_selection(cJSON *o, const plan *pl, const pfile *f, long
     cJSON_AddNumberToObject(m, "max_message_size", (double)(hi - 1));
 }
 
+/* Why NCCL serves range g (a fallback): a sentence, and its key for JSON. */
+static const char *fallback_reason(const plan *pl, const range *g, char *buf, size_t n)
+{
+    if (g->cand == W_NCCL_FASTEST) {
+        snprintf(buf, n, "NCCL's schedule is the fastest: no candidate is predicted faster than "
+                 "NCCL's own schedule (--algo nccl) here; no file, the runtime runs NCCL");
+        return "nccl_fastest";
+    }
+    if (g->cand == W_NONE) {
+        snprintf(buf, n, "no candidate verified and could be timed at these sizes (none "
+                 "splits them into whole elements per chunk, or within the runtime's limits); "
+                 "no file, the runtime runs NCCL");
+        return "no_candidate";
+    }
+    const runtime_info *ri = runtime_get(pl->sel);
+    int k = W_DROPPED_CAND(g->cand);
+    double v = saved_us(pl, k, g->first, g->last);
+    snprintf(buf, n, "dropped: %s loads at most %d files (MSCCL_MAX_NUM_ALGOS); %s was the "
+             "fastest here but saves %.1f us over the calls, %.1f us less than the least of "
+             "the files kept (%.1f us); the runtime runs NCCL", ri->label, ri->max_files,
+             pl->cands[k].label, v, pl->kept_least - v, pl->kept_least);
+    return "file_limit";
+}
+
+static void add_profile_json(cJSON *j, const plan *pl)
+{
+    cJSON *o = cJSON_AddObjectToObject(j, "profile");
+    if (pl->o.profile)
+        cJSON_AddStringToObject(o, "file", pl->o.profile);
+    else
+        cJSON_AddNullToObject(o, "file");
+    cJSON_AddStringToObject(o, "weighs", pl->o.profile
+        ? "each file by the us it saves over NCCL at each plan size times the profile's calls "
+          "of that size or above it, below the next plan size"
+        : "each file by the us it saves over NCCL, each plan size (a power of two) called once");
+    cJSON_AddNumberToObject(o, "calls", pl->o.profile ? pl->prof.total : pl->nsizes);
+    cJSON_AddNumberToObject(o, "calls_outside_sizes", pl->prof_outside);
+    cJSON *w = cJSON_AddArrayToObject(o, "calls_per_size");
+    for (int i = 0; i < pl->nsizes; i++)
+        cJSON_AddItemToArray(w, cJSON_CreateNumber(pl->weight[i]));
+}
+
 static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
 {
     cJSON *j = cJSON_CreateObject();
@@ -1056,6 +1153,7 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
             "allgather, input bytes otherwise); the files' ranges do not overlap within a "
             "mode, so at most one matches, and a size no file holds goes to the fallback "
             "(NCCL). Each file's \"mscclpp\" entry is that match");
+    add_profile_json(j, pl);
     cJSON *files = cJSON_AddArrayToObject(j, "files");
     cJSON *fb = cJSON_AddArrayToObject(j, "nccl_fallback");
     for (int i = 0; i < nf; i++) {
@@ -1082,8 +1180,15 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
             cJSON_AddItemToArray(pred, row);
         }
         if (g->cand < 0) {
-            cJSON_AddStringToObject(o, "reason", "NCCL's own schedule (--algo nccl) is the "
-                                    "fastest: no file, the runtime falls back to NCCL");
+            char why[600];
+            cJSON_AddStringToObject(o, "why", fallback_reason(pl, g, why, sizeof why));
+            cJSON_AddStringToObject(o, "reason", why);
+            if (g->cand <= W_DROPPED(0)) {
+                int k = W_DROPPED_CAND(g->cand);
+                cJSON_AddStringToObject(o, "dropped", pl->cands[k].label);
+                cJSON_AddNumberToObject(o, "saved_us", saved_us(pl, k, g->first, g->last));
+                cJSON_AddNumberToObject(o, "kept_least_saved_us", pl->kept_least);
+            }
             cJSON_AddItemToObject(o, "sizes", pred);
             cJSON_AddItemToArray(fb, o);
             continue;
@@ -1092,6 +1197,15 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
         if (pl->o.mscclpp)
             add_mscclpp_selection(o, pl, &f[i], lo, hi);
         cJSON_AddStringToObject(o, "from", pl->cands[g->cand].label);
+        cJSON_AddNumberToObject(o, "saved_us", range_value(pl, g));
+        cJSON_AddNumberToObject(o, "nchunksperloop", pl->cands[g->cand].p->nchunksperloop);
+        char serves[400];
+        snprintf(serves, sizeof serves, "calls in [min_bytes, max_bytes_excl) whose element "
+                 "count is a multiple of nchunksperloop (%d); the runtimes have no remainder "
+                 "handling and run NCCL for any other size: pad such a call to the next multiple "
+                 "(of %d bytes with 4-byte elements)", pl->cands[g->cand].p->nchunksperloop,
+                 4 * pl->cands[g->cand].p->nchunksperloop);
+        cJSON_AddStringToObject(o, "serves", serves);
         add_command(o, &pl->cands[g->cand]);
         cJSON_AddItemToObject(o, "sizes", pred);
         cJSON_AddItemToArray(files, o);
@@ -1232,6 +1346,8 @@ int plan_write(const plan *pl, const char *dir_in, tc_err *err)
         inputs[nin++] = pl->t->path;
     for (int i = 0; i < pl->o.nsketches && nin < 64; i++)
         inputs[nin++] = pl->o.sketches[i];
+    if (pl->o.profile && nin < 64)
+        inputs[nin++] = pl->o.profile;
     int exists;
     int rc = plan_check_output(dir_in, inputs, nin, &exists, err);
     if (rc != TC_OK)
@@ -1298,10 +1414,12 @@ void plan_print(const plan *pl, const char *dir, FILE *out)
         const range *g = &pl->ranges[f[i].r];
         char a[32], b[32];
         const char *mode = f[i].both ? "both modes" : g->mode ? "in place" : "out of place";
+        char why[600];
         if (g->cand < 0)
-            fprintf(out, "taccl-synth: plan: %s..%s %s: NCCL fallback (no file: NCCL's own "
-                    "schedule is the fastest)\n", sz(pl->sizes[g->first], a),
-                    sz(pl->sizes[g->last], b), mode);
+            fallback_reason(pl, g, why, sizeof why);
+        if (g->cand < 0)
+            fprintf(out, "taccl-synth: plan: %s..%s %s: NCCL fallback (%s)\n",
+                    sz(pl->sizes[g->first], a), sz(pl->sizes[g->last], b), mode, why);
         else
             fprintf(out, "taccl-synth: plan: %s..%s %s: %s/%s (%s)\n",
                     sz(pl->sizes[g->first], a), sz(pl->sizes[g->last], b), mode, dir, f[i].name,

@@ -48,6 +48,10 @@ typedef struct {
     int tiles;                  /* time every file (and judge each synthesis's
                                    candidates) once per tile pass, as the
                                    runtimes run them (sched/tile.h) */
+    const char *profile;        /* --profile FILE (plan/profile.h): the calls whose
+                                   saved time decides which files a runtime that
+                                   loads few keeps; NULL: each size of the range
+                                   once */
 } plan_opts;
 
 typedef struct plan plan;

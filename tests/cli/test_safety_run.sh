@@ -106,7 +106,7 @@ rm "$TMP/pn/nccl/nccl-1024.xml"
 mkfifo "$TMP/pn/nccl/nccl-1024.xml"
 expect "a FIFO as a plan's NCCL reference is refused, naming it" 2 "pn/nccl/nccl-1024.xml: not a regular file \(a FIFO\)" -- \
     timeout "$TO" "$R" "$TMP/pn" --size 1K
-expect "a good plan: x NCCL from its reference" 0 "^ +1024 .* 0\.901 +2\.11 .*allgather-1K-4K-outofplace\.xml$" -- "$R" "$P" --size 1K
+expect "a good plan: x NCCL from its reference" 0 "^ +1024 .* 0\.901 +2\.11 .*allgather-1K-le4K-outofplace\.xml$" -- "$R" "$P" --size 1K
 cp -r "$P" "$TMP/p-ar"
 "$S" --algo ring "$T/ndv2-x1.json" --collective allreduce --size 1K -o "$TMP/p-ar/nccl/nccl-1024.xml" -q
 expect "an AllReduce as an AllGather plan's NCCL file is exit 2 naming file and field" 2 \
