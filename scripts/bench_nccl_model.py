@@ -21,14 +21,16 @@ latency per call, the runtimes' tiles, switch ports, arbitration), and the
 ratio under each is recorded.  Rows outside are grouped by NCCL's algorithm
 and protocol, one node or several, and which side is slower; each group's
 dominant cause is the variant that brings most of its rows within
-tolerance (ties: the smaller median |log ratio|).
+tolerance (ties: the smaller median |log ratio|).  NCCL's latency model
+(nccl-lat), the candidate default, is also run on every row within, and the
+summary counts the rows within under it.
 
     scripts/bench_nccl_model.py BIN_DIR [--out bench/nccl-model.md] [--json F]
         [--sizes 1K,4K,...] [--all-sizes] [--only REGEX] [--jobs N]
         [--no-variants] [--from-json FILE]
 
 --sizes: comma-separated sizes (K/M/G powers of 1024); default every other
-  power of two, 1K, 4K, 16K, ..., 1G (11 sizes, about 10 minutes on two
+  power of two, 1K, 4K, 16K, ..., 1G (11 sizes: 4 to 8 minutes on two
   shared cores with the variants); --all-sizes: every power 1K-1G (21).
 --only REGEX: only rows whose "machine collective" matches.
 --no-variants: the table only, no runs under changed assumptions.
@@ -191,8 +193,9 @@ def nccl_lat_topology(path, algo, proto, nodes, out):
         json.dump(t, fo)
 
 
-def variants(a, row, xml, topo, work, stem):
-    """{variant: ratio under it (or None: does not apply / failed)}."""
+def variants(a, row, xml, topo, work, stem, only=None):
+    """{variant: ratio under it (or None: does not apply / failed)}; only:
+    these variants."""
     est, size, base = row["estimate_us"], row["run_size"], row["time_us"]
     times = {}
     cache = {}
@@ -209,6 +212,8 @@ def variants(a, row, xml, topo, work, stem):
         return us
 
     for name, _ in VARIANTS:
+        if only and name not in only:
+            continue
         us = None
         if name == "eff":
             f = eff_factor(row["algo"], row["proto"], row["collective"], row["nodes"], row["size"])
@@ -268,8 +273,11 @@ def case(a, machine, nodes, coll, size, work):
         row["error"] = "taccl-run: " + err
     else:
         row["ratio"] = row["time_us"] / row["estimate_us"]
-        if not within(row["ratio"]) and not a.no_variants:
-            row["variants"] = variants(a, row, xml, topo, work, stem)
+        if not a.no_variants:
+            # every variant for a row outside; NCCL's latency model (the
+            # candidate default) for every row
+            row["variants"] = variants(a, row, xml, topo, work, stem,
+                                       None if not within(row["ratio"]) else ["nccl-lat"])
     os.remove(xml)
     return row
 
@@ -368,6 +376,19 @@ def write(a, rows, skipped):
             "; %d rows failed to run" % (len(rows) - len(ok)) if len(rows) > len(ok) else ""),
         "",
     ]
+    nl = [r["variants"]["nccl-lat"] for r in ok if (r.get("variants") or {}).get("nccl-lat")]
+    if nl:
+        L += ["Under NCCL's latency model (variant `nccl-lat`, below: NCCL's per-step latencies "
+              "as latency only, plus its base latency per call), run on every row: **%d of %d** "
+              "within (%s)." % (
+                  sum(within(x) for x in nl), len(nl), "; ".join(
+                      "%s-%s: %d of %d, %d by default" % (
+                          size_name(lo), size_name(hi // 2),
+                          sum(within(r["variants"]["nccl-lat"]) for r in band),
+                          len(band), sum(within(r["ratio"]) for r in band))
+                      for lo, hi in ((1 << 10, 1 << 20), (1 << 20, 64 << 20), (64 << 20, 2 << 30))
+                      for band in [[r for r in ok if lo <= r["size"] < hi and
+                                    (r.get("variants") or {}).get("nccl-lat")]] if band)), ""]
     head = ["machine"] + COLLS + ["all", "median ratio"]
     body = []
     for m in sorted({r["machine"] for r in rows}):
@@ -404,7 +425,7 @@ def write(a, rows, skipped):
     # groups of rows outside
     L += ["## Rows outside tolerance, grouped", ""]
     vnames = [v for v, _ in VARIANTS]
-    with_v = [r for r in out_rows if r.get("variants")]
+    with_v = [r for r in out_rows if r.get("variants")]   # (rows within: nccl-lat only)
     if not with_v:
         L += ["No variants were run (--no-variants)." if out_rows else "None.", ""]
     else:

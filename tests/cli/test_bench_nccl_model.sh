@@ -90,9 +90,11 @@ for s, name in ((1024, "1K"), (1073741824, "1G")):
         ct = json.load(open(os.path.join(d, "c%d.json" % s)))["time_us"]
         assert abs(v["nccl-lat"] - (ct + base) / sy["estimate_us"]) < 1e-9, ("nccl-lat", v, ct)
     else:
-        assert "variants" not in r, "a row within has variants"
+        assert list(r["variants"]) == ["nccl-lat"], "a row within: NCCL's latency model only"
 assert n_in == 1, "want one row within and one outside here, got %d within" % n_in
 assert "Within ×/÷ 1.25: **%d of 2** rows" % n_in in md, "summary count"
+nl = sum(0.8 <= r["variants"]["nccl-lat"] <= 1.25 for r in rows)
+assert "run on every row: **%d of 2** within" % nl in md, "summary count under nccl-lat"
 print("consistent")
 EOF
 
