@@ -39,6 +39,12 @@
 #                and what makes them differ: build/bench/mscclpp.md, or
 #                with UPDATE=1 the tracked bench/mscclpp.md; make bench
 #                runs it too (not with TOPO=)
+#   make bench-nccl-model  our executor's time of every --algo nccl schedule
+#                beside NCCL's own tuning estimate for it (every bundled GPU
+#                machine x allgather/reducescatter/allreduce x 1K, 4K, ..
+#                1G; ALL=1 every power of two), and the rows outside x/ 1.25
+#                run again under each changed assumption: build/bench/
+#                nccl-model.md, or with UPDATE=1 the tracked bench/nccl-model.md
 #   make speed   executor speed next to memcpy
 #   make fuzz    libFuzzer on the sketch, topology and XML loaders, each for
 #                SECONDS seconds (default 60), in build-fuzz/ (clang)
@@ -85,7 +91,7 @@ SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=all -DTC_CHECKS
 TALLY      := $(BUILD)/tally
 
-.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench bench-plan bench-forestcoll bench-mscclpp speed fuzz fuzzers scale
+.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench bench-plan bench-forestcoll bench-mscclpp bench-nccl-model speed fuzz fuzzers scale
 .SECONDARY:
 
 all: $(BINS)
@@ -192,6 +198,13 @@ MPP_BENCH = mkdir -p $(BUILD)/bench && scripts/bench_mscclpp.py $(BUILD)/bin \
 bench-mscclpp: deps
 	@$(MAKE) --no-print-directory all
 	@$(MPP_BENCH)
+
+# issue 41 item 4b: the executor against NCCL's tuning model
+bench-nccl-model: deps
+	@$(MAKE) --no-print-directory all
+	@mkdir -p $(BUILD)/bench
+	@scripts/bench_nccl_model.py $(BUILD)/bin --jobs 2 $(if $(filter 1 yes true,$(ALL)),--all-sizes) \
+	    --out $(if $(filter 1 yes true,$(UPDATE)),bench/nccl-model.md,$(BUILD)/bench/nccl-model.md)
 
 bench-plan: deps
 	@$(MAKE) --no-print-directory all

@@ -364,6 +364,9 @@ def header(meta, results, failures):
         lines.append("- **MSCCL++**: the same schedules as MSCCL XML and as MSCCL++ "
                      "plans, side by side with what makes them differ: "
                      "[mscclpp.md](mscclpp.md) (`make bench-mscclpp`)")
+        lines.append("- **NCCL's tuning model**: our executor's time of every `--algo nccl` "
+                     "schedule beside NCCL's own estimate for it, and the assumptions behind "
+                     "the gaps: [nccl-model.md](nccl-model.md) (`make bench-nccl-model`)")
     if failures:
         lines.append("- **verdict: FAILED** — %d problem(s), listed under "
                      "[Failures](#failures)" % len(failures))
