@@ -143,16 +143,17 @@ ASAN_LOG  := $(BUILD)/check-asan.log
 # passed, N failed" and adds it to $(TALLY); the last line sums both (a run
 # that printed no count, a failed sanitized build included, fails the
 # total).  The normal suite runs the loops over bundled sketches, machines
-# and seeds on a few (TACCL_FEW, tests/cli/lib.sh); the quick sanitized one
-# the same few (TACCL_QUICK) and leaves out the scripts marked "tier: full"
-# or "tier: plain".  make check's budget is 8 minutes on 2 cores.
+# and seeds on a few (TACCL_FEW, tests/cli/lib.sh) and leaves out the
+# scripts marked "tier: sanitized"; the quick sanitized one runs the same
+# few (TACCL_QUICK) and leaves out those marked "tier: full" or "tier:
+# plain".  make check's budget is 8 minutes on 2 cores.
 
 check: deps
 	@$(MAKE) --no-print-directory -j2 all tests
 	@mkdir -p $(BUILD) && rm -f $(TALLY)
 	@( { $(ASAN_MAKE) all tests && TACCL_TALLY=$(abspath $(TALLY)) TACCL_TIER=quick \
 	    scripts/run_tests.sh --asan $(ASAN_BUILD); } >$(ASAN_LOG) 2>&1 || true) & \
-	 TACCL_TALLY=$(abspath $(TALLY)) TACCL_FEW=1 scripts/run_tests.sh $(BUILD) || true; \
+	 TACCL_TALLY=$(abspath $(TALLY)) TACCL_TIER=few TACCL_FEW=1 scripts/run_tests.sh $(BUILD) || true; \
 	 wait; cat $(ASAN_LOG)
 	@scripts/run_tests.sh --total $(TALLY) 2
 

@@ -14,8 +14,11 @@
 # loops over every bundled sketch and collective) or "# tier: plain" (the
 # scripts whose programs' code paths the others take, or that run none) is
 # left out, said on a "# skip - " line: make check runs the sanitized suite
-# that way (and those scripts in its plain suite), make check-full runs
-# everything.
+# that way (and those scripts in its plain suite).  With TACCL_TIER=few
+# (make check's plain suite) a script carrying "# tier: sanitized" (one
+# whose every check the sanitized suite runs too, with the sanitizers on) is
+# left out the same way: make check runs it once, sanitized.  make
+# check-full runs everything in both.
 #
 # cmocka binaries report "[  PASSED  ] N test(s)." and "[  FAILED  ] N
 # test(s)"; CLI scripts (tests/cli/*.sh) print "ok - ..." / "not ok - ..."
@@ -189,8 +192,9 @@ for s in "$root"/tests/cli/*.sh; do
         continue
     fi
     tier=$(sed -n 's/^# tier: \([a-z]*\).*/\1/p;T;q' "$s")
-    if [ "${TACCL_TIER:-}" = quick ] && { [ "$tier" = full ] || [ "$tier" = plain ]; }; then
-        echo "# skip - $(basename "$s"): tier $tier (make check-full runs it here)"
+    if { [ "${TACCL_TIER:-}" = quick ] && { [ "$tier" = full ] || [ "$tier" = plain ]; }; } ||
+        { [ "${TACCL_TIER:-}" = few ] && [ "$tier" = sanitized ]; }; then
+        echo "# skip - $(basename "$s"): tier $tier (make check runs it in its other lane, make check-full here)"
         skipped=$((skipped + 1))
         continue
     fi

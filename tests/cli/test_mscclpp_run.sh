@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tier: sanitized  (make check runs it in its sanitized lane only, every check
+#              with the sanitizers on; make check-full in both)
 # test_mscclpp_run.sh — taccl-run on MSCCL++ execution plans: every plan of
 # tests/data/mscclpp/ against tests/data/mscclpp/EXPECT (a plan not listed
 # must verify), then plans mutated from the corpus (a wait, signal, nop or

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tier: sanitized  (make check runs it in its sanitized lane only, every check
+#              with the sanitizers on; make check-full in both)
 # test_run_cli.sh — taccl-run over real files: verdicts, exit codes, messages.
 source "$(dirname "$0")/lib.sh"
 R="$BIN/taccl-run"

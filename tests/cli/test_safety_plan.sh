@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tier: sanitized  (make check runs it in its sanitized lane only, every check
+#              with the sanitizers on; make check-full in both)
 # test_safety_plan.sh — taccl-synth owns only what it writes (issue 37):
 # a plan directory is replaced only when its marker proves it ours, never
 # through a symbolic link nor when an input lies under it; names from input

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tier: sanitized  (make check runs it in its sanitized lane only, every check
+#              with the sanitizers on; make check-full in both)
 # test_safety_run.sh — taccl-run never harms or hangs on the files it is
 # given: inputs are opened only as regular files (a FIFO where a schedule,
 # a topology or a plan's file should be is refused at once, naming it),

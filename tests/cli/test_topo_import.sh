@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tier: sanitized  (make check runs it in its sanitized lane only, every check
+#              with the sanitizers on; make check-full in both)
 # test_topo_import.sh — taccl-topo import over topology dumps nobody here
 # wrote (tests/data/nccl-topo/README.md says where each came from): each
 # imports, the JSON loads, a ring AllGather synthesized on it verifies in
