@@ -17,7 +17,9 @@
 # that way (and those scripts in its plain suite).  With TACCL_TIER=few
 # (make check's plain suite) a script carrying "# tier: sanitized" (one
 # whose every check the sanitized suite runs too, with the sanitizers on) is
-# left out the same way: make check runs it once, sanitized.  make
+# left out the same way: make check runs it once, sanitized.  A script
+# carrying "# tier: extended" (the tests of the bench scripts, whose runs
+# make bench makes) is left out of both (TACCL_TIER few or quick).  make
 # check-full runs everything in both.
 #
 # cmocka binaries report "[  PASSED  ] N test(s)." and "[  FAILED  ] N
@@ -193,7 +195,8 @@ for s in "$root"/tests/cli/*.sh; do
     fi
     tier=$(sed -n 's/^# tier: \([a-z]*\).*/\1/p;T;q' "$s")
     if { [ "${TACCL_TIER:-}" = quick ] && { [ "$tier" = full ] || [ "$tier" = plain ]; }; } ||
-        { [ "${TACCL_TIER:-}" = few ] && [ "$tier" = sanitized ]; }; then
+        { [ "${TACCL_TIER:-}" = few ] && [ "$tier" = sanitized ]; } ||
+        { [ -n "${TACCL_TIER:-}" ] && [ "$tier" = extended ]; }; then
         echo "# skip - $(basename "$s"): tier $tier (make check runs it in its other lane, make check-full here)"
         skipped=$((skipped + 1))
         continue

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# tier: plain  (make check runs it plain only: one 16-rank case of
-#              scripts/bench_mscclpp.py, a few seconds; make check-full and
-#              make check-asan also sanitized)
+# tier: extended  (make check leaves it out: it tests a bench script, whose
+#              runs make bench makes; make check-full runs it, plain and sanitized)
 # test_bench_mscclpp.sh — the XML-beside-plan table (issue 38 item 6) on two
 # cases, AllGather on two NDv2 at 1 MiB from --algo nccl and from the sketch
 # ndv2-x2-sk-3 (whose plan verifies today: a row with a ratio and an

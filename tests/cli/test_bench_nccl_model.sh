@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# tier: plain  (make check runs it plain only: two 16-rank cases of
-#              scripts/bench_nccl_model.py, a few seconds; make check-full and
-#              make check-asan also sanitized)
+# tier: extended  (make check leaves it out: it tests a bench script, whose
+#              runs make bench makes; make check-full runs it, plain and sanitized)
 # test_bench_nccl_model.sh — the executor-beside-NCCL's-estimate table (issue
 # 41 item 4b) on NDv2 x2 AllReduce at 1 KiB and 1 GiB: each row's pick and
 # NCCL estimate are taccl-synth --algo nccl --json's own, its time is

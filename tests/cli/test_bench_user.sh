@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# tier: plain  (make check runs it plain only: the bench scripts around
-#              taccl-run and taccl-synth; make check-full and make check-asan
-#              also sanitized)
+# tier: extended  (make check leaves it out: it tests a bench script, whose
+#              runs make bench makes; make check-full runs it, plain and sanitized)
 # test_bench_user.sh — make bench TOPO=...: the benchmark's report and plots
 # for a user's own topology, written under the build folder, never over the
 # tracked bench/ report.  Runs scripts/bench.sh as make bench does, QUICK,

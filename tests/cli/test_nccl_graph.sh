@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tier: sanitized  (make check runs it in its sanitized lane only, every check
-#              with the sanitizers on; make check-full in both)
+# tier: plain  (make check runs it plain only: its programs' code paths the
+#              sanitized scripts take; make check-full also sanitized)
 # test_nccl_graph.sh — taccl-synth --algo nccl --graph GRAPH.xml: NCCL's own
 # channels from its graph dump (NCCL_GRAPH_DUMP_FILE), dumps nobody here
 # wrote (tests/data/nccl-graph/README.md): the graph's ring order shows as

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tier: sanitized  (make check runs it in its sanitized lane only, every check
-#              with the sanitizers on; make check-full in both)
+# tier: plain  (make check runs it plain only: its programs' code paths the
+#              sanitized scripts take; make check-full also sanitized)
 # test_predict_random.sh — the property behind every predicted time: on
 # topologies nobody wrote by hand, taccl-synth's prediction is the time
 # taccl-run measures for the file it wrote, within 0.5 %.

@@ -162,6 +162,10 @@ refuse "--hierarchical on one node" "needs a cluster of at least 2 nodes" -- "$R
 refuse "--hierarchical with --flat" "--hierarchical and --flat do not go together" -- "$ROOT/sketches/ndv2-x1-sk-1.json" "$T/ndv2-x1.json" --hierarchical --flat
 echo '{"name": "plain4", "nnodes": 4}' >"$TMP/plain4.json"
 for c in allgather reducescatter allreduce alltoall; do
+    if few && { [ "$c" = reducescatter ] || [ "$c" = alltoall ]; }; then
+        echo "# skip - hierarchical $c on dgx-a100-x4: make check runs allgather and allreduce (its reducescatter inside)"
+        continue
+    fi
     expect "hierarchical $c on dgx-a100-x4 is written" 0 "" -- "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective "$c" --size 4M --hierarchical --time-limit 2 -q -o "$TMP/h-$c.xml"
     expect "hierarchical $c verifies, data checked" 0 "result +verified" -- "$R" "$TMP/h-$c.xml"
 done
