@@ -207,7 +207,7 @@ static void same_without_data(const mpp_plan *p, const topo *t, const mpp_opts *
     mpp_report_free(&rs);
 }
 
-static int run_plan(const char *text, mpp_report *r)
+static int run_plan_dt(const char *text, sim_dtype dt, mpp_report *r)
 {
     tc_err e;
     mpp_plan *p = mpp_parse(text, "p.json", &e);
@@ -217,12 +217,18 @@ static int run_plan(const char *text, mpp_report *r)
     mpp_opts o;
     mpp_opts_default(&o);
     o.size_bytes = 4096;
+    o.dtype = dt;
     int rc = mpp_run(p, t, &o, r, &e);
     assert_int_equal(rc, TC_OK);
     same_without_data(p, t, &o, r, "p.json");
     topo_free(t);
     mpp_free(p);
     return r->verified;
+}
+
+static int run_plan(const char *text, mpp_report *r)
+{
+    return run_plan_dt(text, DT_I32, r);
 }
 
 static int has_hazard(const mpp_report *r, const char *want)
@@ -325,6 +331,11 @@ static void test_wrong_data(void **state)
     assert_true(r.wrong_elems > 0);
     assert_true(has_hazard(&r, "rank 0 output (o) chunk"));
     mpp_report_free(&r);
+    /* in bf16 too: 2-byte elements are checked as such */
+    assert_int_equal(run_plan_dt(m, DT_BF16, &r), 0);
+    assert_true(r.wrong_elems > 0);
+    assert_true(has_hazard(&r, "rank 0 output (o) chunk"));
+    mpp_report_free(&r);
     free(m);
     free(t);
 }
@@ -373,6 +384,48 @@ static void test_no_data_same(void **state)
     assert_true(compared >= 100);
 }
 
+/* 2-byte elements: AllReduce plans that reduce in memory, in LL packets
+ * and in the switch run in bf16 and f16, verify (each step rounded to the
+ * type, data.c), say whether the replicas are identical, and time as in
+ * i32 and as without data (the bookkeeping is by bytes, not elements). */
+static void test_half_types(void **state)
+{
+    (void)state;
+    const char *plans[] = {"tests/data/mscclpp/dsl-tests/single_node/allreduce_n4.json",
+                           "tests/data/mscclpp/dsl-tests/single_node/allreduce_pkt_n4.json",
+                           "tests/data/mscclpp/dsl-tests/single_node/allreduce_nvls_zero_copy_n4.json"};
+    for (size_t i = 0; i < sizeof plans / sizeof *plans; i++) {
+        tc_err e;
+        mpp_plan *p = mpp_read(plans[i], &e);
+        assert_non_null(p);
+        topo *t = mpp_default_topo(p);
+        assert_non_null(t);
+        mpp_opts o;
+        mpp_opts_default(&o);
+        o.size_bytes = mpp_round_size(p, 1 << 16);
+        mpp_report r32;
+        assert_int_equal(mpp_run(p, t, &o, &r32, &e), TC_OK);
+        assert_true(r32.verified);
+        for (sim_dtype dt = DT_BF16; dt <= DT_F16; dt++) {
+            o.dtype = dt;
+            mpp_report r;
+            assert_int_equal(mpp_run(p, t, &o, &r, &e), TC_OK);
+            if (!r.verified)
+                fail_msg("%s %s: %s", plans[i], runtime_dtype_name(dt),
+                         r.hz.n ? r.hz.v[0].msg : "not verified");
+            assert_int_equal(r.wrong_elems, 0);
+            assert_true(r.replicas_identical == 0 || r.replicas_identical == 1);
+            assert_true(memcmp(&r.time_us, &r32.time_us, sizeof r.time_us) == 0);
+            if (dt == DT_BF16)
+                same_without_data(p, t, &o, &r, plans[i]);
+            mpp_report_free(&r);
+        }
+        mpp_report_free(&r32);
+        topo_free(t);
+        mpp_free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -384,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_same_block_lanes),
         cmocka_unit_test(test_wrong_data),
         cmocka_unit_test(test_no_data_same),
+        cmocka_unit_test(test_half_types),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

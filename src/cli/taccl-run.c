@@ -916,9 +916,11 @@ static int plan_main(const cli *c)
     tc_err err;
     if (args_check_mode(&SPEC, c->seen, M_PLAN, &err) != TC_OK || check_outputs(c, &err) != TC_OK)
         return cli_fail(c, NULL, NULL, "%s", err.msg);
-    if (c->run.dtype != DT_I32 && c->run.dtype != DT_F32)
-        return cli_fail(c, NULL, NULL, "--dtype %s: the MSCCL++ plan interpreter moves 4-byte "
-                        "elements only (i32, f32) in this version", runtime_dtype_name(c->run.dtype));
+    /* what MSCCL++'s executor runs (model/runtime.c's table, docs/mscclpp.md section 13) */
+    if (runtime_reduces(RT_MSCCLPP, c->run.dtype, RED_SUM, &err) != TC_OK) {
+        tc_err_prefix(&err, "--dtype %s", runtime_dtype_name(c->run.dtype));
+        return cli_fail(c, NULL, NULL, "%s", err.msg);
+    }
     return mpp_cli_main(&m);
 }
 

@@ -171,7 +171,7 @@ void data_input(sim_dtype t, unsigned seed, int rank, int chunk, long long e0, l
     }
 }
 
-static void poison(sim_dtype t, void *p, long long n)
+void data_poison(sim_dtype t, void *p, long long n)
 {
     if (t == DT_I32) {
         int32_t *o = p;
@@ -355,7 +355,7 @@ static void fill_rank(data_space *d, const prog *p, int r)
     }
     for (int s = 0; s < l->nslots; s++)
         if (!is_input[s])
-            poison(d->dtype, data_slot(d, r, s), d->elems);
+            data_poison(d->dtype, data_slot(d, r, s), d->elems);
     free(is_input);
 }
 
@@ -424,7 +424,7 @@ typedef struct {
     int src_rank, src_chunk;
 } wrong_log;
 
-static void fmt_value(sim_dtype t, const void *p, char *out, size_t n)
+void data_format(sim_dtype t, const void *p, char *out, size_t n)
 {
     if (t == DT_I32) {
         int32_t v;
@@ -459,7 +459,7 @@ static void log_wrong(wrong_log *w, sim_dtype t, int rank, int j, long long e, c
         w->rank = rank;
         w->j = j;
         w->e = e;
-        fmt_value(t, got, w->got, sizeof w->got);
+        data_format(t, got, w->got, sizeof w->got);
         snprintf(w->expect, sizeof w->expect, "%s", expect);
         w->src_rank = src_rank;
         w->src_chunk = src_chunk;
@@ -544,7 +544,7 @@ static void check_copies(const data_space *d, const holders *h, int in, void *ex
                     if (memcmp(g, ex, es) == 0)
                         continue;
                     char es[40];
-                    fmt_value(d->dtype, ex, es, sizeof es);
+                    data_format(d->dtype, ex, es, sizeof es);
                     log_wrong(w, d->dtype, h->rank[x], h->j[x], e0 + i, g, es, sr, sc);
                 }
             }
@@ -574,7 +574,7 @@ static void check_sums_i32(const data_space *d, const holders *h, uint32_t *ref,
                     if (memcmp(got + 4 * i, &ref[i], 4) == 0)
                         continue;
                     char es[40];
-                    fmt_value(DT_I32, &ref[i], es, sizeof es);
+                    data_format(DT_I32, &ref[i], es, sizeof es);
                     log_wrong(w, DT_I32, h->rank[x], h->j[x], e0 + i, got + 4 * i, es, -1, k);
                 }
             }
@@ -582,25 +582,28 @@ static void check_sums_i32(const data_space *d, const holders *h, uint32_t *ref,
     }
 }
 
-/* Element i of a floating-point array of type t, as a double. */
-static double float_at(sim_dtype t, const void *p, long long i)
+double data_value(sim_dtype t, const void *p, long long i)
 {
     if (t == DT_F32)
         return ((const float *)p)[i];
     return half_decode(fmt_of(t), ((const uint16_t *)p)[i]);
 }
 
-/* Floating-point reductions: within (n+1) * u * sum|x_i| of the double
- * reference, u the type's unit roundoff (2^-24 f32, 2^-8 bf16, 2^-11 f16),
- * plus (n+1) half quanta of its subnormals: each of at most n steps rounds
- * once. */
+/* (data.h) u = 2^-24 f32, 2^-8 bf16, 2^-11 f16: each of at most n steps
+ * rounds once. */
+int data_sum_close(sim_dtype t, int nranks, double got, double ref, double mag)
+{
+    int p = t == DT_F32 ? 24 : fmt_of(t)->p, emin = t == DT_F32 ? -126 : fmt_of(t)->emin;
+    double ulp_factor = (double)(nranks + 1) * ldexp(1.0, -p);
+    double tiny = (double)(nranks + 1) * ldexp(1.0, emin - p);
+    return !isnan(got) && fabs(got - ref) <= ulp_factor * mag + tiny + 1e-30;
+}
+
+/* Floating-point reductions: data_sum_close against the double reference. */
 static void check_sums_float(const data_space *d, const holders *h, double *ref, double *mag,
                              void *tmp, wrong_log *w, double *max_rel)
 {
     sim_dtype t = d->dtype;
-    int p = t == DT_F32 ? 24 : fmt_of(t)->p, emin = t == DT_F32 ? -126 : fmt_of(t)->emin;
-    double ulp_factor = (double)(d->nranks + 1) * ldexp(1.0, -p);
-    double tiny = (double)(d->nranks + 1) * ldexp(1.0, emin - p);
     for (int k = 0; k < h->nkeys; k++) {
         if (h->start[k] == h->start[k + 1])
             continue;
@@ -611,7 +614,7 @@ static void check_sums_float(const data_space *d, const holders *h, double *ref,
             for (int q = 0; q < d->nranks; q++) {
                 data_input(t, d->seed, q, k, e0, m, tmp);
                 for (long long i = 0; i < m; i++) {
-                    double v = float_at(t, tmp, i);
+                    double v = data_value(t, tmp, i);
                     ref[i] += v;
                     mag[i] += fabs(v);
                 }
@@ -620,9 +623,9 @@ static void check_sums_float(const data_space *d, const holders *h, double *ref,
             for (int x = h->start[k]; x < h->start[k + 1]; x++) {
                 const unsigned char *got = out_elem(d, h->rank[x], h->j[x], e0);
                 for (long long i = 0; i < m; i++) {
-                    double g = float_at(t, got, i);
+                    double g = data_value(t, got, i);
                     double diff = fabs(g - ref[i]);
-                    if (!isnan(g) && diff <= ulp_factor * mag[i] + tiny + 1e-30) {
+                    if (data_sum_close(t, d->nranks, g, ref[i], mag[i])) {
                         if (mag[i] > 0 && diff / mag[i] > *max_rel)
                             *max_rel = diff / mag[i];
                         continue;

@@ -58,6 +58,22 @@ void data_reduce(sim_dtype t, void *dst, const void *a, const void *b, long long
 void data_input(sim_dtype t, unsigned seed, int rank, int chunk, long long e0, long long n,
                 void *out);
 
+/* Fill n elements of type t at p with the poison (0x7fbadbad as i32/f32,
+ * 0x7fba, a NaN, as bf16/f16). */
+void data_poison(sim_dtype t, void *p, long long n);
+
+/* Element i of a floating-point array of type t (f32, bf16, f16) as a double. */
+double data_value(sim_dtype t, const void *p, long long i);
+
+/* Element `p` of type t as text for a message ("12", "1.5 (0x3fc0)"). */
+void data_format(sim_dtype t, const void *p, char *out, size_t n);
+
+/* Whether `got`, a floating-point sum of type t over nranks inputs reduced
+ * in any order, is within the tolerance of its double reference `ref`
+ * (sum) with `mag` the sum of the inputs' magnitudes: (n+1) * u * mag plus
+ * (n+1) half quanta of the type's subnormals, u its unit roundoff. */
+int data_sum_close(sim_dtype t, int nranks, double got, double ref, double mag);
+
 /* Check the postcondition of p's collective on the final buffers.  Fills
  * r->wrong_elems, r->max_rel_err and r->replicas_identical (AllReduce: 1 if
  * every rank's output bytes equal rank 0's, else 0; other collectives -1);

@@ -86,6 +86,9 @@ typedef struct {
     int finished;           /* every block ran to its end */
     double time_us;
     long long wrong_elems;
+    int replicas_identical; /* data checked, AllReduce: 1 every rank's output equals rank 0's
+                             * bit for bit, 0 not; -1 not judged (data.h) */
+    sim_dtype dtype;
     long long ops_run;
     long long bytes_moved;
     int has_bound;

@@ -94,6 +94,10 @@ void mpp_report_print(FILE *f, const mpp_report *r, const mpp_plan *p, const top
             fprintf(f, "bound     %.3f us lower bound (%.2fx of it)\n", r->bound_us,
                     r->bound_us > 0 ? r->time_us / r->bound_us : 0.0);
     }
+    if (r->replicas_identical >= 0)
+        fprintf(f, "replicas  %s (%s%s)\n", r->replicas_identical ? "bit-identical" : "differ",
+                runtime_dtype_name(r->dtype),
+                r->replicas_identical ? "" : "; reduction order differs by rank");
 }
 
 char *mpp_report_json(const mpp_report *r, const mpp_plan *p, const topo *t, const char *file,
@@ -147,6 +151,11 @@ char *mpp_report_json(const mpp_report *r, const mpp_plan *p, const topo *t, con
         else
             cJSON_AddNullToObject(j, "bound_us");
         cJSON_AddNumberToObject(j, "wrong_elems", (double)r->wrong_elems);
+        cJSON_AddStringToObject(j, "dtype", runtime_dtype_name(r->dtype));
+        if (r->replicas_identical >= 0)
+            cJSON_AddBoolToObject(j, "replicas_identical", r->replicas_identical);
+        else
+            cJSON_AddNullToObject(j, "replicas_identical");
         cJSON_AddNumberToObject(j, "op_instances", (double)r->ops_run);
         cJSON *h = cJSON_AddArrayToObject(j, "hazards");
         for (int i = 0; i < r->hz.n; i++) {
@@ -213,6 +222,8 @@ int mpp_sweep(FILE *f, const mpp_plan *p, const topo *t, const mpp_opts *o, long
             all_ok &= r.verified;
             cJSON_AddBoolToObject(row, "verified", r.verified);
             cJSON_AddBoolToObject(row, "data_checked", ro.data && r.has_post);
+            if (r.replicas_identical >= 0)
+                cJSON_AddBoolToObject(row, "replicas_identical", r.replicas_identical);
             if (r.finished)
                 cJSON_AddNumberToObject(row, "time_us", r.time_us);
             else

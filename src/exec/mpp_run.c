@@ -12,6 +12,8 @@
  *   lays them out (8 data bytes, two 4-byte flags, at twice the data
  *   offset), every op applied when its block reaches it in one legal
  *   interleaving (the block with the earliest clock whose next op can run).
+ *   Everything is by bytes but the data itself: inputs, reductions (each
+ *   step rounded to the type, i32/f32/bf16/f16) and the check are data.c's.
  * - Order: vector clocks over blocks.  An op knows its own block's ops up
  *   to the last nop/barrier, and what waits, acquires and barriers gave it
  *   (a wait's or acquire's knowledge reaches the other threads only at the
@@ -143,6 +145,7 @@ typedef struct {
     mpp_report *R;
     int n, NT;
     long long cb;               /* bytes per chunk */
+    int es;                     /* bytes per element: 4 i32/f32, 2 bf16/f16 */
     long long scratch_bytes;
     view *views;                /* [n * MB_N] */
     unsigned char **owned;      /* [n * MB_N] storage owned */
@@ -192,7 +195,7 @@ static long long lcm_ll(long long a, long long b)
 }
 
 /* The chunk quantum: every offset and size in buffer_alignment units, whole
- * 4-byte elements, whole 16-byte granules and (LL) packets. */
+ * elements (4 or 2 bytes), whole 16-byte granules and (LL) packets. */
 static long long chunk_quantum(const mpp_plan *p)
 {
     return lcm_ll(p->align, GRAN);
@@ -592,7 +595,7 @@ static void dadd(mrun *m, unsigned char *acc, int sr, mpp_buf sb, long long soff
 {
     if (!m->O->data || !in_bounds(m, sr, sb, soff, len))
         return;
-    data_reduce(m->O->dtype, acc, acc, at(m, sr, sb, soff), len / 4);
+    data_reduce(m->O->dtype, acc, acc, at(m, sr, sb, soff), len / m->es);
 }
 
 static void dload(mrun *m, unsigned char *dst, int sr, mpp_buf sb, long long soff, long long len)
@@ -907,9 +910,7 @@ static void setup_views(mrun *m, int inplace)
             m->owned_meta[r * MB_N + b] = xmalloc((size_t)ng * sizeof(gmeta));
             for (long long i = 0; i < ng; i++)
                 m->owned_meta[r * MB_N + b][i] = (gmeta){NOBODY, 0, NOBODY, 0, 0, 0, 0.f, 0};
-            unsigned *w = (unsigned *)m->owned[r * MB_N + b];
-            for (long long i = 0; i < ng * GRAN / 4; i++)
-                w[i] = DATA_POISON;
+            data_poison(m->O->dtype, m->owned[r * MB_N + b], ng * GRAN / m->es);
             *V(m, r, (mpp_buf)b) = (view){m->owned[r * MB_N + b], m->owned_meta[r * MB_N + b], NULL, 0, L};
         }
         if (inplace) {
@@ -932,7 +933,7 @@ static void setup_views(mrun *m, int inplace)
         /* seed the input */
         if (m->O->data) {
             view *vi = V(m, r, MB_I);
-            long long elems = m->cb / 4;
+            long long elems = m->cb / m->es;
             for (int c = 0; c < G->chunks[MB_I]; c++)
                 data_input(m->O->dtype, m->O->seed, r, c, 0, elems, vi->mem + (long long)c * m->cb);
         }
@@ -1514,7 +1515,7 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
             access_range(m, s, &f, me, MB_S, o * 2, size * 2, 0, 1, 0);
             pkt_load(m, tmp, me, MB_S, o * 2, size);
             if (m->O->data)
-                data_reduce(m->O->dtype, acc, acc, tmp, size / 4);
+                data_reduce(m->O->dtype, acc, acc, tmp, size / m->es);
         }
         end = start + cost_reduce_us(t, (double)size * (op->nsrc > 1 ? op->nsrc - 1 : 1));
         access_range(m, s, &f, me, op->dst[0].type, doff0, size, 1, 0, end);
@@ -1634,16 +1635,54 @@ static void exec_inst(mrun *m, tbst *s, const inst *in, double start)
 
 /* ------------------------------------------------------------ the check */
 
+/* AllReduce: 1 if every rank's output bytes equal rank 0's (data-parallel
+ * training needs identical replicas), else 0; -1 for other collectives. */
+static int replicas_identical(mrun *m, int ck)
+{
+    if (ck != COLL_ALLREDUCE)
+        return -1;
+    const view *v0 = V(m, 0, MB_O);
+    for (int r = 1; r < m->n; r++) {
+        const view *v = V(m, r, MB_O);
+        if (v->len != v0->len || memcmp(v->mem, v0->mem, (size_t)v0->len) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Element p of type dt as its bits in hex and, for the floating types, its
+ * value: "0x7fbadbad", "0x3fc0 (1.5)". */
+static void elem_text(sim_dtype dt, int es, const unsigned char *p, char *out, size_t n)
+{
+    unsigned bits = 0;
+    if (es == 4) {
+        memcpy(&bits, p, 4);
+        snprintf(out, n, "0x%08x", bits);
+    } else {
+        unsigned short h;
+        memcpy(&h, p, 2);
+        snprintf(out, n, "0x%04x", (unsigned)h);
+    }
+    if (dt != DT_I32) {
+        size_t l = strlen(out);
+        snprintf(out + l, n - l, " (%.9g)", data_value(dt, p, 0));
+    }
+}
+
+/* The postcondition (data.h's rules): copies bit for bit, i32 sums exact
+ * (wrap-around), f32/bf16/f16 sums within data_sum_close of a double sum,
+ * any order (each step rounded to the type, as MSCCL++'s kernels add). */
 static int check_post(mrun *m)
 {
     const mpp_plan *P = m->P;
+    sim_dtype dt = m->O->dtype;
     int ck = mpp_coll(P);
-    int n = m->n;
-    long long elems = m->cb / 4;
+    int n = m->n, es = m->es;
+    long long elems = m->cb / es;
     unsigned char *want = xmalloc((size_t)m->cb), *tmp = xmalloc((size_t)m->cb);
     double *sum = xmalloc((size_t)elems * sizeof(double)), *mag = xmalloc((size_t)elems * sizeof(double));
     long long wrong = 0;
-    int ok = 1, f32 = m->O->dtype == DT_F32;
+    int ok = 1, fp = dt != DT_I32;
     for (int r = 0; r < n; r++) {
         int C = P->gpu[r].chunks[MB_I];
         int Cout = P->gpu[r].chunks[MB_O];
@@ -1657,42 +1696,38 @@ static int check_post(mrun *m)
             default: sr = -1; sc = j; break;
             }
             if (sr >= 0) {
-                data_input(m->O->dtype, m->O->seed, sr, sc, 0, elems, want);
+                data_input(dt, m->O->seed, sr, sc, 0, elems, want);
             } else {
-                /* i32 sums wrap exactly; f32 is judged as data.h does, against
-                 * a double sum within (n+1) * 2^-24 * sum|x| (any order) */
                 for (int q = 0; q < n; q++) {
-                    data_input(m->O->dtype, m->O->seed, q, sc, 0, elems, q ? tmp : want);
-                    if (q && !f32)
-                        data_reduce(m->O->dtype, want, want, tmp, elems);
-                    for (long long e = 0; f32 && e < elems; e++) {
-                        float x;
-                        memcpy(&x, (q ? tmp : want) + 4 * e, 4);
+                    data_input(dt, m->O->seed, q, sc, 0, elems, q ? tmp : want);
+                    if (q && !fp)
+                        data_reduce(dt, want, want, tmp, elems);
+                    for (long long e = 0; fp && e < elems; e++) {
+                        double x = data_value(dt, q ? tmp : want, e);
                         sum[e] = (q ? sum[e] : 0) + x;
-                        mag[e] = (q ? mag[e] : 0) + fabs((double)x);
+                        mag[e] = (q ? mag[e] : 0) + fabs(x);
                     }
                 }
             }
             const unsigned char *got = V(m, r, MB_O)->mem + (long long)j * m->cb;
             for (long long e = 0; e < elems; e++) {
-                unsigned a, b;
-                memcpy(&a, got + 4 * e, 4);
-                memcpy(&b, want + 4 * e, 4);
-                int same = a == b;
-                if (!same && f32 && sr < 0) {
-                    float fa;
-                    memcpy(&fa, &a, 4);
-                    same = fabs((double)fa - sum[e]) <= (n + 1) * ldexp(1.0, -24) * mag[e];
-                    if (!same) {
-                        float w = (float)sum[e];
-                        memcpy(&b, &w, 4);
-                    }
+                const unsigned char *g = got + es * e;
+                int same = memcmp(g, want + es * e, (size_t)es) == 0;
+                char exp[64];
+                if (!same && fp && sr < 0) {
+                    same = data_sum_close(dt, n, data_value(dt, got, e), sum[e], mag[e]);
+                    snprintf(exp, sizeof exp, "%.9g", sum[e]);
+                } else {
+                    elem_text(dt, es, want + es * e, exp, sizeof exp);
                 }
                 if (!same) {
-                    if (ok)
-                        hz(m, HZ_WRONG_DATA, "rank %d output (o) chunk %d element %lld is 0x%08x, the %s "
-                           "needs 0x%08x (%s)", r, j, e, a, P->collective, b,
+                    if (ok) {
+                        char gs[64];
+                        elem_text(dt, es, g, gs, sizeof gs);
+                        hz(m, HZ_WRONG_DATA, "rank %d output (o) chunk %d element %lld is %s, the %s "
+                           "needs %s (%s)", r, j, e, gs, P->collective, exp,
                            sr >= 0 ? "a copy of an input element" : "the sum over the ranks");
+                    }
                     ok = 0;
                     wrong++;
                 }
@@ -1704,6 +1739,7 @@ static int check_post(mrun *m)
     free(sum);
     free(mag);
     m->R->wrong_elems = wrong;
+    m->R->replicas_identical = replicas_identical(m, ck);
     return ok;
 }
 
@@ -1835,11 +1871,14 @@ int mpp_run(const mpp_plan *P, const topo *T, const mpp_opts *O, mpp_report *R, 
     m.R = R;
     m.n = P->nranks;
     m.cb = cb;
+    m.es = runtime_dtype_bytes(O->dtype);
     R->chunk_bytes = cb;
     R->size_bytes = size;
     R->in_bytes = P->gpu[0].chunks[MB_I] * cb;
     R->out_bytes = P->gpu[0].chunks[MB_O] * cb;
     R->data = O->data;
+    R->dtype = O->dtype;
+    R->replicas_identical = -1;
     int inplace = O->mode < 0 ? P->inplace : O->mode;
     R->inplace = inplace;
     int ck = mpp_coll(P);

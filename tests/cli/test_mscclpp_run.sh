@@ -148,7 +148,31 @@ expect "memory channels run over links" 0 "verified" -- "$R" "$C/executor-tests/
 expect "switch ops need a switch that reduces and multicasts" 2 "^taccl-run: [^ ]*reduce_nvls.json: rank 0's switch channel 0 \(multimem, NVLS\) needs its 2 ranks on one switch that reduces and multicasts, and topology links2 has none" -- "$R" "$C/executor-tests/reduce_nvls.json" --topo "$TMP/links2.json" -q
 expect "--embed-to is refused for a plan" 2 "--embed-to is for a schedule file, not an MSCCL\+\+ plan" -- "$R" "$C/executor-tests/reduce.json" --embed-to "$TMP/x.xml"
 expect "--tiles is refused for a plan" 2 "--tiles is for .*not an MSCCL\+\+ plan" -- "$R" "$C/executor-tests/reduce.json" --tiles
-expect "--dtype bf16 is refused for a plan, not run wrong" 2 "4-byte elements only" -- "$R" "$C/executor-tests/reduce.json" --dtype bf16
+# 2-byte elements (bf16, f16): each reduction step rounded to the type, and
+# for AllReduce whether every rank's result is bit-identical
+S="$BIN/taccl-synth"
+T="$ROOT/topologies"
+"$S" -q --algo ring "$T/ndv2-x1.json" --collective allreduce --target mscclpp -o "$TMP/ring.json"
+"$S" -q --algo direct "$T/dgx-h100-x1.json" --collective allreduce --target mscclpp -o "$TMP/direct.json"
+for dt in bf16 f16; do
+    expect "ring allreduce plan verifies in $dt, replicas identical" 0 "replicas  bit-identical \($dt\)" -- "$R" "$TMP/ring.json" --topo "$T/ndv2-x1.json" --dtype "$dt"
+done
+expect "--json says replicas_identical and the dtype" 0 '"wrong_elems":0,"dtype":"bf16","replicas_identical":true' -- "$R" "$TMP/ring.json" --topo "$T/ndv2-x1.json" --dtype bf16 --json
+expect "direct allreduce in bf16: each rank sums in its own order, replicas differ" 0 "replicas  differ \\(bf16; " -- "$R" "$TMP/direct.json" --topo "$T/dgx-h100-x1.json" --dtype bf16
+expect "direct allreduce in i32: exact sums, replicas identical" 0 "replicas  bit-identical \\(i32\\)" -- "$R" "$TMP/direct.json" --topo "$T/dgx-h100-x1.json"
+t_data=$("$R" "$TMP/ring.json" --topo "$T/ndv2-x1.json" --dtype bf16 | grep '^time')
+t_none=$("$R" "$TMP/ring.json" --topo "$T/ndv2-x1.json" --dtype bf16 --no-data | grep '^time')
+[ -n "$t_data" ] && [ "$t_data" = "$t_none" ] && echo "ok - bf16 --no-data times as with data" ||
+    echo "not ok - bf16 --no-data times as with data: '$t_data' vs '$t_none'"
+"$S" -q --algo nccl "$T/dgx-h100-x1.json" --collective allreduce --size 64M --target mscclpp -o "$TMP/nvls.json"
+expect "an NVLS plan (glres) verifies in bf16 on DGX H100" 0 "result +verified" -- "$R" "$TMP/nvls.json" --topo "$T/dgx-h100-x1.json" --dtype bf16 --size 1M
+python3 -c "
+import json, sys
+t = json.load(open(sys.argv[1]))
+for s in t['switches']:
+    if 'nvls' in s: s['nvls']['dtypes'] = ['i32', 'f32']
+json.dump(t, open(sys.argv[2], 'w'))" "$T/dgx-h100-x1.json" "$TMP/h100-nobf16.json"
+expect "glres in a type the topology's switch does not reduce is refused" 2 "^taccl-run: .*switch [0-9]+ does not reduce bf16 in the switch" -- "$R" "$TMP/nvls.json" --topo "$TMP/h100-nobf16.json" --dtype bf16 --size 1M -q
 expect "--sweep: sizes outside the plan's range are rows not run, not failures" 0 "2097152 .* not run: .*outside the plan's" -- "$R" "$C/dsl-tests/single_node/allgather_nvls_zero_copy_pkt_n4.json" --sweep 512K:2M
 expect "--sweep: no size that can run is exit 2" 2 "no size in the range can run" -- "$R" "$C/dsl-tests/single_node/allgather_nvls_zero_copy_pkt_n4.json" --sweep 2M:4M
 expect "--sweep: a racy plan fails its rows" 1 "some sizes did not verify" -- "$R" "$TMP/nowait.json" --sweep 64K:128K
