@@ -12,6 +12,10 @@ FC="$ROOT/tests/data/forestcoll"
 printf '{"name": "pk1", "nnodes": 2, "hyperparameters": {"input_chunkup": 1}}\n' >"$TMP/pk1.json"
 
 for coll in allgather reducescatter; do
+    if few && [ "$coll" = reducescatter ]; then
+        echo "# skip - $coll with --tiles: make check synthesizes the allgather (check-full both)"
+        continue
+    fi
     expect "$coll: synthesized with --tiles" 0 "" -- sh -c '"$1" "$2" "$3" --collective "$4" \
         --size 4M --time-limit 5 --route milp --tiles --json -q -o "$5.xml" >"$5.json"' sh \
         "$BIN/taccl-synth" "$TMP/pk1.json" "$FC/forestcoll-mi250-x2.json" "$coll" "$TMP/$coll"
