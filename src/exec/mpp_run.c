@@ -1908,7 +1908,12 @@ int mpp_run(const mpp_plan *P, const topo *T, const mpp_opts *O, mpp_report *R, 
             return tc_err_set(err, TC_INPUT, "reuse_resources with chunks of %lld bytes: MSCCL++ wraps "
                               "scratch chunks at %lld bytes, which this executor does not model; run a "
                               "size of at most %lld bytes per chunk", cb, maxc, maxc);
-        m.scratch_bytes = 64LL << 20;
+        /* MSCCL++ places a 64 MiB scratch, but a plan reaches only its own
+         * scratch_chunks (refs past them are refused when read), at offsets
+         * no larger than without reuse: hold only that much */
+        long long ssz = cb * sc * (P->proto_ll ? 2 : 1);
+        ssz = (ssz + P->align - 1) / P->align * P->align;
+        m.scratch_bytes = ssz < (64LL << 20) ? ssz : 64LL << 20;
     } else {
         /* the half this launch uses: the next launch takes the other half
          * (use_double_scratch_buffer, execution_plan.cc:212-214), so a ref
