@@ -1713,16 +1713,16 @@ static int check_post(mrun *m)
             for (long long e = 0; e < elems; e++) {
                 const unsigned char *g = got + es * e;
                 int same = memcmp(g, want + es * e, (size_t)es) == 0;
-                char exp[64];
-                if (!same && fp && sr < 0) {
+                int fpsum = !same && fp && sr < 0;
+                if (fpsum)
                     same = data_sum_close(dt, n, data_value(dt, got, e), sum[e], mag[e]);
-                    snprintf(exp, sizeof exp, "%.9g", sum[e]);
-                } else {
-                    elem_text(dt, es, want + es * e, exp, sizeof exp);
-                }
                 if (!same) {
-                    if (ok) {
-                        char gs[64];
+                    if (ok) {   /* the text of the first wrong element only */
+                        char exp[64], gs[64];
+                        if (fpsum)
+                            snprintf(exp, sizeof exp, "%.9g", sum[e]);
+                        else
+                            elem_text(dt, es, want + es * e, exp, sizeof exp);
                         elem_text(dt, es, g, gs, sizeof gs);
                         hz(m, HZ_WRONG_DATA, "rank %d output (o) chunk %d element %lld is %s, the %s "
                            "needs %s (%s)", r, j, e, gs, P->collective, exp,
