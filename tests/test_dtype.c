@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <string.h>
 
 #include "exec/data.h"
@@ -58,6 +59,60 @@ static void test_f16_rounds_to_nearest_even(void **state)
     uint16_t n = add16(DT_F16, 0x7fba, 0x3c00);
     assert_int_equal(n & 0x7c00, 0x7c00);
     assert_int_not_equal(n & 0x03ff, 0);
+}
+
+/* An oracle written from the formats' definitions with libm (frexp, ldexp,
+ * nearbyint), against which the executor's bit-level conversions are checked
+ * on every code pair's neighbourhood: p significant bits, least normal
+ * exponent emin, mantissa bits mb, bias. */
+typedef struct { int p, emin, mb, bias; double max; } fmt;
+static const fmt FB = {8, -126, 7, 127, 0x1.fep127}, FH = {11, -14, 10, 15, 65504.0};
+
+static double ref_decode(const fmt *f, uint16_t h)
+{
+    int be = (h >> f->mb) & (0x7fff >> f->mb);
+    double m = h & ((1u << f->mb) - 1), v;
+    if (be == (0x7fff >> f->mb))
+        v = m != 0 ? NAN : INFINITY;
+    else
+        v = be == 0 ? ldexp(m, f->emin - f->mb) : ldexp(1.0 + m / (1u << f->mb), be - f->bias);
+    return (h >> 15) ? -v : v;
+}
+
+static int ref_same(const fmt *f, uint16_t got, double x)
+{
+    if (isnan(x))
+        return isnan(ref_decode(f, got));
+    double r = x;
+    if (x != 0 && !isinf(x)) {
+        int e;
+        frexp(x, &e);
+        double q = ldexp(1.0, (e - 1 < f->emin ? f->emin : e - 1) - (f->p - 1));
+        r = nearbyint(x / q) * q;
+        if (fabs(r) > f->max)
+            r = copysign(INFINITY, x);
+    }
+    double g = ref_decode(f, got);
+    return g == r && signbit(g) == signbit(r);
+}
+
+static void test_random_sums_match_the_definition(void **state)
+{
+    (void)state;
+    uint64_t s = 0x9e3779b97f4a7c15ULL;
+    for (int t = 0; t < 2; t++) {
+        sim_dtype dt = t ? DT_F16 : DT_BF16;
+        const fmt *f = t ? &FH : &FB;
+        for (int i = 0; i < 1000000; i++) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            uint16_t a = (uint16_t)s, b = (uint16_t)(s >> 16);
+            if (i & 1)      /* near neighbours: the ties and carries */
+                b = (uint16_t)((a ^ 0x8000 * (uint16_t)((s >> 40) & 1)) - (uint16_t)((s >> 32) & 0xff));
+            uint16_t d = add16(dt, a, b);
+            if (!ref_same(f, d, ref_decode(f, a) + ref_decode(f, b)))
+                fail_msg("%s 0x%04x + 0x%04x = 0x%04x", t ? "f16" : "bf16", a, b, d);
+        }
+    }
 }
 
 /* The reduction order shows: (a + b) + c differs from a + (b + c). */
@@ -127,6 +182,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bf16_rounds_to_nearest_even),
         cmocka_unit_test(test_f16_rounds_to_nearest_even),
+        cmocka_unit_test(test_random_sums_match_the_definition),
         cmocka_unit_test(test_order_matters),
         cmocka_unit_test(test_arrays_in_place),
         cmocka_unit_test(test_inputs),
