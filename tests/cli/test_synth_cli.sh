@@ -166,12 +166,12 @@ for c in allgather reducescatter allreduce alltoall; do
         echo "# skip - hierarchical $c on dgx-a100-x4: make check runs allgather and allreduce (its reducescatter inside)"
         continue
     fi
-    expect "hierarchical $c on dgx-a100-x4 is written" 0 "" -- "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective "$c" --size 4M --hierarchical --time-limit 2 -q -o "$TMP/h-$c.xml"
+    expect "hierarchical $c on dgx-a100-x4 is written" 0 "" -- "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective "$c" --size 4M --hierarchical --time-limit 1 -q -o "$TMP/h-$c.xml"
     expect "hierarchical $c verifies, data checked" 0 "result +verified" -- "$R" "$TMP/h-$c.xml"
 done
 expect "hierarchical allreduce verifies in place" 0 "result +verified" -- "$R" "$TMP/h-allreduce.xml" --inplace
 expect "--json says hierarchical" 0 '"hierarchical":true' -- "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective allgather --size 1G --hierarchical -q --json -o "$TMP/h-j.xml"
-expect "32 ranks default to flat" 0 '"hierarchical":false' -- "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective allgather --size 1G --time-limit 2 -q --json -o "$TMP/h-f.xml"
+expect "32 ranks default to flat" 0 '"hierarchical":false' -- "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective allgather --size 1G --time-limit 1 -q --json -o "$TMP/h-f.xml"
 expect "--rails blocks is written" 0 '"hierarchical_blocks":true' -- "$S" "$TMP/plain4.json" "$T/dgx-a100-x4.json" --collective allgather --size 4M --hierarchical --rails blocks -q --json -o "$TMP/h-b.xml"
 expect "node blocks verify, data checked" 0 "result +verified" -- "$R" "$TMP/h-b.xml"
 expect "node blocks cross nodes one transfer per block" 0 "" -- bash -c "'$R' '$TMP/h-b.xml' --trace '$TMP/h-b.trace.json' -q && grep -q '\"0->8, 8 chunks\"' '$TMP/h-b.trace.json'"
