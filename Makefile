@@ -49,7 +49,7 @@
 #                and H100 machines (tests/data/published, with sources)
 #                beside the model's --algo nccl at the same sizes, rows
 #                outside x/ 1.15 (>= 64 MiB) or x/ 1.5 run again under each
-#                changed assumption (~8 min): build/bench/nccl-published.md,
+#                changed assumption (~11 min): build/bench/nccl-published.md,
 #                or with UPDATE=1 the tracked bench/nccl-published.md; make
 #                bench runs it too (not with TOPO=)
 #   make speed   executor speed next to memcpy
