@@ -45,6 +45,13 @@
 #                1G; ALL=1 every power of two), and the rows outside x/ 1.25
 #                run again under each changed assumption: build/bench/
 #                nccl-model.md, or with UPDATE=1 the tracked bench/nccl-model.md
+#   make bench-nccl-published  published nccl-tests measurements on A100
+#                and H100 machines (tests/data/published, with sources)
+#                beside the model's --algo nccl at the same sizes, rows
+#                outside x/ 1.15 (>= 64 MiB) or x/ 1.5 run again under each
+#                changed assumption (~11 min): build/bench/nccl-published.md,
+#                or with UPDATE=1 the tracked bench/nccl-published.md; make
+#                bench runs it too (not with TOPO=)
 #   make speed   executor speed next to memcpy
 #   make fuzz    libFuzzer on the sketch, topology and XML loaders, each for
 #                SECONDS seconds (default 60), in build-fuzz/ (clang)
@@ -91,7 +98,7 @@ SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=all -DTC_CHECKS
 TALLY      := $(BUILD)/tally
 
-.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench bench-plan bench-forestcoll bench-mscclpp bench-nccl-model speed fuzz fuzzers scale
+.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench bench-plan bench-forestcoll bench-mscclpp bench-nccl-model bench-nccl-published speed fuzz fuzzers scale
 .SECONDARY:
 
 all: $(BINS)
@@ -190,6 +197,7 @@ bench: deps
 	@QUICK=$(QUICK) UPDATE=$(UPDATE) TOPO=$(TOPO) SKETCHES="$(SKETCHES)" \
 	    COLLECTIVES="$(COLLECTIVES)" scripts/bench.sh $(BUILD)/bin
 	$(if $(TOPO),,@$(MPP_BENCH))
+	$(if $(TOPO),,@$(PUB_BENCH))
 
 # issue 38 item 6: XML and MSCCL++ plan of each schedule side by side
 MPP_BENCH = mkdir -p $(BUILD)/bench && scripts/bench_mscclpp.py $(BUILD)/bin \
@@ -206,6 +214,14 @@ bench-nccl-model: deps
 	@mkdir -p $(BUILD)/bench
 	@scripts/bench_nccl_model.py $(BUILD)/bin --jobs 2 $(if $(filter 1 yes true,$(ALL)),--all-sizes) \
 	    --out $(if $(filter 1 yes true,$(UPDATE)),bench/nccl-model.md,$(BUILD)/bench/nccl-model.md)
+
+# issue 41 item 4a: published NCCL measurements beside the model
+PUB_BENCH = mkdir -p $(BUILD)/bench && scripts/bench_nccl_published.py $(BUILD)/bin \
+	    --out $(if $(filter 1 yes true,$(UPDATE)),bench/nccl-published.md,$(BUILD)/bench/nccl-published.md)
+
+bench-nccl-published: deps
+	@$(MAKE) --no-print-directory all
+	@$(PUB_BENCH)
 
 bench-plan: deps
 	@$(MAKE) --no-print-directory all

@@ -304,21 +304,29 @@ def group_key(r):
                                        "slower" if r["ratio"] > TOL else "faster")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+def arg_parser(doc, page):
+    """The options this script shares with bench_nccl_published.py: BIN,
+    --out (default build/bench/PAGE), --json, --only, --no-variants,
+    --from-json, --command."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(__doc__.split("\n")[2:]))
+                                 epilog="\n".join(doc.split("\n")[2:]))
     ap.add_argument("bin", help="folder holding taccl-synth and taccl-run (build/bin)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench", "nccl-model.md"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench", page))
     ap.add_argument("--json", dest="json_out", default=None,
                     help="the rows as JSON (default: --out with .json)")
-    ap.add_argument("--sizes", default=None, help="default every other power of two, 1K-1G")
-    ap.add_argument("--all-sizes", action="store_true", help="every power of two 1K-1G")
     ap.add_argument("--only", default=None)
-    ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--no-variants", action="store_true")
     ap.add_argument("--from-json", default=None)
     ap.add_argument("--command", default=None, help="the command to name in the page")
+    return ap
+
+
+def main():
+    ap = arg_parser(__doc__, "nccl-model.md")
+    ap.add_argument("--sizes", default=None, help="default every other power of two, 1K-1G")
+    ap.add_argument("--all-sizes", action="store_true", help="every power of two 1K-1G")
+    ap.add_argument("--jobs", type=int, default=1)
     a = ap.parse_args()
     if a.from_json:
         d = json.load(open(a.from_json))

@@ -367,6 +367,10 @@ def header(meta, results, failures):
         lines.append("- **NCCL's tuning model**: our executor's time of every `--algo nccl` "
                      "schedule beside NCCL's own estimate for it, and the assumptions behind "
                      "the gaps: [nccl-model.md](nccl-model.md) (`make bench-nccl-model`)")
+        lines.append("- **published NCCL**: published nccl-tests measurements on A100 and H100 "
+                     "machines beside the model's `--algo nccl` at the same sizes, and what "
+                     "moves the rows outside: [nccl-published.md](nccl-published.md) "
+                     "(`make bench-nccl-published`)")
     if failures:
         lines.append("- **verdict: FAILED** — %d problem(s), listed under "
                      "[Failures](#failures)" % len(failures))
