@@ -35,7 +35,7 @@
 #   make bench-mscclpp  the same schedules as MSCCL XML and as MSCCL++
 #                plans (every multi-node GPU machine, its first bundled
 #                sketch and --algo nccl, allgather/reducescatter/allreduce,
-#                SIZES, default 1M; 36 min wall on two shared cores), time, bound
+#                SIZES, default 1M; 36-57 min wall on two shared cores), time, bound
 #                and what makes them differ: build/bench/mscclpp.md, or
 #                with UPDATE=1 the tracked bench/mscclpp.md; make bench
 #                runs it too (not with TOPO=)
