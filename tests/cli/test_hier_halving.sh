@@ -18,6 +18,11 @@ source "$(dirname "$0")/lib.sh"
 T=$ROOT/topologies/dgx-h100-x2.json
 echo '{"name": "plain", "nnodes": 2}' >"$TMP/sk.json"
 
+# verdict RC NAME OUT: "ok - NAME: OUT" when RC is 0, else "not ok"
+verdict() {
+    if [ "$1" -eq 0 ]; then echo "ok - $2: $3"; else echo "not ok - $2: $3"; fi
+}
+
 # synth COLL SIZE OUT: hierarchical synthesis, its --json into OUT.sj
 synth() {
     "$BIN/taccl-synth" "$TMP/sk.json" "$T" --hierarchical --collective "$1" --size "$2" \
@@ -66,11 +71,7 @@ print("; ".join(bad) if bad else "%.1f us (NCCL's %.1f us)%s" % (
 sys.exit(1 if bad else 0)
 PY
 )
-    if [ $? -eq 0 ]; then
-        echo "ok - $coll 16M on DGX H100 x2: hier-halving kept, verified, $out"
-    else
-        echo "not ok - $coll 16M on DGX H100 x2: $out"
-    fi
+    verdict $? "$coll 16M on DGX H100 x2 (hier-halving kept, verified)" "$out"
 done
 
 # 4 MiB: the halving is built and slower, so the rings are kept
@@ -85,11 +86,7 @@ print("%s kept at %.1f us, hier-halving %s" % (s["winner"], s["predicted_us"],
 sys.exit(0 if ok else 1)
 PY
 )
-    if [ $? -eq 0 ]; then
-        echo "ok - allreduce 4M on DGX H100 x2: $out"
-    else
-        echo "not ok - allreduce 4M on DGX H100 x2: $out"
-    fi
+    verdict $? "allreduce 4M on DGX H100 x2 (the rings kept)" "$out"
 else
     echo "not ok - allreduce 4M on DGX H100 x2: synthesis failed"
 fi
