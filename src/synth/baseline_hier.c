@@ -61,6 +61,8 @@ static int rail_offsets(const bld *b, int G, int l, int d0, int cnt, int c, int 
 typedef struct {
     int G, N, L;
     int hb, db;                 /* the first halving and doubling tb (-1: none) */
+    int halves;                 /* 2: phases 1 and 3 in two halves of the nodes
+                                   (channels > 1: a pipeline), else 1 */
     int *so, *lo, *ro;          /* offset lists, room for the whole buffer */
     int *rs, *rl;               /* runs */
     sref *chain;                /* phase 1: the last reduction of each run so far */
@@ -111,13 +113,14 @@ static void hier_tbs(bld *b, const hier *h, int r)
  * channel in two halves: the blocks of the nodes the first halving round
  * sends to (the partner's half), then my half, so that round's sends start
  * after half the node's work (after1a) and only its reductions wait for
- * the rest (after1). */
+ * the rest (after1).  One channel alone (h->halves 1): all nodes at once,
+ * half the steps (at the sizes one channel is for, alpha is the cost). */
 static void phase_reduce(bld *b, hier *h, int r, buf_kind dst, int compact)
 {
-    int d = r / h->G, l = r % h->G, G = h->G, D = h->N / 2;
+    int d = r / h->G, l = r % h->G, G = h->G, D = h->halves == 2 ? h->N / 2 : h->N;
     for (int c = 0; c < b->K; c++)
-        for (int part = 0; part < 2; part++) {
-            int d0 = part == 0 ? (d ^ D) & ~(D - 1) : d & ~(D - 1);
+        for (int part = 2 - h->halves; part < 2; part++) {
+            int d0 = h->halves == 1 ? 0 : part == 0 ? (d ^ D) & ~(D - 1) : d & ~(D - 1);
             int nl = rail_offsets(b, G, l, d0, D, c, 0, 0, h->lo);
             rail_offsets(b, G, l, d0, D, c, compact, 0, h->ro);
             int nruns = bl_make_runs(h->lo, h->ro, nl, h->rs, h->rl);
@@ -143,7 +146,9 @@ static void phase_reduce(bld *b, hier *h, int r, buf_kind dst, int compact)
                 free(srs);
                 free(srl);
             }
-            *(part == 0 ? &h->after1a[c] : &h->after1[c]) = bl_last_of(b, r, LTB(h, G - 1));
+            h->after1[c] = bl_last_of(b, r, LTB(h, G - 1));
+            if (part == 0 || h->halves == 1)
+                h->after1a[c] = h->after1[c];
         }
 }
 
@@ -205,13 +210,14 @@ static void phase_doubling(bld *b, hier *h, int r, int from_input, sref copied)
  * into o, per channel in two halves: the blocks of my half of the nodes,
  * final before the last doubling round (after the round before it, or the
  * halving and the copy on two nodes), then the partner's half, after the
- * last round.  The first send of each also waits for the copy. */
+ * last round (one channel alone: all nodes after the last round).  The
+ * first send of each also waits for the copy. */
 static void phase_gather(bld *b, hier *h, int r, sref copied, int reduced)
 {
-    int d = r / h->G, l = r % h->G, G = h->G, D = h->N / 2;
+    int d = r / h->G, l = r % h->G, G = h->G, D = h->halves == 2 ? h->N / 2 : h->N;
     for (int c = 0; c < b->K; c++)
-        for (int part = 0; part < 2; part++) {
-            int d0 = part == 0 ? d & ~(D - 1) : (d ^ D) & ~(D - 1);
+        for (int part = 2 - h->halves; part < 2; part++) {
+            int d0 = h->halves == 1 ? 0 : part == 0 ? d & ~(D - 1) : (d ^ D) & ~(D - 1);
             sref done = part == 1 ? h->doubled[c] : h->L > 1 ? h->doubled_a[c]
                         : reduced ? h->halved[c] : NODEP;
             for (int k = 1; k < G; k++) {
@@ -237,6 +243,7 @@ int bl_build_hier(bld *b, const bl_args *a, tc_err *err)
         return tc_err_set(err, TC_INPUT, "hier: needs a power-of-two number of nodes, at least "
                           "2; %s has %d: use ring or tree", t->name, h.N);
     int n = b->n, KM = b->KM, k = b->k;
+    h.halves = b->K > 1 ? 2 : 1;
     h.hb = k == COLL_ALLGATHER ? -1 : h.G - 1;
     h.db = k == COLL_REDUCESCATTER ? -1 : h.G - 1 + (h.hb >= 0 ? h.L : 0);
     int scratch = k == COLL_REDUCESCATTER ? h.N * KM : 0;

@@ -883,18 +883,20 @@ static int try_blocks(pipeline *P, int forced, tc_err *err)
     return cands_add(&P->L, "hier-blocks", -1, b, P->nruns - 1, note, err);
 }
 
-/* The channel counts hier_halving tries, in order: it stops at the first
- * that is slower than the one before (the time falls while the pipeline's
- * fill shrinks and rises once the NICs' alphas outweigh it). */
-static const int HALVING_CHANNELS[] = {1, 4, 8, 16, 32};
+/* The channel counts try_hier_halving tries, every one (the time falls
+ * while the pipeline's fill shrinks and rises once the NICs' alphas
+ * outweigh it, but one channel is built without the pipeline's halves, so
+ * the times need not fall from 1 to 2). */
+static const int HALVING_CHANNELS[] = {1, 2, 4, 8, 16, 32};
 
 /* ReduceScatter and AllReduce on a hierarchical call: the rail-wise
  * recursive halving (and doubling) of baseline_hier.c (--algo hier), its
  * channels a pipeline of the node's reduction, the NICs and the node's
  * gather, as one more candidate, timed by the cost model (sched/ptime,
- * the program as written) at the channel counts HALVING_CHANNELS, the
- * fastest kept.  Why: the AllGather's rings reversed keep every NIC busy
- * for the bytes a ReduceScatter needs, but the node's reduction and the
+ * the program as written) at the channel counts HALVING_CHANNELS (up to
+ * the first one the target's limits or the size refuse), the fastest
+ * kept.  Why: the AllGather's rings reversed keep every NIC busy for the
+ * bytes a ReduceScatter needs, but the node's reduction and the
  * rails overlap little (DGX-2 x8 at 1 GiB: the NICs busy 0.69 of the
  * ReduceScatter's time), where these channels keep the NICs busy from the
  * first channel's reduction to the last one's gather. */
@@ -943,7 +945,7 @@ static int try_hier_halving(pipeline *P, tc_err *err)
             prog_free(best);
             return TC_STOP;
         }
-        if (!p) {
+        if (!p) {   /* more channels are refused alike (runtime limits, whole elements) */
             if (!best)
                 snprintf(why, sizeof why, "%d channel(s): %.200s", bo.channels, e.msg);
             break;
@@ -953,7 +955,7 @@ static int try_hier_halving(pipeline *P, tc_err *err)
                                    nt ? ", " : "", bo.channels, us);
         if (best && us >= best_us) {
             prog_free(p);
-            break;
+            continue;
         }
         prog_free(best);
         best = p;
