@@ -923,7 +923,7 @@ static int try_hier_halving(pipeline *P, tc_err *err)
         bo.target = P->o->runtime;
         tc_err e;
         tc_err_clear(&e);
-        double us = NAN;
+        double us = NAN, us1 = NAN;   /* judged by (tiled with --tiles); one pass */
         prog *p = baseline_build("hier", P->t, P->k, &bo, &e);
         if (p && baseline_size_bytes(p, P->t, P->size) != P->size) {
             tc_err_set(&e, TC_INPUT, "%lld bytes are not whole elements in its %d chunks",
@@ -934,11 +934,14 @@ static int try_hier_halving(pipeline *P, tc_err *err)
         if (p) {
             p->size_bytes = P->size;
             prog *tp = P->o->tiles ? tile_prog(p, P->size, NULL, &e) : NULL;
-            if ((P->o->tiles && !tp) || ptime_run(tp ? tp : p, P->t, P->size, &us, &e) != TC_OK) {
+            if (ptime_run(p, P->t, P->size, &us1, &e) != TC_OK || (P->o->tiles && !tp) ||
+                ptime_run(tp ? tp : p, P->t, P->size, &us, &e) != TC_OK) {
                 prog_free(p);
                 p = NULL;
             }
             prog_free(tp);
+            if (p)
+                p->predicted_us = us1;   /* what a file records: its time in one pass */
         }
         if (check_stop(err) != TC_OK) {
             prog_free(p);
@@ -969,7 +972,6 @@ static int try_hier_halving(pipeline *P, tc_err *err)
         cands_none(&P->L, name, SYNTH_CAND_FAILED, "%.300s", why);
         return TC_OK;
     }
-    best->predicted_us = best_us;
     char note[320];
     snprintf(note, sizeof note, "--algo hier --channels %d (node reduce, rails by recursive "
              "halving%s, node gather%s; the channels a pipeline): channels tried %s%s", best_k,
