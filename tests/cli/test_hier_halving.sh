@@ -11,8 +11,9 @@
 #   - at 4 MiB, where it is slower, the rings are kept (the choice is the
 #     cost model's, not a preference);
 #   - taccl-run gives the AllReduce's partial_sums_floor_us (= ReduceScatter's
-#     bound + AllGather's, 2(N-1)/N S through a node's NICs) and its ratio,
-#     prints it on a floor line, and gives null for the ReduceScatter.
+#     bound + AllGather's at the same size, 2(N-1)/N S through a node's NICs)
+#     and its ratio, prints it on a floor line, and gives null for the
+#     ReduceScatter.
 source "$(dirname "$0")/lib.sh"
 
 T=$ROOT/topologies/dgx-h100-x2.json
@@ -102,3 +103,16 @@ else
     echo "not ok - taccl-run on a ReduceScatter: a floor line, or no bound line"
     sed 's/^/  | /' <<<"$out" | head -8
 fi
+
+# the floor is the ReduceScatter's bound plus the AllGather's at the same size
+"$BIN/taccl-synth" --algo ring "$T" --collective allgather --size 16M -q -o "$TMP/ag.xml"
+"$BIN/taccl-run" "$TMP/ag.xml" --no-data --json -q >"$TMP/ag.rj" 2>&1
+out=$(python3 - "$TMP/allreduce.rj" "$TMP/reducescatter.rj" "$TMP/ag.rj" <<'PY'
+import json, sys
+ar, rs, ag = (json.load(open(f)) for f in sys.argv[1:4])
+fl, want = ar.get("partial_sums_floor_us"), rs["lower_bound_us"] + ag["lower_bound_us"]
+print("floor %s us, ReduceScatter's bound + AllGather's %.3f us" % (fl, want))
+sys.exit(0 if fl and abs(fl - want) <= 1e-6 * want else 1)
+PY
+)
+verdict $? "the partial-sums floor on DGX H100 x2 at 16 MiB" "$out"
