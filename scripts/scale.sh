@@ -40,6 +40,18 @@
 #                limits) in the same table, against <= 30 s at >= 0.97 of the
 #                bound.
 #                This tree only, not --base.
+#   bandwidth    ReduceScatter and AllReduce at 1 GiB on DGX-2 x8, DGX A100
+#                x16 and DGX H100 x16 (128 GPUs, sketches of no keys but
+#                nnodes, --target unlimited): the default taccl-synth beside
+#                NCCL's schedule (--algo nccl) and --algo hier at the same
+#                size, each run with taccl-run --no-data; the time over the
+#                partial-sums floor (AllReduce: taccl-run's
+#                partial_sums_floor_us, 2(N-1)/N S through a node's NICs;
+#                ReduceScatter: its bound, the same thing) and over our
+#                bound, the synthesis time and the candidate kept; then the
+#                targets (issue on cluster scale, item 2): synthesized <=
+#                NCCL's schedule in every row, AllReduce >= 0.90 of the
+#                partial-sums floor on each cluster.  This tree only.
 #
 # usage: scripts/scale.sh [BIN_DIR] [--base REV] [--timeout S] [--mem-cap MB] [--no-1024]
 #                         [--only SECTIONS]
@@ -51,12 +63,12 @@
 #                blow-up ends in the table instead of on the machine
 #   --no-1024    skip the 1024-rank synthesizer and cluster runs (minutes each)
 #   --only S,..  run only these sections (executor, pathological,
-#                synthesizer, clusters; default all)
+#                synthesizer, clusters, bandwidth; default all)
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/build/bin
-base="" limit=900 big=1 cap= only=executor,pathological,synthesizer,clusters
+base="" limit=900 big=1 cap= only=executor,pathological,synthesizer,clusters,bandwidth
 while [ $# -gt 0 ]; do
     case $1 in
         --only) only=$2; shift 2 ;;
@@ -140,6 +152,21 @@ header() {
     echo "$line"
     echo "$sep"
 }
+
+# py: what the Python of the clusters and bandwidth sections shares:
+# load(FILE), the JSON object FILE holds ({} when unreadable), and
+# cell(TEXT), TEXT cut to ~100 characters with | escaped for the table
+py='
+import json, sys
+def load(f):
+    try:
+        j = json.load(open(f))
+    except Exception:
+        j = {}
+    return j if isinstance(j, dict) else {}
+def cell(e):
+    return (e[:100] + ("..." if len(e) > 100 else "")).replace("|", "\\|")
+'
 
 if want executor; then
 echo "## executor: taccl-run --no-data, ring AllReduce (1 channel, 2n(n-1) steps), the fastest of 3 runs"
@@ -270,20 +297,6 @@ if want clusters; then
 echo
 echo "## clusters: hierarchical taccl-synth, --size 1G --target unlimited, then taccl-run --no-data; loadable by the default --target msccl; data checked at 1 MiB"
 echo
-# py: what the Python below shares: load(FILE), the JSON object FILE holds
-# ({} when unreadable), and cell(TEXT), TEXT cut to ~100 characters with |
-# escaped for the table
-py='
-import json, sys
-def load(f):
-    try:
-        j = json.load(open(f))
-    except Exception:
-        j = {}
-    return j if isinstance(j, dict) else {}
-def cell(e):
-    return (e[:100] + ("..." if len(e) > 100 else "")).replace("|", "\\|")
-'
 # jfield FILE KEY...: each KEY's value in the JSON object FILE holds, one a
 # line (true/false in lower case; "-" when absent, null or unreadable)
 jfield() {
@@ -492,6 +505,70 @@ for name, n, coll, sk, s, m, ratio in rows:
         print()
         print("%s: %s s at %s of the bound; target <= 30 s at >= 0.97 (TACOS, greedy: 107 s "
               "at 0.968): %s" % (name, s, ratio, "met" if ok else "not met"))
+EOF
+fi
+if want bandwidth; then
+echo
+echo "## bandwidth: ReduceScatter and AllReduce at 1 GiB, 128 GPUs: taccl-synth (default) against NCCL's schedule and --algo hier"
+echo
+header "cluster" "collective" "synth us" "NCCL us" "hier us" "synth / partial-sums floor" \
+    "synth / bound" "synth s" "kept"
+: >"$work/bw.tsv"
+# bw_case NAME TOPO COLLECTIVE: one row; TOPO names the files the Python
+# above wrote into $work
+bw_case() {
+    local name=$1 tp=$work/$2.json sk=$work/$2-plain.json coll=$3 s rc a
+    measure "$work/m" "$bin/taccl-synth" "$sk" "$tp" --collective "$coll" --size 1G \
+        --target unlimited -q --json -o "$work/bw.xml"
+    read -r s _ rc <"$work/m"
+    cp "$work/stdout" "$work/bw-synth.json"
+    echo '{}' >"$work/bw-run.json"
+    [ "$rc" = 0 ] && "$bin/taccl-run" "$work/bw.xml" --target unlimited --no-data --json -q \
+        >"$work/bw-run.json" 2>/dev/null
+    for a in nccl hier; do
+        echo '{}' >"$work/bw-$a.json"
+        "$bin/taccl-synth" --algo "$a" "$tp" --collective "$coll" --size 1G --target unlimited \
+            -q -o "$work/bw-$a.xml" 2>/dev/null &&
+            "$bin/taccl-run" "$work/bw-$a.xml" --target unlimited --no-data --json -q \
+                >"$work/bw-$a.json" 2>/dev/null
+    done
+    rm -f "$work"/bw*.xml
+    python3 -c "$py"'
+name, coll, s, rc = sys.argv[1:5]
+r, j, n, h = (load(f) for f in sys.argv[5:9])
+t, nt, ht = r.get("time_us"), n.get("time_us"), h.get("time_us")
+fl = r.get("partial_sums_floor_us") or r.get("lower_bound_us")
+f = lambda v: "-" if v is None else "%.1f" % v
+cells = [name, coll, f(t) if r.get("verified") else "FAILED: %s" % cell(str(r.get("error"))),
+         f(nt), f(ht), "%.3f" % (fl / t) if fl and t else "-",
+         "%.3f" % r["bound_ratio"] if r.get("bound_ratio") else "-",
+         s if rc == "0" else "%s (%s)" % (s, rc), j.get("winner") or "-"]
+print("| " + " | ".join(cells) + " |")
+with open(sys.argv[9], "a") as o:
+    o.write("\t".join([name, coll, f(t), f(nt), "%.4f" % (fl / t) if fl and t else "-"]) + "\n")
+' "$name" "$coll" "$s" "$rc" "$work/bw-run.json" "$work/bw-synth.json" "$work/bw-nccl.json" \
+        "$work/bw-hier.json" "$work/bw.tsv"
+}
+for c in "DGX-2 x8:dgx2-8" "DGX A100 x16:dgx_a100-16" "DGX H100 x16:dgx_h100-16"; do
+    for coll in reducescatter allreduce; do
+        bw_case "${c%%:*}" "${c#*:}" "$coll"
+    done
+done
+echo
+python3 - "$work/bw.tsv" <<'EOF'
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+num = lambda v: None if v == "-" else float(v)
+slow = ["%s %s (%s us, NCCL's %s us)" % (r[0], r[1], r[2], r[3]) for r in rows
+        if num(r[2]) is None or num(r[3]) is None or num(r[2]) > num(r[3])]
+ar = [r for r in rows if r[1] == "allreduce"]
+low = ["%s %s" % (r[0], r[4]) for r in ar if num(r[4]) is None or num(r[4]) < 0.90]
+print("targets against the measured values: synthesized <= NCCL's schedule: %s; AllReduce >= "
+      "0.90 of the partial-sums floor: %s" % (
+          "met in %d of %d rows" % (len(rows), len(rows)) if not slow else
+          "not met: " + ", ".join(slow),
+          "met (lowest %s)" % min(r[4] for r in ar) if not low and ar else
+          "not met: " + ", ".join(low)))
 EOF
 fi
 echo

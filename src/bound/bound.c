@@ -105,6 +105,12 @@
  * network-coding schemes are not excluded and we cannot prove it.  We use
  * the information bound above (S into and out of every cut), which is at
  * least max(ReduceScatter-style, AllGather-style) cut bounds, and say so.
+ * Beside it, bound_compute gives the partial-sums floor (bound.h:
+ * ps_us_per_byte): the ReduceScatter's bandwidth bound plus the
+ * AllGather's, which on N nodes joined by NICs is 2(N-1)/N * S through a
+ * node's NICs, the figure every partial-sums schedule (NCCL's, TACCL's,
+ * msccl-tools', ours) is measured against; reports print it as a floor
+ * beside the bound, not as a bound.
  *
  * The result is deterministic: cuts are visited in a fixed order and a later
  * one replaces the best only if larger by more than a relative 1e-9. */
@@ -1147,7 +1153,7 @@ static int alltoall_flow(const view *v, const net *N, double *upb, char *why, si
 
 /* ------------------------------------------------------------ entry points */
 
-int bound_compute(const topo *t, coll_kind k, bound_model *out, tc_err *err)
+static int compute(const topo *t, coll_kind k, bound_model *out, tc_err *err)
 {
     if (!out)
         return tc_err_set(err, TC_INPUT, "bound_compute: no output");
@@ -1214,6 +1220,32 @@ int bound_compute(const topo *t, coll_kind k, bound_model *out, tc_err *err)
     if (rc != TC_OK)
         memset(out, 0, sizeof *out);
     return rc;
+}
+
+int bound_compute(const topo *t, coll_kind k, bound_model *out, tc_err *err)
+{
+    int rc = compute(t, k, out, err);
+    if (rc != TC_OK || k != COLL_ALLREDUCE || t->nranks < 2)
+        return rc;
+    bound_model rs, ag;
+    if ((rc = compute(t, COLL_REDUCESCATTER, &rs, err)) != TC_OK ||
+        (rc = compute(t, COLL_ALLGATHER, &ag, err)) != TC_OK) {
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    out->ps_us_per_byte = rs.us_per_byte + ag.us_per_byte;
+    snprintf(out->ps_why, sizeof out->ps_why, "ReduceScatter's %.4g us/MB (%.90s) plus "
+             "AllGather's %.4g us/MB", rs.us_per_byte * 1e6, rs.bandwidth_why,
+             ag.us_per_byte * 1e6);
+    return TC_OK;
+}
+
+double bound_floor_us(const bound_model *b, double size_bytes)
+{
+    if (!b || b->ps_us_per_byte <= 0)
+        return 0;
+    double bw = size_bytes * b->ps_us_per_byte;
+    return bw > b->latency_us ? bw : b->latency_us;
 }
 
 double bound_time_us(const bound_model *b, double size_bytes)

@@ -27,6 +27,16 @@ typedef struct {
     double us_per_byte;         /* bandwidth part: bound >= size_bytes * us_per_byte */
     char latency_why[256];      /* e.g. "rank 0 -> rank 15: min alpha path 2.0 us" */
     char bandwidth_why[256];    /* e.g. "node 1 must import 8/16 of the data over 12.5 GB/s" */
+    /* AllReduce only (0 and "" otherwise): the partial-sums floor, the
+     * ReduceScatter's bandwidth bound plus the AllGather's on the same
+     * topology: 2(N-1)/N of the buffer through a node's NICs on N nodes,
+     * 2(n-1)/n of it through a rank's ports on one node (Patarasuk and
+     * Yuan).  Every schedule that moves and adds partial sums of the same
+     * elements (NCCL's, TACCL's, msccl-tools', ours) lives under it; it is
+     * not a bound of this model (bound.c, ALLREDUCE), so it is reported
+     * beside the bound, never as it. */
+    double ps_us_per_byte;
+    char ps_why[256];
 } bound_model;
 
 /* Compute the bound model of collective k over all ranks of t.
@@ -36,5 +46,9 @@ int bound_compute(const topo *t, coll_kind k, bound_model *out, tc_err *err);
 /* max(latency_us, size_bytes * us_per_byte); size_bytes is the larger
  * per-rank buffer (nccl-tests convention). */
 double bound_time_us(const bound_model *b, double size_bytes);
+
+/* The partial-sums floor at size_bytes: max(latency_us, size_bytes *
+ * ps_us_per_byte); 0 when b has none (not an AllReduce). */
+double bound_floor_us(const bound_model *b, double size_bytes);
 
 #endif

@@ -93,6 +93,7 @@ typedef struct {
     long long bytes_moved;
     int has_bound;
     double bound_us;
+    double floor_us;        /* AllReduce: the partial-sums floor (bound_floor_us; 0 = none) */
     hazard_list hz;
     int nev, cap_ev;
     mpp_event *ev;

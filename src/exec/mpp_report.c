@@ -93,6 +93,10 @@ void mpp_report_print(FILE *f, const mpp_report *r, const mpp_plan *p, const top
         if (r->has_bound)
             fprintf(f, "bound     %.3f us lower bound (%.2fx of it)\n", r->bound_us,
                     r->bound_us > 0 ? r->time_us / r->bound_us : 0.0);
+        if (r->has_bound && r->floor_us > 0)
+            fprintf(f, "floor     %.3f us partial-sums floor (%.2fx of it; what schedules that add "
+                       "partial sums of the same elements live under, not a bound)\n",
+                    r->floor_us, r->time_us / r->floor_us);
     }
     if (r->replicas_identical >= 0)
         fprintf(f, "replicas  %s (%s%s)\n", r->replicas_identical ? "bit-identical" : "differ",
@@ -150,6 +154,10 @@ char *mpp_report_json(const mpp_report *r, const mpp_plan *p, const topo *t, con
             cJSON_AddNumberToObject(j, "bound_us", r->bound_us);
         else
             cJSON_AddNullToObject(j, "bound_us");
+        if (r->has_bound && r->floor_us > 0)
+            cJSON_AddNumberToObject(j, "partial_sums_floor_us", r->floor_us);
+        else
+            cJSON_AddNullToObject(j, "partial_sums_floor_us");
         cJSON_AddNumberToObject(j, "wrong_elems", (double)r->wrong_elems);
         cJSON_AddStringToObject(j, "dtype", runtime_dtype_name(r->dtype));
         if (r->replicas_identical >= 0)

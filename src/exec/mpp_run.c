@@ -2063,6 +2063,7 @@ int mpp_run(const mpp_plan *P, const topo *T, const mpp_opts *O, mpp_report *R, 
     if (O->bound && ck >= 0) {
         R->has_bound = 1;
         R->bound_us = bound_time_us(O->bound, (double)size);
+        R->floor_us = bound_floor_us(O->bound, (double)size);
     }
     int data_ok = 1;
     if (finished && O->data && R->has_post)

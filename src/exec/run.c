@@ -72,6 +72,7 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
     if (o->bound) {
         r->has_bound = 1;
         r->bound_us = bound_time_us(o->bound, (double)r->size_bytes);
+        r->floor_us = bound_floor_us(o->bound, (double)r->size_bytes);
     }
     r->static_ok = check_program(p, &lim, &r->hz) == 0;
     for (int i = 0; i < r->hz.n; i++)
@@ -341,6 +342,12 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
                     r->bound_us, s->time_us > 0 ? r->bound_us / s->time_us : 0.0,
                     o->bound->latency_us, o->bound->latency_why,
                     o->bound->us_per_byte * (double)r->size_bytes, o->bound->bandwidth_why);
+        if (r->has_bound && o->bound && o->bound->ps_us_per_byte > 0) {
+            double fl = bound_floor_us(o->bound, (double)r->size_bytes);
+            fprintf(f, "floor     %.3f us partial-sums floor, ratio %.3f (what schedules that "
+                       "add partial sums of the same elements live under, not a bound): %s\n",
+                    fl, s->time_us > 0 ? fl / s->time_us : 0.0, o->bound->ps_why);
+        }
         if (s->nres > 0)
             print_busiest(f, t, s);
         if (t->kind == TOPO_CHIP)
@@ -365,6 +372,19 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
     }
 }
 
+/* "partial_sums_floor_us" and "partial_sums_ratio" (floor over time_us)
+ * into j: null when there is no floor (not an AllReduce) or no time. */
+static void floor_json(cJSON *j, double floor_us, double time_us)
+{
+    if (floor_us > 0 && time_us > 0) {
+        cJSON_AddNumberToObject(j, "partial_sums_floor_us", floor_us);
+        cJSON_AddNumberToObject(j, "partial_sums_ratio", floor_us / time_us);
+    } else {
+        cJSON_AddNullToObject(j, "partial_sums_floor_us");
+        cJSON_AddNullToObject(j, "partial_sums_ratio");
+    }
+}
+
 static cJSON *bound_json(const bound_model *b)
 {
     cJSON *m = cJSON_CreateObject();
@@ -372,6 +392,10 @@ static cJSON *bound_json(const bound_model *b)
     cJSON_AddNumberToObject(m, "us_per_byte", b->us_per_byte);
     cJSON_AddStringToObject(m, "latency_why", b->latency_why);
     cJSON_AddStringToObject(m, "bandwidth_why", b->bandwidth_why);
+    if (b->ps_us_per_byte > 0) {
+        cJSON_AddNumberToObject(m, "partial_sums_us_per_byte", b->ps_us_per_byte);
+        cJSON_AddStringToObject(m, "partial_sums_why", b->ps_why);
+    }
     return m;
 }
 
@@ -495,10 +519,11 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
             cJSON_AddNullToObject(j, "lower_bound_us");
             cJSON_AddNullToObject(j, "bound_ratio");
         }
+        floor_json(j, r->floor_us, s->time_us);
     } else {
         const char *keys[] = {"time_us", "algbw_gbps", "busbw_gbps", "chip_syncs",
                               "cluster_syncs", "replicas_identical", "lower_bound_us",
-                              "bound_ratio"};
+                              "bound_ratio", "partial_sums_floor_us", "partial_sums_ratio"};
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
             cJSON_AddNullToObject(j, keys[k]);
     }
@@ -566,6 +591,7 @@ static cJSON *sweep_row_json(const prog *p, const run_report *r, const run_opts 
         cJSON_AddNullToObject(row, "lower_bound_us");
         cJSON_AddNullToObject(row, "bound_ratio");
     }
+    floor_json(row, r->floor_us, t);
     cJSON_AddBoolToObject(row, "verified", r->verified);
     if (!r->verified)
         cJSON_AddStringToObject(row, "error", verdict_msg(r));

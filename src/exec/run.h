@@ -48,6 +48,8 @@ typedef struct {
     int verified;
     int has_bound;
     double bound_us;        /* lower bound at this size (has_bound) */
+    double floor_us;        /* AllReduce: the partial-sums floor at this size
+                               (bound_floor_us; 0 = none) */
     int tiled;              /* the run was timed in the runtimes' passes (run_opts.tiles) */
     int legacy_inplace_only; /* the legacy loader: inplace="1" outofplace="1"
                                runs in place only (it never reads outofplace) */

@@ -118,6 +118,11 @@ sref bl_emit_copy(bld *b, int r, int tb, buf_kind sb, int so, buf_kind db, int d
 /* One exchange on tb, in runs (declared in baseline_int.h). */
 void bl_emit_round(bld *b, int r, int tb, const bl_round *rs, sref d1, sref d2)
 {
+    bl_emit_round_rdep(b, r, tb, rs, d1, d2, NODEP);
+}
+
+void bl_emit_round_rdep(bld *b, int r, int tb, const bl_round *rs, sref d1, sref d2, sref dr)
+{
     int *srs = xmalloc((size_t)(rs->ns + 1) * sizeof *srs), *srl = xmalloc((size_t)(rs->ns + 1) * sizeof *srl);
     int *rrs = xmalloc((size_t)(rs->nr + 1) * sizeof *rrs), *rrl = xmalloc((size_t)(rs->nr + 1) * sizeof *rrl);
     int nsr = bl_make_runs(rs->soff, rs->soff, rs->ns, srs, srl);
@@ -135,12 +140,13 @@ void bl_emit_round(bld *b, int r, int tb, const bl_round *rs, sref d1, sref d2)
                      NODEP);
         } else {
             int x = rrs[ri - 1];
+            sref dep = ri == 1 ? dr : NODEP;
             if (rs->rty == ST_R)
                 bl_emit(b, r, tb, ST_R, rs->rbuf, rs->roff[x], rs->rbuf, rs->roff[x], rrl[ri - 1],
-                     NODEP);
+                     dep);
             else
                 bl_emit(b, r, tb, rs->rty, rs->lbuf, rs->loff[x], rs->rbuf, rs->roff[x], rrl[ri - 1],
-                     NODEP);
+                     dep);
         }
     }
     free(srs);

@@ -22,10 +22,11 @@
  * rank per node it is the Rabenseifner AllReduce (rsag --via butterfly).
  *
  * Layout (baseline.c): block q = chunks q*KM .. q*KM+KM-1, chunk j of a
- * block on channel j % K.  Threadblocks of rank r, per channel c: one per
- * local peer (l + k) % G, k = 1..G-1 (phases 1 and 3), then one per round
- * k = 0..L-1 of phase 2 with the rail partner (d ^ 2^k)*G + l; AllGather
- * adds a copy tb.  Steps move runs of contiguous chunks (cnt <= 71). */
+ * block on channel j % K.  Threadblocks of rank r: one per local peer
+ * (l + k) % G, k = 1..G-1 (phases 1 and 3), then one per halving round
+ * and one per doubling round k = 0..L-1 of phase 2 with the rail partner
+ * (d ^ 2^k)*G + l, each serving every channel in turn (a pipeline, see
+ * LTB); AllGather adds a copy tb.  Steps move runs of contiguous chunks (cnt <= 71). */
 #include "baseline_int.h"
 
 #include <stdlib.h>
@@ -59,61 +60,96 @@ static int rail_offsets(const bld *b, int G, int l, int d0, int cnt, int c, int 
 
 typedef struct {
     int G, N, L;
+    int hb, db;                 /* the first halving and doubling tb (-1: none) */
+    int halves;                 /* 2: phases 1 and 3 in two halves of the nodes
+                                   (channels > 1: a pipeline), else 1 */
     int *so, *lo, *ro;          /* offset lists, room for the whole buffer */
     int *rs, *rl;               /* runs */
     sref *chain;                /* phase 1: the last reduction of each run so far */
+    sref *after1a, *after1;     /* [K] phase 1's last step of channel c on rank r:
+                                   the partner's half of the nodes, all */
+    sref *halved;               /* [K] the halving's last step of channel c */
+    sref *doubled_a, *doubled;  /* [K] the doubling's last step of channel c: the
+                                   round before the last (L > 1), the last */
 } hier;
 
-#define LTB(h, c, k) ((c) * ((h)->G - 1 + (h)->L) + (k) - 1)       /* local peer k */
-#define RTB(h, c, k) ((c) * ((h)->G - 1 + (h)->L) + (h)->G - 1 + (k)) /* rail round k */
+/* The channels are a pipeline, not K copies side by side: one tb per local
+ * peer k serves every channel in turn (phase 1, then phase 3), one tb per
+ * halving round and one per doubling round likewise, each channel's step
+ * waiting for the same channel's previous phase or round.  So channel 0's
+ * node phase ends after 1/K of the node's work and its rail rounds start
+ * while the later channels still reduce inside the node, and its phase 3
+ * runs while the later ones cross the NICs: at bandwidth-bound sizes the
+ * NICs and the node's ports overlap (K tbs per peer and round, all
+ * channels' node phases shared the ports at once, ended together, and the
+ * rails waited for all of it; the rails then ended together and phase 3
+ * came after).  Halving and doubling talk to the same partner in one round,
+ * so in an AllReduce their tbs are on channels 0 and 1 (a connection per
+ * tb); AllGather has no halving, ReduceScatter no doubling. */
+#define LTB(h, k) ((k) - 1)                             /* local peer k */
+#define HTB(h, k) ((h)->hb + (k))                       /* halving round k */
+#define DTB(h, k) ((h)->db + (k))                       /* doubling round k */
 
 static void hier_tbs(bld *b, const hier *h, int r)
 {
     int d = r / h->G, l = r % h->G;
-    for (int c = 0; c < b->K; c++) {
-        for (int k = 1; k < h->G; k++) {
-            int q = d * h->G + (l + k) % h->G;
-            bl_tb_new(b, r, q, q, c);
-        }
+    for (int k = 1; k < h->G; k++) {
+        int q = d * h->G + (l + k) % h->G;
+        bl_tb_new(b, r, q, q, 0);
+    }
+    for (int half = 0; half < 2; half++) {
+        if ((half ? h->db : h->hb) < 0)
+            continue;
         for (int k = 0; k < h->L; k++) {
             int q = (d ^ (1 << k)) * h->G + l;
-            bl_tb_new(b, r, q, q, c);
+            bl_tb_new(b, r, q, q, half && h->hb >= 0);
         }
     }
 }
 
 /* Phase 1 on rank r: send each local peer its rail's blocks of i, and add
  * the peers' contributions to my rail's blocks in peer order into dst
- * (o in place of the blocks, or scratch compact), the first onto i. */
+ * (o in place of the blocks, or scratch compact), the first onto i.  Per
+ * channel in two halves: the blocks of the nodes the first halving round
+ * sends to (the partner's half), then my half, so that round's sends start
+ * after half the node's work (after1a) and only its reductions wait for
+ * the rest (after1).  One channel alone (h->halves 1): all nodes at once,
+ * half the steps (at the sizes one channel is for, alpha is the cost). */
 static void phase_reduce(bld *b, hier *h, int r, buf_kind dst, int compact)
 {
-    int l = r % h->G, G = h->G, N = h->N;
-    for (int c = 0; c < b->K; c++) {
-        int nl = rail_offsets(b, G, l, 0, N, c, 0, 0, h->lo);
-        rail_offsets(b, G, l, 0, N, c, compact, 0, h->ro);
-        int nruns = bl_make_runs(h->lo, h->ro, nl, h->rs, h->rl);
-        for (int k = 1; k < G; k++) {
-            int lp = (l + k) % G, tb = LTB(h, c, k), si = 0, ri = 0, w;
-            int ns = rail_offsets(b, G, lp, 0, N, c, 0, 0, h->so);
-            int *srs = xmalloc(((size_t)ns + 1) * sizeof *srs);
-            int *srl = xmalloc(((size_t)ns + 1) * sizeof *srl);
-            int nsr = bl_make_runs(h->so, h->so, ns, srs, srl);
-            while ((w = bl_window_next(&si, &ri, nsr, nruns)) >= 0) {
-                if (w == 0) {
-                    int x = srs[si - 1];
-                    bl_emit(b, r, tb, ST_S, BUF_I, h->so[x], BUF_I, h->so[x], srl[si - 1], NODEP);
-                    continue;
+    int d = r / h->G, l = r % h->G, G = h->G, D = h->halves == 2 ? h->N / 2 : h->N;
+    for (int c = 0; c < b->K; c++)
+        for (int part = 2 - h->halves; part < 2; part++) {
+            int d0 = h->halves == 1 ? 0 : part == 0 ? (d ^ D) & ~(D - 1) : d & ~(D - 1);
+            int nl = rail_offsets(b, G, l, d0, D, c, 0, 0, h->lo);
+            rail_offsets(b, G, l, d0, D, c, compact, 0, h->ro);
+            int nruns = bl_make_runs(h->lo, h->ro, nl, h->rs, h->rl);
+            for (int k = 1; k < G; k++) {
+                int lp = (l + k) % G, tb = LTB(h, k), si = 0, ri = 0, w;
+                int ns = rail_offsets(b, G, lp, d0, D, c, 0, 0, h->so);
+                int *srs = xmalloc(((size_t)ns + 1) * sizeof *srs);
+                int *srl = xmalloc(((size_t)ns + 1) * sizeof *srl);
+                int nsr = bl_make_runs(h->so, h->so, ns, srs, srl);
+                while ((w = bl_window_next(&si, &ri, nsr, nruns)) >= 0) {
+                    if (w == 0) {
+                        int x = srs[si - 1];
+                        bl_emit(b, r, tb, ST_S, BUF_I, h->so[x], BUF_I, h->so[x], srl[si - 1],
+                                NODEP);
+                        continue;
+                    }
+                    int x = ri - 1, at = h->rs[x];
+                    buf_kind ob = k == 1 ? BUF_I : dst;
+                    int oo = k == 1 ? h->lo[at] : h->ro[at];
+                    h->chain[x] = bl_emit(b, r, tb, ST_RRC, ob, oo, dst, h->ro[at], h->rl[x],
+                                          k == 1 ? NODEP : h->chain[x]);
                 }
-                int x = ri - 1, at = h->rs[x];
-                buf_kind ob = k == 1 ? BUF_I : dst;
-                int oo = k == 1 ? h->lo[at] : h->ro[at];
-                h->chain[x] = bl_emit(b, r, tb, ST_RRC, ob, oo, dst, h->ro[at], h->rl[x],
-                                      k == 1 ? NODEP : h->chain[x]);
+                free(srs);
+                free(srl);
             }
-            free(srs);
-            free(srl);
+            h->after1[c] = bl_last_of(b, r, LTB(h, G - 1));
+            if (part == 0 || h->halves == 1)
+                h->after1a[c] = h->after1[c];
         }
-    }
 }
 
 /* Phase 2's halving on rank r: rounds k = L-1 .. 0 with the rail partner,
@@ -124,7 +160,7 @@ static void phase_halving(bld *b, hier *h, int r, buf_kind cur, int compact, int
 {
     int d = r / h->G, l = r % h->G, G = h->G;
     for (int c = 0; c < b->K; c++) {
-        sref after1 = G > 1 ? bl_last_of(b, r, LTB(h, c, G - 1)) : NODEP;
+        sref after1a = G > 1 ? h->after1a[c] : NODEP, after1 = G > 1 ? h->after1[c] : NODEP;
         for (int k = h->L - 1; k >= 0; k--) {
             int D = 1 << k, mb = d & ~(D - 1), pb = (d ^ D) & ~(D - 1);
             int first = k == h->L - 1, last = k == 0;
@@ -139,9 +175,10 @@ static void phase_halving(bld *b, hier *h, int r, buf_kind cur, int compact, int
                 rail_offsets(b, G, l, mb, D, c, compact, 0, h->ro);
             }
             bl_round rd = {sb, h->so, ns, ST_RRC, sb, rb, h->lo, h->ro, nl};
-            sref dep = first ? after1 : bl_last_of(b, r, RTB(h, c, k + 1));
-            bl_emit_round(b, r, RTB(h, c, k), &rd, NODEP, dep);
+            sref dep = first ? after1a : bl_last_of(b, r, HTB(h, k + 1));
+            bl_emit_round_rdep(b, r, HTB(h, k), &rd, NODEP, dep, first ? after1 : NODEP);
         }
+        h->halved[c] = bl_last_of(b, r, HTB(h, 0));
     }
 }
 
@@ -159,26 +196,38 @@ static void phase_doubling(bld *b, hier *h, int r, int from_input, sref copied)
             int nr = rail_offsets(b, G, l, pb, D, c, 0, 0, h->ro);
             bl_round rd = {own ? BUF_I : BUF_O, h->so, ns, ST_R, BUF_O, BUF_O, h->ro, h->ro, nr};
             sref d1 = from_input && k == 1 ? copied : NODEP;
-            sref d2 = k == 0 ? NODEP : bl_last_of(b, r, RTB(h, c, k - 1));
-            bl_emit_round(b, r, RTB(h, c, k), &rd, d1, d2);
+            sref d2 = k == 0 ? (from_input ? NODEP : h->halved[c])
+                             : bl_last_of(b, r, DTB(h, k - 1));
+            bl_emit_round(b, r, DTB(h, k), &rd, d1, d2);
+            if (k == h->L - 2)
+                h->doubled_a[c] = bl_last_of(b, r, DTB(h, k));
+            if (k == h->L - 1)
+                h->doubled[c] = bl_last_of(b, r, DTB(h, k));
         }
 }
 
 /* Phase 3 on rank r: my rail's N blocks of o to every local peer, theirs
- * into o; the first send waits for phase 2's last round (and the copy). */
-static void phase_gather(bld *b, hier *h, int r, sref copied)
+ * into o, per channel in two halves: the blocks of my half of the nodes,
+ * final before the last doubling round (after the round before it, or the
+ * halving and the copy on two nodes), then the partner's half, after the
+ * last round (one channel alone: all nodes after the last round).  The
+ * first send of each also waits for the copy. */
+static void phase_gather(bld *b, hier *h, int r, sref copied, int reduced)
 {
-    int l = r % h->G, G = h->G, N = h->N;
-    for (int c = 0; c < b->K; c++) {
-        sref done = h->L > 0 ? bl_last_of(b, r, RTB(h, c, h->L - 1)) : NODEP;
-        for (int k = 1; k < G; k++) {
-            int lp = (l + k) % G;
-            int ns = rail_offsets(b, G, l, 0, N, c, 0, 0, h->so);
-            int nr = rail_offsets(b, G, lp, 0, N, c, 0, 0, h->ro);
-            bl_round rd = {BUF_O, h->so, ns, ST_R, BUF_O, BUF_O, h->ro, h->ro, nr};
-            bl_emit_round(b, r, LTB(h, c, k), &rd, copied, done);
+    int d = r / h->G, l = r % h->G, G = h->G, D = h->halves == 2 ? h->N / 2 : h->N;
+    for (int c = 0; c < b->K; c++)
+        for (int part = 2 - h->halves; part < 2; part++) {
+            int d0 = h->halves == 1 ? 0 : part == 0 ? d & ~(D - 1) : (d ^ D) & ~(D - 1);
+            sref done = part == 1 ? h->doubled[c] : h->L > 1 ? h->doubled_a[c]
+                        : reduced ? h->halved[c] : NODEP;
+            for (int k = 1; k < G; k++) {
+                int lp = (l + k) % G;
+                int ns = rail_offsets(b, G, l, d0, D, c, 0, 0, h->so);
+                int nr = rail_offsets(b, G, lp, d0, D, c, 0, 0, h->ro);
+                bl_round rd = {BUF_O, h->so, ns, ST_R, BUF_O, BUF_O, h->ro, h->ro, nr};
+                bl_emit_round(b, r, LTB(h, k), &rd, copied, done);
+            }
         }
-    }
 }
 
 int bl_build_hier(bld *b, const bl_args *a, tc_err *err)
@@ -194,6 +243,9 @@ int bl_build_hier(bld *b, const bl_args *a, tc_err *err)
         return tc_err_set(err, TC_INPUT, "hier: needs a power-of-two number of nodes, at least "
                           "2; %s has %d: use ring or tree", t->name, h.N);
     int n = b->n, KM = b->KM, k = b->k;
+    h.halves = b->K > 1 ? 2 : 1;
+    h.hb = k == COLL_ALLGATHER ? -1 : h.G - 1;
+    h.db = k == COLL_REDUCESCATTER ? -1 : h.G - 1 + (h.hb >= 0 ? h.L : 0);
     int scratch = k == COLL_REDUCESCATTER ? h.N * KM : 0;
     if (!bl_new_prog(b, n * KM, scratch, err))
         return TC_INPUT;
@@ -204,13 +256,18 @@ int bl_build_hier(bld *b, const bl_args *a, tc_err *err)
     h.rs = xmalloc(cap * sizeof *h.rs);
     h.rl = xmalloc(cap * sizeof *h.rl);
     h.chain = xmalloc(cap * sizeof *h.chain);
+    h.after1 = xmalloc((size_t)b->K * sizeof *h.after1);
+    h.after1a = xmalloc((size_t)b->K * sizeof *h.after1a);
+    h.doubled_a = xmalloc((size_t)b->K * sizeof *h.doubled_a);
+    h.halved = xmalloc((size_t)b->K * sizeof *h.halved);
+    h.doubled = xmalloc((size_t)b->K * sizeof *h.doubled);
     for (int r = 0; r < n; r++) {
         hier_tbs(b, &h, r);
         if (k == COLL_ALLGATHER) {
             int ctb = bl_tb_new(b, r, -1, -1, 0);
             sref copied = bl_emit_copy(b, r, ctb, BUF_I, 0, BUF_O, r * KM, KM);
             phase_doubling(b, &h, r, 1, copied);
-            phase_gather(b, &h, r, h.L == 1 ? copied : NODEP);
+            phase_gather(b, &h, r, copied, 0);
             continue;
         }
         int rs = k == COLL_REDUCESCATTER;
@@ -220,7 +277,7 @@ int bl_build_hier(bld *b, const bl_args *a, tc_err *err)
         if (rs)
             continue;
         phase_doubling(b, &h, r, 0, NODEP);
-        phase_gather(b, &h, r, NODEP);
+        phase_gather(b, &h, r, NODEP, 1);
     }
     free(h.so);
     free(h.lo);
@@ -228,6 +285,11 @@ int bl_build_hier(bld *b, const bl_args *a, tc_err *err)
     free(h.rs);
     free(h.rl);
     free(h.chain);
+    free(h.after1);
+    free(h.after1a);
+    free(h.doubled_a);
+    free(h.halved);
+    free(h.doubled);
     b->p->inplace = 0;
     return TC_OK;
 }

@@ -138,6 +138,9 @@ typedef struct {
     int nr;
 } bl_round;
 void bl_emit_round(bld *b, int r, int tb, const bl_round *rs, sref d1, sref d2);
+/* The same, the first receive also waiting for dr (what it reduces onto
+ * may be ready later than what the first send sends). */
+void bl_emit_round_rdep(bld *b, int r, int tb, const bl_round *rs, sref d1, sref d2, sref dr);
 /* A local copy of cnt chunks in steps of at most MAX_CNT, no dependency. */
 sref bl_emit_copy(bld *b, int r, int tb, buf_kind sb, int so, buf_kind db, int dof, int cnt);
 

@@ -43,6 +43,7 @@ static synth_cand *next_entry(cand_list *L, const char *routing, int join)
     c->join = join;
     c->us = NAN;
     L->a[st->ncands] = NULL;
+    L->p[st->ncands] = NULL;
     L->run[st->ncands] = -1;
     return c;
 }
@@ -61,6 +62,23 @@ int cands_add(cand_list *L, const char *routing, int join, algo *a, int run, con
     snprintf(c->note, sizeof c->note, "%s", note ? note : "");
     L->a[L->st->ncands] = a;
     L->run[L->st->ncands] = run;
+    L->st->ncands++;
+    return TC_OK;
+}
+
+int cands_add_prog(cand_list *L, const char *routing, prog *p, double us, const char *note,
+                   tc_err *err)
+{
+    synth_cand *c = next_entry(L, routing, -1);
+    if (!c) {
+        prog_free(p);
+        return tc_err_set(err, TC_INPUT, "synth: more than %d candidate schedules",
+                          SYNTH_MAX_CANDS);
+    }
+    c->state = SYNTH_CAND_OK;
+    c->us = us;
+    snprintf(c->note, sizeof c->note, "%s", note ? note : "");
+    L->p[L->st->ncands] = p;
     L->st->ncands++;
     return TC_OK;
 }
@@ -101,7 +119,9 @@ void cands_truncate(cand_list *L, int n)
 {
     for (int i = n; i < L->st->ncands; i++) {
         algo_free(L->a[i]);
+        prog_free(L->p[i]);
         L->a[i] = NULL;
+        L->p[i] = NULL;
     }
     if (n < L->st->ncands)
         L->st->ncands = n;
@@ -132,23 +152,42 @@ static void say_why(synth_stats *st, int w)
                  built, c[w].us, c[next].label, c[next].us);
 }
 
+/* Entry w kept: the record says so and why, every other schedule freed
+ * (the caller has taken w's). */
+static void kept(cand_list *L, int w)
+{
+    L->st->winner = w;
+    say_why(L->st, w);
+    cands_free(L);
+}
+
 algo *cands_keep(cand_list *L, int w)
 {
     if (w < 0 || w >= L->st->ncands || !L->a[w])
         return NULL;
     algo *a = L->a[w];
     L->a[w] = NULL;
-    L->st->winner = w;
-    say_why(L->st, w);
-    cands_free(L);
+    kept(L, w);
     return a;
+}
+
+prog *cands_keep_prog(cand_list *L, int w)
+{
+    if (w < 0 || w >= L->st->ncands || !L->p[w])
+        return NULL;
+    prog *p = L->p[w];
+    L->p[w] = NULL;
+    kept(L, w);
+    return p;
 }
 
 void cands_free(cand_list *L)
 {
     for (int i = 0; i < SYNTH_MAX_CANDS; i++) {
         algo_free(L->a[i]);
+        prog_free(L->p[i]);
         L->a[i] = NULL;
+        L->p[i] = NULL;
     }
 }
 

@@ -17,6 +17,7 @@
 #define TC_CANDS_H
 
 #include "../sched/algo.h"
+#include "../sched/program.h"
 #include "synth.h"
 
 /* Times closer than this (us) are a tie. */
@@ -25,6 +26,8 @@
 typedef struct {
     synth_stats *st;                /* its cands[], ncands: the record */
     algo *a[SYNTH_MAX_CANDS];       /* each OK entry's algorithm (owned) */
+    prog *p[SYNTH_MAX_CANDS];       /* or its program, for an entry built as
+                                       one (a baseline: no algorithm; owned) */
     int run[SYNTH_MAX_CANDS];       /* the caller's tag: which run of stages
                                        2 and 3 built it (-1: none) */
 } cand_list;
@@ -36,6 +39,11 @@ void cands_init(cand_list *L, synth_stats *st);
  * reverse_join or -1.  TC_INPUT with err set if the list is full. */
 int cands_add(cand_list *L, const char *routing, int join, algo *a, int run, const char *note,
               tc_err *err);
+
+/* Add a schedule built as a program (p is taken, freed on failure), us
+ * its time by the cost model (sched/ptime). */
+int cands_add_prog(cand_list *L, const char *routing, prog *p, double us, const char *note,
+                   tc_err *err);
 
 /* Add an entry with no schedule: SYNTH_CAND_FAILED or SYNTH_CAND_SKIPPED,
  * the note (printf-style) saying why.  A full list drops it. */
@@ -55,6 +63,9 @@ void cands_truncate(cand_list *L, int n);
 /* Keep entry w: st->winner and st->winner_reason say so; its algorithm is
  * handed to the caller and every other one freed. */
 algo *cands_keep(cand_list *L, int w);
+
+/* Keep entry w, built as a program (cands_add_prog): as cands_keep. */
+prog *cands_keep_prog(cand_list *L, int w);
 
 void cands_free(cand_list *L);
 

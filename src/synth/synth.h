@@ -123,6 +123,8 @@ typedef struct {
 
 typedef struct {
     double route_s, order_s, contig_s, lower_s;   /* wall seconds per stage */
+    double baseline_s;      /* wall seconds building and timing the candidates
+                               built as programs (hier-halving) */
     double route_us;        /* stage 1's relaxed makespan */
     double order_us;        /* stage 2's makespan */
     double contig_us;       /* stage 3's makespan, re-timed with what the
