@@ -136,6 +136,75 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
     return TC_OK;
 }
 
+void run_variant_set_free(run_variant_set *s)
+{
+    for (int v = 0; v < VAR_COUNT; v++)
+        topo_free(s->t[v]);
+    memset(s, 0, sizeof *s);
+}
+
+static void variant_set_for(run_variant_set *s, const topo *t)
+{
+    if (s->base == t)
+        return;
+    run_variant_set_free(s);
+    s->base = t;
+    for (int v = 0; v < VAR_COUNT; v++) {
+        tc_err e;
+        s->ok[v] = variant_applies(t, (variant_id)v) &&
+                   variant_topo(t, (variant_id)v, &s->t[v], &e) == TC_OK;
+    }
+}
+
+/* p's time on t, timing only, in the runtimes' passes or not; < 0 if it
+ * does not complete. */
+static double time_only(const prog *p, const topo *t, long long size, int mode, int tiles)
+{
+    prog *tp = NULL;
+    tc_err e;
+    if (tiles && !(tp = tile_prog(p, size, NULL, &e)))
+        return -1;
+    sim_opts so = {.size_bytes = size, .dtype = DT_I32, .data = 0, .inplace = mode};
+    sim_result res;
+    memset(&res, 0, sizeof res);
+    hazard_list hz = {0};
+    double us = -1;
+    if (sim_run(tp ? tp : p, t, &so, &res, &hz, &e) == TC_OK && res.completed)
+        us = res.time_us;
+    sim_result_free(&res);
+    hazard_list_free(&hz);
+    prog_free(tp);
+    return us;
+}
+
+void run_variants(const prog *p, const topo *t, const run_opts *o, long long size, int mode,
+                  double us_known, run_variant_set *set, variant_times *vt)
+{
+    variant_set_for(set, t);
+    cost_proto proto = COST_SIMPLE;
+    cost_proto_parse(p->proto, &proto);
+    long long moved;
+    prog *resolved = rtdep_resolve(p, &moved);
+    const prog *q = resolved ? resolved : p;
+    for (int v = 0; v < VAR_COUNT; v++) {
+        vt->us[v] = -1;
+        if (!set->ok[v])
+            continue;
+        int tiles = variant_tiles((variant_id)v);
+        if (v == VAR_DEFAULT || v == VAR_PASSES) {
+            if (us_known >= 0 && tiles == (o->tiles != 0)) {
+                vt->us[v] = us_known;
+                continue;
+            }
+        } else {
+            tiles = variant_tiles(VAR_DEFAULT);
+        }
+        double us = time_only(q, set->t[v] ? set->t[v] : t, size, mode, tiles);
+        vt->us[v] = us < 0 ? -1 : us + variant_call_us((variant_id)v, proto);
+    }
+    prog_free(resolved);
+}
+
 void run_report_free(run_report *r)
 {
     hazard_list_free(&r->hz);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "../bound/bound.h"
+#include "../model/variant.h"
 #include "../sched/tile.h"
 #include "check.h"
 #include "race.h"
@@ -98,6 +99,25 @@ double run_report_time_us(const run_report *r);
  * input (err set). */
 int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long long lo,
               long long hi, int json, const char *file, tc_err *err);
+
+/* The topologies of the model variants (model/variant.h) for one base
+ * topology, built once and kept while the base stays the same. */
+typedef struct {
+    const topo *base;
+    topo *t[VAR_COUNT];     /* NULL: the variant times on the base itself */
+    int ok[VAR_COUNT];      /* applies to base and its topology loaded */
+} run_variant_set;
+
+void run_variant_set_free(run_variant_set *s);
+
+/* p's time in `mode` at `size` under every model variant, timing only
+ * (no data, no ordering checks: the run that judged p did those):
+ * vt->us[v] < 0 where v does not apply to t or p does not complete under
+ * it.  o->tiles says which timing `us_known` (>= 0: p's time already
+ * measured with o's options, not run again; < 0: none) is: the default's
+ * or VAR_PASSES'.  set caches the variant topologies across calls. */
+void run_variants(const prog *p, const topo *t, const run_opts *o, long long size, int mode,
+                  double us_known, run_variant_set *set, variant_times *vt);
 
 /* One JSON object (malloc'd string).  r, p, t may be NULL when the input
  * could not be used; `error` then says why.  With r, `error` (if not NULL)
