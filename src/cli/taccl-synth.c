@@ -92,6 +92,7 @@ typedef struct {
     int no_propose;             /* --no-propose (plan mode) */
     const char *profile;        /* --profile (plan mode) */
     int tiles;                  /* --tiles */
+    int by_default;             /* --by-default */
 } cli;
 
 static int cli_fail(const cli *c, int hint, const char *fmt, ...)
@@ -323,6 +324,11 @@ static const args_opt OPTS[] = {
      .help = "sketch and plan mode: judge the candidates (and a plan's\n"
              "files) as the runtimes run them, once per tile pass\n"
              "(taccl-run --tiles) instead of in one pass"},
+    {.name = "--by-default", .field = offsetof(cli, by_default), .set = 1, .modes = M_PLAN,
+     .help = "plan mode: pick at each size the candidate fastest by the\n"
+             "default model alone (default: the one whose worst x NCCL\n"
+             "over the model variants is best, NCCL unless a candidate\n"
+             "wins in every variant; docs/design.md section 4)"},
     {.name = "--sizes", .value = "LO:HI", .parse = args_range, .field = offsetof(cli, sizes_lo),
      .field2 = offsetof(cli, sizes_hi),
      .expect = "LO:HI sizes with 0 < LO <= HI, e.g. 1K:1G (LO:LO for one size)", .modes = M_PLAN,
@@ -1042,6 +1048,7 @@ static int plan_main(const cli *c)
     o.propose = !c->no_propose;
     o.profile = c->profile;
     o.tiles = c->tiles;
+    o.by_default = c->by_default;
     o.proto = c->proto;
     plan *pl = NULL;
     topo *t = load_topology(c, c->pos[0], &err);

@@ -48,6 +48,9 @@ typedef struct {
     int tiles;                  /* time every file (and judge each synthesis's
                                    candidates) once per tile pass, as the
                                    runtimes run them (sched/tile.h) */
+    int by_default;             /* pick by the default model alone, not by the
+                                   worst x NCCL over the model variants
+                                   (model/variant.h) */
     const char *profile;        /* --profile FILE (plan/profile.h): the calls whose
                                    saved time decides which files a runtime that
                                    loads few keeps; NULL: each size of the range
