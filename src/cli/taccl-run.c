@@ -175,12 +175,18 @@ static const args_opt OPTS[] = {
              "of ranks with its transfers and bytes, coloured by link,\n"
              "switch or NIC"},
     {.name = "--tiles", .field = offsetof(cli, run.tiles), .set = 1, .modes = M_MSCCL,
-     .help = "time it as the MSCCL runtimes' interpreter runs it: the\n"
-             "whole program once per pass over the next tile of every\n"
-             "chunk (2 MiB under Simple, 32 KiB LL, 576000 B LL128),\n"
-             "a step's chunks as separate operations where a chunk\n"
-             "takes several passes (docs/design.md section 8).  The\n"
-             "checks still judge the file; GPU topologies only"},
+     .usage = "--tiles|--steps",
+     .help = "time it as the MSCCL runtimes' interpreter runs it (the\n"
+             "default on a GPU topology): the whole program once per\n"
+             "pass over the next tile of every chunk (2 MiB under\n"
+             "Simple, 32 KiB LL, 576000 B LL128), a step's chunks as\n"
+             "separate operations where a chunk takes several passes\n"
+             "(docs/design.md section 8); the checks still judge the\n"
+             "file.  --steps: the program once, each step one transfer\n"
+             "of its whole cnt chunks (what --trace and --routes\n"
+             "follow, and a chip/cluster device's only timing)"},
+    {.name = "--steps", .field = offsetof(cli, run.tiles), .set = 0, .modes = M_MSCCL,
+     .usage = ""},
     {.name = "--strict", .field = offsetof(cli, run.strict), .set = 1, .modes = M_ANY,
      .help = "fail (exit 1) on warnings too: races and uninitialized\n"
              "reads among steps whose data never reaches the result;\n"
@@ -792,7 +798,7 @@ static int dir_main(cli *c)
 /* Options that do not go together with what this run is; NULL if none. */
 static const char *option_clash(const cli *c)
 {
-    if (c->run.tiles && (c->trace_to || c->routes_to))
+    if (c->run.tiles > 0 && (c->trace_to || c->routes_to))
         return c->trace_to ? "--trace: follows the file's own steps; it does not go with --tiles"
                            : "--routes: follows the file's own steps; it does not go with --tiles";
     if (c->sweep_lo > 0 && (c->trace_to || c->routes_to))
@@ -891,6 +897,8 @@ static int file_main(cli *c)
 
     run_report r;
     trace *tr = c->trace_to || c->routes_to ? trace_new(p, t) : NULL;
+    if (tr && c->run.tiles < 0)
+        c->run.tiles = 0;   /* a trace and routes follow the file's own steps */
     if (tr)
         c->run.obs = trace_observer(tr);
     rc = run_schedule(p, t, &c->run, &r, &err);

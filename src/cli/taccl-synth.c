@@ -321,9 +321,14 @@ static const args_opt OPTS[] = {
     {.name = "--no-propose", .field = offsetof(cli, no_propose), .set = 1, .modes = M_PLAN,
      .help = "plan mode: no proposed sketches (baselines and --sketch only)"},
     {.name = "--tiles", .field = offsetof(cli, tiles), .set = 1, .modes = M_SKETCH | M_PLAN,
-     .help = "sketch and plan mode: judge the candidates (and a plan's\n"
-             "files) as the runtimes run them, once per tile pass\n"
-             "(taccl-run --tiles) instead of in one pass"},
+     .usage = "--tiles|--steps",
+     .help = "sketch mode: judge the candidates in the runtimes' tile\n"
+             "passes (taccl-run's default timing), not in one pass.  A\n"
+             "plan times all in those passes on a GPU topology unless\n"
+             "--steps: in one pass, each step one transfer (in sketch\n"
+             "mode the default judging)"},
+    {.name = "--steps", .field = offsetof(cli, tiles), .set = 0, .modes = M_SKETCH | M_PLAN,
+     .usage = ""},
     {.name = "--by-default", .field = offsetof(cli, by_default), .set = 1, .modes = M_PLAN,
      .help = "plan mode: pick at each size the candidate fastest by the\n"
              "default model alone (default: the one whose worst x NCCL\n"
@@ -743,7 +748,7 @@ static int set_proto(const cli *c, prog *p, const topo *t, tc_err *err)
             continue;
         snprintf(p->proto, sizeof p->proto, "%s", cost_proto_name(pr));
         double us;
-        int rc = ptime_run(p, t, p->size_bytes, &us, err);
+        int rc = ptime_run_as(p, t, p->size_bytes, -1, &us, err);
         if (rc != TC_OK)
             return rc;
         used += (size_t)snprintf(note + used, used < sizeof note ? sizeof note - used : 0,
@@ -843,7 +848,7 @@ static int sketch_main(const cli *c)
         o.verbose = c->verbose;
         o.mem_limit_mb = c->mem_limit_mb;
         o.hierarchical = c->hierarchical;
-        o.tiles = c->tiles;
+        o.tiles = c->tiles > 0;
         o.rails = c->rails;
         o.route = c->route;
         coll_kind kind = o.has_coll ? o.coll : s->has_coll ? s->coll : COLL_ALLGATHER;
@@ -1080,6 +1085,7 @@ int main(int argc, char **argv)
 {
     cli c;
     memset(&c, 0, sizeof c);
+    c.tiles = -1;   /* the default timing (model/variant.h) */
     c.target = RT_MSCCL;
     c.gap = -1;
     c.solver_cbc = -1;

@@ -26,6 +26,12 @@ void run_opts_default(run_opts *o)
     o->seed = 1;
     o->mode = -1;
     o->target = RT_ANY;
+    o->tiles = -1;
+}
+
+int run_tiles(const run_opts *o, const topo *t)
+{
+    return o->tiles < 0 ? t->kind == TOPO_GPU && VARIANT_DEFAULT_TILES : o->tiles != 0;
 }
 
 long long run_default_size(const prog *p)
@@ -88,12 +94,21 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
     if (resolved)
         p = resolved;
     prog *tiled = NULL;
-    if (o->tiles && t->kind != TOPO_GPU) {
+    if (o->tiles > 0 && t->kind != TOPO_GPU) {
         prog_free(resolved);
         return tc_err_set(err, TC_INPUT, "--tiles: the MSCCL runtimes' tile loop is a GPU "
                           "runtime's; topology %s is a chip/cluster device", t->name);
     }
-    if (o->tiles) {
+    /* buffers too large to move data in are said before the passes, which
+     * would otherwise be refused first for their size (data.c's words) */
+    for (int m = 0; o->data && m < r->nmodes && p->nchunksperloop > 0 &&
+                    r->size_bytes % p->nchunksperloop == 0; m++) {
+        if (data_fits(p, r->modes[m], r->size_bytes / p->nchunksperloop, err) != TC_OK) {
+            prog_free(resolved);
+            return TC_INPUT;
+        }
+    }
+    if (run_tiles(o, t)) {
         tiled = tile_prog(p, r->size_bytes, &r->tile, err);
         if (!tiled) {
             prog_free(resolved);
@@ -106,22 +121,30 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
         race_check_graph(rg, r->modes[m], 0, &race_hz[m], &r->race[m]);
     race_graph_free(rg);
     int ok = 1;
+    /* the dead steps' operations in the passes (sched/tile.h) */
+    long long *tmap = tiled ? tile_step_map(p, &r->tile) : NULL;
+    char *tdead = tiled ? xcalloc((size_t)r->tile.ops + 1, 1) : NULL;
     for (int m = 0; m < r->nmodes; m++) {
         int before = r->hz.n;
         hazard_list_move(&r->hz, &race_hz[m]);
+        if (tiled && r->race[m].dead)
+            for (long long i = 0; i < r->tile.ops; i++)
+                tdead[i] = r->race[m].dead[tmap[i]];
         sim_opts so = {
             .size_bytes = r->size_bytes,
             .dtype = o->dtype,
             .data = o->data,
             .inplace = r->modes[m],
             .seed = o->seed,
-            .dead = tiled ? NULL : r->race[m].dead,   /* by the file's steps */
+            .dead = !r->race[m].dead ? NULL : tiled ? tdead : r->race[m].dead,
             .obs = m == 0 && !tiled ? o->obs : NULL,
         };
         int rc = sim_run(tiled ? tiled : p, t, &so, &r->res[m], &r->hz, err);
         if (rc != TC_OK) {
             for (int k = m + 1; k < r->nmodes; k++)
                 hazard_list_free(&race_hz[k]);
+            free(tmap);
+            free(tdead);
             prog_free(tiled);
             prog_free(resolved);
             return rc;
@@ -131,6 +154,8 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
             ok = 0;
     }
     r->verified = ok;
+    free(tmap);
+    free(tdead);
     prog_free(tiled);
     prog_free(resolved);
     return TC_OK;
@@ -162,7 +187,7 @@ static double time_only(const prog *p, const topo *t, long long size, int mode, 
 {
     prog *tp = NULL;
     tc_err e;
-    if (tiles && !(tp = tile_prog(p, size, NULL, &e)))
+    if (tiles && tile_needed(p, size) && !(tp = tile_prog(p, size, NULL, &e)))
         return -1;
     sim_opts so = {.size_bytes = size, .dtype = DT_I32, .data = 0, .inplace = mode};
     sim_result res;
@@ -192,7 +217,7 @@ void run_variants(const prog *p, const topo *t, const run_opts *o, long long siz
             continue;
         int tiles = variant_tiles((variant_id)v);
         if (v == VAR_DEFAULT || v == VAR_PASSES) {
-            if (us_known >= 0 && tiles == (o->tiles != 0)) {
+            if (us_known >= 0 && tiles == run_tiles(o, t)) {
                 vt->us[v] = us_known;
                 continue;
             }

@@ -29,9 +29,12 @@ typedef struct {
     int strict;             /* warnings (hazards among dead traffic) fail the run */
     const bound_model *bound; /* lower bound to report against, or NULL */
     const sim_observer *obs;  /* told of the first mode's steps and transfers, or NULL */
-    int tiles;              /* time it as the runtimes' interpreter runs it: the
-                               program once per tile pass (sched/tile.h; a GPU
-                               topology only); the checks still judge the file */
+    int tiles;              /* 1: time it as the runtimes' interpreter runs it:
+                               the program once per tile pass (sched/tile.h; a
+                               GPU topology only; the checks still judge the
+                               file); 0: once, each step one transfer; -1
+                               (run_opts_default): the default timing
+                               (run_tiles) */
 } run_opts;
 
 typedef struct {
@@ -59,6 +62,10 @@ typedef struct {
 } run_report;
 
 void run_opts_default(run_opts *o);
+
+/* Whether o times p on t in the runtimes' tile passes: o->tiles, or for -1
+ * the default (model/variant.h, VARIANT_DEFAULT_TILES) on a GPU topology. */
+int run_tiles(const run_opts *o, const topo *t);
 
 /* Default size when neither the caller nor the file gives one: 1 MiB,
  * rounded up to a whole number of 4-byte elements per chunk. */

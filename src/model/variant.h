@@ -45,7 +45,7 @@ typedef enum {
 
 /* 1: the default timing of an MSCCL XML file is the runtimes' tile passes
  * (and VAR_PASSES is "steps", the program run once); 0: the reverse. */
-#define VARIANT_DEFAULT_TILES 0
+#define VARIANT_DEFAULT_TILES 1
 
 typedef struct {
     const char *name;   /* "default", "tiles", "delay", "ports", "nccl-lat" */

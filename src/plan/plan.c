@@ -90,6 +90,9 @@ typedef struct {
 struct plan {
     const topo *t;
     plan_opts o;
+    int tiles;              /* 1: every time in the runtimes' tile passes (the
+                               default on a GPU topology, model/variant.h;
+                               --tiles), 0: the program once (--steps) */
     int nsizes;
     long long sizes[MAXSIZES];
     int ncands, capc;
@@ -126,6 +129,7 @@ void plan_opts_init(plan_opts *o)
     memset(o, 0, sizeof *o);
     o->target = RT_MSCCL;
     o->propose = 1;
+    o->tiles = -1;
 }
 
 static double now_s(void)
@@ -233,10 +237,8 @@ static void time_all(plan *pl, cand *c)
         }
         double us;
         tc_err e;
-        prog *tp = pl->o.tiles ? tile_prog(c->p, s, NULL, &e) : NULL;
-        if ((!pl->o.tiles || tp) && ptime_run(tp ? tp : c->p, pl->t, s, &us, &e) == TC_OK)
+        if (ptime_run_as(c->p, pl->t, s, pl->tiles, &us, &e) == TC_OK)
             c->us[i] = us;
-        prog_free(tp);
     }
 }
 
@@ -366,7 +368,7 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
         /* large sizes: the same algorithm on two channel sets too, where a
          * receive-and-reduce on one overlaps the next transfer on the other */
         so.also_instances = large ? 2 : 0;
-        so.tiles = pl->o.tiles;
+        so.tiles = pl->tiles;
         prog *p = NULL;
         synth_stats st;
         tc_err e;
@@ -482,7 +484,7 @@ static void time_nccl(plan *pl)
             continue;
         double us;
         long long s = serve_size(p, pl->sizes[i]);
-        if (ptime_run(p, pl->t, s, &us, &e) == TC_OK) {
+        if (ptime_run_as(p, pl->t, s, pl->tiles, &us, &e) == TC_OK) {
             pl->nccl[i] = p;
             pl->nccl_us[i] = us;
             snprintf(pl->nccl_pick[i], sizeof pl->nccl_pick[i], "%s %s, %d channel%s",
@@ -627,20 +629,17 @@ static void weigh(plan *pl)
 /* p's time at size s under variant v by the cost model (sched/ptime), the
  * runtimes' passes where v has them, plus v's cost per call; < 0 if it
  * cannot be timed.  base: the time already taken with the plan's own
- * timing (pl->o.tiles), reused where v is that timing. */
+ * timing (pl->tiles), reused where v is that timing. */
 static double time_variant(const plan *pl, const prog *p, long long s, int v, double base)
 {
     int tiles = variant_tiles((variant_id)v);
     if (v != VAR_DEFAULT && v != VAR_PASSES)
         tiles = variant_tiles(VAR_DEFAULT);
-    else if (tiles == (pl->o.tiles != 0))
+    else if (tiles == pl->tiles)
         return base;
     double us;
     tc_err e;
-    prog *tp = tiles ? tile_prog(p, s, NULL, &e) : NULL;
-    int ok = (!tiles || tp) && ptime_run(tp ? tp : p, pl->vt[v] ? pl->vt[v] : pl->t, s, &us,
-                                         &e) == TC_OK;
-    prog_free(tp);
+    int ok = ptime_run_as(p, pl->vt[v] ? pl->vt[v] : pl->t, s, tiles, &us, &e) == TC_OK;
     cost_proto proto = COST_SIMPLE;
     cost_proto_parse(p->proto, &proto);
     return ok ? us + variant_call_us((variant_id)v, proto) : -1;
@@ -770,6 +769,7 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     plan *pl = xcalloc(1, sizeof *pl);
     pl->t = t;
     pl->o = *o;
+    pl->tiles = o->tiles < 0 ? t->kind == TOPO_GPU && VARIANT_DEFAULT_TILES : o->tiles != 0;
     pl->sel = runtime_get(o->target)->selects_as;
     pl->executor = !runtime_get(pl->sel)->inplace_only;
     pl->given = xcalloc((size_t)o->nsketches + 1, sizeof *pl->given);

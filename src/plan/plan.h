@@ -45,9 +45,12 @@ typedef struct {
     int propose;                /* also synthesize sketches proposed from the topology
                                    (plan/propose.h), after the given ones; plan_opts_init
                                    sets it */
-    int tiles;                  /* time every file (and judge each synthesis's
+    int tiles;                  /* 1: time every file (and judge each synthesis's
                                    candidates) once per tile pass, as the
-                                   runtimes run them (sched/tile.h) */
+                                   runtimes run them (sched/tile.h); 0: the
+                                   program once; -1 (plan_opts_init): the
+                                   default, passes on a GPU topology
+                                   (model/variant.h) */
     int by_default;             /* pick by the default model alone, not by the
                                    worst x NCCL over the model variants
                                    (model/variant.h) */
