@@ -322,11 +322,11 @@ static const args_opt OPTS[] = {
      .help = "plan mode: no proposed sketches (baselines and --sketch only)"},
     {.name = "--tiles", .field = offsetof(cli, tiles), .set = 1, .modes = M_SKETCH | M_PLAN,
      .usage = "--tiles|--steps",
-     .help = "sketch mode: judge the candidates in the runtimes' tile\n"
-             "passes (taccl-run's default timing), not in one pass.  A\n"
-             "plan times all in those passes on a GPU topology unless\n"
-             "--steps: in one pass, each step one transfer (in sketch\n"
-             "mode the default judging)"},
+     .help = "judge the candidates (plan mode: time every candidate and\n"
+             "NCCL's schedule) in the runtimes' tile passes, taccl-run's\n"
+             "default timing, not in one pass; --steps: in one pass\n"
+             "(the default here: a plan still judges every choice in\n"
+             "the passes, as a model variant)"},
     {.name = "--steps", .field = offsetof(cli, tiles), .set = 0, .modes = M_SKETCH | M_PLAN,
      .usage = ""},
     {.name = "--by-default", .field = offsetof(cli, by_default), .set = 1, .modes = M_PLAN,

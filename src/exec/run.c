@@ -217,7 +217,9 @@ void run_variants(const prog *p, const topo *t, const run_opts *o, long long siz
             continue;
         int tiles = variant_tiles((variant_id)v);
         if (v == VAR_DEFAULT || v == VAR_PASSES) {
-            if (us_known >= 0 && tiles == run_tiles(o, t)) {
+            /* the two timings are one program where no chunk takes two
+             * tiles nor a step two operations (sched/tile.h) */
+            if (us_known >= 0 && (tiles == run_tiles(o, t) || !tile_needed(q, size))) {
                 vt->us[v] = us_known;
                 continue;
             }

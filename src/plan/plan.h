@@ -47,10 +47,9 @@ typedef struct {
                                    sets it */
     int tiles;                  /* 1: time every file (and judge each synthesis's
                                    candidates) once per tile pass, as the
-                                   runtimes run them (sched/tile.h); 0: the
-                                   program once; -1 (plan_opts_init): the
-                                   default, passes on a GPU topology
-                                   (model/variant.h) */
+                                   runtimes run them (sched/tile.h); 0 or -1
+                                   (plan_opts_init): the program once, the
+                                   passes judged as a model variant */
     int by_default;             /* pick by the default model alone, not by the
                                    worst x NCCL over the model variants
                                    (model/variant.h) */
