@@ -7,8 +7,8 @@ bandwidths), per collective (AllGather, ReduceScatter) and size (64 MiB,
 256 MiB, 1 GiB), one row of:
   - ForestColl's k = 1 schedule as its to_xml.py writes it
     (tests/data/forestcoll/*-k1.xml, scripts/gen_forestcoll_xml.py), run by
-    taccl-run with the fabric given (--topo), in one pass and in the
-    runtimes' tile passes (--tiles);
+    taccl-run with the fabric given (--topo), in one pass (--steps) and in
+    the runtimes' tile passes (--tiles, the default);
   - our plan (taccl-synth --plan --sizes 64M:1G --time-budget 120 --tiles:
     its candidates and files judged in the tile passes), the file taccl-run
     picks for the size, both timings;
@@ -49,7 +49,7 @@ def run(binary, args):
 
 def timed(binary, target, topo, size):
     out = []
-    for tiles in ([], ["--tiles"]):
+    for tiles in (["--steps"], ["--tiles"]):
         d = run(binary, [target, "--topo", topo, "--size", size, "--no-data"] + tiles)
         if d.get("error") or d.get("refused") or d.get("verified") is False:
             sys.exit("taccl-run %s at %s: %s" % (target, size, d.get("error") or d["refused"]))
@@ -94,8 +94,8 @@ def main():
         "(`tests/data/forestcoll/`, alpha 0). ForestColl: its k = 1 trees as its `to_xml.py` "
         "writes them (`scripts/gen_forestcoll_xml.py`, ForestColl @3c13aee). Ours: `taccl-synth "
         "--plan TOPO --collective C " + " ".join(PLAN_ARGS) + "`, the file `taccl-run DIR` picks. "
-        "Times in us from `taccl-run --no-data` in one pass (default) and in the runtimes' tile "
-        "passes (`--tiles`). Bound: the exact cut bound (`taccl-run`); optimum: ForestColl's "
+        "Times in us from `taccl-run --no-data` in one pass (`--steps`) and in the runtimes' "
+        "tile passes (`--tiles`, the default). Bound: the exact cut bound (`taccl-run`); optimum: ForestColl's "
         "stated optimum for the size (its optimal k: 83 on MI250 x2, 13 on A100 x2, which the "
         "runtimes' channel limits do not allow).",
         "",

@@ -105,8 +105,8 @@ VARIANTS = [
                "LL128 14, Simple 8.4 us; ring LL 6.6, LL128 14, Simple 8.4)"),
     ("latency+launch", "both the latency and the launch changes"),
     ("latency+delay+launch", "NCCL's per-step latency as latency only, plus its base latency"),
-    ("tiles", "the runtimes' tiles (taccl-run --tiles: the program once per tile of every "
-              "chunk)"),
+    ("steps", "the program once, each step one transfer (taccl-run --steps; the default is "
+              "the runtimes' tile passes)"),
     ("ports", "switch ports not shared: each switch as a link per pair of its ranks"),
     ("reserve", "arbitration reserve: a transfer books its resources ahead and they idle "
                 "until then"),
@@ -235,8 +235,8 @@ def variants(a, row, xml, topo, work, stem, only=None):
             lat = bench_calib.BASE_LAT_US.get(row["algo"], {}).get(row["proto"])
             if t is not None and lat is not None:
                 us = t + lat
-        elif name == "tiles":
-            us, _ = run(a.bin, xml, topo, size, ["--tiles"])
+        elif name == "steps":
+            us, _ = run(a.bin, xml, topo, size, ["--steps"])
         else:
             us = topo_run(name)
         times[name] = us

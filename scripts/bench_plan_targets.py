@@ -16,8 +16,9 @@ delay)"), and shown beside in ours (alpha held), where no schedule passes
 9.90 GB/s at 64 KiB (docs/design.md 7a), the lower bound over the
 time for AllGather and ReduceScatter at 1 GiB, and the ReduceScatter-then-
 AllGather floor (their two bounds at S summed) over the time for AllReduce at
-1 GiB; for those the last column times the same out-of-place pick as the
-runtimes' interpreter runs it, in passes of 2 MiB tiles (`taccl-run --tiles`).  Where the legacy runtime cannot take our schedule at S (it
+1 GiB; for those the last column times the same out-of-place pick in one
+pass, each step one transfer (`taccl-run --steps`; the default is the
+runtimes' passes of 2 MiB tiles, docs/design.md section 8).  Where the legacy runtime cannot take our schedule at S (it
 allocates maxBytes x scratch / nchunksperloop at start, see docs/design.md
 section 8) the plan falls back to NCCL there; the row is then measured
 again for the newer executor (`--target msccl-executor`), which has no
@@ -126,16 +127,16 @@ def measure(bin_dir, t, target, budget, work):
         elif row.get("picked"):
             frm = next((f["from"] for f in plan["files"] if f["file"] == row["picked"]), None)
         out[mode] = (row, frm)
-    # the same pick timed as the runtimes' interpreter runs it, in passes of
-    # 2 MiB tiles (taccl-run --tiles, docs/design.md section 8); TE-CCL's
-    # small sizes fit one tile
-    out["tiles"] = {}
+    # the same pick timed in one pass (taccl-run --steps), beside the
+    # default, the runtimes' passes of 2 MiB tiles (docs/design.md section
+    # 8); TE-CCL's small sizes fit one tile
+    out["steps"] = {}
     if fig != "algbw":
         r = run([os.path.join(bin_dir, "taccl-run"), d, "--size", str(at), "--outofplace",
-                 "--no-data", "--tiles", "--json", "-q"])
+                 "--no-data", "--steps", "--json", "-q"])
         try:
             j = json.loads(r.stdout)
-            out["tiles"] = j["rows"][0] if "rows" in j else j
+            out["steps"] = j["rows"][0] if "rows" in j else j
         except (ValueError, KeyError, IndexError):
             pass
     return out
@@ -170,7 +171,7 @@ def main():
     names = {"algbw": "algbw GB/s", "bound": "bound / time", "floor": "RS+AG floor / time"}
     lines = ["| topology | collective | TACCL's sketch | plan sizes | at | target | runtime | "
              "out of place | in place | schedule (out of place) | plan s | met? | "
-             "out of place in the runtime's passes (--tiles) |",
+             "out of place in one pass (--steps) |",
              "|---" * 13 + "|"]
     recs = []
     with tempfile.TemporaryDirectory() as work:
@@ -202,8 +203,8 @@ def main():
                 # TE-CCL's figures are met or not in TE-CCL's model; in ours
                 # (alpha held) they are shown beside
                 beside = fig == "algbw" and not tp.endswith("+delay")
-                tv = None if m["tiles"].get("nccl_fallback") else \
-                    figure(fig, m["tiles"], at, bnd) if m["tiles"] else None
+                tv = None if m["steps"].get("nccl_fallback") else \
+                    figure(fig, m["steps"], at, bnd) if m["steps"] else None
                 met = ("beside: %s" % ("≥" if ok else "below")) if beside \
                     else "**met**" if ok else "not met"
                 recs.append({"topology": tp, "collective": coll, "sketch": sk,

@@ -225,6 +225,7 @@ static void test_plan_dir(void **state)
     o.coll = COLL_ALLGATHER;
     o.lo = 512 << 10;        /* where ring beats NCCL's own schedule on ndv2-x1 */
     o.hi = 1 << 20;
+    o.by_default = 1;       /* the choice by the default model: this tests the files */
     o.propose = 0;
     o.quiet = 1;
     o.mscclpp = 1;

@@ -152,6 +152,7 @@ static void test_run(void **state)
     run_opts_default(&o);
     o.size_bytes = 32 * MIB;
     o.mode = 0;
+    o.tiles = 0;    /* the program once (taccl-run --steps) */
     run_report r;
     tc_err e;
     assert_int_equal(run_schedule(p, t, &o, &r, &e), TC_OK);
@@ -170,6 +171,17 @@ static void test_run(void **state)
     want = 8 * cost_hop_us(&rt, 2.0 * MIB) + cost_copy_us(t, 4.0 * MIB);
     assert_true(fabs(tiled - want) < 1e-6 * want);
     run_report_free(&r);
+    /* a size whose chunks fit one tile, each step one operation, is the
+     * program itself in passes; 32 MiB (16 MiB chunks) is not */
+    assert_int_equal(tile_needed(p, 32 * MIB), 1);
+    assert_int_equal(tile_needed(p, 1 * MIB), 0);
+    /* the default timing on a GPU topology is the passes (model/variant.h) */
+    o.tiles = -1;
+    assert_int_equal(run_schedule(p, t, &o, &r, &e), TC_OK);
+    assert_true(r.tiled);
+    assert_true(fabs(r.res[0].time_us - tiled) < 1e-9 * tiled);
+    run_report_free(&r);
+    o.tiles = 1;
     /* a size that cannot be tiled is an input error, as the file's own */
     o.size_bytes = 4 * (2 * MIB + 2);
     assert_int_equal(run_schedule(p, t, &o, &r, &e), TC_INPUT);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/topo.h"
+#include "model/variant.h"
 
 static const char *const BUNDLED[] = {
     "topologies/ndv2-x1.json",      "topologies/ndv2-x2.json",
@@ -1106,6 +1107,61 @@ static void test_large_torus_index(void **state)
     topo_free(t);
 }
 
+/* ------------------------------------------------------------ variants */
+
+/* The model variants' topologies (model/variant.h): ports turns DGX-2's
+ * switch into a link per ordered pair at its figures, nodes and NICs as
+ * they were; nccl-lat sets NCCL's ring latencies as latency only; delay
+ * only the mode; the timing-only rows change no topology. */
+static void test_variants(void **state)
+{
+    (void)state;
+    topo *t = load_ok("topologies/dgx2-x2.json");
+    topo *v;
+    tc_err e;
+    assert_int_equal(variant_topo(t, VAR_PORTS, &v, &e), TC_OK);
+    assert_non_null(v);
+    assert_int_equal(v->nswitches, 0);
+    assert_int_equal(v->nlinks, 2 * 16 * 15);
+    assert_int_equal(v->nnics, t->nnics);
+    topo_route r = topo_route_of(v, 3, 7);
+    assert_int_equal(r.kind, ROUTE_LINK);
+    assert_near(r.alpha_us, 0.35, 1e-12);
+    assert_near(r.bw_gbps, 125, 1e-12);
+    assert_int_equal(topo_route_of(v, 3, 19).kind, ROUTE_NIC);
+    topo_free(v);
+    assert_int_equal(variant_topo(t, VAR_NCCL_LAT, &v, &e), TC_OK);
+    assert_int_equal(v->alpha_delay, 1);
+    assert_near(topo_route_of(v, 3, 7).alpha_us, 3.4, 1e-12);
+    assert_near(topo_route_of(v, 3, 19).alpha_us, 14.0, 1e-12);
+    assert_near(topo_route_of(v, 3, 19).bw_gbps, topo_route_of(t, 3, 19).bw_gbps, 1e-12);
+    topo_free(v);
+    assert_int_equal(variant_topo(t, VAR_DELAY, &v, &e), TC_OK);
+    assert_int_equal(v->alpha_delay, 1);
+    assert_near(topo_route_of(v, 3, 7).alpha_us, 0.35, 1e-12);
+    topo_free(v);
+    assert_int_equal(variant_topo(t, VAR_PASSES, &v, &e), TC_OK);
+    assert_null(v);
+    assert_near(variant_call_us(VAR_NCCL_LAT, COST_LL128), 14.0, 1e-12);
+    assert_near(variant_call_us(VAR_DELAY, COST_LL128), 0, 0);
+    assert_int_equal(variant_applies(t, VAR_PORTS), 1);
+    topo_free(t);
+    t = load_ok("topologies/ndv2-x1.json");
+    assert_int_equal(variant_applies(t, VAR_PORTS), 0);
+    topo_free(t);
+    t = load_ok("topologies/cs-chip4.json");
+    assert_int_equal(variant_applies(t, VAR_PASSES), 0);
+    topo_free(t);
+    /* a ratio's range: the default's in it, a variant timed on one side only left out */
+    variant_times ref = {{10, 8, 4, -1, 20}}, sch = {{5, 4, 4, 3, -1}};
+    double lo, hi;
+    assert_int_equal(variant_ratio_range(&ref, &sch, &lo, &hi), 3);
+    assert_near(lo, 1.0, 1e-12);
+    assert_near(hi, 2.0, 1e-12);
+    sch.us[VAR_DEFAULT] = -1;
+    assert_int_equal(variant_ratio_range(&ref, &sch, &lo, &hi), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1120,6 +1176,7 @@ int main(void)
         cmocka_unit_test(test_warnings),
         cmocka_unit_test(test_errors_fields),
         cmocka_unit_test(test_errors_text),
+        cmocka_unit_test(test_variants),
         cmocka_unit_test(test_error_files),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_arch),

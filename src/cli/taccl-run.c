@@ -175,12 +175,18 @@ static const args_opt OPTS[] = {
              "of ranks with its transfers and bytes, coloured by link,\n"
              "switch or NIC"},
     {.name = "--tiles", .field = offsetof(cli, run.tiles), .set = 1, .modes = M_MSCCL,
-     .help = "time it as the MSCCL runtimes' interpreter runs it: the\n"
-             "whole program once per pass over the next tile of every\n"
-             "chunk (2 MiB under Simple, 32 KiB LL, 576000 B LL128),\n"
-             "a step's chunks as separate operations where a chunk\n"
-             "takes several passes (docs/design.md section 8).  The\n"
-             "checks still judge the file; GPU topologies only"},
+     .usage = "--tiles|--steps",
+     .help = "time it as the MSCCL runtimes' interpreter runs it (the\n"
+             "default on a GPU topology): the whole program once per\n"
+             "pass over the next tile of every chunk (2 MiB under\n"
+             "Simple, 32 KiB LL, 576000 B LL128), a step's chunks as\n"
+             "separate operations where a chunk takes several passes\n"
+             "(docs/design.md section 8); the checks still judge the\n"
+             "file.  --steps: the program once, each step one transfer\n"
+             "of its whole cnt chunks (what --trace and --routes\n"
+             "follow, and a chip/cluster device's only timing)"},
+    {.name = "--steps", .field = offsetof(cli, run.tiles), .set = 0, .modes = M_MSCCL,
+     .usage = ""},
     {.name = "--strict", .field = offsetof(cli, run.strict), .set = 1, .modes = M_ANY,
      .help = "fail (exit 1) on warnings too: races and uninitialized\n"
              "reads among steps whose data never reaches the result;\n"
@@ -354,6 +360,9 @@ typedef struct {
     long long padded;       /* > 0: the call padded to this many bytes runs `picked`
                                (unpadded, the runtime runs NCCL) */
     char why[640];          /* an NCCL fallback's reason, a padded call's how */
+    int nvar;               /* > 0: x NCCL under this many model variants */
+    variant_times vus, vnccl;   /* the picked file's and NCCL's times under each */
+    double xlo, xhi;        /* the range of x NCCL over them */
 } plan_row;
 
 /* Time (and check) p at `size` in `mode` with the options `base`; TC_OK and
@@ -482,6 +491,17 @@ static void plan_row_json(cJSON *a, const plan_row *w, const pick_set *set, coll
         cJSON_AddNumberToObject(o, "nccl_us", w->nccl_us);
         if (w->us > 0)
             cJSON_AddNumberToObject(o, "x_nccl", w->nccl_us / w->us);
+        if (w->nvar > 0) {
+            cJSON_AddNumberToObject(o, "x_nccl_min", w->xlo);
+            cJSON_AddNumberToObject(o, "x_nccl_max", w->xhi);
+            cJSON *v = cJSON_AddObjectToObject(o, "x_nccl_variants");
+            for (int i = 0; i < VAR_COUNT; i++)
+                if (w->vnccl.us[i] >= 0 && w->vus.us[i] > 0)
+                    cJSON_AddNumberToObject(v, variant_get((variant_id)i)->name,
+                                            w->vnccl.us[i] / w->vus.us[i]);
+                else
+                    cJSON_AddNullToObject(v, variant_get((variant_id)i)->name);
+        }
     } else {
         cJSON_AddNullToObject(o, "nccl_us");
     }
@@ -492,7 +512,7 @@ static void plan_row_json(cJSON *a, const plan_row *w, const pick_set *set, coll
 
 static void plan_row_text(const plan_row *w, const pick_set *set, coll_kind k)
 {
-    char t[32] = "-", x[32] = "-", n[32] = "-", bw[32] = "-", ratio[32] = "-";
+    char t[32] = "-", x[32] = "-", n[32] = "-", bw[32] = "-", ratio[32] = "-", rg[32] = "-";
     if (w->us >= 0) {
         snprintf(t, sizeof t, "%.3f", w->us);
         snprintf(bw, sizeof bw, "%.3f", coll_algbw_gbps(k, (double)w->size, w->us));
@@ -501,10 +521,12 @@ static void plan_row_text(const plan_row *w, const pick_set *set, coll_kind k)
         snprintf(n, sizeof n, "%.3f", w->nccl_us);
         if (w->us > 0)
             snprintf(x, sizeof x, "%.2f", w->nccl_us / w->us);
+        if (w->nvar > 0)
+            snprintf(rg, sizeof rg, "%.2f-%.2f", w->xlo, w->xhi);
     }
     if (w->bound_us > 0 && w->us > 0)
         snprintf(ratio, sizeof ratio, "%.3f", w->bound_us / w->us);
-    printf("%12lld %12s %9s %12s %8s %6s  %s%s%s%s%s\n", w->size, t, bw, n, x, ratio,
+    printf("%12lld %12s %9s %12s %8s %11s %6s  %s%s%s%s%s\n", w->size, t, bw, n, x, rg, ratio,
            w->picked >= 0 ? pick_set_name(set, w->picked) : "NCCL fallback",
            w->picked < 0 ? "" : !w->verified ? "  (NOT VERIFIED)" : w->data ? ""
                                                                           : "  (timing only)",
@@ -522,6 +544,7 @@ typedef struct {
     cJSON *rows;
     int all_ok;
     cJSON *planj;           /* DIR/plan.json when it parses (its fallbacks' reasons) */
+    run_variant_set vars;   /* the model variants' topologies (x NCCL's range) */
 } plan_run;
 
 /* The reason plan.json gives for an NCCL fallback range holding size in
@@ -605,8 +628,9 @@ static int plan_check_set(const cli *c, plan_run *pr, tc_err *err)
  * the file at fault. */
 static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
 {
-    plan_row w = {size, pick_schedule(pr->set, pr->k, pr->ngpus, pr->mode, size, pr->rt),
-                  -1, -1, 1, 0, -1, 0, ""};
+    plan_row w = {.size = size,
+                  .picked = pick_schedule(pr->set, pr->k, pr->ngpus, pr->mode, size, pr->rt),
+                  .us = -1, .nccl_us = -1, .verified = 1, .bound_us = -1};
     if (w.picked < 0)
         plan_fallback(pr, &w);
     char npath[4200], ppath[4200] = "";
@@ -643,6 +667,17 @@ static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
                     w.padded > 0 ? w.padded : size, why);
     } else if (rc == TC_OK) {
         w.us = w.nccl_us;
+    }
+    if (rc == TC_OK && p && nref && w.us > 0 && w.nccl_us > 0 && w.verified) {
+        /* x NCCL under every model variant: each ratio's two times from
+         * one variant (model/variant.h) */
+        run_opts nro = c->run;
+        nro.target = RT_UNLIMITED;
+        run_variants(nref, t, &nro, served_size(nref, size), 0, w.nccl_us, &pr->vars,
+                     &w.vnccl);
+        run_variants(p, t, &c->run, w.padded > 0 ? w.padded : size, pr->mode, w.us, &pr->vars,
+                     &w.vus);
+        w.nvar = variant_ratio_range(&w.vnccl, &w.vus, &w.xlo, &w.xhi);
     }
     c->run = keep;
     prog_free(nref);
@@ -732,10 +767,10 @@ static int dir_main(cli *c)
     }
     if (rc == TC_OK && !c->json && !c->quiet)
         printf("# %s: %s, %d ranks, %s, %s runtime's rules\n"
-               "#%11s %12s %9s %12s %8s %6s  %s\n",
+               "#%11s %12s %9s %12s %8s %11s %6s  %s\n",
                c->file, coll_name(pr.k), pr.ngpus, pr.mode ? "in place" : "out of place",
                runtime_name(pr.rt), "size(B)", "time(us)", "algbw",
-               "nccl(us)", "x NCCL", "bound", "picked");
+               "nccl(us)", "x NCCL", "variants", "bound", "picked");
     for (long long size = lo; rc == TC_OK && size <= hi; size *= 2) {
         rc = plan_size(c, &pr, size, &err);
         if (size > hi / 2)
@@ -752,6 +787,7 @@ static int dir_main(cli *c)
         fprintf(stderr, "taccl-run: %s\n", wrong);
     cJSON_Delete(pr.rows);
     cJSON_Delete(pr.planj);
+    run_variant_set_free(&pr.vars);
     topo_free(pr.own);
     pick_set_free(pr.set);
     return rc != TC_OK ? TC_INPUT : pr.all_ok ? TC_OK : TC_WRONG;
@@ -762,7 +798,7 @@ static int dir_main(cli *c)
 /* Options that do not go together with what this run is; NULL if none. */
 static const char *option_clash(const cli *c)
 {
-    if (c->run.tiles && (c->trace_to || c->routes_to))
+    if (c->run.tiles > 0 && (c->trace_to || c->routes_to))
         return c->trace_to ? "--trace: follows the file's own steps; it does not go with --tiles"
                            : "--routes: follows the file's own steps; it does not go with --tiles";
     if (c->sweep_lo > 0 && (c->trace_to || c->routes_to))
@@ -861,6 +897,8 @@ static int file_main(cli *c)
 
     run_report r;
     trace *tr = c->trace_to || c->routes_to ? trace_new(p, t) : NULL;
+    if (tr && c->run.tiles < 0)
+        c->run.tiles = 0;   /* a trace and routes follow the file's own steps */
     if (tr)
         c->run.obs = trace_observer(tr);
     rc = run_schedule(p, t, &c->run, &r, &err);

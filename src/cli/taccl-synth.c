@@ -92,6 +92,7 @@ typedef struct {
     int no_propose;             /* --no-propose (plan mode) */
     const char *profile;        /* --profile (plan mode) */
     int tiles;                  /* --tiles */
+    int by_default;             /* --by-default */
 } cli;
 
 static int cli_fail(const cli *c, int hint, const char *fmt, ...)
@@ -320,9 +321,19 @@ static const args_opt OPTS[] = {
     {.name = "--no-propose", .field = offsetof(cli, no_propose), .set = 1, .modes = M_PLAN,
      .help = "plan mode: no proposed sketches (baselines and --sketch only)"},
     {.name = "--tiles", .field = offsetof(cli, tiles), .set = 1, .modes = M_SKETCH | M_PLAN,
-     .help = "sketch and plan mode: judge the candidates (and a plan's\n"
-             "files) as the runtimes run them, once per tile pass\n"
-             "(taccl-run --tiles) instead of in one pass"},
+     .usage = "--tiles|--steps",
+     .help = "judge the candidates (plan mode: time every candidate and\n"
+             "NCCL's schedule) in the runtimes' tile passes, taccl-run's\n"
+             "default timing, not in one pass; --steps: in one pass\n"
+             "(the default here: a plan still judges every choice in\n"
+             "the passes, as a model variant)"},
+    {.name = "--steps", .field = offsetof(cli, tiles), .set = 0, .modes = M_SKETCH | M_PLAN,
+     .usage = ""},
+    {.name = "--by-default", .field = offsetof(cli, by_default), .set = 1, .modes = M_PLAN,
+     .help = "plan mode: pick at each size the candidate fastest by the\n"
+             "default model alone (default: the one whose worst x NCCL\n"
+             "over the model variants is best, NCCL unless a candidate\n"
+             "wins in every variant; docs/design.md section 4)"},
     {.name = "--sizes", .value = "LO:HI", .parse = args_range, .field = offsetof(cli, sizes_lo),
      .field2 = offsetof(cli, sizes_hi),
      .expect = "LO:HI sizes with 0 < LO <= HI, e.g. 1K:1G (LO:LO for one size)", .modes = M_PLAN,
@@ -738,7 +749,7 @@ static int set_proto(const cli *c, prog *p, const topo *t, tc_err *err)
             continue;
         snprintf(p->proto, sizeof p->proto, "%s", cost_proto_name(pr));
         double us;
-        int rc = ptime_run(p, t, p->size_bytes, &us, err);
+        int rc = ptime_run_as(p, t, p->size_bytes, -1, &us, err);
         if (rc != TC_OK)
             return rc;
         used += (size_t)snprintf(note + used, used < sizeof note ? sizeof note - used : 0,
@@ -838,7 +849,7 @@ static int sketch_main(const cli *c)
         o.verbose = c->verbose;
         o.mem_limit_mb = c->mem_limit_mb;
         o.hierarchical = c->hierarchical;
-        o.tiles = c->tiles;
+        o.tiles = c->tiles > 0;
         o.rails = c->rails;
         o.route = c->route;
         coll_kind kind = o.has_coll ? o.coll : s->has_coll ? s->coll : COLL_ALLGATHER;
@@ -1044,6 +1055,7 @@ static int plan_main(const cli *c)
     o.propose = !c->no_propose;
     o.profile = c->profile;
     o.tiles = c->tiles;
+    o.by_default = c->by_default;
     o.proto = c->proto;
     plan *pl = NULL;
     topo *t = load_topology(c, c->pos[0], &err);
@@ -1075,6 +1087,7 @@ int main(int argc, char **argv)
 {
     cli c;
     memset(&c, 0, sizeof c);
+    c.tiles = -1;   /* the default timing (model/variant.h) */
     c.target = RT_MSCCL;
     c.gap = -1;
     c.solver_cbc = -1;

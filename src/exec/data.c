@@ -399,6 +399,15 @@ static void fill_rank(data_space *d, const prog *p, int r)
     free(is_input);
 }
 
+int data_fits(const prog *p, int inplace, long long chunk_bytes, tc_err *err)
+{
+    double need = data_bytes_needed(p, inplace, chunk_bytes);
+    if (need > (double)DATA_MAX_BYTES)
+        return tc_err_set(err, TC_INPUT, "needs %.1f GiB of buffers; run timing-only (--no-data)",
+                          need / (double)(1LL << 30));
+    return TC_OK;
+}
+
 int data_init(data_space *d, const prog *p, const sim_opts *o, long long chunk_bytes,
               tc_err *err)
 {
@@ -412,10 +421,8 @@ int data_init(data_space *d, const prog *p, const sim_opts *o, long long chunk_b
                           runtime_dtype_name(o->dtype));
     if (check_shapes(p, err) != TC_OK)
         return TC_INPUT;
-    double need = data_bytes_needed(p, o->inplace, chunk_bytes);
-    if (need > (double)DATA_MAX_BYTES)
-        return tc_err_set(err, TC_INPUT, "needs %.1f GiB of buffers; run timing-only (--no-data)",
-                          need / (double)(1LL << 30));
+    if (data_fits(p, o->inplace, chunk_bytes, err) != TC_OK)
+        return TC_INPUT;
     d->nranks = p->ngpu;
     d->chunk_bytes = chunk_bytes;
     d->elems = chunk_bytes / es;
@@ -437,7 +444,8 @@ int data_init(data_space *d, const prog *p, const sim_opts *o, long long chunk_b
             return tc_err_set(err, TC_INPUT,
                               "out of memory allocating %.1f GiB of buffers; run timing-only "
                               "(--no-data)",
-                              need / (double)(1LL << 30));
+                              data_bytes_needed(p, o->inplace, chunk_bytes) /
+                                  (double)(1LL << 30));
         }
         fill_rank(d, p, r);
     }

@@ -34,6 +34,10 @@ typedef struct {
 /* Total bytes the buffers of p take at this chunk size. */
 double data_bytes_needed(const prog *p, int inplace, long long chunk_bytes);
 
+/* TC_OK when those buffers fit DATA_MAX_BYTES, else TC_INPUT saying how
+ * many GiB they need. */
+int data_fits(const prog *p, int inplace, long long chunk_bytes, tc_err *err);
+
 /* Allocate, seed and poison every rank's slots.  TC_INPUT with err set when
  * the element size does not divide the chunk, the shapes do not match the
  * collective, or the buffers would exceed DATA_MAX_BYTES / memory. */

@@ -26,6 +26,12 @@ void run_opts_default(run_opts *o)
     o->seed = 1;
     o->mode = -1;
     o->target = RT_ANY;
+    o->tiles = -1;
+}
+
+int run_tiles(const run_opts *o, const topo *t)
+{
+    return o->tiles < 0 ? t->kind == TOPO_GPU && VARIANT_DEFAULT_TILES : o->tiles != 0;
 }
 
 long long run_default_size(const prog *p)
@@ -89,12 +95,21 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
     if (resolved)
         p = resolved;
     prog *tiled = NULL;
-    if (o->tiles && t->kind != TOPO_GPU) {
+    if (o->tiles > 0 && t->kind != TOPO_GPU) {
         prog_free(resolved);
         return tc_err_set(err, TC_INPUT, "--tiles: the MSCCL runtimes' tile loop is a GPU "
                           "runtime's; topology %s is a chip/cluster device", t->name);
     }
-    if (o->tiles) {
+    /* buffers too large to move data in are said before the passes, which
+     * would otherwise be refused first for their size (data.c's words) */
+    for (int m = 0; o->data && m < r->nmodes && p->nchunksperloop > 0 &&
+                    r->size_bytes % p->nchunksperloop == 0; m++) {
+        if (data_fits(p, r->modes[m], r->size_bytes / p->nchunksperloop, err) != TC_OK) {
+            prog_free(resolved);
+            return TC_INPUT;
+        }
+    }
+    if (run_tiles(o, t)) {
         tiled = tile_prog(p, r->size_bytes, &r->tile, err);
         if (!tiled) {
             prog_free(resolved);
@@ -107,22 +122,30 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
         race_check_graph(rg, r->modes[m], 0, &race_hz[m], &r->race[m]);
     race_graph_free(rg);
     int ok = 1;
+    /* the dead steps' operations in the passes (sched/tile.h) */
+    long long *tmap = tiled ? tile_step_map(p, &r->tile) : NULL;
+    char *tdead = tiled ? xcalloc((size_t)r->tile.ops + 1, 1) : NULL;
     for (int m = 0; m < r->nmodes; m++) {
         int before = r->hz.n;
         hazard_list_move(&r->hz, &race_hz[m]);
+        if (tiled && r->race[m].dead)
+            for (long long i = 0; i < r->tile.ops; i++)
+                tdead[i] = r->race[m].dead[tmap[i]];
         sim_opts so = {
             .size_bytes = r->size_bytes,
             .dtype = o->dtype,
             .data = o->data,
             .inplace = r->modes[m],
             .seed = o->seed,
-            .dead = tiled ? NULL : r->race[m].dead,   /* by the file's steps */
+            .dead = !r->race[m].dead ? NULL : tiled ? tdead : r->race[m].dead,
             .obs = m == 0 && !tiled ? o->obs : NULL,
         };
         int rc = sim_run(tiled ? tiled : p, t, &so, &r->res[m], &r->hz, err);
         if (rc != TC_OK) {
             for (int k = m + 1; k < r->nmodes; k++)
                 hazard_list_free(&race_hz[k]);
+            free(tmap);
+            free(tdead);
             prog_free(tiled);
             prog_free(resolved);
             return rc;
@@ -132,9 +155,82 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
             ok = 0;
     }
     r->verified = ok;
+    free(tmap);
+    free(tdead);
     prog_free(tiled);
     prog_free(resolved);
     return TC_OK;
+}
+
+void run_variant_set_free(run_variant_set *s)
+{
+    for (int v = 0; v < VAR_COUNT; v++)
+        topo_free(s->t[v]);
+    memset(s, 0, sizeof *s);
+}
+
+static void variant_set_for(run_variant_set *s, const topo *t)
+{
+    if (s->base == t)
+        return;
+    run_variant_set_free(s);
+    s->base = t;
+    for (int v = 0; v < VAR_COUNT; v++) {
+        tc_err e;
+        s->ok[v] = variant_applies(t, (variant_id)v) &&
+                   variant_topo(t, (variant_id)v, &s->t[v], &e) == TC_OK;
+    }
+}
+
+/* p's time on t, timing only, in the runtimes' passes or not; < 0 if it
+ * does not complete. */
+static double time_only(const prog *p, const topo *t, long long size, int mode, int tiles)
+{
+    prog *tp = NULL;
+    tc_err e;
+    if (tiles && tile_needed(p, size) && !(tp = tile_prog(p, size, NULL, &e)))
+        return -1;
+    sim_opts so = {.size_bytes = size, .dtype = DT_I32, .data = 0, .inplace = mode};
+    sim_result res;
+    memset(&res, 0, sizeof res);
+    hazard_list hz = {0};
+    double us = -1;
+    if (sim_run(tp ? tp : p, t, &so, &res, &hz, &e) == TC_OK && res.completed)
+        us = res.time_us;
+    sim_result_free(&res);
+    hazard_list_free(&hz);
+    prog_free(tp);
+    return us;
+}
+
+void run_variants(const prog *p, const topo *t, const run_opts *o, long long size, int mode,
+                  double us_known, run_variant_set *set, variant_times *vt)
+{
+    variant_set_for(set, t);
+    cost_proto proto = COST_SIMPLE;
+    cost_proto_parse(p->proto, &proto);
+    long long moved;
+    prog *resolved = rtdep_resolve(p, &moved);
+    const prog *q = resolved ? resolved : p;
+    for (int v = 0; v < VAR_COUNT; v++) {
+        vt->us[v] = -1;
+        if (!set->ok[v])
+            continue;
+        int tiles = variant_tiles((variant_id)v);
+        if (v == VAR_DEFAULT || v == VAR_PASSES) {
+            /* the two timings are one program where no chunk takes two
+             * tiles nor a step two operations (sched/tile.h) */
+            if (us_known >= 0 && (tiles == run_tiles(o, t) || !tile_needed(q, size))) {
+                vt->us[v] = us_known;
+                continue;
+            }
+        } else {
+            tiles = variant_tiles(VAR_DEFAULT);
+        }
+        double us = time_only(q, set->t[v] ? set->t[v] : t, size, mode, tiles);
+        vt->us[v] = us < 0 ? -1 : us + variant_call_us((variant_id)v, proto);
+    }
+    prog_free(resolved);
 }
 
 void run_report_free(run_report *r)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "../bound/bound.h"
+#include "../model/variant.h"
 #include "../sched/tile.h"
 #include "check.h"
 #include "race.h"
@@ -28,9 +29,12 @@ typedef struct {
     int strict;             /* warnings (hazards among dead traffic) fail the run */
     const bound_model *bound; /* lower bound to report against, or NULL */
     const sim_observer *obs;  /* told of the first mode's steps and transfers, or NULL */
-    int tiles;              /* time it as the runtimes' interpreter runs it: the
-                               program once per tile pass (sched/tile.h; a GPU
-                               topology only); the checks still judge the file */
+    int tiles;              /* 1: time it as the runtimes' interpreter runs it:
+                               the program once per tile pass (sched/tile.h; a
+                               GPU topology only; the checks still judge the
+                               file); 0: once, each step one transfer; -1
+                               (run_opts_default): the default timing
+                               (run_tiles) */
 } run_opts;
 
 typedef struct {
@@ -60,6 +64,10 @@ typedef struct {
 } run_report;
 
 void run_opts_default(run_opts *o);
+
+/* Whether o times p on t in the runtimes' tile passes: o->tiles, or for -1
+ * the default (model/variant.h, VARIANT_DEFAULT_TILES) on a GPU topology. */
+int run_tiles(const run_opts *o, const topo *t);
 
 /* Default size when neither the caller nor the file gives one: 1 MiB,
  * rounded up to a whole number of 4-byte elements per chunk. */
@@ -100,6 +108,25 @@ double run_report_time_us(const run_report *r);
  * input (err set). */
 int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long long lo,
               long long hi, int json, const char *file, tc_err *err);
+
+/* The topologies of the model variants (model/variant.h) for one base
+ * topology, built once and kept while the base stays the same. */
+typedef struct {
+    const topo *base;
+    topo *t[VAR_COUNT];     /* NULL: the variant times on the base itself */
+    int ok[VAR_COUNT];      /* applies to base and its topology loaded */
+} run_variant_set;
+
+void run_variant_set_free(run_variant_set *s);
+
+/* p's time in `mode` at `size` under every model variant, timing only
+ * (no data, no ordering checks: the run that judged p did those):
+ * vt->us[v] < 0 where v does not apply to t or p does not complete under
+ * it.  o->tiles says which timing `us_known` (>= 0: p's time already
+ * measured with o's options, not run again; < 0: none) is: the default's
+ * or VAR_PASSES'.  set caches the variant topologies across calls. */
+void run_variants(const prog *p, const topo *t, const run_opts *o, long long size, int mode,
+                  double us_known, run_variant_set *set, variant_times *vt);
 
 /* One JSON object (malloc'd string).  r, p, t may be NULL when the input
  * could not be used; `error` then says why.  With r, `error` (if not NULL)

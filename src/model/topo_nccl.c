@@ -142,6 +142,15 @@ double topo_nccl_latency(topo_nccl_hw hw, topo_nccl_proto p, int amd)
     return amd ? RCCL_LAT[hw][p] : NCCL_LAT[hw][p];
 }
 
+/* NCCL src/graph/tuning.cc:149-151 at 5067397 (ncclTunerConstantsDefaults,
+ * baseLatencies, Ring row): LL 6.6, LL128 14, Simple 8.4 us. */
+double topo_nccl_base_latency(topo_nccl_proto p)
+{
+    static const double RING_BASE[3] = {6.6, 14.0, 8.4};
+    TC_ASSERT(p >= 0 && p <= 2);
+    return RING_BASE[p];
+}
+
 static const char *const PROTO_NAME[3] = {"LL", "LL128", "Simple"};
 static const char *const HW_NAME[3] = {"NVLINK", "PCI", "NET"};
 

@@ -103,4 +103,8 @@ double topo_nccl_net_bw(long mbps);
  * default tuning model instead of NCCL's. */
 double topo_nccl_latency(topo_nccl_hw hw, topo_nccl_proto p, int amd);
 
+/* NCCL's base latency of a ring call with protocol p (us): what its tuning
+ * model adds to every call before the per-step latencies. */
+double topo_nccl_base_latency(topo_nccl_proto p);
+
 #endif

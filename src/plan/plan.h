@@ -45,9 +45,14 @@ typedef struct {
     int propose;                /* also synthesize sketches proposed from the topology
                                    (plan/propose.h), after the given ones; plan_opts_init
                                    sets it */
-    int tiles;                  /* time every file (and judge each synthesis's
+    int tiles;                  /* 1: time every file (and judge each synthesis's
                                    candidates) once per tile pass, as the
-                                   runtimes run them (sched/tile.h) */
+                                   runtimes run them (sched/tile.h); 0 or -1
+                                   (plan_opts_init): the program once, the
+                                   passes judged as a model variant */
+    int by_default;             /* pick by the default model alone, not by the
+                                   worst x NCCL over the model variants
+                                   (model/variant.h) */
     const char *profile;        /* --profile FILE (plan/profile.h): the calls whose
                                    saved time decides which files a runtime that
                                    loads few keeps; NULL: each size of the range

@@ -148,14 +148,15 @@ static int check_send(const lin *in, int i, tc_err *err)
 /* ------------------------------------------------------------ entry */
 
 /* The prediction a program carries is the time of the program as written
- * (sched/ptime): the algorithm's own time knows nothing of the runs,
+ * (sched/ptime), in the default timing (the runtimes' tile passes on a GPU
+ * topology, model/variant.h): the algorithm's own time knows nothing of the runs,
  * staging copies and dependencies added here.  Kept when the program
  * cannot be timed (no topology or size; a program that cannot finish is
  * the executor's to report). */
 static void predict(prog *p, const topo *t)
 {
     double us;
-    if (t && p->size_bytes > 0 && ptime_run(p, t, p->size_bytes, &us, NULL) == TC_OK)
+    if (t && p->size_bytes > 0 && ptime_run_as(p, t, p->size_bytes, -1, &us, NULL) == TC_OK)
         p->predicted_us = us;
 }
 

@@ -11,12 +11,14 @@
  * first (by when each send first asked, then threadblock order), which is
  * the order in which they get their lanes. */
 #include "ptime.h"
+#include "tile.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "../model/cost.h"
+#include "../model/variant.h"
 #include "../util/heap.h"
 #include "../util/mem.h"
 
@@ -399,5 +401,20 @@ int ptime_run(const prog *p, const topo *t, long long size_bytes, double *us, tc
     free(P.conns);
     free(P.tbs);
     free(P.first);
+    return rc;
+}
+
+int ptime_run_as(const prog *p, const topo *t, long long size_bytes, int tiles, double *us,
+                 tc_err *err)
+{
+    if (tiles < 0)
+        tiles = t->kind == TOPO_GPU && VARIANT_DEFAULT_TILES;
+    if (!tiles || !tile_needed(p, size_bytes))
+        return ptime_run(p, t, size_bytes, us, err);
+    prog *tp = tile_prog(p, size_bytes, NULL, err);
+    if (!tp)
+        return TC_INPUT;
+    int rc = ptime_run(tp, t, size_bytes, us, err);
+    prog_free(tp);
     return rc;
 }

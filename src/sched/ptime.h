@@ -29,4 +29,10 @@
  * or the program cannot finish (a deadlock); *us is then left alone. */
 int ptime_run(const prog *p, const topo *t, long long size_bytes, double *us, tc_err *err);
 
+/* The same in the default timing (model/variant.h): on a GPU topology the
+ * runtimes' tile passes (sched/tile.h) when VARIANT_DEFAULT_TILES is set,
+ * else the program once; tiles 0 or 1 instead of -1 choose. */
+int ptime_run_as(const prog *p, const topo *t, long long size_bytes, int tiles, double *us,
+                 tc_err *err);
+
 #endif

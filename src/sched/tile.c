@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include "../model/cost.h"
 #include "../util/mem.h"
+#include "../util/tcassert.h"
 
 /* The most operations an unrolled program may hold (about 3 GB of steps). */
 #define TILE_MAX_OPS (1LL << 26)
@@ -166,4 +167,41 @@ prog *tile_prog(const prog *p, long long size_bytes, tile_info *info, tc_err *er
         unroll_rank(g, h, in->passes, in->max_count, in);
     }
     return q;
+}
+
+int tile_needed(const prog *p, long long size_bytes)
+{
+    cost_proto proto = COST_SIMPLE;
+    int C = p->nchunksperloop;
+    if (C < 1 || size_bytes < 1 || size_bytes % C != 0 ||
+        (p->proto[0] && !cost_proto_parse(p->proto, &proto)))
+        return 1;
+    long long chunk = size_bytes / C, tile = cost_proto_tile_bytes(proto);
+    if (chunk > tile)
+        return 1;
+    long long mc = tile / chunk > 71 ? 71 : tile / chunk;
+    for (int r = 0; r < p->ngpu; r++)
+        for (int t = 0; t < p->gpus[r].ntbs; t++)
+            for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++)
+                if (ops_of(&p->gpus[r].tbs[t].steps[s], 1, (int)mc) > 1)
+                    return 1;
+    return 0;
+}
+
+long long *tile_step_map(const prog *p, const tile_info *info)
+{
+    long long *map = xmalloc(sizeof *map * (size_t)(info->ops > 0 ? info->ops : 1));
+    long long op = 0, step = 0;
+    for (int r = 0; r < p->ngpu; r++)
+        for (int t = 0; t < p->gpus[r].ntbs; t++) {
+            const prog_tb *tb = &p->gpus[r].tbs[t];
+            for (int pass = 0; pass < info->passes; pass++)
+                for (int s = 0; s < tb->nsteps; s++)
+                    for (int k = ops_of(&tb->steps[s], info->passes, info->max_count); k > 0; k--)
+                        if (op < info->ops)
+                            map[op++] = step + s;
+            step += tb->nsteps;
+        }
+    TC_ASSERT(op == info->ops);
+    return map;
 }

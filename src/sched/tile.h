@@ -45,4 +45,15 @@ typedef struct {
  * not whole 4-byte elements. */
 prog *tile_prog(const prog *p, long long size_bytes, tile_info *info, tc_err *err);
 
+/* 0 when tile_prog(p, size_bytes) would be p itself (every chunk within
+ * one tile and every step's cnt chunks within one operation), so that a
+ * timing in passes may time p; 1 otherwise (or when it would refuse). */
+int tile_needed(const prog *p, long long size_bytes);
+
+/* For each operation of the program tile_prog(p) made with *info, in
+ * rank/tb/step order, the index of the step of p it runs (rank/tb/step
+ * order): info->ops entries, freed by the caller.  What a per-step tally
+ * of p (the dead traffic) becomes in the passes. */
+long long *tile_step_map(const prog *p, const tile_info *info);
+
 #endif

@@ -241,7 +241,7 @@ MT="$ROOT/tests/interop/msccl-tools/allreduce_a100_ring_ch1_allreduce_r8_i1_LL12
 expect "--tiles: a msccl-tools file in the runtime's passes, data checked" 0 \
     "tiles +the runtimes' passes: 16 of 524288 bytes per chunk of 8388608" -- grep -E -A30 "^result +verified" "$TMP/tiled.txt"
 expect "--tiles: says where the runtime's pass count differs" 0 "runtime makes 15 passes" -- cat "$TMP/tiled.txt"
-"$R" "$MT" --size 64M --json >"$TMP/whole.json" 2>/dev/null
+"$R" "$MT" --size 64M --steps --json >"$TMP/whole.json" 2>/dev/null
 "$R" "$MT" --size 64M --tiles --json >"$TMP/tiled.json" 2>/dev/null
 expect "--tiles --json: the passes, and more transfers than steps" 0 "" -- python3 -c '
 import json,sys

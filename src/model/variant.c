@@ -1,0 +1,151 @@
+/* variant.c — the model variants' table and how each is applied (see
+ * variant.h).  A variant that changes the topology edits the topology's own
+ * JSON (topo_to_json) and loads it again, so the changed machine passes the
+ * loader's checks like any file. */
+#include "variant.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "../util/tcassert.h"
+#include "topo_nccl.h"
+
+static const variant_info VARIANTS[VAR_COUNT] = {
+    [VAR_DEFAULT] = {"default", "the model as the topology states it"},
+#if VARIANT_DEFAULT_TILES
+    [VAR_PASSES] = {"steps", "the program once, each step one transfer of its whole cnt chunks "
+                             "(no tile passes)"},
+#else
+    [VAR_PASSES] = {"tiles", "the MSCCL runtimes' tile passes (taccl-run --tiles)"},
+#endif
+    [VAR_DELAY] = {"delay", "alpha as latency only (alpha_mode delay)"},
+    [VAR_PORTS] = {"ports", "switch ports not shared: each switch a link per pair of its ranks"},
+    [VAR_NCCL_LAT] = {"nccl-lat", "NCCL's ring latencies (3.4 us NVLink, 14 us network, "
+                                  "Simple) as latency only, plus its ring base latency per call"},
+};
+
+const variant_info *variant_get(variant_id v)
+{
+    TC_ASSERT(v >= 0 && v < VAR_COUNT);
+    return &VARIANTS[v];
+}
+
+int variant_tiles(variant_id v)
+{
+    return (v == VAR_PASSES) != (VARIANT_DEFAULT_TILES != 0);
+}
+
+int variant_applies(const topo *t, variant_id v)
+{
+    if (v == VAR_PORTS)
+        return t->nswitches > 0;
+    if (v == VAR_PASSES)
+        return t->kind == TOPO_GPU;
+    return 1;
+}
+
+/* ports: every pair of node 0 that travels through a switch gets a link
+ * of its own at that switch's figures (one direction per entry, so that a
+ * pair already linked one way is not listed twice); the switches go. */
+static void edit_ports(const topo *t, cJSON *j)
+{
+    cJSON *links = cJSON_GetObjectItem(j, "links");
+    int rpn = t->ranks_per_node;
+    for (int a = 0; a < rpn; a++)
+        for (int b = 0; b < rpn; b++) {
+            if (a == b)
+                continue;
+            topo_route r = topo_route_of(t, a, b);
+            if (r.kind != ROUTE_SWITCH)
+                continue;
+            cJSON *o = cJSON_CreateObject();
+            cJSON *pairs = cJSON_AddArrayToObject(o, "pairs");
+            int ab[2] = {a, b};
+            cJSON_AddItemToArray(pairs, cJSON_CreateIntArray(ab, 2));
+            cJSON_AddNumberToObject(o, "alpha_us", r.alpha_us);
+            cJSON_AddNumberToObject(o, "bandwidth_gbps", r.bw_gbps);
+            cJSON_AddFalseToObject(o, "bidirectional");
+            cJSON_AddStringToObject(o, "source", "model variant ports: the switch's figures");
+            cJSON_AddItemToArray(links, o);
+        }
+    cJSON_ReplaceItemInObject(j, "switches", cJSON_CreateArray());
+}
+
+/* nccl-lat: alpha of every hop NCCL's ring Simple latency for its class. */
+static void set_alpha(cJSON *j, const char *group, double us)
+{
+    cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, group)) {
+        cJSON_DeleteItemFromObject(e, "alpha");
+        cJSON_DeleteItemFromObject(e, "alpha_us");
+        cJSON_AddNumberToObject(e, "alpha_us", us);
+    }
+}
+
+static void edit_nccl_lat(cJSON *j)
+{
+    double nv = topo_nccl_latency(TOPO_NCCL_HW_NVLINK, TOPO_NCCL_SIMPLE, 0);
+    set_alpha(j, "links", nv);
+    set_alpha(j, "switches", nv);
+    set_alpha(j, "nics", topo_nccl_latency(TOPO_NCCL_HW_NET, TOPO_NCCL_SIMPLE, 0));
+    cJSON_DeleteItemFromObject(j, "alpha_mode");
+    cJSON_AddStringToObject(j, "alpha_mode", "delay");
+}
+
+int variant_topo(const topo *t, variant_id v, topo **out, tc_err *err)
+{
+    *out = NULL;
+    if (v != VAR_DELAY && v != VAR_PORTS && v != VAR_NCCL_LAT)
+        return TC_OK;
+    char *text = topo_to_json(t);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!j)
+        return tc_err_set(err, TC_INPUT, "model variant %s: topology %s could not be written "
+                          "back", VARIANTS[v].name, t->name);
+    if (v == VAR_DELAY) {
+        cJSON_DeleteItemFromObject(j, "alpha_mode");
+        cJSON_AddStringToObject(j, "alpha_mode", "delay");
+    } else if (v == VAR_PORTS) {
+        edit_ports(t, j);
+    } else {
+        edit_nccl_lat(j);
+    }
+    char *edited = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    char label[256];
+    snprintf(label, sizeof label, "%s (model variant %s)", t->name, VARIANTS[v].name);
+    *out = topo_parse(edited, label, err);
+    free(edited);
+    return *out ? TC_OK : TC_INPUT;
+}
+
+double variant_call_us(variant_id v, cost_proto p)
+{
+    if (v != VAR_NCCL_LAT)
+        return 0;
+    return topo_nccl_base_latency(p == COST_LL ? TOPO_NCCL_LL
+                                  : p == COST_LL128 ? TOPO_NCCL_LL128 : TOPO_NCCL_SIMPLE);
+}
+
+int variant_ratio_range(const variant_times *ref, const variant_times *sched, double *lo,
+                        double *hi)
+{
+    int n = 0;
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (int v = 0; v < VAR_COUNT; v++) {
+        if (ref->us[v] < 0 || sched->us[v] <= 0)
+            continue;
+        double x = ref->us[v] / sched->us[v];
+        *lo = fmin(*lo, x);
+        *hi = fmax(*hi, x);
+        n++;
+    }
+    /* a range without the default's ratio in it is no range */
+    return ref->us[VAR_DEFAULT] < 0 || sched->us[VAR_DEFAULT] <= 0 ? 0 : n;
+}

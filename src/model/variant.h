@@ -1,0 +1,87 @@
+/* variant.h — the model variants: the alternative assumptions under which
+ * every "x NCCL" the tools print is also timed (issue 41 item 5).
+ *
+ * One table (variant.c), a row per variant: its name, what it changes, and
+ * how it is applied — a change to the topology (a new topology built from
+ * the old one's JSON), the runtimes' tile passes (sched/tile.h), and a cost
+ * per call.  The executor (exec/run.h, run_variants) and plans (plan/plan.c)
+ * time a schedule under each row that applies; a ratio to NCCL is only
+ * ever taken between two times of one variant (docs/design.md section 4,
+ * "Model variants").
+ *
+ *   default   the model as the topology states it
+ *   steps     the program run once, each step one transfer of its whole
+ *             cnt chunks (no tile passes)
+ *   tiles     the MSCCL runtimes' tile passes (taccl-run --tiles)
+ *   delay     alpha as latency only ("alpha_mode": "delay")
+ *   ports     switch ports not shared: each switch a link per ordered pair
+ *             of its ranks, at the switch's alpha and bandwidth, so that
+ *             transfers from one rank to different peers do not wait for
+ *             one another's port (an upper end for an NVSwitch)
+ *   nccl-lat  NCCL's latency model (bench/nccl-model.md): every link and
+ *             switch hop's alpha NCCL's per-step ring latency over NVLink,
+ *             every NIC hop's its latency over the network (Simple; LL and
+ *             LL128 scale as every alpha does, model/cost.h), as latency
+ *             only, plus NCCL's ring base latency per call for the
+ *             schedule's protocol
+ *
+ * default and one of steps/tiles are the same run: which of the two the
+ * default is, is VARIANT_DEFAULT_TILES below; the other is a variant. */
+#ifndef TC_VARIANT_H
+#define TC_VARIANT_H
+
+#include "../util/err.h"
+#include "cost.h"
+#include "topo.h"
+
+typedef enum {
+    VAR_DEFAULT,
+    VAR_PASSES,     /* "tiles" or "steps": the timing the default is not */
+    VAR_DELAY,
+    VAR_PORTS,
+    VAR_NCCL_LAT,
+    VAR_COUNT
+} variant_id;
+
+/* 1: the default timing of an MSCCL XML file is the runtimes' tile passes
+ * (and VAR_PASSES is "steps", the program run once); 0: the reverse. */
+#define VARIANT_DEFAULT_TILES 1
+
+typedef struct {
+    const char *name;   /* "default", "tiles", "delay", "ports", "nccl-lat" */
+    const char *what;   /* one line: what it changes */
+} variant_info;
+
+const variant_info *variant_get(variant_id v);
+
+/* 1 when v runs the program in the runtimes' tile passes, 0 once per step. */
+int variant_tiles(variant_id v);
+
+/* Whether v can change a time on t: 0 for ports on a topology without
+ * switches, for tiles on a chip/cluster device (the runtimes' passes are
+ * a GPU runtime's); 1 otherwise. */
+int variant_applies(const topo *t, variant_id v);
+
+/* The topology v times on: *out a new topology (free with topo_free), or
+ * NULL when v does not change t's figures (default, steps/tiles).  TC_OK,
+ * or TC_INPUT with err set (the changed topology did not load). */
+int variant_topo(const topo *t, variant_id v, topo **out, tc_err *err);
+
+/* What v adds to every call of a schedule run with protocol p (us): NCCL's
+ * ring base latency under nccl-lat, 0 otherwise. */
+double variant_call_us(variant_id v, cost_proto p);
+
+/* A schedule's times under every variant (< 0: not timed: the variant
+ * does not apply, or the run failed) and the range of ratios they give
+ * against a reference timed the same way. */
+typedef struct {
+    double us[VAR_COUNT];
+} variant_times;
+
+/* The ratio ref/sched under each variant both were timed in; *lo, *hi
+ * the smallest and largest (the default's ratio is always among them);
+ * returns how many variants gave a ratio (0: not even the default). */
+int variant_ratio_range(const variant_times *ref, const variant_times *sched, double *lo,
+                        double *hi);
+
+#endif
