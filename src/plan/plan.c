@@ -87,6 +87,14 @@ typedef struct {
     int cand;               /* >= 0 a candidate; < 0 an NCCL fallback, W_* its reason */
 } range;
 
+/* What the time budget left out: a synthesis not started, or a candidate
+ * not timed, because its estimate did not fit in what was left. */
+#define MAXSKIPS 32
+typedef struct {
+    char what[112];         /* "sketch S at SIZE" or "candidate LABEL" */
+    double est_s, left_s;   /* its estimate, and the seconds left then */
+} skip;
+
 struct plan {
     const topo *t;
     plan_opts o;
@@ -118,6 +126,14 @@ struct plan {
                                runtime): one file for both modes where possible */
     char notes[8][256];
     int nnotes;
+    /* the time budget (issue 42 item 3): the deadline, what was left out by
+     * it, and what the estimates are made from */
+    double deadline;        /* t0 + --time-budget */
+    double cand_s;          /* seconds to time one candidate at every size
+                               (measured on the baselines), the unit of the
+                               reserve kept for timing */
+    skip skipped[MAXSKIPS];
+    int nskipped, nskipped_more;
     proposal props[PROPOSE_MAX];    /* sketches proposed from the topology */
     int nprops;
     proposal *given;        /* the --sketch files as read (safe, distinct names) */
@@ -143,6 +159,26 @@ static void note(plan *pl, const char *fmt, const char *a, const char *b)
 {
     if (pl->nnotes < 8)
         snprintf(pl->notes[pl->nnotes++], sizeof pl->notes[0], fmt, a, b);
+}
+
+static void skipped(plan *pl, const char *what, double est_s, double left_s)
+{
+    if (pl->nskipped == MAXSKIPS) {
+        pl->nskipped_more++;
+        return;
+    }
+    skip *k = &pl->skipped[pl->nskipped++];
+    snprintf(k->what, sizeof k->what, "%s", what);
+    k->est_s = est_s;
+    k->left_s = left_s;
+}
+
+/* The seconds kept back from the syntheses for what follows them: timing
+ * NCCL's schedule at every size, and the candidates that could win under
+ * each model variant (choose()), each about one candidate's timing. */
+static double reserve_s(const plan *pl)
+{
+    return (2.0 + VAR_COUNT) * pl->cand_s;
 }
 
 static cand *add_cand(plan *pl)
@@ -340,21 +376,37 @@ static void add_protocols(plan *pl, prog *p, const char *stem, const char *path,
 
 /* Synthesize sketch s (named `stem`, from `path` for the command line) at
  * the anchors in the range that `want` admits (bit 0: up to 64 KiB, bit 1:
- * from 1 MiB), until the deadline. */
+ * from 1 MiB): each one only if its estimate fits in the time left before
+ * the deadline and the reserve (the budget is a promise: a synthesis that
+ * would not fit is not started, and plan.json's "skipped" names it). */
 static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, int want,
                       double deadline, tc_err *err)
 {
     long long at[8];
     int na = anchors(pl, at);
+    double seen_s = -1;     /* this sketch's longest synthesis, -1 none yet */
     for (int i = 0; i < na; i++) {
         int small = at[i] <= 64 * KIB, large = at[i] >= (1 << 20);
         if (!((small && (want & 1)) || (large && (want & 2)) || (!small && !large)))
             continue;
         char a[32];
         fname_size(at[i], a);
-        if (now_s() > deadline) {
-            note(pl, "time budget spent: %s not synthesized at %s and above", stem, a);
-            break;
+        double stage_s = pl->o.stage_time_s > 0 ? pl->o.stage_time_s : 20;
+        /* its estimate: this sketch's longest synthesis so far (the sizes
+         * change the chunks' bytes, not the MILPs), for its first its two
+         * MILPs' limits; and the timing of what it adds (up to three
+         * protocols, twice at large sizes) */
+        double est = (seen_s >= 0 ? seen_s : 2 * stage_s) + 3 * (large ? 2 : 1) * pl->cand_s;
+        double left = deadline - reserve_s(pl) - now_s();
+        if (est > left) {
+            char w[112];
+            snprintf(w, sizeof w, "sketch %s at %s", stem, a);
+            skipped(pl, w, est, left);
+            if (!pl->o.quiet)
+                fprintf(stderr, "taccl-synth: plan: not synthesizing %s at %s: its estimate "
+                        "%.0f s is more than the %.0f s of the time budget left\n", stem, a, est,
+                        left > 0 ? left : 0);
+            continue;
         }
         synth_opts so;
         synth_opts_init(&so);
@@ -375,8 +427,10 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
         tc_err_clear(&e);
         if (!pl->o.quiet)
             fprintf(stderr, "taccl-synth: plan: synthesizing %s at %s (%.0f s of the time "
-                    "budget left)\n", stem, a, deadline - now_s());
+                    "budget left, %.0f s estimated)\n", stem, a, left, est);
+        double ts = now_s();
         int rc = synth_run(s, pl->t, &so, &p, &st, &e);
+        seen_s = fmax(seen_s, now_s() - ts);
         if (rc == TC_STOP || lp_stop_requested()) {
             prog_free(p);
             return tc_err_set(err, TC_STOP, "interrupted");
@@ -759,6 +813,36 @@ static void choose(plan *pl)
     cap_files(pl);
 }
 
+/* Verify the candidates from index `from` on (in place too: copies are
+ * added at the end for a synthesized one that only runs out of place, and
+ * prepared in turn) and time each at every size.  budgeted: a candidate
+ * the time left (beyond the reserve) has no room to time is left out,
+ * named; the baselines are not (they are what NCCL is compared with). */
+static void prepare_and_time(plan *pl, int from, int budgeted)
+{
+    for (int k = from; k < pl->ncands; k++) {
+        cand *c = &pl->cands[k];
+        snprintf(c->p->proto, sizeof c->p->proto, "%s", c->proto);
+        double left = pl->deadline - reserve_s(pl) - now_s();
+        if (budgeted && pl->cand_s > left) {
+            char w[112];
+            snprintf(w, sizeof w, "candidate %.100s", c->label);
+            skipped(pl, w, pl->cand_s, left);
+            c->modes = 0;
+        } else {
+            c->modes = verified_modes(c->p, pl->t);
+            if (c->owns && c->synthesized && !(c->modes & 2))
+                add_inplace_copies(pl, k);
+        }
+        c = &pl->cands[k];
+        if (c->modes)
+            time_all(pl, c);
+        else
+            for (int i = 0; i < pl->nsizes; i++)
+                c->us[i] = -1;
+    }
+}
+
 /* ------------------------------------------------------------- the plan */
 
 int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
@@ -790,37 +874,38 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
             break;
     }
     double t0 = now_s(), budget = o->budget_s > 0 ? o->budget_s : 600;
+    pl->deadline = t0 + budget;
     add_baselines(pl);
+    /* the baselines are timed first: what one candidate's timing costs is
+     * what the estimates below are made of */
+    int nbase = pl->ncands;
+    prepare_and_time(pl, 0, 0);
+    pl->cand_s = nbase ? (now_s() - t0) / nbase : 0;
     if (!o->quiet)
         fprintf(stderr, "taccl-synth: plan: %d baseline candidates (7 algorithms x 3 protocols "
-                "where they apply)\n", pl->ncands);
+                "where they apply), timed at %d sizes in %.1f s\n", nbase, pl->nsizes,
+                now_s() - t0);
+    if (now_s() - t0 > budget) {
+        char took[32], of[32];
+        snprintf(took, sizeof took, "%.0f", now_s() - t0);
+        snprintf(of, sizeof of, "%.0f", budget);
+        note(pl, "time budget: timing the baselines alone took %s s of the %s s", took, of);
+    }
     for (int i = 0; i < o->nsketches; i++) {
-        int rc = add_sketch_file(pl, o->sketches[i], t0 + budget, err);
+        int rc = add_sketch_file(pl, o->sketches[i], pl->deadline, err);
         if (rc != TC_OK) {
             plan_free(pl);
             return rc;
         }
     }
     if (o->propose) {
-        int rc = add_proposals(pl, t0 + budget, err);
+        int rc = add_proposals(pl, pl->deadline, err);
         if (rc != TC_OK) {
             plan_free(pl);
             return rc;
         }
     }
-    for (int k = 0; k < pl->ncands; k++) {
-        cand *c = &pl->cands[k];
-        snprintf(c->p->proto, sizeof c->p->proto, "%s", c->proto);
-        c->modes = verified_modes(c->p, t);
-        if (c->owns && c->synthesized && !(c->modes & 2))
-            add_inplace_copies(pl, k);
-        c = &pl->cands[k];
-        if (c->modes)
-            time_all(pl, c);
-        else
-            for (int i = 0; i < pl->nsizes; i++)
-                c->us[i] = -1;
-    }
+    prepare_and_time(pl, nbase, 1);
     if (!o->quiet)
         fprintf(stderr, "taccl-synth: plan: %d candidates timed at %d sizes (%.1f s)\n",
                 pl->ncands, pl->nsizes, now_s() - t0);
@@ -1406,6 +1491,16 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
     cJSON *notes = cJSON_AddArrayToObject(j, "notes");
     for (int i = 0; i < pl->nnotes; i++)
         cJSON_AddItemToArray(notes, cJSON_CreateString(pl->notes[i]));
+    cJSON *sk = cJSON_AddArrayToObject(j, "skipped");
+    for (int i = 0; i < pl->nskipped; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "what", pl->skipped[i].what);
+        cJSON_AddNumberToObject(o, "estimate_s", round(pl->skipped[i].est_s * 10) / 10);
+        cJSON_AddNumberToObject(o, "left_s", round(fmax(pl->skipped[i].left_s, 0) * 10) / 10);
+        cJSON_AddItemToArray(sk, o);
+    }
+    if (pl->nskipped_more)
+        cJSON_AddNumberToObject(j, "skipped_more", pl->nskipped_more);
     return j;
 }
 
@@ -1591,5 +1686,9 @@ void plan_print(const plan *pl, const char *dir, FILE *out)
     }
     for (int i = 0; i < pl->nnotes; i++)
         fprintf(out, "taccl-synth: plan: %s\n", pl->notes[i]);
+    if (pl->nskipped)
+        fprintf(out, "taccl-synth: plan: the time budget left out %d (plan.json's \"skipped\"), "
+                "first %s: estimated %.0f s, %.0f s left\n", pl->nskipped + pl->nskipped_more,
+                pl->skipped[0].what, pl->skipped[0].est_s, fmax(pl->skipped[0].left_s, 0));
     free(f);
 }

@@ -253,3 +253,27 @@ for i in 1 2 3 4 5; do
     sed 's/maxBytes="[0-9]*"/maxBytes="1073741824"/' "$ROOT/tests/data/run/ok-allgather2.xml" >"$TMP/five/f$i.xml"
 done
 expect "taccl-run DIR warns that the legacy runtime ignores files after the 4th" 0 "loads at most 4 of MSCCL_XML_FILES: given in name order, it ignores f5.xml" -- "$R" "$TMP/five" --size 1K --topo "$T/cs-cluster2.json"
+
+# The time budget is a promise (issue 42 item 3): a synthesis whose estimate
+# (for a sketch's first, its two MILPs' limits: 2 x 20 s by default) does
+# not fit in what is left is not started, and plan.json names it; with room,
+# nothing is skipped.
+"$S" --plan "$T/ndv2-x2.json" --collective allgather --sketch "$ROOT/sketches/ndv2-x2-sk-1.json" \
+    --no-propose --sizes 1K:64K --time-budget 5 -o "$TMP/budget" 2>"$TMP/budget.err" >/dev/null
+expect "--time-budget 5: no synthesis started (its estimate is 40 s)" 1 "" -- grep -q "plan: synthesizing ndv2-x2-sk-1" "$TMP/budget.err"
+expect "--time-budget 5: plan.json names what it skipped, with the estimate" 0 "^ok$" -- python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sk = d["skipped"]
+assert [k["what"] for k in sk] == ["sketch ndv2-x2-sk-1 at 1K", "sketch ndv2-x2-sk-1 at 64K"], sk
+assert all(k["estimate_s"] >= 40 and k["left_s"] <= 5 for k in sk), sk
+print("ok")' "$TMP/budget/plan.json"
+expect "--time-budget 5: stderr says so" 0 "the time budget left out 2 \(plan.json's \"skipped\"\), first sketch ndv2-x2-sk-1 at 1K: estimated 4[0-9] s" -- cat "$TMP/budget.err"
+"$S" --plan "$T/ndv2-x2.json" --collective allgather --sketch "$ROOT/sketches/ndv2-x2-sk-1.json" \
+    --no-propose --sizes 1K:64K --time-limit 1 --time-budget 60 -q -o "$TMP/budget2" >/dev/null 2>&1
+expect "--time-limit 1 --time-budget 60: the sketch synthesized, nothing skipped" 0 "^ok$" -- python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["skipped"] == [], d["skipped"]
+assert any("ndv2-x2-sk-1" in c["label"] for c in d["candidates"]), [c["label"] for c in d["candidates"]]
+print("ok")' "$TMP/budget2/plan.json"
