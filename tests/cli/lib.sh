@@ -40,6 +40,23 @@ expect() {
     fi
 }
 
+# writes NAME MD JSON -- CMD ARGS...: runs a bench script's CMD (stdout and
+# stderr kept), passes when it exits 0 and wrote both the page MD and its
+# JSON; else prints the exit code and the output's last lines.
+writes() {
+    local name=$1 md=$2 json=$3 out rc
+    shift 3
+    [ "$1" = "--" ] && shift
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" -eq 0 ] && [ -s "$md" ] && [ -s "$json" ]; then
+        echo "ok - $name"
+    else
+        echo "not ok - $name (exit $rc)"
+        sed 's/^/  | /' <<<"$out" | tail -10
+    fi
+}
+
 # few — whether this is one of make check's runs: TACCL_FEW (its plain lane)
 # or TACCL_QUICK (its sanitized lane, valgrind).  A loop over machines,
 # seeds or corpus files then takes a few of each kind; make check-full runs

@@ -13,15 +13,8 @@
 source "$(dirname "$0")/lib.sh"
 
 T="$ROOT/topologies/ndv2-x2.json"
-out=$(python3 "$ROOT/scripts/bench_mscclpp.py" "$BIN" --sizes 1M --only '^ndv2-x2 allgather (nccl|ndv2-x2-sk-3)$' \
-    --out "$TMP/m.md" --json "$TMP/m.json" 2>&1)
-rc=$?
-if [ "$rc" -eq 0 ] && [ -s "$TMP/m.md" ] && [ -s "$TMP/m.json" ]; then
-    echo "ok - bench_mscclpp.py writes the page and its JSON"
-else
-    echo "not ok - bench_mscclpp.py writes the page and its JSON (exit $rc)"
-    sed 's/^/  | /' <<<"$out" | tail -10
-fi
+writes "bench_mscclpp.py writes the page and its JSON" "$TMP/m.md" "$TMP/m.json" -- python3 "$ROOT/scripts/bench_mscclpp.py" "$BIN" --sizes 1M --only '^ndv2-x2 allgather (nccl|ndv2-x2-sk-3)$' \
+    --out "$TMP/m.md" --json "$TMP/m.json"
 expect "the table has its columns" 0 "" -- grep -qF \
     "| machine | collective | schedule | size | XML time us | plan time us | ratio | bound us | verdict |" \
     "$TMP/m.md"

@@ -13,15 +13,8 @@
 source "$(dirname "$0")/lib.sh"
 
 T="$ROOT/topologies/ndv2-x2.json"
-out=$(python3 "$ROOT/scripts/bench_nccl_model.py" "$BIN" --sizes 1K,1G --only '^ndv2-x2 allreduce$' \
-    --out "$TMP/m.md" --json "$TMP/m.json" 2>&1)
-rc=$?
-if [ "$rc" -eq 0 ] && [ -s "$TMP/m.md" ] && [ -s "$TMP/m.json" ]; then
-    echo "ok - bench_nccl_model.py writes the page and its JSON"
-else
-    echo "not ok - bench_nccl_model.py writes the page and its JSON (exit $rc)"
-    sed 's/^/  | /' <<<"$out" | tail -10
-fi
+writes "bench_nccl_model.py writes the page and its JSON" "$TMP/m.md" "$TMP/m.json" -- python3 "$ROOT/scripts/bench_nccl_model.py" "$BIN" --sizes 1K,1G --only '^ndv2-x2 allreduce$' \
+    --out "$TMP/m.md" --json "$TMP/m.json"
 expect "the table has its columns" 0 "" -- grep -qF \
     "| machine | collective | size | NCCL's pick | NVLS | NCCL estimate us | executor us | ratio | within |" \
     "$TMP/m.md"

@@ -14,14 +14,7 @@ source "$(dirname "$0")/lib.sh"
 
 S="$ROOT/scripts/bench_nccl_published.py"
 ONLY='nccl-1047 dgx-h100-x1 reducescatter 1073741824$|azure-ndh100v5 ndv5-x1 allreduce 1073741824$|mscclpp-ndmv4 ndv4-x1 allreduce 1024$'
-out=$(python3 "$S" "$BIN" --only "$ONLY" --out "$TMP/p.md" --json "$TMP/p.json" 2>&1)
-rc=$?
-if [ "$rc" -eq 0 ] && [ -s "$TMP/p.md" ] && [ -s "$TMP/p.json" ]; then
-    echo "ok - bench_nccl_published.py writes the page and its JSON"
-else
-    echo "not ok - bench_nccl_published.py writes the page and its JSON (exit $rc)"
-    sed 's/^/  | /' <<<"$out" | tail -10
-fi
+writes "bench_nccl_published.py writes the page and its JSON" "$TMP/p.md" "$TMP/p.json" -- python3 "$S" "$BIN" --only "$ONLY" --out "$TMP/p.md" --json "$TMP/p.json"
 
 # the same files by hand
 T1="$ROOT/topologies/dgx-h100-x1.json" T2="$ROOT/topologies/ndv5-x1.json" T3="$ROOT/topologies/ndv4-x1.json"
