@@ -1978,9 +1978,13 @@ SUMMARY_SIZES = {
 }
 SUMMARY_GPU = (("1 KiB", lambda n: KIB), ("1 MiB", lambda n: MIB),
                ("1 GiB", lambda n: GIB))
-# the NCCL estimates a "× NCCL" range spans (bench_calib.py's arithmetic
-# variants, which apply at every size of every configuration)
-ESTIMATES = ("model", "launch", "nccl-model", "nccl-2.8.4")
+# the model variants taccl-run --variants times every row under
+# (src/model/variant.c; "default" is the "model" estimate below)
+VARIANTS = ("steps", "delay", "ports", "nccl-lat")
+# the NCCL estimates a "× NCCL" range spans: the model's, under each model
+# variant (NCCL's schedule and ours timed alike), and bench_calib.py's
+# arithmetic variants, which apply at every size of every configuration
+ESTIMATES = ("model",) + VARIANTS + ("launch", "nccl-model", "nccl-2.8.4")
 
 
 def short_label(r):
@@ -2008,9 +2012,12 @@ def topo_shape_of(sec):
             (t.get("device") or {}).get("arch"))
 
 
-def nccl_estimates(sec, size, nccl_us, choice, ours_us, ours_label):
+def nccl_estimates(sec, size, nccl_us, choice, ours_us, ours_label,
+                   nccl_var=None, ours_var=None):
     """{estimate: NCCL's time / ours} at one size: the model's (NCCL's
-    schedule in the executor, as every "× NCCL"), and the arithmetic
+    schedule in the executor, as every "× NCCL"), the same under each
+    model variant both rows were timed in (nccl_var, ours_var: the rows'
+    "variants" from taccl-run --variants), and the arithmetic
     variants of the calibration that apply at every size
     (scripts/bench_calib.py): launch (NCCL's base latency added to both
     calls), nccl-model (NCCL's own tuning-model estimate for its pick),
@@ -2019,6 +2026,10 @@ def nccl_estimates(sec, size, nccl_us, choice, ours_us, ours_label):
     (no NCCL choice recorded, AllToAll for 2.8.4) is left out."""
     import bench_calib
     out = {"model": nccl_us / ours_us}
+    for name in VARIANTS:
+        n, o = (nccl_var or {}).get(name), (ours_var or {}).get(name)
+        if n and o:
+            out[name] = n / o
     x = {"size_bytes": size, "nccl_us": nccl_us, "synth_us": ours_us,
          "nccl_choice": choice or {}, "anchor": ours_label}
     for name, got in (("launch", bench_calib.launch_variant([x])),
@@ -2050,7 +2061,9 @@ def size_point(data, sec, size):
         p["nccl_us"] = nrow["time_us"]
         choice = ((nr or {}).get("nccl") or {}).get(size)
         p["estimates"] = nccl_estimates(sec, size, nrow["time_us"], choice,
-                                        row["time_us"], r["label"])
+                                        row["time_us"], r["label"],
+                                        nrow.get("variants"),
+                                        row.get("variants"))
     elif nr is None or nr["status"] != "ok":
         p["nccl_na"] = (nr or {}).get("reason") or "no nccl row"
     else:
@@ -2176,7 +2189,7 @@ def summary_md(data, secs, meta, plotted):
         "(docs/design.md §4), not measurements of hardware. "
         "Each cell: **× NCCL** · **bound/time** · **ours**. × NCCL is "
         "NCCL's time / ours for the same call at that size (above 1: ours "
-        "is faster), as the range over four estimates of NCCL's call "
+        "is faster), as the range over the estimates of NCCL's call "
         "(below); **bold** when ours is faster under all of them. A single "
         "figure is the model's estimate alone, where the others do not "
         "apply (NCCL's AllToAll is point-to-point, outside its tuning "
@@ -2194,11 +2207,17 @@ def summary_md(data, secs, meta, plotted):
             counts["depends"], counts["single"]),
         ""]
     tail = [
-        "The four estimates of NCCL's call (scripts/bench_calib.py): "
+        "The estimates of NCCL's call: "
         "**model**, NCCL's own schedule for that call (`taccl-synth --algo "
         "nccl --size S`: NCCL's choice of ring or tree, protocol and "
         "channels) run in the executor, the yardstick of every × NCCL in "
-        "the detail pages; **launch**, both calls also pay NCCL's base "
+        "the detail pages; the same two schedules timed alike under each "
+        "of the executor's model variants (`taccl-run --sweep --variants`, "
+        "docs/design.md §4): **steps** (each program once, no tile "
+        "passes), **delay** (α as latency only), **ports** (switch ports "
+        "not shared), **nccl-lat** (NCCL's latency model); and the "
+        "arithmetic ones of the calibration (scripts/bench_calib.py): "
+        "**launch**, both calls also pay NCCL's base "
         "latency per call (6.6–14 µs by algorithm and protocol), which the "
         "model leaves out; **nccl-model**, NCCL's own tuning-model "
         "estimate for its pick, ours plus NCCL's ring base latency; "

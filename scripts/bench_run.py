@@ -517,7 +517,7 @@ class Runner:
         """Run xml over lo..hi (powers of two) as the section runs every
         schedule; append its rows to res.  Returns why it failed, or None."""
         cmd = [self.run, xml, "--topo", sec.topo_path,
-               "--sweep", "%d:%d" % (lo, hi), "--json"] + target
+               "--sweep", "%d:%d" % (lo, hi), "--json", "--variants"] + target
         if sec.nodata:
             cmd.append("--no-data")
         cmd += sec.run_flags

@@ -156,6 +156,11 @@ static const args_opt OPTS[] = {
      .help = "run at every power-of-two size from LO to HI and print an\n"
              "nccl-tests-style table (data checked where the buffers\n"
              "fit in 1 GiB, timing only above, said in the row)"},
+    {.name = "--variants", .field = offsetof(cli, run.variants), .set = 1, .modes = M_FILE,
+     .help = "with --sweep: also time every row under each model\n"
+             "variant (steps or tiles, delay, ports, nccl-lat; docs/\n"
+             "design.md section 4), timing only, as a column (JSON:\n"
+             "\"variants\" per row; null where one does not apply)"},
     {.name = "--embed-to", .value = "OUT", .field = offsetof(cli, embed_to), .modes = M_FILE,
      .help = "also write the schedule with its topology and size\n"
              "embedded, so OUT runs with no other argument (only a\n"
@@ -804,6 +809,9 @@ static const char *option_clash(const cli *c)
     if (c->sweep_lo > 0 && (c->trace_to || c->routes_to))
         return c->trace_to ? "--trace: one run at one size; it does not go with --sweep"
                            : "--routes: one run at one size; it does not go with --sweep";
+    if (c->run.variants && c->sweep_lo <= 0)
+        return "--variants: times the rows of a sweep; it goes with --sweep LO:HI (one size: "
+               "--sweep S:S)";
     if (c->embed_to && c->sweep_lo > 0)
         return "--embed-to: writes the file for one size; it does not go with --sweep";
     if (c->embed_to && !c->run.data)

@@ -656,7 +656,30 @@ static long long sweep_size(const prog *p, long long size)
     return (size + unit - 1) / unit * unit;
 }
 
-static cJSON *sweep_row_json(const prog *p, const run_report *r, const run_opts *o, int data)
+/* The row's first completed mode (0 out of place, 1 in place), or -1. */
+static int sweep_mode(const run_report *r)
+{
+    for (int m = 0; m < r->nmodes; m++)
+        if (r->res[m].completed)
+            return r->modes[m];
+    return -1;
+}
+
+/* vt's times by variant name (null: not timed), or NULL without vt. */
+static cJSON *variants_json(const variant_times *vt)
+{
+    cJSON *v = cJSON_CreateObject();
+    for (int i = 0; i < VAR_COUNT; i++) {
+        if (vt->us[i] >= 0)
+            cJSON_AddNumberToObject(v, variant_get((variant_id)i)->name, vt->us[i]);
+        else
+            cJSON_AddNullToObject(v, variant_get((variant_id)i)->name);
+    }
+    return v;
+}
+
+static cJSON *sweep_row_json(const prog *p, const run_report *r, const run_opts *o, int data,
+                             const variant_times *vt)
 {
     cJSON *row = cJSON_CreateObject();
     double t = run_report_time_us(r);
@@ -688,13 +711,16 @@ static cJSON *sweep_row_json(const prog *p, const run_report *r, const run_opts 
         cJSON_AddNullToObject(row, "bound_ratio");
     }
     floor_json(row, r->floor_us, t);
+    if (vt)
+        cJSON_AddItemToObject(row, "variants", variants_json(vt));
     cJSON_AddBoolToObject(row, "verified", r->verified);
     if (!r->verified)
         cJSON_AddStringToObject(row, "error", verdict_msg(r));
     return row;
 }
 
-static void sweep_row_text(FILE *f, const prog *p, const run_report *r, const run_opts *o, int data)
+static void sweep_row_text(FILE *f, const prog *p, const run_report *r, const run_opts *o, int data,
+                           const variant_times *vt)
 {
     double t = run_report_time_us(r);
     double algbw = t > 0 ? coll_algbw_gbps(p->coll, (double)r->size_bytes, t) : 0;
@@ -714,6 +740,16 @@ static void sweep_row_text(FILE *f, const prog *p, const run_report *r, const ru
         fprintf(f, " %12.2f %6.3f", r->bound_us, r->bound_us / t);
     else
         fprintf(f, " %12s %6s", "-", "-");
+    if (o->variants) {
+        /* every variant but the default, whose time is the row's */
+        fprintf(f, " ");
+        for (int i = 1; i < VAR_COUNT; i++) {
+            if (vt && vt->us[i] >= 0)
+                fprintf(f, " %s %.2f", variant_get((variant_id)i)->name, vt->us[i]);
+            else
+                fprintf(f, " %s -", variant_get((variant_id)i)->name);
+        }
+    }
     if (!r->verified)
         fprintf(f, "  FAILED: %s", verdict_msg(r));
     else if (!data)
@@ -729,6 +765,8 @@ int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long lon
     cJSON *rows = cJSON_CreateArray();
     int all_ok = 1, rc = TC_OK, nrows = 0;
     long long last = 0;
+    run_variant_set vset;
+    memset(&vset, 0, sizeof vset);
     for (long long size = lo; size <= hi; size *= 2) {
         /* A call runs at a whole number of elements per chunk: sizes that
          * round to one such size are one row, and a size that rounds past
@@ -764,14 +802,20 @@ int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long lon
                 fprintf(f, "# a call is a whole number of 4-byte elements in each of %d chunks: "
                            "a size runs rounded up to a multiple of %lld B, once however many "
                            "sizes round to it\n", p->nchunksperloop, sweep_size(p, 1));
-            fprintf(f, "#%11s %12s %5s %6s %12s %9s %9s %7s %12s %6s\n", "size(B)", "count",
-                    "type", "redop", "time(us)", "algbw", "busbw", "#wrong", "bound(us)", "ratio");
+            fprintf(f, "#%11s %12s %5s %6s %12s %9s %9s %7s %12s %6s%s\n", "size(B)", "count",
+                    "type", "redop", "time(us)", "algbw", "busbw", "#wrong", "bound(us)", "ratio",
+                    o->variants ? "  time(us) under the model variants" : "");
         }
         nrows++;
+        variant_times vt;
+        int mode = sweep_mode(&r);
+        if (o->variants && r.verified && mode >= 0)
+            run_variants(p, t, &ro, served, mode, run_report_time_us(&r), &vset, &vt);
+        const variant_times *vp = o->variants && r.verified && mode >= 0 ? &vt : NULL;
         if (json)
-            cJSON_AddItemToArray(rows, sweep_row_json(p, &r, &ro, data));
+            cJSON_AddItemToArray(rows, sweep_row_json(p, &r, &ro, data, vp));
         else
-            sweep_row_text(f, p, &r, &ro, data);
+            sweep_row_text(f, p, &r, &ro, data, vp);
         run_report_free(&r);
         if (size > hi / 2)
             break;
@@ -803,6 +847,7 @@ int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long lon
         cJSON_Delete(j);
     }
     cJSON_Delete(rows);
+    run_variant_set_free(&vset);
     if (rc != TC_OK)
         return rc;
     return all_ok ? TC_OK : TC_WRONG;

@@ -35,6 +35,8 @@ typedef struct {
                                file); 0: once, each step one transfer; -1
                                (run_opts_default): the default timing
                                (run_tiles) */
+    int variants;           /* a sweep also times each row under every model
+                               variant (model/variant.h), timing only */
 } run_opts;
 
 typedef struct {
@@ -103,7 +105,9 @@ double run_report_time_us(const run_report *r);
  * and a size that rounds past hi is none: TC_INPUT if no size in the range
  * can be run), data checked where the buffers fit in
  * RUN_SWEEP_DATA_MAX and timing-only above.  Prints an nccl-tests-style
- * table to f, or, with json, one object with a "rows" array.  Returns
+ * table to f, or, with json, one object with a "rows" array.  With
+ * o->variants each verified row also gives its time under every model
+ * variant (a "variants" column; JSON "variants": {name: us or null}).  Returns
  * TC_OK if every row verified, TC_WRONG if any did not, TC_INPUT on bad
  * input (err set). */
 int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long long lo,

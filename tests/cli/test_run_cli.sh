@@ -121,6 +121,14 @@ for r in rows:
     for k in ["size_bytes","count","type","redop","time_us","algbw_gbps","busbw_gbps","wrong","lower_bound_us","bound_ratio","data_checked","verified"]:
         assert k in r, (k, r)
     assert r["data_checked"] and r["verified"] and r["wrong"]==0' "$TMP/s.json"
+"$R" "$TMP/ar-ring.xml" --sweep 64M:64M --no-data --variants --json >"$TMP/v.json"
+expect "--variants: each row timed under every model variant, the default its own time" 0 "" -- python3 -c '
+import json,sys
+r=json.load(open(sys.argv[1]))["rows"][0]; v=r["variants"]
+assert sorted(v)==["default","delay","nccl-lat","ports","steps"], v
+assert v["default"]==r["time_us"] and all(isinstance(x,float) for x in v.values()), v
+assert v["steps"]!=v["default"] and v["nccl-lat"]>v["delay"], v' "$TMP/v.json"
+expect "--variants without --sweep is exit 2" 2 "--variants: times the rows of a sweep" -- "$R" "$TMP/ar-ring.xml" --variants
 expect "sweep marks large sizes timing only" 0 "timing only" -- "$R" "$D/ok-allgather2.xml" --sweep 1G:1G
 expect "sweep of a wrong schedule exits 1" 1 "FAILED" -- "$R" "$D/wrong-data.xml" --sweep 1K:2K
 expect "bad sweep range is exit 2" 2 "--sweep: expected LO:HI" -- "$R" "$D/ok-allgather2.xml" --sweep 4K:1K
