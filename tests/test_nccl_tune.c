@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "model/topo_nccl.h"
 #include "synth/nccl_tune.h"
 
 #define MIB (1LL << 20)
@@ -253,6 +254,50 @@ static void test_nvls(void **state)
     assert_true(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_NVLS, COST_SIMPLE, MIB) < 0);
 }
 
+/* NVLSTree: NVLS inside each node, trees between nodes (tuning.cc:301-323,
+ * 427-428); its graph across nodes from NCCL's inter-node speeds. */
+static void test_nvls_tree(void **state)
+{
+    (void)state;
+    double bi, be;
+    /* DGX H100: 18 NVLinks of 20.6 GB/s, 400 Gb/s NICs on PCIe Gen5 x16
+     * (48 GB/s): 48, 45 and 42 do not fit 9 channels in 370.8 GB/s, 40
+     * does; bwInter then raised to 48, the most the GPU-NIC path takes */
+    assert_int_equal(topo_nccl_nvls_graph_net(90, 8, 18 * 20.6, 48.0, &bi, &be), 1);
+    assert_float_equal(bi, 40.0, 0);
+    assert_float_equal(be, 48.0, 0);
+    /* 200 Gb/s NICs: 24 both ways (30, the next speed up, is above 25) */
+    assert_int_equal(topo_nccl_nvls_graph_net(90, 8, 18 * 20.6, 25.0, &bi, &be), 1);
+    assert_float_equal(bi, 24.0, 0);
+    assert_float_equal(be, 24.0, 0);
+    assert_int_equal(topo_nccl_nvls_graph_net(80, 8, 12 * 20.0, 25.0, &bi, &be), 0);
+    /* two nodes: the channel's bandwidth is the least of the NVLS side
+     * (40 x 0.85 x 7/8 x 2 = 59.5), twice bwInter (96) and
+     * perChMaxNVLSTreeBw (57.7); latency 25 + 2 log2(2) x 20.9 */
+    nccl_comm c = {16, 2, TOPO_ARCH_HOPPER, 16, 32.0, 25.0, 0, 8, 40.0, 48.0, 16};
+    double bw = 8 * 57.7 * 16 / 30.0;
+    assert_float_equal(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_NVLS_TREE, COST_SIMPLE, 1024 * MIB),
+                       25 + 2 * 20.9 + 1024.0 * MIB / (1000 * bw), 1e-3);
+    assert_true(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_NVLS_TREE, COST_LL128, MIB) < 0);
+    assert_true(nccl_time_us(&c, COLL_ALLGATHER, NCCL_NVLS_TREE, COST_SIMPLE, MIB) < 0);
+    nccl_choice ch;
+    assert_int_equal(nccl_choose(&c, COLL_ALLREDUCE, 1024 * MIB, &ch), 0);
+    assert_int_equal(ch.algo, NCCL_NVLS_TREE);
+    assert_int_equal(ch.nchannels, 16);
+    assert_int_equal(nccl_choose_ex(&c, COLL_ALLREDUCE, 1024 * MIB, 1, &ch), 0);
+    assert_true(ch.algo != NCCL_NVLS_TREE && ch.algo != NCCL_NVLS);
+    /* four nodes: bwInter not doubled, perChMaxNVLSTreeBw 45.5; 2 log2(4) */
+    c.nranks = 32;
+    c.nnodes = 4;
+    bw = 8 * 45.5 * 32 / 62.0;
+    assert_float_equal(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_NVLS_TREE, COST_SIMPLE, 1024 * MIB),
+                       25 + 4 * 20.9 + 1024.0 * MIB / (1000 * bw), 1e-3);
+    /* one node: off (tuning.cc:502) */
+    c.nranks = 8;
+    c.nnodes = 1;
+    assert_true(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_NVLS_TREE, COST_SIMPLE, MIB) < 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_generation_constants),
         cmocka_unit_test(test_p2p),
         cmocka_unit_test(test_nvls),
+        cmocka_unit_test(test_nvls_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -498,6 +498,13 @@ static void print_json(const cli *c, const prog *p, const baseline_stats *st, co
             cJSON_AddNumberToObject(nc, "estimate_us", st->nccl.estimate_us);
         else
             cJSON_AddNullToObject(nc, "estimate_us");
+        if (st->nccl.would_run[0]) {    /* NCCL's pick, which the file does not hold */
+            cJSON *w = cJSON_AddObjectToObject(nc, "would_run");
+            cJSON_AddStringToObject(w, "algo", st->nccl.would_run);
+            cJSON_AddNumberToObject(w, "estimate_us", st->nccl.would_run_us);
+        } else {
+            cJSON_AddNullToObject(nc, "would_run");
+        }
         if (st->nccl.bw_intra > 0) {    /* the communicator its model saw */
             cJSON_AddNumberToObject(nc, "bw_intra_gbps", st->nccl.bw_intra);
             cJSON_AddNumberToObject(nc, "bw_inter_gbps", st->nccl.bw_inter);

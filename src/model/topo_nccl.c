@@ -76,6 +76,41 @@ int topo_nccl_nvls_graph(int sm, int ngpus, double gpu_gbps, double *bw_intra, d
     return ngpus;
 }
 
+/* The inter-node speed arrays of sm 90 and sm 100, fastest first
+ * (search.cc:1058-1059, 1064-1065). */
+static const double SM90_SPEEDS_INTER[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                           15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+static const double SM100_SPEEDS_INTER[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0,
+                                            30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0,
+                                            6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+
+int topo_nccl_nvls_graph_net(int sm, int ngpus, double gpu_gbps, double net_gbps,
+                             double *bw_intra, double *bw_inter)
+{
+    *bw_intra = *bw_inter = 0;
+    if (sm < 90 || ngpus < 2 || !(gpu_gbps > 0) || !(net_gbps > 0))
+        return 0;
+    const double *sp = sm >= 100 ? SM100_SPEEDS_INTER : SM90_SPEEDS_INTER;
+    int ns = sm >= 100 ? (int)(sizeof SM100_SPEEDS_INTER / sizeof *sp)
+                       : (int)(sizeof SM90_SPEEDS_INTER / sizeof *sp);
+    /* pass 1: one speed for bwIntra and bwInter, the fastest not above
+     * the GPU-NIC path (search.cc:1166-1171), lowered until a NIC carries
+     * it and every GPU's NVLinks its channels, each once and the head's
+     * twice (search.cc:1247-1251, 410-440) */
+    int i = 0;
+    while (i < ns && (sp[i] > net_gbps + 1e-9 || (ngpus + 1) * sp[i] > gpu_gbps + 1e-9))
+        i++;
+    if (i == ns)
+        return 0;
+    *bw_intra = sp[i];
+    /* pass 2: bwInter raised while below twice bwIntra and a NIC still
+     * carries the faster speed (search.cc:1274-1277, 736) */
+    while (i > 0 && sp[i] < 2 * *bw_intra && sp[i - 1] <= net_gbps + 1e-9)
+        i--;
+    *bw_inter = sp[i];
+    return 1;
+}
+
 double topo_nccl_nvls_eff(int sm)
 {
     return sm >= 100 ? 0.74 : sm >= 90 ? 0.85 : 0.0;

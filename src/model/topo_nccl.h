@@ -79,6 +79,17 @@ double topo_nccl_nvlink_bw(int sm);
  * NVLS there (sm < 90, fewer than 2 GPUs, or no speed fits). */
 int topo_nccl_nvls_graph(int sm, int ngpus, double gpu_gbps, double *bw_intra, double *bw_inter);
 
+/* The same graph when the communicator spans nodes (what NVLSTree runs
+ * on): speeds from NCCL's inter-node array, capped by net_gbps (the
+ * GPU-NIC path: the NIC's bandwidth and the PCIe link to it, NCCL's
+ * system->maxBw), lowered until the NVLink fit above holds; bwInter then
+ * raised while below twice bwIntra and within net_gbps (search.cc:736,
+ * 1057-1065, 1166-1171, 1247-1251, 1274-1277).  Its channels are the
+ * node's GPUs with a NIC of their own (one head each; the caller counts
+ * them).  1 with both speeds set, 0 when none fits (or sm < 90). */
+int topo_nccl_nvls_graph_net(int sm, int ngpus, double gpu_gbps, double net_gbps,
+                             double *bw_intra, double *bw_inter);
+
 /* nvlsEfficiency (src/graph/tuning.cc:139-144): 0.85 Hopper, 0.74
  * Blackwell, 0 before. */
 double topo_nccl_nvls_eff(int sm);

@@ -76,7 +76,7 @@ typedef struct {
     int max_tbs_per_rank;
     long long tbs;          /* over all ranks */
     long long steps;        /* over all ranks, nops included */
-    char note[512];         /* extra information for the user, "" if none */
+    char note[768];         /* extra information for the user, "" if none */
     struct {                /* nccl only (algo "" otherwise): what NCCL picked */
         char algo[8];       /* "ring", "tree", "nvls", "p2p" */
         char proto[8];
@@ -85,6 +85,9 @@ typedef struct {
         double estimate_us;     /* NCCL's own estimate, -1 for p2p */
         double bw_intra, bw_inter;  /* the channel bandwidths its model took
                                        (GB/s); 0 for p2p */
+        char would_run[10];     /* NCCL's own pick when the file holds its best
+                                   choice without it ("nvls", "nvlstree"), else "" */
+        double would_run_us;    /* that pick's estimate */
     } nccl;
 } baseline_stats;
 

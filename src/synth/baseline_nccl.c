@@ -177,22 +177,51 @@ static double nvlink_gbps(topo_arch a)
     return a == TOPO_ARCH_BLACKWELL ? 50.0 : 25.0;
 }
 
-/* NCCL's NVLS on t, if it has it (docs/nvls.md): one node (across nodes
- * NVLS needs CollNet), Hopper or later, every rank on one switch that
- * reduces and multicasts (NCCL's NVS node with multicast support,
- * search.cc:1124, nvls.cc:248-280) and, for a reduction, sums f32 there
- * (ncclNvlsSupported, device.h:587-600: what --algo nccl's calls
- * reduce).  Fills c's NVLS graph from the switch's port bandwidth counted
- * in NVLinks as NCCL counts them. */
+/* The GPU-NIC PCIe path as NCCL counts it on a Hopper or Blackwell node:
+ * PCIe Gen5 x16, 16 lanes x 240 (GT/s in 100 Mb/s per lane, topo.cc's
+ * kvDictPciGen) / 80 = 48 GB/s (topo.cc:652-657).  A topology does not
+ * record that link; every bundled NVLS machine has it (DGX H100
+ * datasheet: ConnectX-7 on PCIe Gen5 x16). */
+#define NCCL_PCIE_GEN5_X16_GBPS 48.0
+
+/* GPUs of node 0 with a NIC of their own: the heads NCCL's NVLS graph
+ * finds across nodes, one per NIC with a local GPU (search.cc:754-772). */
+static int nvls_heads(const topo *t)
+{
+    int c = 0;
+    for (int x = 0; x < t->nnics; x++)
+        c += t->nics[x].node == 0 && t->nics[x].nranks == 1;
+    return c < t->ranks_per_node ? c : t->ranks_per_node;
+}
+
+/* NCCL's NVLS on t, if it has it (docs/nvls.md): Hopper or later, every
+ * node's ranks on one switch that reduces and multicasts (NCCL's NVS node
+ * with multicast support, search.cc:1124, nvls.cc:248-280) and, for a
+ * reduction, sums f32 there (ncclNvlsSupported, device.h:587-600: what
+ * --algo nccl's calls reduce).  Fills c's NVLS graph from the switch's
+ * port bandwidth counted in NVLinks as NCCL counts them: on one node
+ * NVLS's, across nodes NVLSTree's (its channels the GPUs with a NIC of
+ * their own, its speeds capped by the GPU-NIC path). */
 static void nvls_comm(const topo *t, coll_kind k, nccl_comm *c)
 {
-    if (t->nnodes != 1 || t->nranks < 2)
+    int rpn = t->ranks_per_node;
+    if (rpn < 2)
         return;
-    int *all = xmalloc((size_t)t->nranks * sizeof *all);
-    for (int r = 0; r < t->nranks; r++)
-        all[r] = r;
-    int sw = topo_nvls_switch(t, all, t->nranks);
-    free(all);
+    int *ranks = xmalloc((size_t)rpn * sizeof *ranks), sw = -1;
+    for (int node = 0; node < t->nnodes; node++) {
+        for (int r = 0; r < rpn; r++)
+            ranks[r] = node * rpn + r;
+        int s = topo_nvls_switch(t, ranks, rpn);
+        if (s < 0 || (sw >= 0 && (t->switches[s].bw_gbps != t->switches[sw].bw_gbps ||
+                                  t->switches[s].nvls.dtypes != t->switches[sw].nvls.dtypes ||
+                                  t->switches[s].nvls.redops != t->switches[sw].nvls.redops))) {
+            sw = -1;
+            break;
+        }
+        if (sw < 0)
+            sw = s;
+    }
+    free(ranks);
     if (sw < 0)
         return;
     const topo_nvls *nv = &t->switches[sw].nvls;
@@ -201,13 +230,25 @@ static void nvls_comm(const topo *t, coll_kind k, nccl_comm *c)
     /* a port of a whole number of NCCL's own per-link figure (what
      * taccl-topo import writes) counts those links; any other, whole
      * nominal NVLinks (the bundled machines' datasheet figures) */
+    int sm = t->arch == TOPO_ARCH_BLACKWELL ? 100 : 90;
     double port = t->switches[sw].bw_gbps;
-    double ncl = topo_nccl_nvlink_bw(t->arch == TOPO_ARCH_BLACKWELL ? 100 : 90);
+    double ncl = topo_nccl_nvlink_bw(sm);
     int links = (int)floor(port / ncl + 0.5);
     if (fabs(port - links * ncl) > 1e-6 * port)
         links = (int)floor(port / nvlink_gbps(t->arch) + 0.5);
-    c->nvls_graph_channels = nccl_nvls_graph(t->arch, t->nranks, links, &c->nvls_bw_intra,
-                                             &c->nvls_bw_inter);
+    if (t->nnodes == 1) {
+        c->nvls_graph_channels = nccl_nvls_graph(t->arch, rpn, links, &c->nvls_bw_intra,
+                                                 &c->nvls_bw_inter);
+    } else if (t->arch == TOPO_ARCH_HOPPER || t->arch == TOPO_ARCH_BLACKWELL) {
+        double net = INFINITY;
+        for (int x = 0; x < t->nnics; x++)
+            if (t->nics[x].node == 0 && t->nics[x].bw_gbps < net)
+                net = t->nics[x].bw_gbps;
+        net = fmin(net, NCCL_PCIE_GEN5_X16_GBPS);
+        if (topo_nccl_nvls_graph_net(sm, rpn, links * ncl, net, &c->nvls_bw_intra,
+                                     &c->nvls_bw_inter))
+            c->nvls_graph_channels = nvls_heads(t);
+    }
     c->nvls_channels = nccl_nvls_channels(t->arch, t->nnodes);
 }
 
@@ -322,8 +363,25 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
         /* MSCCL XML cannot hold switch operations, and MSCCL++'s glres
          * stores by multicast, so a ReduceScatter through the switch has
          * no plan either: NCCL's best choice without NVLS, said in the note */
-        char nvls_note[200] = "";
-        if (ch.algo == NCCL_NVLS && (!o->switch_ops || k == COLL_REDUCESCATTER)) {
+        /* NVLSTree (the switch inside each node, trees between nodes) has
+         * no writer yet: NCCL's best choice without the switch, said */
+        char nvls_note[240] = "";
+        nccl_algo picked = ch.algo;
+        double picked_us = ch.time_us;
+        if (ch.algo == NCCL_NVLS_TREE) {
+            double nv_us = ch.time_us;
+            if (nccl_choose_ex(&c, k, bytes, 1, &ch) != 0) {
+                tc_err_set(err, TC_INPUT, "nccl: with --proto %s NCCL offers only NVLSTree for "
+                           "%s on %s, which taccl does not write yet; drop --proto",
+                           cost_proto_name((cost_proto)(o->nccl_proto - 1)), coll_name(k),
+                           t->name);
+                return NULL;
+            }
+            snprintf(nvls_note, sizeof nvls_note, "; NCCL would run NVLSTree (estimate %.1f us: "
+                     "the switch reduces and multicasts inside each node, trees between the "
+                     "nodes), which taccl does not write yet: this is its best choice without "
+                     "the switch", nv_us);
+        } else if (ch.algo == NCCL_NVLS && (!o->switch_ops || k == COLL_REDUCESCATTER)) {
             double nv_us = ch.time_us;
             if (nccl_choose_ex(&c, k, bytes, 1, &ch) != 0) {
                 tc_err_set(err, TC_INPUT, "nccl: with --proto %s NCCL offers only NVLS for %s "
@@ -414,6 +472,10 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
         st->nccl.estimate_us = ch.time_us;
         st->nccl.bw_intra = c.bw_intra;
         st->nccl.bw_inter = c.bw_inter;
+        if (picked != ch.algo) {
+            snprintf(st->nccl.would_run, sizeof st->nccl.would_run, "%s", nccl_algo_name(picked));
+            st->nccl.would_run_us = picked_us;
+        }
     }
     snprintf(st->nccl.algo, sizeof st->nccl.algo, "%s", what);
     snprintf(p->name, sizeof p->name, "taccl baseline nccl %s: %s %s, %d ranks on %s, %d "

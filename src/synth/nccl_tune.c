@@ -25,12 +25,15 @@ static const double BASE_LAT[NCCL_NALGO][3] = {
     {6.8, 14.0, 8.4},   /* tree */
     {6.6, 14.0, 8.4},   /* ring */
     {0, 0, 0},          /* NVLS */
+    {0, 0, 0},          /* NVLSTree */
 };
 
 /* hwLatencies[hw][algo][proto] (us): NVLink, network (tuning.cc:155-175 at
  * NCCL 5067397; the NVLS rows are Simple only) */
-static const double HW_LAT_NVLINK[NCCL_NALGO][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}};
-static const double HW_LAT_NET[NCCL_NALGO][3] = {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 18}};
+static const double HW_LAT_NVLINK[NCCL_NALGO][3] = {
+    {0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}};
+static const double HW_LAT_NET[NCCL_NALGO][3] = {
+    {5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 20.9}};
 
 #define NVLS_NCHANNELS_SM90 16
 #define NVLS_NCHANNELS_SM100 32
@@ -45,6 +48,8 @@ static const double PER_CH_TREE_LL128[4][3] = {
     {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
 static const double PER_CH_TREE[4][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+static const double PER_CH_NVLS_TREE[4][3] = {      /* tuning.cc:205-211 */
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
 
 /* Tree AllReduce correction, powers of two of bytes/64 from 64 B. */
 static const double TREE_CORRECTION[3][23] = {
@@ -84,7 +89,8 @@ static int log2i(long long n)
 
 const char *nccl_algo_name(nccl_algo a)
 {
-    return a == NCCL_TREE ? "tree" : a == NCCL_NVLS ? "nvls" : "ring";
+    return a == NCCL_TREE ? "tree" : a == NCCL_NVLS ? "nvls" : a == NCCL_NVLS_TREE ? "nvlstree"
+                                                                                : "ring";
 }
 
 /* The compute capability (x10) NCCL keys its NVLS constants on. */
@@ -113,19 +119,24 @@ static double model_bw(const nccl_comm *c, coll_kind k, nccl_algo a, int p)
     int i2 = c->nnodes <= 2 ? c->nnodes - 1 : 2;
     int i1 = c->nnodes == 1 ? g : 0;
     double ll_max = LL_MAX_BW[i1][i2];
-    if (a == NCCL_NVLS) {
+    if (a == NCCL_NVLS || a == NCCL_NVLS_TREE) {
         /* tuning.cc:307-323: busBW per channel from the NVLS graph, one
          * channel's worth lost, doubled for AllReduce (two operations
-         * pipelined), (ppn-1)/ppn otherwise; AllReduce's bus bandwidth to
-         * algorithm bandwidth as a ring's (tuning.cc:375-381), none for
-         * AllGather and ReduceScatter */
+         * pipelined), (ppn-1)/ppn otherwise; NVLSTree's bwInter doubled on
+         * two nodes and its channel capped by perChMaxNVLSTreeBw;
+         * AllReduce's bus bandwidth to algorithm bandwidth as a ring's
+         * (tuning.cc:375-381), none for AllGather and ReduceScatter */
         int nch = c->nvls_graph_channels;
         if (nch < 2 || p != P_SIMPLE)
             return 0;
         double ppn = (double)c->nranks / c->nnodes;
         double intra = c->nvls_bw_intra * topo_nccl_nvls_eff(sm_of(c->arch)) * (nch - 1) / nch;
         intra *= k == COLL_ALLREDUCE ? 2.0 : (ppn - 1) / ppn;
-        double bus = nch * fmin(intra, c->nvls_bw_inter);
+        double inter = c->nvls_bw_inter * (a == NCCL_NVLS_TREE && c->nnodes <= 2 ? 2 : 1);
+        double bw = fmin(intra, inter);
+        if (a == NCCL_NVLS_TREE)
+            bw = fmin(bw, PER_CH_NVLS_TREE[g][i2]);
+        double bus = nch * bw;
         return k == COLL_ALLREDUCE ? bus * c->nranks / (2.0 * (c->nranks - 1)) : bus;
     }
     double bw = c->nnodes <= 2 ? c->bw_intra : c->bw_inter;
@@ -159,6 +170,8 @@ static double model_lat(const nccl_comm *c, coll_kind k, nccl_algo a, int p)
     double inter = ppn == 1 ? HW_LAT_NET[NCCL_TREE][p] : HW_LAT_NET[a][p];
     if (a == NCCL_NVLS)     /* tuning.cc:424-426: the base latency replaced */
         return intra + (c->nnodes > 1 ? inter : 0);
+    if (a == NCCL_NVLS_TREE)    /* tuning.cc:427-428 (an IB NIC's latencyInter: 0) */
+        return lat + intra + 2 * log2i(c->nnodes) * inter;
     if (a == NCCL_RING) {
         int nsteps = k == COLL_ALLREDUCE ? 2 * (c->nranks - 1) : c->nranks - 1;
         if (c->nnodes > 1) {
@@ -181,8 +194,12 @@ double nccl_time_us(const nccl_comm *c, coll_kind k, nccl_algo a, cost_proto pro
     if (k == COLL_ALLTOALL || (a == NCCL_TREE && k != COLL_ALLREDUCE) || c->nranks < 2 ||
         c->nnodes < 1 || c->nchannels < 1)
         return -1;
-    /* NVLS across nodes needs CollNet (enqueue.cc:2008), not modelled */
+    /* NVLS across nodes needs CollNet (enqueue.cc:2008), not modelled;
+     * NVLSTree is off on one node and runs AllReduce only (tuning.cc:295,
+     * 502) */
     if (a == NCCL_NVLS && (c->nnodes > 1 || c->nvls_graph_channels < 2))
+        return -1;
+    if (a == NCCL_NVLS_TREE && (c->nnodes < 2 || k != COLL_ALLREDUCE || c->nvls_graph_channels < 2))
         return -1;
     int p = pidx(proto);
     double bw = model_bw(c, k, a, p), lat = model_lat(c, k, a, p);
@@ -243,7 +260,7 @@ int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, int no_nvls
             out->table_us[a][PROTOS[i]] = t;
             if (c->only_proto && c->only_proto != 1 + (int)PROTOS[i])
                 continue;
-            if (no_nvls && a == NCCL_NVLS)
+            if (no_nvls && (a == NCCL_NVLS || a == NCCL_NVLS_TREE))
                 continue;
             if (t >= 0 && (best < 0 || t < best)) {
                 best = t;
@@ -254,8 +271,8 @@ int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, int no_nvls
     if (best < 0)
         return -1;
     out->time_us = best;
-    if (out->algo == NCCL_NVLS) {
-        /* enqueue.cc:2085-2090: every NVLS channel, NCCL's NVLS chunk */
+    if (out->algo == NCCL_NVLS || out->algo == NCCL_NVLS_TREE) {
+        /* enqueue.cc:2084-2090: every NVLS channel, NCCL's NVLS chunk */
         out->nchannels = c->nvls_channels > 0 ? c->nvls_channels : NVLS_NCHANNELS_SM90;
         out->chunk_bytes = out->slice_bytes = NCCL_NVLS_CHUNK_BYTES;
         return 0;

@@ -16,11 +16,13 @@
  * NVLS (NVLink SHARP: the NVSwitch reduces and multicasts) is modelled on
  * one node, where NCCL runs it for AllReduce, AllGather and ReduceScatter
  * (tuning.cc:293-316, 424-426; enqueue.cc:2004-2008, 2085-2090: across
- * nodes it needs CollNet, and NVLSTree is not modelled); docs/nvls.md.
- * What is not modelled, and so never chosen: NVLSTree, CollNet and PAT (they
- * need several nodes, a SHARP network, or one GPU per node), PCI-only nodes
- * (every bundled GPU machine is NVLink inside a node), and the tuner
- * plugins.  Multi-node figures are NCCL's for an Intel host CPU. */
+ * nodes it needs CollNet), and NVLSTree (NVLS inside each node, trees
+ * between the nodes) for AllReduce on several nodes (tuning.cc:301-323,
+ * 427-428, 502); docs/nvls.md.
+ * What is not modelled, and so never chosen: CollNet and PAT (a SHARP
+ * network, or one GPU per node), PCI-only nodes (every bundled GPU machine
+ * is NVLink inside a node), and the tuner plugins.  Multi-node figures are
+ * NCCL's for an Intel host CPU. */
 #ifndef TC_NCCL_TUNE_H
 #define TC_NCCL_TUNE_H
 
@@ -28,7 +30,7 @@
 #include "../model/cost.h"
 #include "../model/topo.h"
 
-typedef enum { NCCL_TREE, NCCL_RING, NCCL_NVLS, NCCL_NALGO } nccl_algo;
+typedef enum { NCCL_TREE, NCCL_RING, NCCL_NVLS, NCCL_NVLS_TREE, NCCL_NALGO } nccl_algo;
 
 /* The communicator as NCCL's tuning model sees it. */
 typedef struct {
@@ -43,7 +45,8 @@ typedef struct {
                                NCCL_PROTO=P: src/graph/tuning.cc turns the
                                others off); 0 = every protocol NCCL offers */
     int nvls_graph_channels;    /* NVLS graph's channels (search.cc:1126-1137:
-                                   one per GPU on one node); 0 = no NVLS */
+                                   one per GPU on one node, one per GPU with
+                                   its own NIC across nodes); 0 = no NVLS */
     double nvls_bw_intra;       /* its bwIntra and bwInter (GB/s per channel) */
     double nvls_bw_inter;
     int nvls_channels;          /* comm->nvlsChannels: the CTAs an NVLS call
@@ -61,7 +64,7 @@ typedef struct {
     double table_us[NCCL_NALGO][COST_NPROTO];   /* every estimate; < 0 = not available */
 } nccl_choice;
 
-const char *nccl_algo_name(nccl_algo a);    /* "tree", "ring", "nvls" */
+const char *nccl_algo_name(nccl_algo a);    /* "tree", "ring", "nvls", "nvlstree" */
 
 /* NCCL's NVLS graph on one node of `ngpus` GPUs of generation `arch`,
  * each with `links` NVLinks to the NVSwitch: its bwIntra, the fastest
@@ -89,7 +92,7 @@ double nccl_time_us(const nccl_comm *c, coll_kind k, nccl_algo a, cost_proto p, 
  * estimate (among c->only_proto's when set), then the channel count and
  * chunk size for it.  Returns 0, or -1 when nothing is available (k is
  * AllToAll, or the one protocol allowed is not offered).  With no_nvls,
- * NVLS is left out (its estimate stays in table_us): NCCL's best choice
+ * NVLS and NVLSTree are left out (their estimates stay in table_us): NCCL's best choice
  * without the switch, for an output that cannot express switch operations. */
 int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *out);
 int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, int no_nvls,

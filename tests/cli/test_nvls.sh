@@ -167,8 +167,19 @@ expect "AllGather: NVLS estimated, ring chosen" 0 "nccl at 67108864 bytes: ring 
 same_time "$R" "$TMP/ag.json" --topo "$T/dgx-h100-x1.json"
 if "$S" --algo nccl "$T/dgx-a100-x1.json" --collective allreduce --size 64M -o "$TMP/a1.xml" 2>&1 | grep -q nvls; then
     echo "not ok - no NVLS estimate on DGX A100"; else echo "ok - no NVLS estimate on DGX A100"; fi
-if "$S" --algo nccl "$T/dgx-h100-x2.json" --collective allreduce --size 64M -o "$TMP/h2.xml" 2>&1 | grep -q nvls; then
+if "$S" --algo nccl "$T/dgx-h100-x2.json" --collective allreduce --size 64M -o "$TMP/h2.xml" 2>&1 | grep -Eq "(: |, )nvls/"; then
     echo "not ok - no NVLS across nodes (NCCL needs CollNet there)"; else echo "ok - no NVLS across nodes (NCCL needs CollNet there)"; fi
+# across nodes NCCL runs NVLSTree (NVLS inside each node, trees between):
+# its estimate is NCCL's pick, said, and the file holds its best choice
+# without the switch (no writer yet)
+expect "DGX H100 x2 AllReduce 64M: NCCL's pick is NVLSTree, said, the file its best without" 0 \
+    "NCCL would run NVLSTree \(estimate 339\.4 us.*does not write yet" -- \
+    "$S" --algo nccl "$T/dgx-h100-x2.json" --collective allreduce --size 64M -o "$TMP/h2.xml"
+expect "--json: would_run names NVLSTree and its estimate" 0 \
+    '"algo":"tree","proto":"LL128".*"would_run":\{"algo":"nvlstree","estimate_us":339\.39' -- \
+    "$S" --algo nccl "$T/dgx-h100-x2.json" --collective allreduce --size 64M -o "$TMP/h2.xml" --json
+expect "NVLSTree is AllReduce only: no would_run for AllGather" 0 '"would_run":null' -- \
+    "$S" --algo nccl "$T/dgx-h100-x2.json" --collective allgather --size 64M -o "$TMP/h2g.xml" --json
 
 # ---- the bound: no plan that uses the switch beats it, on the bundled
 # DGX H100 and on seeded random NVLS figures (bandwidth up to the port's,
