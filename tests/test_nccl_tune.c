@@ -246,7 +246,7 @@ static void test_nvls(void **state)
     assert_int_equal(ch.nchannels, 16);
     assert_int_equal(ch.chunk_bytes, 128 * 1024);
     /* without NVLS: the best of the rest, NVLS's estimate still listed */
-    assert_int_equal(nccl_choose_ex(&c, COLL_ALLREDUCE, 1024 * MIB, 1, &ch), 0);
+    assert_int_equal(nccl_choose_ex(&c, COLL_ALLREDUCE, 1024 * MIB, 1u << NCCL_NVLS, &ch), 0);
     assert_true(ch.algo != NCCL_NVLS);
     assert_true(ch.table_us[NCCL_NVLS][COST_SIMPLE] > 0);
     /* across nodes NCCL's NVLS needs CollNet: not offered */
@@ -284,7 +284,8 @@ static void test_nvls_tree(void **state)
     assert_int_equal(nccl_choose(&c, COLL_ALLREDUCE, 1024 * MIB, &ch), 0);
     assert_int_equal(ch.algo, NCCL_NVLS_TREE);
     assert_int_equal(ch.nchannels, 16);
-    assert_int_equal(nccl_choose_ex(&c, COLL_ALLREDUCE, 1024 * MIB, 1, &ch), 0);
+    assert_int_equal(nccl_choose_ex(&c, COLL_ALLREDUCE, 1024 * MIB, 1u << NCCL_NVLS_TREE, &ch),
+                     0);
     assert_true(ch.algo != NCCL_NVLS_TREE && ch.algo != NCCL_NVLS);
     /* four nodes: bwInter not doubled, perChMaxNVLSTreeBw 45.5; 2 log2(4) */
     c.nranks = 32;
@@ -296,6 +297,31 @@ static void test_nvls_tree(void **state)
     c.nranks = 8;
     c.nnodes = 1;
     assert_true(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_NVLS_TREE, COST_SIMPLE, MIB) < 0);
+}
+
+/* PAT: AllGather and ReduceScatter with one GPU per node, Simple
+ * (tuning.cc:215-223, 302-304, 337, 429-433): 0.75 of the bus bandwidth,
+ * which is its algorithm bandwidth; 8 + log2(nodes) x 14/3.5 + 2.8 per rank. */
+static void test_pat(void **state)
+{
+    (void)state;
+    nccl_comm c = {64, 64, TOPO_ARCH_HOPPER, 4, 12.0, 12.0, 0, 0, 0, 0, 0};
+    double lat = 8 + 6 * 14 / 3.5 + 64 * 2.8;
+    assert_float_equal(nccl_time_us(&c, COLL_ALLGATHER, NCCL_PAT, COST_SIMPLE, 8 * MIB),
+                       lat + 8.0 * MIB / (1000 * 4 * 12.0 * .75), 1e-6);
+    assert_float_equal(nccl_time_us(&c, COLL_REDUCESCATTER, NCCL_PAT, COST_SIMPLE, 8 * MIB),
+                       lat + 8.0 * MIB / (1000 * 4 * 12.0 * .75), 1e-6);
+    assert_true(nccl_time_us(&c, COLL_ALLGATHER, NCCL_PAT, COST_LL, MIB) < 0);
+    assert_true(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_PAT, COST_SIMPLE, MIB) < 0);
+    /* at 8 MiB on 64 nodes its latency beats the ring's 63 network steps */
+    nccl_choice ch;
+    assert_int_equal(nccl_choose(&c, COLL_ALLGATHER, 8 * MIB, &ch), 0);
+    assert_int_equal(ch.algo, NCCL_PAT);
+    assert_int_equal(nccl_choose_ex(&c, COLL_ALLGATHER, 8 * MIB, 1u << NCCL_PAT, &ch), 0);
+    assert_int_equal(ch.algo, NCCL_RING);
+    /* more than one GPU per node: off */
+    c.nnodes = 32;
+    assert_true(nccl_time_us(&c, COLL_ALLGATHER, NCCL_PAT, COST_SIMPLE, MIB) < 0);
 }
 
 int main(void)
@@ -312,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_p2p),
         cmocka_unit_test(test_nvls),
         cmocka_unit_test(test_nvls_tree),
+        cmocka_unit_test(test_pat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -360,41 +360,40 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
                        ? cost_proto_name((cost_proto)(o->nccl_proto - 1)) : "");
             return NULL;
         }
-        /* MSCCL XML cannot hold switch operations, and MSCCL++'s glres
-         * stores by multicast, so a ReduceScatter through the switch has
-         * no plan either: NCCL's best choice without NVLS, said in the note */
-        /* NVLSTree (the switch inside each node, trees between nodes) has
-         * no writer yet: NCCL's best choice without the switch, said */
+        /* What the output cannot hold, NCCL's best choice without it, said
+         * in the note: MSCCL XML no switch operations, and MSCCL++'s glres
+         * stores by multicast, so a ReduceScatter through the switch has no
+         * plan either; NVLSTree (the switch inside each node, trees between
+         * nodes) and PAT have no writer yet */
+        unsigned skip = 1u << NCCL_NVLS_TREE | 1u << NCCL_PAT;
+        if (!o->switch_ops || k == COLL_REDUCESCATTER)
+            skip |= 1u << NCCL_NVLS;
         char nvls_note[240] = "";
         nccl_algo picked = ch.algo;
         double picked_us = ch.time_us;
-        if (ch.algo == NCCL_NVLS_TREE) {
-            double nv_us = ch.time_us;
-            if (nccl_choose_ex(&c, k, bytes, 1, &ch) != 0) {
-                tc_err_set(err, TC_INPUT, "nccl: with --proto %s NCCL offers only NVLSTree for "
-                           "%s on %s, which taccl does not write yet; drop --proto",
-                           cost_proto_name((cost_proto)(o->nccl_proto - 1)), coll_name(k),
-                           t->name);
+        if (skip & (1u << picked)) {
+            const char *cannot = picked == NCCL_NVLS
+                ? (o->switch_ops ? "an MSCCL++ plan (no multimem reduce to one rank) cannot "
+                                   "express" : "MSCCL XML cannot express")
+                : "taccl does not write yet";
+            if (nccl_choose_ex(&c, k, bytes, skip, &ch) != 0) {
+                tc_err_set(err, TC_INPUT, "nccl: with --proto %s NCCL offers only %s for %s on "
+                           "%s, which %s; drop --proto",
+                           cost_proto_name((cost_proto)(o->nccl_proto - 1)),
+                           nccl_algo_name(picked), coll_name(k), t->name, cannot);
                 return NULL;
             }
-            snprintf(nvls_note, sizeof nvls_note, "; NCCL would run NVLSTree (estimate %.1f us: "
-                     "the switch reduces and multicasts inside each node, trees between the "
-                     "nodes), which taccl does not write yet: this is its best choice without "
-                     "the switch", nv_us);
-        } else if (ch.algo == NCCL_NVLS && (!o->switch_ops || k == COLL_REDUCESCATTER)) {
-            double nv_us = ch.time_us;
-            if (nccl_choose_ex(&c, k, bytes, 1, &ch) != 0) {
-                tc_err_set(err, TC_INPUT, "nccl: with --proto %s NCCL offers only NVLS for %s "
-                           "on %s, which %s cannot express; drop --proto",
-                           cost_proto_name((cost_proto)(o->nccl_proto - 1)), coll_name(k),
-                           t->name, o->switch_ops ? "an MSCCL++ plan" : "MSCCL XML");
-                return NULL;
-            }
-            snprintf(nvls_note, sizeof nvls_note, "; NCCL would run NVLS (estimate %.1f us), "
-                     "which %s cannot express: this is its best choice without NVLS%s", nv_us,
-                     o->switch_ops ? "an MSCCL++ plan (no multimem reduce to one rank)"
-                                   : "MSCCL XML",
-                     o->switch_ops ? "" : " (--target mscclpp writes NVLS)");
+            const char *name = picked == NCCL_NVLS ? "NVLS"
+                : picked == NCCL_NVLS_TREE ? "NVLSTree" : "PAT";
+            const char *how = picked == NCCL_NVLS ? ""
+                : picked == NCCL_NVLS_TREE ? ": the switch reduces and multicasts inside each "
+                                             "node, trees between the nodes"
+                : ": one GPU per node, log-depth trees with aggregation";
+            snprintf(nvls_note, sizeof nvls_note, "; NCCL would run %s (estimate %.1f us%s), "
+                     "which %s: this is its best choice without %s%s", name, picked_us, how,
+                     cannot, picked == NCCL_NVLS ? "NVLS" : "it",
+                     picked == NCCL_NVLS && !o->switch_ops ? " (--target mscclpp writes NVLS)"
+                                                           : "");
         }
         baseline_opts u = *o;
         u.ring_mode = BL_RINGS_NCCL;

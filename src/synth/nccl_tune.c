@@ -26,14 +26,15 @@ static const double BASE_LAT[NCCL_NALGO][3] = {
     {6.6, 14.0, 8.4},   /* ring */
     {0, 0, 0},          /* NVLS */
     {0, 0, 0},          /* NVLSTree */
+    {8.0, 8.0, 8.0},    /* PAT */
 };
 
 /* hwLatencies[hw][algo][proto] (us): NVLink, network (tuning.cc:155-175 at
  * NCCL 5067397; the NVLS rows are Simple only) */
 static const double HW_LAT_NVLINK[NCCL_NALGO][3] = {
-    {0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}};
+    {0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}};
 static const double HW_LAT_NET[NCCL_NALGO][3] = {
-    {5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 20.9}};
+    {5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}};
 
 #define NVLS_NCHANNELS_SM90 16
 #define NVLS_NCHANNELS_SM100 32
@@ -90,7 +91,7 @@ static int log2i(long long n)
 const char *nccl_algo_name(nccl_algo a)
 {
     return a == NCCL_TREE ? "tree" : a == NCCL_NVLS ? "nvls" : a == NCCL_NVLS_TREE ? "nvlstree"
-                                                                                : "ring";
+         : a == NCCL_PAT ? "pat" : "ring";
 }
 
 /* The compute capability (x10) NCCL keys its NVLS constants on. */
@@ -157,6 +158,9 @@ static double model_bw(const nccl_comm *c, coll_kind k, nccl_algo a, int p)
     if (a == NCCL_TREE && p == P_LL128)
         bus = fmin(bus * (c->nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
                    c->nchannels * PER_CH_TREE_LL128[g][i2]);
+    if (a == NCCL_PAT)      /* tuning.cc:337; AllGather and ReduceScatter's bus
+                               bandwidth is PAT's algorithm bandwidth (:375) */
+        return bus * .75;
     int nsteps = k == COLL_ALLREDUCE ? 2 * (c->nranks - 1) : c->nranks - 1;
     return bus * (a == NCCL_RING ? (double)c->nranks / nsteps : .5);
 }
@@ -172,6 +176,9 @@ static double model_lat(const nccl_comm *c, coll_kind k, nccl_algo a, int p)
         return intra + (c->nnodes > 1 ? inter : 0);
     if (a == NCCL_NVLS_TREE)    /* tuning.cc:427-428 (an IB NIC's latencyInter: 0) */
         return lat + intra + 2 * log2i(c->nnodes) * inter;
+    if (a == NCCL_PAT)          /* tuning.cc:429-433: one GPU per node, so the tree's
+                                   network latency (:397-398) */
+        return lat + log2i(c->nnodes) * (inter / 3.5) + c->nranks * 2.8;
     if (a == NCCL_RING) {
         int nsteps = k == COLL_ALLREDUCE ? 2 * (c->nranks - 1) : c->nranks - 1;
         if (c->nnodes > 1) {
@@ -200,6 +207,11 @@ double nccl_time_us(const nccl_comm *c, coll_kind k, nccl_algo a, cost_proto pro
     if (a == NCCL_NVLS && (c->nnodes > 1 || c->nvls_graph_channels < 2))
         return -1;
     if (a == NCCL_NVLS_TREE && (c->nnodes < 2 || k != COLL_ALLREDUCE || c->nvls_graph_channels < 2))
+        return -1;
+    /* PAT: AllGather and ReduceScatter, Simple, one GPU per node, sm 60 or
+     * later (ncclPatEnable, tuning.cc:215-223, 295-304) */
+    if (a == NCCL_PAT && (c->nnodes != c->nranks || c->nranks < 2 || proto != COST_SIMPLE ||
+                          (k != COLL_ALLGATHER && k != COLL_REDUCESCATTER)))
         return -1;
     int p = pidx(proto);
     double bw = model_bw(c, k, a, p), lat = model_lat(c, k, a, p);
@@ -248,7 +260,7 @@ int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *o
     return nccl_choose_ex(c, k, bytes, 0, out);
 }
 
-int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, int no_nvls,
+int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, unsigned skip,
                    nccl_choice *out)
 {
     memset(out, 0, sizeof *out);
@@ -260,7 +272,7 @@ int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, int no_nvls
             out->table_us[a][PROTOS[i]] = t;
             if (c->only_proto && c->only_proto != 1 + (int)PROTOS[i])
                 continue;
-            if (no_nvls && (a == NCCL_NVLS || a == NCCL_NVLS_TREE))
+            if (skip & (1u << a))
                 continue;
             if (t >= 0 && (best < 0 || t < best)) {
                 best = t;

@@ -18,11 +18,11 @@
  * (tuning.cc:293-316, 424-426; enqueue.cc:2004-2008, 2085-2090: across
  * nodes it needs CollNet), and NVLSTree (NVLS inside each node, trees
  * between the nodes) for AllReduce on several nodes (tuning.cc:301-323,
- * 427-428, 502); docs/nvls.md.
- * What is not modelled, and so never chosen: CollNet and PAT (a SHARP
- * network, or one GPU per node), PCI-only nodes (every bundled GPU machine
- * is NVLink inside a node), and the tuner plugins.  Multi-node figures are
- * NCCL's for an Intel host CPU. */
+ * 427-428, 502); docs/nvls.md.  PAT (AllGather and ReduceScatter with one
+ * GPU per node, tuning.cc:215-223, 302-304, 337, 429-433) too.
+ * What is not modelled, and so never chosen: CollNet (a SHARP network),
+ * PCI-only nodes (every bundled GPU machine is NVLink inside a node), and
+ * the tuner plugins.  Multi-node figures are NCCL's for an Intel host CPU. */
 #ifndef TC_NCCL_TUNE_H
 #define TC_NCCL_TUNE_H
 
@@ -30,7 +30,7 @@
 #include "../model/cost.h"
 #include "../model/topo.h"
 
-typedef enum { NCCL_TREE, NCCL_RING, NCCL_NVLS, NCCL_NVLS_TREE, NCCL_NALGO } nccl_algo;
+typedef enum { NCCL_TREE, NCCL_RING, NCCL_NVLS, NCCL_NVLS_TREE, NCCL_PAT, NCCL_NALGO } nccl_algo;
 
 /* The communicator as NCCL's tuning model sees it. */
 typedef struct {
@@ -64,7 +64,7 @@ typedef struct {
     double table_us[NCCL_NALGO][COST_NPROTO];   /* every estimate; < 0 = not available */
 } nccl_choice;
 
-const char *nccl_algo_name(nccl_algo a);    /* "tree", "ring", "nvls", "nvlstree" */
+const char *nccl_algo_name(nccl_algo a);    /* "tree", "ring", "nvls", "nvlstree", "pat" */
 
 /* NCCL's NVLS graph on one node of `ngpus` GPUs of generation `arch`,
  * each with `links` NVLinks to the NVSwitch: its bwIntra, the fastest
@@ -91,11 +91,13 @@ double nccl_time_us(const nccl_comm *c, coll_kind k, nccl_algo a, cost_proto p, 
 /* NCCL's pick for collective k (not AllToAll) on `bytes`: the fastest
  * estimate (among c->only_proto's when set), then the channel count and
  * chunk size for it.  Returns 0, or -1 when nothing is available (k is
- * AllToAll, or the one protocol allowed is not offered).  With no_nvls,
- * NVLS and NVLSTree are left out (their estimates stay in table_us): NCCL's best choice
- * without the switch, for an output that cannot express switch operations. */
+ * AllToAll, or the one protocol allowed is not offered).  nccl_choose_ex
+ * leaves out the algorithms of `skip` (bits 1u << nccl_algo; their
+ * estimates stay in table_us): NCCL's best choice among those an output
+ * can hold (MSCCL XML no switch operations; no writer for NVLSTree or PAT
+ * yet). */
 int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *out);
-int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, int no_nvls,
+int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, unsigned skip,
                    nccl_choice *out);
 
 /* NCCL's point-to-point plan for one peer's `bytes` (AllToAll): LL up to
