@@ -905,6 +905,49 @@ static int sketch_main(const cli *c)
     return rc;
 }
 
+/* --algo nvls without --channels: the threadblocks per rank whose plan the
+ * executor runs fastest at `want` (plan_judge_switch), among the counts
+ * whose chunks divide it (16 bytes x ranks x blocks); 1 when none does.
+ * Ties go to more blocks: the executor's model has no per-block throughput
+ * limit, and a real block's is bounded (NCCL runs 16 on Hopper).  0 with
+ * nothing said when the build itself fails (the caller's build says why). */
+static int pick_nvls_tbs(const cli *c, const topo *t, const baseline_opts *o, long long want)
+{
+    static const int TBS[] = {16, 8, 4, 2, 1};
+    int best = 0;
+    double best_us = INFINITY;
+    char note[400] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof TBS / sizeof TBS[0]; i++) {
+        long long unit = (long long)MPP_BUFFER_ALIGNMENT * t->nranks * TBS[i];
+        if (want % unit != 0)
+            continue;
+        baseline_opts u = *o;
+        u.channels = TBS[i];
+        tc_err e;
+        prog *p = baseline_build("nvls", t, c->coll, &u, &e);
+        if (!p)
+            return 0;
+        double us;
+        int ok;
+        if (plan_judge_switch(p, t, want, 0, 0, &us, &ok, &e) == TC_OK) {
+            used += (size_t)snprintf(note + used, used < sizeof note ? sizeof note - used : 0,
+                                     "%s%d: %.3f us", used ? ", " : "", TBS[i], us);
+            if (us < best_us * (1 - 1e-9)) {  /* rounding apart, a tie keeps more */
+                best_us = us;
+                best = TBS[i];
+            }
+        }
+        prog_free(p);
+    }
+    if (!best)
+        return 1;
+    if (!c->quiet)
+        fprintf(stderr, "taccl-synth: nvls: %d threadblock%s per rank, the fastest by the "
+                "executor at %lld bytes (%s)\n", best, best == 1 ? "" : "s", want, note);
+    return best;
+}
+
 /* --algo NAME TOPO.json: a baseline built from the topology, no solver. */
 static int algo_main(const cli *c)
 {
@@ -968,6 +1011,8 @@ static int algo_main(const cli *c)
         if (!strcmp(a->name, "nccl") && c->proto && cost_proto_parse(c->proto, &forced))
             o.nccl_proto = 1 + (int)forced;
         o.switch_ops = mpp_wanted(c->out, c->mscclpp);
+        if (!strcmp(a->name, "nvls") && !o.channels && o.switch_ops)
+            o.channels = pick_nvls_tbs(c, t, &o, want);
         p = baseline_build_stats(c->algo, t, c->coll, &o, &st, &err);
     }
     nccl_graph_free(g);

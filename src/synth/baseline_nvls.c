@@ -1,0 +1,105 @@
+/* baseline_nvls.c — --algo nvls: a collective through the switch that
+ * reduces and multicasts (NVLink SHARP) on one node, over K threadblocks
+ * per rank (contract in baseline.h; docs/nvls.md section 6).
+ *
+ * Why its own file: the schedule is not built of MSCCL steps.  As for
+ * NCCL's NVLS choice (baseline_nccl.c), the program holds the data flow
+ * through the GPUs alone (rsag for AllReduce, direct for AllGather, one
+ * piece) and p->nvls_channels = K; the MSCCL++ writer (sched/mpp_nvls.c)
+ * writes it as switch operations: AllReduce, rank r's block c load-reduces
+ * chunk r*K + c of every rank's input and stores the sum by multicast
+ * (glres); AllGather, block c stores input chunk c by multicast (gstore).
+ * Unlike NCCL's (16 blocks on Hopper, nvls.cc:155-157), K is the caller's:
+ * taccl-synth and the plan choose it by the executor's timing of the plan. */
+#include "baseline_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sched/mpp.h"
+#include "../sched/xml.h"
+#include "../util/mem.h"
+
+prog *bl_build_nvls(const topo *t, coll_kind k, const baseline_opts *o, baseline_stats *st,
+                    tc_err *err)
+{
+    int n = t->nranks;
+    if (k == COLL_REDUCESCATTER) {
+        /* microsoft/mscclpp 1f5f065: the DSL's reduce into one rank
+         * (SwitchChannel.reduce, python/mscclpp/language/channel.py:914,
+         * instruction glre) is refused by the executor's parser
+         * (src/core/executor/execution_plan.cc:25-87 lists glres, gstore,
+         * gstorepkt only) */
+        tc_err_set(err, TC_INPUT, "nvls has no ReduceScatter: MSCCL++'s executor has no switch "
+                   "operation that reduces into one rank (its parser refuses glre; glres stores "
+                   "the sum to every rank); use ring or --algo nccl");
+        return NULL;
+    }
+    if (!o->switch_ops) {
+        tc_err_set(err, TC_INPUT, "nvls is a plan of switch (multimem) operations, which MSCCL "
+                   "XML cannot express: write an MSCCL++ plan (--target mscclpp)");
+        return NULL;
+    }
+    if (t->kind != TOPO_GPU || t->nnodes != 1) {
+        tc_err_set(err, TC_INPUT, "nvls: %s is %s; the switch joins the GPUs of one node (use "
+                   "ring, hier or --algo nccl)", t->name,
+                   t->kind != TOPO_GPU ? "not a GPU machine" : "several nodes");
+        return NULL;
+    }
+    int *all = xmalloc((size_t)n * sizeof *all);
+    for (int r = 0; r < n; r++)
+        all[r] = r;
+    int sw = topo_nvls_switch(t, all, n);
+    free(all);
+    if (sw < 0) {
+        tc_err_set(err, TC_INPUT, "nvls: no switch of %s that reduces and multicasts joins all "
+                   "%d ranks (give that switch an \"nvls\" object; docs/nvls.md)", t->name, n);
+        return NULL;
+    }
+    if (k == COLL_ALLREDUCE && !(t->switches[sw].nvls.redops & (1u << RED_SUM))) {
+        tc_err_set(err, TC_INPUT, "nvls: the switch of %s does not sum (its nvls.reductions), "
+                   "which an AllReduce through it needs", t->name);
+        return NULL;
+    }
+    if (o->chunks) {
+        tc_err_set(err, TC_INPUT, "nvls: one switch operation per threadblock; --channels sets "
+                   "the threadblocks per rank, --chunks does not apply");
+        return NULL;
+    }
+    int K = o->channels ? o->channels : MPP_MAX_CHANNEL;
+    if (K > MPP_MAX_CHANNEL || n - 1 > MPP_MAX_CHANNEL_PER_OPERATION) {
+        tc_err_set(err, TC_INPUT, "nvls: %d ranks and %d threadblocks per rank do not fit "
+                   "MSCCL++: at most %d threadblocks (--channels) and %d peers per signal", n,
+                   K, MPP_MAX_CHANNEL, MPP_MAX_CHANNEL_PER_OPERATION);
+        return NULL;
+    }
+    baseline_opts u = *o;
+    u.channels = 1;
+    u.chunks = 1;
+    u.via = NULL;
+    u.target = RT_UNLIMITED;    /* the stand-in steps are never run by a runtime */
+    prog *p = bl_build_plain(k == COLL_ALLREDUCE ? "rsag" : "direct", t, k, &u, st, err);
+    if (!p) {
+        tc_err_prefix(err, "nvls");
+        return NULL;
+    }
+    p->nvls_channels = K;
+    snprintf(p->proto, sizeof p->proto, "Simple");
+    /* what the plan holds (sched/mpp_nvls.c), not the stand-in steps */
+    memset(st, 0, sizeof *st);
+    st->channels = st->nchannels = K;
+    st->chunks = 1;
+    st->max_tbs_per_rank = K;
+    st->tbs = (long long)n * K;
+    st->max_steps_per_tb = MPP_NVLS_OPS_PER_TB;
+    st->steps = st->tbs * MPP_NVLS_OPS_PER_TB;
+    snprintf(st->note, sizeof st->note, "nvls: %s through the switch (%s), %d threadblock%s per "
+             "rank, written as an MSCCL++ plan of switch operations", coll_name(k),
+             k == COLL_ALLREDUCE ? "load-reduce and multicast store, glres"
+                                 : "multicast store, gstore", K, K == 1 ? "" : "s");
+    snprintf(p->name, sizeof p->name, "taccl baseline nvls %s: %d ranks on %s, %d threadblock%s "
+             "per rank", coll_name(k), n, t->name, K, K == 1 ? "" : "s");
+    xml_fit_value(p->name);
+    return p;
+}
