@@ -905,13 +905,14 @@ static int sketch_main(const cli *c)
     return rc;
 }
 
-/* --algo nvls without --channels: the threadblocks per rank whose plan the
+/* --algo nvls or hier-nvls without --channels: the threadblocks per rank whose plan the
  * executor runs fastest at `want` (plan_judge_switch), among the counts
  * whose chunks divide it (16 bytes x ranks x blocks); 1 when none does.
  * Ties go to more blocks: the executor's model has no per-block throughput
  * limit, and a real block's is bounded (NCCL runs 16 on Hopper).  0 with
  * nothing said when the build itself fails (the caller's build says why). */
-static int pick_nvls_tbs(const cli *c, const topo *t, const baseline_opts *o, long long want)
+static int pick_nvls_tbs(const cli *c, const char *algo, const topo *t, const baseline_opts *o,
+                         long long want)
 {
     static const int TBS[] = {16, 8, 4, 2, 1};
     int best = 0;
@@ -925,7 +926,7 @@ static int pick_nvls_tbs(const cli *c, const topo *t, const baseline_opts *o, lo
         baseline_opts u = *o;
         u.channels = TBS[i];
         tc_err e;
-        prog *p = baseline_build("nvls", t, c->coll, &u, &e);
+        prog *p = baseline_build(algo, t, c->coll, &u, &e);
         if (!p)
             return 0;
         double us;
@@ -943,8 +944,8 @@ static int pick_nvls_tbs(const cli *c, const topo *t, const baseline_opts *o, lo
     if (!best)
         return 1;
     if (!c->quiet)
-        fprintf(stderr, "taccl-synth: nvls: %d threadblock%s per rank, the fastest by the "
-                "executor at %lld bytes (%s)\n", best, best == 1 ? "" : "s", want, note);
+        fprintf(stderr, "taccl-synth: %s: %d threadblock%s per rank, the fastest by the "
+                "executor at %lld bytes (%s)\n", algo, best, best == 1 ? "" : "s", want, note);
     return best;
 }
 
@@ -1011,8 +1012,9 @@ static int algo_main(const cli *c)
         if (!strcmp(a->name, "nccl") && c->proto && cost_proto_parse(c->proto, &forced))
             o.nccl_proto = 1 + (int)forced;
         o.switch_ops = mpp_wanted(c->out, c->mscclpp);
-        if (!strcmp(a->name, "nvls") && !o.channels && o.switch_ops)
-            o.channels = pick_nvls_tbs(c, t, &o, want);
+        if ((!strcmp(a->name, "nvls") || !strcmp(a->name, "hier-nvls")) && !o.channels &&
+            o.switch_ops)
+            o.channels = pick_nvls_tbs(c, a->name, t, &o, want);
         p = baseline_build_stats(c->algo, t, c->coll, &o, &st, &err);
     }
     nccl_graph_free(g);

@@ -380,7 +380,8 @@ static void add_baselines(plan *pl)
 }
 
 /* The switch candidates (MSCCL++ plans only; docs/nvls.md section 6): the
- * collective through a switch that reduces and multicasts, at a few
+ * collective through a switch that reduces and multicasts (nvls on one
+ * node, hier-nvls with the rails across several), at a few
  * threadblock counts per rank, each judged like every candidate (the
  * executor's model has no per-block throughput limit, so the counts tie
  * where each serves; the fewer blocks serve smaller sizes). */
@@ -390,6 +391,7 @@ static void add_switch_candidates(plan *pl)
 {
     if (!pl->o.mscclpp)
         return;
+    const char *algo = pl->t->nnodes > 1 ? "hier-nvls" : "nvls";
     for (size_t i = 0; i < sizeof NVLS_TBS / sizeof NVLS_TBS[0]; i++) {
         baseline_opts bo;
         baseline_opts_default(&bo);
@@ -397,17 +399,17 @@ static void add_switch_candidates(plan *pl)
         bo.switch_ops = 1;
         bo.target = pl->o.target;
         tc_err e;
-        prog *p = baseline_build("nvls", pl->t, pl->o.coll, &bo, &e);
+        prog *p = baseline_build(algo, pl->t, pl->o.coll, &bo, &e);
         if (!p)
             return;     /* no such switch, or no such collective through it */
         cand *c = add_cand(pl);
         c->p = p;
         c->owns = 1;
         snprintf(c->proto, sizeof c->proto, "%s", p->proto);
-        snprintf(c->label, sizeof c->label, "nvls %d tb%s", NVLS_TBS[i],
+        snprintf(c->label, sizeof c->label, "%s %d tb%s", algo, NVLS_TBS[i],
                  NVLS_TBS[i] == 1 ? "" : "s");
-        snprintf(c->source, sizeof c->source, "taccl-synth --algo nvls %s --collective %s "
-                 "--channels %d --target mscclpp", PLAN_TOPO, coll_name(pl->o.coll),
+        snprintf(c->source, sizeof c->source, "taccl-synth --algo %s %s --collective %s "
+                 "--channels %d --target mscclpp", algo, PLAN_TOPO, coll_name(pl->o.coll),
                  NVLS_TBS[i]);
     }
 }

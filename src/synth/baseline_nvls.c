@@ -21,9 +21,10 @@
 #include "../sched/xml.h"
 #include "../util/mem.h"
 
-prog *bl_build_nvls(const topo *t, coll_kind k, const baseline_opts *o, baseline_stats *st,
-                    tc_err *err)
+prog *bl_build_nvls(const topo *t, coll_kind k, const baseline_opts *o, int hier,
+                    baseline_stats *st, tc_err *err)
 {
+    const char *me = hier ? "hier-nvls" : "nvls";
     int n = t->nranks;
     if (k == COLL_REDUCESCATTER) {
         /* microsoft/mscclpp 1f5f065: the DSL's reduce into one rank
@@ -31,47 +32,64 @@ prog *bl_build_nvls(const topo *t, coll_kind k, const baseline_opts *o, baseline
          * instruction glre) is refused by the executor's parser
          * (src/core/executor/execution_plan.cc:25-87 lists glres, gstore,
          * gstorepkt only) */
-        tc_err_set(err, TC_INPUT, "nvls has no ReduceScatter: MSCCL++'s executor has no switch "
+        tc_err_set(err, TC_INPUT, "%s has no ReduceScatter: MSCCL++'s executor has no switch "
                    "operation that reduces into one rank (its parser refuses glre; glres stores "
-                   "the sum to every rank); use ring or --algo nccl");
+                   "the sum to every rank); use ring or --algo nccl", me);
         return NULL;
     }
     if (!o->switch_ops) {
-        tc_err_set(err, TC_INPUT, "nvls is a plan of switch (multimem) operations, which MSCCL "
-                   "XML cannot express: write an MSCCL++ plan (--target mscclpp)");
+        tc_err_set(err, TC_INPUT, "%s is a plan of switch (multimem) operations, which MSCCL "
+                   "XML cannot express: write an MSCCL++ plan (--target mscclpp)", me);
         return NULL;
     }
-    if (t->kind != TOPO_GPU || t->nnodes != 1) {
-        tc_err_set(err, TC_INPUT, "nvls: %s is %s; the switch joins the GPUs of one node (use "
-                   "ring, hier or --algo nccl)", t->name,
-                   t->kind != TOPO_GPU ? "not a GPU machine" : "several nodes");
+    if (t->kind != TOPO_GPU || (t->nnodes != 1) != hier) {
+        tc_err_set(err, TC_INPUT, "%s: %s is %s; %s", me, t->name,
+                   t->kind != TOPO_GPU ? "not a GPU machine" : hier ? "one node" : "several nodes",
+                   hier ? "use nvls" : "the switch joins one node's GPUs: use hier-nvls");
         return NULL;
     }
-    int *all = xmalloc((size_t)n * sizeof *all);
-    for (int r = 0; r < n; r++)
-        all[r] = r;
-    int sw = topo_nvls_switch(t, all, n);
+    int g = t->ranks_per_node, N = t->nnodes, sw = -1;
+    int *all = xmalloc((size_t)g * sizeof *all);
+    for (int a = 0; a < N; a++) {
+        for (int l = 0; l < g; l++)
+            all[l] = a * g + l;
+        sw = topo_nvls_switch(t, all, g);
+        if (sw < 0)
+            break;
+    }
     free(all);
     if (sw < 0) {
-        tc_err_set(err, TC_INPUT, "nvls: no switch of %s that reduces and multicasts joins all "
-                   "%d ranks (give that switch an \"nvls\" object; docs/nvls.md)", t->name, n);
+        tc_err_set(err, TC_INPUT, "%s: no switch of %s that reduces and multicasts joins the %d "
+                   "ranks of each node (give that switch an \"nvls\" object; docs/nvls.md)", me,
+                   t->name, g);
         return NULL;
     }
+    /* the rails: rank l of every node reaches rank l of every other */
+    for (int a = 0; a < N; a++)
+        for (int b = 0; b < N; b++)
+            for (int l = 0; a != b && l < g; l++)
+                if (topo_route_of(t, a * g + l, b * g + l).kind != ROUTE_NIC) {
+                    tc_err_set(err, TC_INPUT, "%s: ranks %d and %d of %s have no NIC route "
+                               "between them; the rails across nodes need one", me, a * g + l,
+                               b * g + l, t->name);
+                    return NULL;
+                }
     if (k == COLL_ALLREDUCE && !(t->switches[sw].nvls.redops & (1u << RED_SUM))) {
-        tc_err_set(err, TC_INPUT, "nvls: the switch of %s does not sum (its nvls.reductions), "
-                   "which an AllReduce through it needs", t->name);
+        tc_err_set(err, TC_INPUT, "%s: the switch of %s does not sum (its nvls.reductions), "
+                   "which an AllReduce through it needs", me, t->name);
         return NULL;
     }
     if (o->chunks) {
-        tc_err_set(err, TC_INPUT, "nvls: one switch operation per threadblock; --channels sets "
-                   "the threadblocks per rank, --chunks does not apply");
+        tc_err_set(err, TC_INPUT, "%s: --channels sets the threadblocks per rank, --chunks "
+                   "does not apply", me);
         return NULL;
     }
     int K = o->channels ? o->channels : MPP_MAX_CHANNEL;
-    if (K > MPP_MAX_CHANNEL || n - 1 > MPP_MAX_CHANNEL_PER_OPERATION) {
-        tc_err_set(err, TC_INPUT, "nvls: %d ranks and %d threadblocks per rank do not fit "
-                   "MSCCL++: at most %d threadblocks (--channels) and %d peers per signal", n,
-                   K, MPP_MAX_CHANNEL, MPP_MAX_CHANNEL_PER_OPERATION);
+    if (K > MPP_MAX_CHANNEL || g - 1 > MPP_MAX_CHANNEL_PER_OPERATION ||
+        N - 1 > MPP_MAX_CHANNEL_PER_OPERATION) {
+        tc_err_set(err, TC_INPUT, "%s: %d nodes of %d ranks and %d threadblocks per rank do not "
+                   "fit MSCCL++: at most %d threadblocks (--channels) and %d peers per signal",
+                   me, N, g, K, MPP_MAX_CHANNEL, MPP_MAX_CHANNEL_PER_OPERATION);
         return NULL;
     }
     baseline_opts u = *o;
@@ -81,10 +99,11 @@ prog *bl_build_nvls(const topo *t, coll_kind k, const baseline_opts *o, baseline
     u.target = RT_UNLIMITED;    /* the stand-in steps are never run by a runtime */
     prog *p = bl_build_plain(k == COLL_ALLREDUCE ? "rsag" : "direct", t, k, &u, st, err);
     if (!p) {
-        tc_err_prefix(err, "nvls");
+        tc_err_prefix(err, me);
         return NULL;
     }
     p->nvls_channels = K;
+    p->nvls_nodes = N;
     snprintf(p->proto, sizeof p->proto, "Simple");
     /* what the plan holds (sched/mpp_nvls.c), not the stand-in steps */
     memset(st, 0, sizeof *st);
@@ -92,14 +111,24 @@ prog *bl_build_nvls(const topo *t, coll_kind k, const baseline_opts *o, baseline
     st->chunks = 1;
     st->max_tbs_per_rank = K;
     st->tbs = (long long)n * K;
-    st->max_steps_per_tb = MPP_NVLS_OPS_PER_TB;
-    st->steps = st->tbs * MPP_NVLS_OPS_PER_TB;
-    snprintf(st->note, sizeof st->note, "nvls: %s through the switch (%s), %d threadblock%s per "
-             "rank, written as an MSCCL++ plan of switch operations", coll_name(k),
+    /* ops per block (sched/mpp_nvls.c): two barriers, the switch ops, and
+     * across nodes a port handshake (signal, wait, nop), the puts and
+     * their waits (each with a nop) */
+    int ops = !hier ? MPP_NVLS_OPS_PER_TB
+            : k == COLL_ALLREDUCE ? 10 + 3 + 2 + 2 * (N - 1) + 4 + 2 + 1
+                                  : 10 + 3 + 1 + (N - 1) + 2 + (N - 1);
+    st->max_steps_per_tb = ops;
+    st->steps = st->tbs * ops;
+    snprintf(st->note, sizeof st->note, "%s: %s through the switch (%s)%s, %d threadblock%s per "
+             "rank, written as an MSCCL++ plan of switch operations", me, coll_name(k),
              k == COLL_ALLREDUCE ? "load-reduce and multicast store, glres"
-                                 : "multicast store, gstore", K, K == 1 ? "" : "s");
-    snprintf(p->name, sizeof p->name, "taccl baseline nvls %s: %d ranks on %s, %d threadblock%s "
-             "per rank", coll_name(k), n, t->name, K, K == 1 ? "" : "s");
+                                 : "multicast store, gstore",
+             !hier ? "" : k == COLL_ALLREDUCE ? " inside each node, reduce-scatter and "
+                                                "all-gather along the rails across nodes"
+                                              : " inside each node, puts along the rails",
+             K, K == 1 ? "" : "s");
+    snprintf(p->name, sizeof p->name, "taccl baseline %s %s: %d ranks on %s, %d threadblock%s "
+             "per rank", me, coll_name(k), n, t->name, K, K == 1 ? "" : "s");
     xml_fit_value(p->name);
     return p;
 }
