@@ -905,48 +905,64 @@ static int sketch_main(const cli *c)
     return rc;
 }
 
-/* --algo nvls or hier-nvls without --channels: the threadblocks per rank whose plan the
- * executor runs fastest at `want` (plan_judge_switch), among the counts
- * whose chunks divide it (16 bytes x ranks x blocks); 1 when none does.
- * Ties go to more blocks: the executor's model has no per-block throughput
- * limit, and a real block's is bounded (NCCL runs 16 on Hopper).  0 with
- * nothing said when the build itself fails (the caller's build says why). */
-static int pick_nvls_tbs(const cli *c, const char *algo, const topo *t, const baseline_opts *o,
-                         long long want)
+/* --algo nvls or hier-nvls without --channels: the threadblocks per rank
+ * (and for hier-nvls without --chunks the pieces each pipelines, 1, 2 or
+ * 4) whose plan the executor runs fastest at `want` (plan_judge_switch),
+ * among those whose chunks divide it (16 bytes x ranks x blocks x
+ * pieces); into u.  Ties go to more blocks and fewer pieces: the
+ * executor's model has no per-block throughput limit, and a real block's is
+ * bounded (NCCL runs 16 on Hopper).  Nothing is set when the build itself
+ * fails (the caller's build says why). */
+static void pick_nvls_tbs(const cli *c, const char *algo, const topo *t, baseline_opts *o,
+                          long long want)
 {
-    static const int TBS[] = {16, 8, 4, 2, 1};
-    int best = 0;
+    static const int TBS[] = {16, 8, 4, 2, 1}, PIECES[] = {1, 2, 4};
+    int hier = !strcmp(algo, "hier-nvls");
+    int best = 0, best_p = 1;
     double best_us = INFINITY;
-    char note[400] = "";
+    char note[600] = "";
     size_t used = 0;
-    for (size_t i = 0; i < sizeof TBS / sizeof TBS[0]; i++) {
-        long long unit = (long long)MPP_BUFFER_ALIGNMENT * t->nranks * TBS[i];
-        if (want % unit != 0)
-            continue;
-        baseline_opts u = *o;
-        u.channels = TBS[i];
-        tc_err e;
-        prog *p = baseline_build(algo, t, c->coll, &u, &e);
-        if (!p)
-            return 0;
-        double us;
-        int ok;
-        if (plan_judge_switch(p, t, want, 0, 0, &us, &ok, &e) == TC_OK) {
-            used += (size_t)snprintf(note + used, used < sizeof note ? sizeof note - used : 0,
-                                     "%s%d: %.3f us", used ? ", " : "", TBS[i], us);
-            if (us < best_us * (1 - 1e-9)) {  /* rounding apart, a tie keeps more */
-                best_us = us;
-                best = TBS[i];
+    for (size_t i = 0; i < sizeof TBS / sizeof TBS[0]; i++)
+        for (size_t j = 0; j < (hier && !o->chunks ? 3 : 1); j++) {
+            int P = o->chunks ? o->chunks : PIECES[j];
+            long long unit = (long long)MPP_BUFFER_ALIGNMENT * t->nranks * TBS[i] * P;
+            if (want % unit != 0)
+                continue;
+            baseline_opts u = *o;
+            u.channels = TBS[i];
+            u.chunks = hier ? P : 0;
+            tc_err e;
+            prog *p = baseline_build(algo, t, c->coll, &u, &e);
+            if (!p)
+                continue;   /* too many ops for these pieces */
+            double us;
+            int ok;
+            if (plan_judge_switch(p, t, want, 0, 0, &us, &ok, &e) == TC_OK) {
+                char what[16];
+                snprintf(what, sizeof what, hier ? "%dx%d" : "%d", TBS[i], P);
+                used += (size_t)snprintf(note + used, used < sizeof note ? sizeof note - used : 0,
+                                         "%s%s: %.3f us", used ? ", " : "", what, us);
+                if (us < best_us * (1 - 1e-9)) {  /* rounding apart, a tie keeps the first */
+                    best_us = us;
+                    best = TBS[i];
+                    best_p = P;
+                }
             }
+            prog_free(p);
         }
-        prog_free(p);
+    if (!best) {
+        o->channels = 1;
+        return;
     }
-    if (!best)
-        return 1;
+    o->channels = best;
+    if (hier)
+        o->chunks = best_p;
     if (!c->quiet)
-        fprintf(stderr, "taccl-synth: %s: %d threadblock%s per rank, the fastest by the "
-                "executor at %lld bytes (%s)\n", algo, best, best == 1 ? "" : "s", want, note);
-    return best;
+        fprintf(stderr, "taccl-synth: %s: %d threadblock%s per rank%s, the fastest by the "
+                "executor at %lld bytes (%s%s)\n", algo, best, best == 1 ? "" : "s",
+                hier ? (best_p == 1 ? " of 1 piece" : best_p == 2 ? " of 2 pieces"
+                                                                  : " of 4 pieces") : "",
+                want, hier ? "blocks x pieces: " : "", note);
 }
 
 /* --algo NAME TOPO.json: a baseline built from the topology, no solver. */
@@ -1014,7 +1030,7 @@ static int algo_main(const cli *c)
         o.switch_ops = mpp_wanted(c->out, c->mscclpp);
         if ((!strcmp(a->name, "nvls") || !strcmp(a->name, "hier-nvls")) && !o.channels &&
             o.switch_ops)
-            o.channels = pick_nvls_tbs(c, a->name, t, &o, want);
+            pick_nvls_tbs(c, a->name, t, &o, want);
         p = baseline_build_stats(c->algo, t, c->coll, &o, &st, &err);
     }
     nccl_graph_free(g);

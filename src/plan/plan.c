@@ -215,11 +215,12 @@ static const char *fname_size(long long b, char *buf)
 
 /* The bytes every size p serves is a multiple of: whole 4-byte elements
  * per chunk, or for a schedule of switch operations whole 16-byte vectors
- * in each of its MSCCL++ plan's n x K chunks (sched/mpp_nvls.c). */
+ * in each of its MSCCL++ plan's n x K (x pieces) chunks (sched/mpp_nvls.c). */
 static long long size_unit(const prog *p)
 {
     if (p->nvls_channels > 0)
-        return (long long)MPP_BUFFER_ALIGNMENT * p->ngpus * p->nvls_channels;
+        return (long long)MPP_BUFFER_ALIGNMENT * p->ngpus * p->nvls_channels *
+               (p->nvls_pieces > 1 ? p->nvls_pieces : 1);
     return 4LL * p->nchunksperloop;
 }
 
@@ -385,32 +386,38 @@ static void add_baselines(plan *pl)
  * threadblock counts per rank, each judged like every candidate (the
  * executor's model has no per-block throughput limit, so the counts tie
  * where each serves; the fewer blocks serve smaller sizes). */
-static const int NVLS_TBS[] = {16, 4, 1};
+static const int NVLS_TBS[3] = {16, 4, 1};
 
 static void add_switch_candidates(plan *pl)
 {
     if (!pl->o.mscclpp)
         return;
-    const char *algo = pl->t->nnodes > 1 ? "hier-nvls" : "nvls";
-    for (size_t i = 0; i < sizeof NVLS_TBS / sizeof NVLS_TBS[0]; i++) {
+    int hier = pl->t->nnodes > 1;
+    const char *algo = hier ? "hier-nvls" : "nvls";
+    for (size_t i = 0; i < (hier ? 2 : 1) * sizeof NVLS_TBS / sizeof NVLS_TBS[0]; i++) {
+        int K = NVLS_TBS[i % 3], P = 1 + (int)(i / 3);   /* hier: 1 or 2 pieces */
         baseline_opts bo;
         baseline_opts_default(&bo);
-        bo.channels = NVLS_TBS[i];
+        bo.channels = K;
+        bo.chunks = hier ? P : 0;
         bo.switch_ops = 1;
         bo.target = pl->o.target;
         tc_err e;
         prog *p = baseline_build(algo, pl->t, pl->o.coll, &bo, &e);
         if (!p)
-            return;     /* no such switch, or no such collective through it */
+            continue;   /* no such switch or collective through it, or too many ops */
         cand *c = add_cand(pl);
         c->p = p;
         c->owns = 1;
         snprintf(c->proto, sizeof c->proto, "%s", p->proto);
-        snprintf(c->label, sizeof c->label, "%s %d tb%s", algo, NVLS_TBS[i],
-                 NVLS_TBS[i] == 1 ? "" : "s");
+        char pieces[32] = "";
+        if (hier)
+            snprintf(pieces, sizeof pieces, " --chunks %d", P);
+        snprintf(c->label, sizeof c->label, "%s %d tb%s%s", algo, K, K == 1 ? "" : "s",
+                 hier ? (P == 1 ? " x 1 piece" : " x 2 pieces") : "");
         snprintf(c->source, sizeof c->source, "taccl-synth --algo %s %s --collective %s "
-                 "--channels %d --target mscclpp", algo, PLAN_TOPO, coll_name(pl->o.coll),
-                 NVLS_TBS[i]);
+                 "--channels %d%s --target mscclpp", algo, PLAN_TOPO, coll_name(pl->o.coll), K,
+                 pieces);
     }
 }
 

@@ -204,12 +204,13 @@ static void port_wait(cJSON *ops, const int *pch, int nr)
     cJSON_AddItemToArray(ops, nop());
 }
 
-/* A port put with signal and flush of local chunks [si, si+cnt) of buffer
- * st to the block's remote buffer rb at [di, di+cnt), on port channel ch. */
-static cJSON *port_put(const char *st, int si, int rb, int di, int cnt, int ch)
+/* A port put with signal (kind "pws"; "pwsf" also flushes the channel) of
+ * local chunks [si, si+cnt) of buffer st to the block's remote buffer rb at
+ * [di, di+cnt), on port channel ch. */
+static cJSON *port_put(const char *kind, const char *st, int si, int rb, int di, int cnt, int ch)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", "pwsf");
+    cJSON_AddStringToObject(o, "name", kind);
     cJSON *src = cJSON_AddArrayToObject(o, "src_buff");
     cJSON *r = ref(NULL, 0, st, si);
     cJSON_SetIntValue(cJSON_GetObjectItem(r, "size"), cnt);
@@ -245,38 +246,43 @@ static cJSON *sw_op(const char *name, const char *st, int si, int sw_src, int sw
     return o;
 }
 
-/* Rank r = a*g + l of N nodes of g ranks, K blocks; its rail peers are
- * b*g + l for b != a (N - 1 of them, index bi in node order).
+/* Rank r = a*g + l of N nodes of g ranks, K blocks of P pieces each; its
+ * rail peers are b*g + l for b != a (N - 1 of them, index bi in node
+ * order).  Every block barriers with its node and its rail peers first
+ * and with its node last.
  *
- * AllGather (input K chunks, output n*K): block c barriers with its node
- * and its rail peers, stores input chunk c by multicast at r*K + c of its
- * node's outputs (gstore), puts it at the same place of each rail peer's
- * output (pwsf: one NIC each way), waits for the peers' chunks and stores
- * each by multicast at its place in the node, then barriers.
+ * AllGather (input K*P chunks, output n*K*P): block c stores each of its
+ * pieces (input chunk c*P + p) by multicast at its place r*K*P + c*P + p
+ * of its node's outputs (gstore) and puts it at the same place of each rail
+ * peer's output (pws, one NIC each way); a step later it waits for the
+ * peers' piece and stores each by multicast at its place in the node.
  *
- * AllReduce (input and output g*K*N chunks, scratch K*N): block c of rank
- * l owns slice (l, c), chunks (l*K + c)*N .. +N, one sub-chunk per node.
- * It load-reduces the slice from its node's inputs and stores the node's
- * sum by multicast into its node's outputs (glres: MSCCL++'s switch has no
- * reduce into one rank, so the node's other ranks receive it too and later
- * receive the total over it); across the rail, a reduce-scatter and an
- * all-gather of the slice's sub-chunks (sub-chunk j summed on node j): put
- * sub-chunk b into rail peer b's scratch at c*N + a, wait, add the N - 1
- * partial sums into sub-chunk a (re), put the total at sub-chunk a of each
- * peer's output, wait for the peers' totals; then the whole slice by
- * multicast into the node's outputs (gstore) and a barrier.  In place the
- * input and output alias: a slice's chunks are read and written by its
- * owner's block only, as on one node. */
-static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K)
+ * AllReduce (input and output g*K*P*N chunks, scratch K*P*(N+1)): block c of
+ * rank l owns slice (l, c) in P pieces of N sub-chunks, one per node; piece
+ * p is chunks ((l*K + c)*P + p)*N .. +N.  For each piece: load-reduce it
+ * from the node's inputs and store the node's sum by multicast into the
+ * node's outputs (glres: MSCCL++'s switch has no reduce into one rank, so
+ * the node's other ranks receive it too and later receive the total over
+ * it), and put sub-chunk b into rail peer b's scratch at (c*P + p)*N + a.
+ * Then: wait, add the N - 1 partial sums and sub-chunk a into scratch at
+ * K*P*N + c*P + p (re), put that total at sub-chunk a of each peer's output
+ * and copy it to sub-chunk a of its own; then wait for the peers' totals and store the piece by multicast into the node's outputs
+ * (gstore).  A reduce-scatter and an all-gather of each piece along the
+ * rails, sub-chunk j summed on node j, while the switch serves the next
+ * piece (the steps are interleaved, see below).  In place the input and output alias: a slice's
+ * chunks are read and written by its owner's block only, as on one node.
+ * No put's source is written before the flush of its channel or before
+ * the peer it went to has signalled receipt. */
+static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
 {
     int n = N * g, a = r / g, l = r % g, nr = N - 1;
     int ar = k == COLL_ALLREDUCE;
     int nsw = ar ? 2 : 1;
     cJSON *G = cJSON_CreateObject();
     cJSON_AddNumberToObject(G, "id", r);
-    cJSON_AddNumberToObject(G, "input_chunks", ar ? g * K * N : K);
-    cJSON_AddNumberToObject(G, "output_chunks", ar ? g * K * N : n * K);
-    cJSON_AddNumberToObject(G, "scratch_chunks", ar ? K * N : 0);
+    cJSON_AddNumberToObject(G, "input_chunks", ar ? g * K * P * N : K * P);
+    cJSON_AddNumberToObject(G, "output_chunks", ar ? g * K * P * N : n * K * P);
+    cJSON_AddNumberToObject(G, "scratch_chunks", ar ? K * P * (N + 1) : 0);
     cJSON *chans = cJSON_AddArrayToObject(G, "channels");
     cJSON *mem = cJSON_CreateObject();
     cJSON_AddStringToObject(mem, "channel_type", "memory");
@@ -329,39 +335,81 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K)
         barrier(ops, g - 1);
         cJSON_AddItemToArray(ops, port_sync("signal", pch, nr));
         port_wait(ops, pch, nr);
+        /* software-pipelined by pieces: step t issues piece t's switch
+         * work and puts, then finishes piece t - 1 (AllReduce: t - 1's
+         * reduce and t - 2's multicast), so the NIC moves one piece while
+         * the switch serves the next.  Both sides of a rail run the same
+         * order, so each wait meets the peer's signals in the order sent. */
         if (!ar) {
-            cJSON_AddItemToArray(ops, sw_op("gstore", "i", c, 0, 0, r * K + c, 1));
-            for (int bi = 0; bi < nr; bi++)
-                cJSON_AddItemToArray(ops, port_put("i", c, bi, r * K + c, 1, pch[bi]));
-            port_wait(ops, pch, nr);
-            for (int bi = 0; bi < nr; bi++) {
-                int q = peer[bi] * g + l;
-                cJSON_AddItemToArray(ops, sw_op("gstore", "o", q * K + c, 0, 0, q * K + c, 1));
+            int B = K * P;          /* chunks per rank */
+            for (int t = 0; t <= P; t++) {
+                if (t < P) {
+                    int x = c * P + t;
+                    cJSON_AddItemToArray(ops, sw_op("gstore", "i", x, 0, 0, r * B + x, 1));
+                    /* inputs are never written: only the last put flushes */
+                    for (int bi = 0; bi < nr; bi++)
+                        cJSON_AddItemToArray(ops, port_put(t == P - 1 ? "pwsf" : "pws", "i", x,
+                                                           bi, r * B + x, 1, pch[bi]));
+                }
+                if (t >= 1) {
+                    int x = c * P + t - 1;
+                    port_wait(ops, pch, nr);
+                    for (int bi = 0; bi < nr; bi++) {
+                        int q = peer[bi] * g + l;
+                        cJSON_AddItemToArray(ops, sw_op("gstore", "o", q * B + x, 0, 0,
+                                                        q * B + x, 1));
+                    }
+                }
             }
         } else {
-            int s0 = (l * K + c) * N;   /* the slice's first chunk */
-            cJSON_AddItemToArray(ops, sw_op("glres", NULL, 0, 0, 1, s0, N));
-            cJSON_AddItemToArray(ops, nop());   /* the node's sum, read by the puts */
-            for (int bi = 0; bi < nr; bi++)     /* remote buffers: 2bi output, 2bi+1 scratch */
-                cJSON_AddItemToArray(ops, port_put("o", s0 + peer[bi], 2 * bi + 1, c * N + a, 1,
-                                                   pch[bi]));
-            port_wait(ops, pch, nr);
-            cJSON *re = cJSON_CreateObject();
-            cJSON_AddStringToObject(re, "name", "re");
-            cJSON *src = cJSON_AddArrayToObject(re, "src_buff");
-            cJSON_AddItemToArray(src, ref(NULL, 0, "o", s0 + a));
-            for (int bi = 0; bi < nr; bi++)
-                cJSON_AddItemToArray(src, ref(NULL, 0, "s", c * N + peer[bi]));
-            cJSON *dst = cJSON_AddArrayToObject(re, "dst_buff");
-            cJSON_AddItemToArray(dst, ref(NULL, 0, "o", s0 + a));
-            cJSON_AddStringToObject(re, "channel_type", "none");
-            cJSON_AddStringToObject(re, "reduce_op", "sum");
-            cJSON_AddItemToArray(ops, re);
-            cJSON_AddItemToArray(ops, nop());   /* the total, read by the puts */
-            for (int bi = 0; bi < nr; bi++)
-                cJSON_AddItemToArray(ops, port_put("o", s0 + a, 2 * bi, s0 + a, 1, pch[bi]));
-            port_wait(ops, pch, nr);
-            cJSON_AddItemToArray(ops, sw_op("gstore", "o", s0, 0, 1, s0, N));
+            for (int t = 0; t <= P + 1; t++) {
+                if (t < P) {
+                    int s0 = ((l * K + c) * P + t) * N;   /* piece t's first chunk */
+                    cJSON_AddItemToArray(ops, sw_op("glres", NULL, 0, 0, 1, s0, N));
+                    cJSON_AddItemToArray(ops, nop());   /* the node's sum, read by the puts */
+                    /* remote buffers: 2bi output, 2bi+1 scratch; no flush: the
+                     * source is next written by the peer's total, sent after
+                     * the peer has this piece, or after the flush below */
+                    for (int bi = 0; bi < nr; bi++)
+                        cJSON_AddItemToArray(ops, port_put("pws", "o", s0 + peer[bi], 2 * bi + 1,
+                                                           (c * P + t) * N + a, 1, pch[bi]));
+                }
+                if (t >= 1 && t <= P) {
+                    int q = t - 1, s0 = ((l * K + c) * P + q) * N;
+                    port_wait(ops, pch, nr);
+                    cJSON *re = cJSON_CreateObject();
+                    cJSON_AddStringToObject(re, "name", "re");
+                    cJSON *src = cJSON_AddArrayToObject(re, "src_buff");
+                    cJSON_AddItemToArray(src, ref(NULL, 0, "o", s0 + a));
+                    for (int bi = 0; bi < nr; bi++)
+                        cJSON_AddItemToArray(src, ref(NULL, 0, "s", (c * P + q) * N + peer[bi]));
+                    /* the total into scratch, which nothing writes again, so
+                     * its puts need no flush before the block goes on; a
+                     * copy puts it in the piece the multicast sends */
+                    int tot = K * P * N + c * P + q;
+                    cJSON *dst = cJSON_AddArrayToObject(re, "dst_buff");
+                    cJSON_AddItemToArray(dst, ref(NULL, 0, "s", tot));
+                    cJSON_AddStringToObject(re, "channel_type", "none");
+                    cJSON_AddStringToObject(re, "reduce_op", "sum");
+                    cJSON_AddItemToArray(ops, re);
+                    cJSON_AddItemToArray(ops, nop());   /* the total, read by the puts */
+                    for (int bi = 0; bi < nr; bi++)
+                        cJSON_AddItemToArray(ops, port_put(t == P ? "pwsf" : "pws", "s", tot,
+                                                           2 * bi, s0 + a, 1, pch[bi]));
+                    cJSON *cp = cJSON_CreateObject();
+                    cJSON_AddStringToObject(cp, "name", "copy");
+                    cJSON_AddItemToArray(cJSON_AddArrayToObject(cp, "src_buff"),
+                                         ref(NULL, 0, "s", tot));
+                    cJSON_AddItemToArray(cJSON_AddArrayToObject(cp, "dst_buff"),
+                                         ref(NULL, 0, "o", s0 + a));
+                    cJSON_AddItemToArray(ops, cp);
+                }
+                if (t >= 2) {
+                    int s0 = ((l * K + c) * P + t - 2) * N;
+                    port_wait(ops, pch, nr);
+                    cJSON_AddItemToArray(ops, sw_op("gstore", "o", s0, 0, 1, s0, N));
+                }
+            }
         }
         barrier(ops, g - 1);
         cJSON *tch = cJSON_AddArrayToObject(tb, "channels");
@@ -384,6 +432,7 @@ char *mpp_nvls_json(const prog *p, const mpp_opts *o, tc_err *err)
 {
     int n = p->ngpus, K = p->nvls_channels;
     int N = p->nvls_nodes > 1 ? p->nvls_nodes : 1, g = n / N;
+    int P = p->nvls_pieces > 1 ? p->nvls_pieces : 1;
     if (p->coll != COLL_ALLREDUCE && p->coll != COLL_ALLGATHER) {
         tc_err_set(err, TC_INPUT, "an NVLS %s has no MSCCL++ plan here: MSCCL++'s switch "
                    "operations store by multicast (glres, gstore), none reduces into one rank",
@@ -408,7 +457,7 @@ char *mpp_nvls_json(const prog *p, const mpp_opts *o, tc_err *err)
     }
     /* every byte offset within MSCCL++'s uint32 fields: the largest message
      * of whole chunks (n*K chunks of the larger buffer, the message) */
-    unsigned long long nch = (unsigned long long)n * K;   /* hier AllReduce: g*K*N = n*K too */
+    unsigned long long nch = (unsigned long long)n * K * P;   /* hier AllReduce: g*K*P*N */
     unsigned long long cap = (0xffffffffULL / nch) * nch;
     unsigned long long hi = o->max_bytes >= INT64_MAX ? cap
                             : (unsigned long long)(o->max_bytes > 0 ? o->max_bytes - 1 : 0);
@@ -433,7 +482,7 @@ char *mpp_nvls_json(const prog *p, const mpp_opts *o, tc_err *err)
     add_u64(j, "min_message_size", (unsigned long long)o->min_bytes);
     add_u64(j, "max_message_size", hi);
     for (int r = 0; r < n; r++)
-        cJSON_AddItemToArray(gpus, N > 1 ? hier_gpu_json(p->coll, r, N, g, K)
+        cJSON_AddItemToArray(gpus, N > 1 ? hier_gpu_json(p->coll, r, N, g, K, P)
                                          : gpu_json(p->coll, r, n, K));
     char *raw = cJSON_PrintUnformatted(j), *text = NULL;
     cJSON_Delete(j);

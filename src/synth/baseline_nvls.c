@@ -79,9 +79,23 @@ prog *bl_build_nvls(const topo *t, coll_kind k, const baseline_opts *o, int hier
                    "which an AllReduce through it needs", me, t->name);
         return NULL;
     }
-    if (o->chunks) {
-        tc_err_set(err, TC_INPUT, "%s: --channels sets the threadblocks per rank, --chunks "
-                   "does not apply", me);
+    if (o->chunks && !hier) {
+        tc_err_set(err, TC_INPUT, "nvls: one switch operation per threadblock; --channels sets "
+                   "the threadblocks per rank, --chunks does not apply");
+        return NULL;
+    }
+    /* ops per block (sched/mpp_nvls.c): two barriers (5 each) and a port
+     * handshake (signal, wait, nop); per piece, AllReduce: glres, nop, a
+     * put per rail peer; wait, nop, re, nop, a put per peer, copy; wait,
+     * nop, gstore; AllGather: gstore, a put per peer; wait, nop, a gstore per
+     * peer */
+    int P = o->chunks ? o->chunks : 1, nr = N - 1;
+    int ops = !hier ? MPP_NVLS_OPS_PER_TB
+            : 13 + P * (k == COLL_ALLREDUCE ? 10 + 2 * nr : 3 + 2 * nr);
+    if (ops > MPP_MAX_OPERATION) {
+        tc_err_set(err, TC_INPUT, "hier-nvls: %d pieces per threadblock (--chunks) need %d "
+                   "operations per threadblock on %d nodes; MSCCL++ runs at most %d: use "
+                   "fewer --chunks", P, ops, N, MPP_MAX_OPERATION);
         return NULL;
     }
     int K = o->channels ? o->channels : MPP_MAX_CHANNEL;
@@ -104,29 +118,27 @@ prog *bl_build_nvls(const topo *t, coll_kind k, const baseline_opts *o, int hier
     }
     p->nvls_channels = K;
     p->nvls_nodes = N;
+    p->nvls_pieces = P;
     snprintf(p->proto, sizeof p->proto, "Simple");
     /* what the plan holds (sched/mpp_nvls.c), not the stand-in steps */
     memset(st, 0, sizeof *st);
     st->channels = st->nchannels = K;
-    st->chunks = 1;
+    st->chunks = P;
     st->max_tbs_per_rank = K;
     st->tbs = (long long)n * K;
-    /* ops per block (sched/mpp_nvls.c): two barriers, the switch ops, and
-     * across nodes a port handshake (signal, wait, nop), the puts and
-     * their waits (each with a nop) */
-    int ops = !hier ? MPP_NVLS_OPS_PER_TB
-            : k == COLL_ALLREDUCE ? 10 + 3 + 2 + 2 * (N - 1) + 4 + 2 + 1
-                                  : 10 + 3 + 1 + (N - 1) + 2 + (N - 1);
     st->max_steps_per_tb = ops;
     st->steps = st->tbs * ops;
-    snprintf(st->note, sizeof st->note, "%s: %s through the switch (%s)%s, %d threadblock%s per "
+    char pieces[48] = "";
+    if (hier)
+        snprintf(pieces, sizeof pieces, " of %d piece%s (pipelined)", P, P == 1 ? "" : "s");
+    snprintf(st->note, sizeof st->note, "%s: %s through the switch (%s)%s, %d threadblock%s%s per "
              "rank, written as an MSCCL++ plan of switch operations", me, coll_name(k),
              k == COLL_ALLREDUCE ? "load-reduce and multicast store, glres"
                                  : "multicast store, gstore",
              !hier ? "" : k == COLL_ALLREDUCE ? " inside each node, reduce-scatter and "
                                                 "all-gather along the rails across nodes"
                                               : " inside each node, puts along the rails",
-             K, K == 1 ? "" : "s");
+             K, K == 1 ? "" : "s", pieces);
     snprintf(p->name, sizeof p->name, "taccl baseline %s %s: %d ranks on %s, %d threadblock%s "
              "per rank", me, coll_name(k), n, t->name, K, K == 1 ? "" : "s");
     xml_fit_value(p->name);

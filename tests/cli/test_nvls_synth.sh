@@ -14,17 +14,19 @@ R="$BIN/taccl-run"
 T="$ROOT/topologies"
 
 # ---- data verified, in and out of place, and the bound held, at two
-# sizes and two threadblock counts (small sizes: the check stays cheap)
+# sizes and two threadblock counts, hier-nvls in one piece and pipelined
+# in two (small sizes: the check stays cheap)
 expect "switch schedules verify and never beat the bound" 0 "8 runs" -- python3 - "$S" "$R" "$T" "$TMP" <<'PY'
 import re, subprocess, sys
 S, R, T, TMP = sys.argv[1:5]
 bad = runs = 0
 for algo, topo in (("nvls", "dgx-h100-x1"), ("hier-nvls", "dgx-h100-x2")):
     for coll in ("allreduce", "allgather"):
-        for k, size in (("1", "64K"), ("4", "512K")):
+        for k, pieces, size in (("1", "1", "64K"), ("4", "2", "512K")):
             f = f"{TMP}/{algo}-{coll}-{k}.json"
+            more = ["--chunks", pieces] if algo == "hier-nvls" else []
             p = subprocess.run([S, "-q", "--algo", algo, f"{T}/{topo}.json", "--collective", coll,
-                                "--channels", k, "--target", "mscclpp", "-o", f],
+                                "--channels", k, "--target", "mscclpp", "-o", f] + more,
                                capture_output=True, text=True)
             if p.returncode:
                 print("synth failed:", algo, coll, k, p.stderr); bad += 1; continue
@@ -49,7 +51,7 @@ expect "nvls picks its threadblocks by the executor" 0 \
     "nvls: 16 threadblocks per rank, the fastest by the executor at 67108864 bytes \(16: [0-9.]+ us, 8: " \
     -- "$S" --algo nvls "$T/dgx-h100-x1.json" --collective allreduce --size 64M --target mscclpp -o "$TMP/k.json"
 expect "hier-nvls prefers one block per rank where the NICs' alpha counts" 0 \
-    "hier-nvls: 1 threadblock per rank, the fastest by the executor at 1048576 bytes" \
+    "hier-nvls: 1 threadblock per rank of 1 piece, the fastest by the executor at 1048576 bytes \(blocks x pieces: 16x1: " \
     -- "$S" --algo hier-nvls "$T/dgx-h100-x4.json" --collective allgather --size 1M --target mscclpp -o "$TMP/k4.json"
 
 # ---- refusals, one line each, exit 2
