@@ -993,6 +993,9 @@ static int algo_main(const cli *c)
     if (!strcmp(a->name, "nccl") && c->proto && !strcmp(c->proto, "auto"))
         return cli_fail(c, 0, "--algo nccl chooses its protocol as NCCL's tuning model does; "
                         "--proto P keeps it to P (as NCCL_PROTO=P), auto is not one");
+    if ((!strcmp(a->name, "nvls") || !strcmp(a->name, "hier-nvls")) && c->proto)
+        return cli_fail(c, 0, "--algo %s runs switch operations in MSCCL++'s Simple protocol; "
+                        "--proto does not apply", a->name);
     if (!c->has_coll)
         return cli_fail(c, 1, COLL_REQUIRED);
     if (!c->out)

@@ -984,7 +984,8 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     time_nccl(pl);
     if (!o->quiet)
         fprintf(stderr, "taccl-synth: plan: %d baseline candidates (7 algorithms x 3 protocols "
-                "where they apply) and NCCL's schedule timed at %d sizes in %.1f s\n", nbase,
+                "where they apply%s) and NCCL's schedule timed at %d sizes in %.1f s\n", nbase,
+                pl->o.mscclpp ? ", and the switch's where it reduces and multicasts" : "",
                 pl->nsizes, now_s() - t0);
     if (now_s() - t0 > budget) {
         char took[32], of[32];

@@ -77,6 +77,8 @@ refuse1 "the XML target refuses hier-nvls, naming --target mscclpp" "--target ms
 refuse1 "no ReduceScatter through the switch (MSCCL++ refuses glre)" \
     "nvls has no ReduceScatter: MSCCL\+\+'s executor has no switch operation that reduces into one rank" \
     "$S" --algo nvls "$T/dgx-h100-x1.json" --collective reducescatter --target mscclpp -o "$TMP/x.json"
+refuse1 "--proto does not apply to switch schedules" "runs switch operations in MSCCL\+\+'s Simple protocol; --proto does not apply" \
+    "$S" --algo hier-nvls "$T/dgx-h100-x2.json" --collective allreduce --proto LL --target mscclpp -o "$TMP/x.json"
 refuse1 "a switch without nvls is refused" "no switch of dgx-a100-x1 that reduces and multicasts" \
     "$S" --algo nvls "$T/dgx-a100-x1.json" --collective allreduce --target mscclpp -o "$TMP/x.json"
 refuse1 "nvls is one node, hier-nvls several" "several nodes; the switch joins one node's GPUs: use hier-nvls" \
