@@ -4,7 +4,7 @@
  * `taccl-synth SKETCH.json TOPO.json -o OUT.xml` (sketch_main) runs TACCL's
  * three stages (synth/synth.h: routing MILP, heuristic ordering,
  * contiguity MILP, all through GLPK) and lowers the result.  `--algo
- * ring|direct|butterfly|rsag|tree|nccl` (algo_main) builds a baseline
+ * ring|direct|butterfly|rsag|tree|hier|nccl|nvls|hier-nvls` (algo_main) builds a baseline
  * straight from the topology with no solver.  Either way the file carries
  * the topology and size, so `taccl-run OUT.xml` needs nothing else.
  * `--plan` (plan_main) writes a directory of schedules with byte ranges.
@@ -182,9 +182,11 @@ static const args_word_def ROUTES[] = {
 static const args_opt OPTS[] = {
     {.name = "--algo", .value = "NAME", .field = offsetof(cli, algo), .modes = M_ALGO,
      .help = "baseline algorithm (see --list): ring, direct, butterfly,\n"
-             "rsag, tree, or nccl: what NCCL runs for that call at --size\n"
-             "(its tuning model picks ring or tree, the protocol and the\n"
-             "channels; its rings leave each node through their own NIC)"},
+             "rsag, tree, hier, nccl (what NCCL runs for that call at\n"
+             "--size: its tuning model picks ring or tree, the protocol and\n"
+             "the channels; its rings leave each node through their own\n"
+             "NIC), or nvls / hier-nvls (through a switch that reduces and\n"
+             "multicasts; --target mscclpp)"},
     {.name = "--collective", .value = "C", .parse = parse_coll, .modes = M_WRITE,
      .help = "allgather, alltoall, reducescatter or allreduce"},
     {.name = "--output", .alias = "-o", .value = "OUT", .field = offsetof(cli, out),
