@@ -4,7 +4,7 @@
  * `taccl-synth SKETCH.json TOPO.json -o OUT.xml` (sketch_main) runs TACCL's
  * three stages (synth/synth.h: routing MILP, heuristic ordering,
  * contiguity MILP, all through GLPK) and lowers the result.  `--algo
- * ring|direct|butterfly|rsag|tree|nccl` (algo_main) builds a baseline
+ * ring|direct|butterfly|rsag|tree|hier|nccl|nvls|hier-nvls` (algo_main) builds a baseline
  * straight from the topology with no solver.  Either way the file carries
  * the topology and size, so `taccl-run OUT.xml` needs nothing else.
  * `--plan` (plan_main) writes a directory of schedules with byte ranges.
@@ -182,9 +182,11 @@ static const args_word_def ROUTES[] = {
 static const args_opt OPTS[] = {
     {.name = "--algo", .value = "NAME", .field = offsetof(cli, algo), .modes = M_ALGO,
      .help = "baseline algorithm (see --list): ring, direct, butterfly,\n"
-             "rsag, tree, or nccl: what NCCL runs for that call at --size\n"
-             "(its tuning model picks ring or tree, the protocol and the\n"
-             "channels; its rings leave each node through their own NIC)"},
+             "rsag, tree, hier, nccl (what NCCL runs for that call at\n"
+             "--size: its tuning model picks ring or tree, the protocol and\n"
+             "the channels; its rings leave each node through their own\n"
+             "NIC), or nvls / hier-nvls (through a switch that reduces and\n"
+             "multicasts; --target mscclpp)"},
     {.name = "--collective", .value = "C", .parse = parse_coll, .modes = M_WRITE,
      .help = "allgather, alltoall, reducescatter or allreduce"},
     {.name = "--output", .alias = "-o", .value = "OUT", .field = offsetof(cli, out),
@@ -912,6 +914,66 @@ static int sketch_main(const cli *c)
     return rc;
 }
 
+/* --algo nvls or hier-nvls without --channels: the threadblocks per rank
+ * (and for hier-nvls without --chunks the pieces each pipelines, 1, 2 or
+ * 4) whose plan the executor runs fastest at `want` (plan_judge_switch),
+ * among those whose chunks divide it (16 bytes x ranks x blocks x
+ * pieces); into u.  Ties go to more blocks and fewer pieces: the
+ * executor's model has no per-block throughput limit, and a real block's is
+ * bounded (NCCL runs 16 on Hopper).  Nothing is set when the build itself
+ * fails (the caller's build says why). */
+static void pick_nvls_tbs(const cli *c, const char *algo, const topo *t, baseline_opts *o,
+                          long long want)
+{
+    static const int TBS[] = {16, 8, 4, 2, 1}, PIECES[] = {1, 2, 4};
+    int hier = !strcmp(algo, "hier-nvls");
+    int best = 0, best_p = 1;
+    double best_us = INFINITY;
+    char note[600] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof TBS / sizeof TBS[0]; i++)
+        for (size_t j = 0; j < (hier && !o->chunks ? 3 : 1); j++) {
+            int P = o->chunks ? o->chunks : PIECES[j];
+            long long unit = (long long)MPP_BUFFER_ALIGNMENT * t->nranks * TBS[i] * P;
+            if (want % unit != 0)
+                continue;
+            baseline_opts u = *o;
+            u.channels = TBS[i];
+            u.chunks = hier ? P : 0;
+            tc_err e;
+            prog *p = baseline_build(algo, t, c->coll, &u, &e);
+            if (!p)
+                continue;   /* too many ops for these pieces */
+            double us;
+            int ok;
+            if (plan_judge_switch(p, t, want, 0, 0, &us, &ok, &e) == TC_OK) {
+                char what[16];
+                snprintf(what, sizeof what, hier ? "%dx%d" : "%d", TBS[i], P);
+                used += (size_t)snprintf(note + used, used < sizeof note ? sizeof note - used : 0,
+                                         "%s%s: %.3f us", used ? ", " : "", what, us);
+                if (us < best_us * (1 - 1e-9)) {  /* rounding apart, a tie keeps the first */
+                    best_us = us;
+                    best = TBS[i];
+                    best_p = P;
+                }
+            }
+            prog_free(p);
+        }
+    if (!best) {
+        o->channels = 1;
+        return;
+    }
+    o->channels = best;
+    if (hier)
+        o->chunks = best_p;
+    if (!c->quiet)
+        fprintf(stderr, "taccl-synth: %s: %d threadblock%s per rank%s, the fastest by the "
+                "executor at %lld bytes (%s%s)\n", algo, best, best == 1 ? "" : "s",
+                hier ? (best_p == 1 ? " of 1 piece" : best_p == 2 ? " of 2 pieces"
+                                                                  : " of 4 pieces") : "",
+                want, hier ? "blocks x pieces: " : "", note);
+}
+
 /* --algo NAME TOPO.json: a baseline built from the topology, no solver. */
 static int algo_main(const cli *c)
 {
@@ -940,6 +1002,9 @@ static int algo_main(const cli *c)
     if (!strcmp(a->name, "nccl") && c->proto && !strcmp(c->proto, "auto"))
         return cli_fail(c, 0, "--algo nccl chooses its protocol as NCCL's tuning model does; "
                         "--proto P keeps it to P (as NCCL_PROTO=P), auto is not one");
+    if ((!strcmp(a->name, "nvls") || !strcmp(a->name, "hier-nvls")) && c->proto)
+        return cli_fail(c, 0, "--algo %s runs switch operations in MSCCL++'s Simple protocol; "
+                        "--proto does not apply", a->name);
     if (!c->has_coll)
         return cli_fail(c, 1, COLL_REQUIRED);
     if (!c->out)
@@ -975,6 +1040,9 @@ static int algo_main(const cli *c)
         if (!strcmp(a->name, "nccl") && c->proto && cost_proto_parse(c->proto, &forced))
             o.nccl_proto = 1 + (int)forced;
         o.switch_ops = mpp_wanted(c->out, c->mscclpp);
+        if ((!strcmp(a->name, "nvls") || !strcmp(a->name, "hier-nvls")) && !o.channels &&
+            o.switch_ops)
+            pick_nvls_tbs(c, a->name, t, &o, want);
         p = baseline_build_stats(c->algo, t, c->coll, &o, &st, &err);
     }
     nccl_graph_free(g);

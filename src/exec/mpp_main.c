@@ -12,6 +12,7 @@
 
 #include "../model/collective.h"
 #include "mpp_int.h"
+#include "mpp_text.h"
 
 int mpp_is_plan_file(const char *path)
 {
@@ -161,6 +162,39 @@ int mpp_cli_main(const mpp_cli *c)
     mpp_report_free(&r);
 done:
     topo_free(t);
+    mpp_free(p);
+    return rc;
+}
+
+int mpp_judge_text(const char *json, const char *label, const topo *t, long long size_bytes,
+                   int mode, int data, mpp_text_result *res, tc_err *err)
+{
+    mpp_plan *p = mpp_parse(json, label, err);
+    if (!p)
+        return TC_INPUT;
+    int rc = TC_OK;
+    if (t->nranks != p->nranks)
+        rc = tc_err_set(err, TC_INPUT, "%s: topology %s has %d ranks but the plan has %d",
+                        label, t->name, t->nranks, p->nranks);
+    else if (mpp_round_size(p, size_bytes) != size_bytes)
+        rc = tc_err_set(err, TC_INPUT, "%s: %lld bytes is not a whole number of the plan's "
+                        "chunks", label, size_bytes);
+    mpp_opts o;
+    mpp_opts_default(&o);
+    o.size_bytes = size_bytes;
+    o.data = data;
+    o.mode = mode;
+    if (rc == TC_OK)
+        rc = mpp_switch_ok(p, t, o.dtype, err);
+    if (rc == TC_OK) {
+        mpp_report r;
+        rc = mpp_run(p, t, &o, &r, err);
+        if (rc == TC_OK) {
+            res->time_us = r.time_us;
+            res->verified = r.verified && r.finished;
+        }
+        mpp_report_free(&r);
+    }
     mpp_free(p);
     return rc;
 }

@@ -26,6 +26,7 @@
 
 #include "../exec/check.h"
 #include "../exec/data.h"
+#include "../exec/mpp_text.h"
 #include "../exec/pick.h"
 #include "../exec/run.h"
 #include "../lp/lp.h"
@@ -212,16 +213,65 @@ static const char *fname_size(long long b, char *buf)
 
 /* ---------------------------------------------------------------- checks */
 
+/* The bytes every size p serves is a multiple of: whole 4-byte elements
+ * per chunk, or for a schedule of switch operations whole 16-byte vectors
+ * in each of its MSCCL++ plan's n x K (x pieces) chunks (sched/mpp_nvls.c). */
+static long long size_unit(const prog *p)
+{
+    if (p->nvls_channels > 0)
+        return (long long)MPP_BUFFER_ALIGNMENT * p->ngpus * p->nvls_channels *
+               (p->nvls_pieces > 1 ? p->nvls_pieces : 1);
+    return 4LL * p->nchunksperloop;
+}
+
 /* The smallest size the program serves that is at least `want` bytes. */
 static long long serve_size(const prog *p, long long want)
 {
-    long long unit = 4LL * p->nchunksperloop;
+    long long unit = size_unit(p);
     return (want + unit - 1) / unit * unit;
+}
+
+int plan_judge_switch(const prog *p, const topo *t, long long size, int mode, int data,
+                      double *us, int *verified, tc_err *err)
+{
+    mpp_opts mo;
+    mpp_opts_of(p, &mo);
+    mo.min_bytes = size;
+    mo.max_bytes = size + 1;
+    char *json = mpp_to_json(p, &mo, err);
+    if (!json)
+        return TC_INPUT;
+    mpp_text_result r;
+    int rc = mpp_judge_text(json, p->name, t, size, mode, data, &r, err);
+    free(json);
+    if (rc == TC_OK) {
+        *us = r.time_us;
+        *verified = r.verified;
+    }
+    return rc;
+}
+
+/* p's time at s on t: the cost model's (sched/ptime) in the timing tiles
+ * asks for, or, for a schedule of switch operations, which has no MSCCL
+ * steps to time, the executor's run of its MSCCL++ plan without data. */
+static int prog_time(const prog *p, const topo *t, long long s, int tiles, double *us, tc_err *e)
+{
+    if (p->nvls_channels > 0) {
+        int ok;
+        return plan_judge_switch(p, t, s, 0, 0, us, &ok, e);
+    }
+    return ptime_run_as(p, t, s, tiles, us, e);
 }
 
 /* Run p in one mode with data at a small size; 1 if it verifies. */
 static int verifies(const prog *p, const topo *t, int mode, long long size)
 {
+    if (p->nvls_channels > 0) {
+        double us;
+        int ok = 0;
+        tc_err e;
+        return plan_judge_switch(p, t, size, mode, 1, &us, &ok, &e) == TC_OK && ok;
+    }
     run_opts ro;
     run_opts_default(&ro);
     ro.mode = mode;
@@ -257,7 +307,7 @@ static void time_all(plan *pl, cand *c)
     for (int i = 0; i < pl->nsizes; i++) {
         c->us[i] = -1;
         long long s = pl->sizes[i];
-        if (s % (4LL * c->p->nchunksperloop) != 0)
+        if (s % size_unit(c->p) != 0)
             continue;
         if (runtime_get(pl->o.target)->scratch_at_init) {
             int smax = 0;
@@ -273,7 +323,7 @@ static void time_all(plan *pl, cand *c)
         }
         double us;
         tc_err e;
-        if (ptime_run_as(c->p, pl->t, s, pl->tiles, &us, &e) == TC_OK)
+        if (prog_time(c->p, pl->t, s, pl->tiles, &us, &e) == TC_OK)
             c->us[i] = us;
     }
 }
@@ -327,6 +377,47 @@ static void add_baselines(plan *pl)
                      BASELINES[b].via ? " --via " : "", BASELINES[b].via ? BASELINES[b].via : "",
                      chans, p->proto);
         }
+    }
+}
+
+/* The switch candidates (MSCCL++ plans only; docs/nvls.md section 6): the
+ * collective through a switch that reduces and multicasts (nvls on one
+ * node, hier-nvls with the rails across several), at a few
+ * threadblock counts per rank, each judged like every candidate (the
+ * executor's model has no per-block throughput limit, so the counts tie
+ * where each serves; the fewer blocks serve smaller sizes). */
+static const int NVLS_TBS[3] = {16, 4, 1};
+
+static void add_switch_candidates(plan *pl)
+{
+    if (!pl->o.mscclpp)
+        return;
+    int hier = pl->t->nnodes > 1;
+    const char *algo = hier ? "hier-nvls" : "nvls";
+    for (size_t i = 0; i < (hier ? 2 : 1) * sizeof NVLS_TBS / sizeof NVLS_TBS[0]; i++) {
+        int K = NVLS_TBS[i % 3], P = 1 + (int)(i / 3);   /* hier: 1 or 2 pieces */
+        baseline_opts bo;
+        baseline_opts_default(&bo);
+        bo.channels = K;
+        bo.chunks = hier ? P : 0;
+        bo.switch_ops = 1;
+        bo.target = pl->o.target;
+        tc_err e;
+        prog *p = baseline_build(algo, pl->t, pl->o.coll, &bo, &e);
+        if (!p)
+            continue;   /* no such switch or collective through it, or too many ops */
+        cand *c = add_cand(pl);
+        c->p = p;
+        c->owns = 1;
+        snprintf(c->proto, sizeof c->proto, "%s", p->proto);
+        char pieces[32] = "";
+        if (hier)
+            snprintf(pieces, sizeof pieces, " --chunks %d", P);
+        snprintf(c->label, sizeof c->label, "%s %d tb%s%s", algo, K, K == 1 ? "" : "s",
+                 hier ? (P == 1 ? " x 1 piece" : " x 2 pieces") : "");
+        snprintf(c->source, sizeof c->source, "taccl-synth --algo %s %s --collective %s "
+                 "--channels %d%s --target mscclpp", algo, PLAN_TOPO, coll_name(pl->o.coll), K,
+                 pieces);
     }
 }
 
@@ -531,6 +622,7 @@ static void time_nccl(plan *pl)
         baseline_opts_default(&bo);
         bo.target = pl->o.target;
         bo.size_bytes = pl->sizes[i];
+        bo.switch_ops = pl->o.mscclpp;  /* NCCL's NVLS where it runs it (docs/nvls.md) */
         baseline_stats st;
         tc_err e;
         prog *p = baseline_build_stats("nccl", pl->t, pl->o.coll, &bo, &st, &e);
@@ -538,7 +630,7 @@ static void time_nccl(plan *pl)
             continue;
         double us;
         long long s = serve_size(p, pl->sizes[i]);
-        if (ptime_run_as(p, pl->t, s, pl->tiles, &us, &e) == TC_OK) {
+        if (prog_time(p, pl->t, s, pl->tiles, &us, &e) == TC_OK) {
             pl->nccl[i] = p;
             pl->nccl_us[i] = us;
             snprintf(pl->nccl_pick[i], sizeof pl->nccl_pick[i], "%s %s, %d channel%s",
@@ -689,11 +781,16 @@ static double time_variant(const plan *pl, const prog *p, long long s, int v, do
     int tiles = variant_tiles((variant_id)v);
     if (v != VAR_DEFAULT && v != VAR_PASSES)
         tiles = variant_tiles(VAR_DEFAULT);
-    else if (tiles == pl->tiles || !tile_needed(p, s))
+    else if (tiles == pl->tiles || p->nvls_channels > 0 || !tile_needed(p, s))
+        return base;    /* a plan of switch operations has no tile passes */
+    /* ports gives each pair a link of its own and removes the switches: a
+     * plan of switch operations moves its data by multimem operations,
+     * whose ports the variant leaves as they are (docs/nvls.md section 6) */
+    if (v == VAR_PORTS && p->nvls_channels > 0)
         return base;
     double us;
     tc_err e;
-    int ok = ptime_run_as(p, pl->vt[v] ? pl->vt[v] : pl->t, s, tiles, &us, &e) == TC_OK;
+    int ok = prog_time(p, pl->vt[v] ? pl->vt[v] : pl->t, s, tiles, &us, &e) == TC_OK;
     cost_proto proto = COST_SIMPLE;
     cost_proto_parse(p->proto, &proto);
     return ok ? us + variant_call_us((variant_id)v, proto) : -1;
@@ -876,6 +973,7 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     double t0 = now_s(), budget = o->budget_s > 0 ? o->budget_s : 600;
     pl->deadline = t0 + budget;
     add_baselines(pl);
+    add_switch_candidates(pl);
     /* the baselines are timed first: what one candidate's timing costs is
      * what the estimates below are made of */
     int nbase = pl->ncands;
@@ -886,7 +984,8 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     time_nccl(pl);
     if (!o->quiet)
         fprintf(stderr, "taccl-synth: plan: %d baseline candidates (7 algorithms x 3 protocols "
-                "where they apply) and NCCL's schedule timed at %d sizes in %.1f s\n", nbase,
+                "where they apply%s) and NCCL's schedule timed at %d sizes in %.1f s\n", nbase,
+                pl->o.mscclpp ? ", and the switch's where it reduces and multicasts" : "",
                 pl->nsizes, now_s() - t0);
     if (now_s() - t0 > budget) {
         char took[32], of[32];
@@ -955,6 +1054,14 @@ static void range_bytes(const plan *pl, const range *g, long long *lo, long long
     *hi_excl = g->last + 1 < pl->nsizes ? pl->sizes[g->last + 1] : pl->o.hi + 1;
 }
 
+/* NCCL's schedule at size index s, as the plan directory names it: MSCCL
+ * XML, or an MSCCL++ plan where NCCL runs NVLS (switch operations). */
+static void nccl_rel(const plan *pl, int s, char *out, size_t n)
+{
+    snprintf(out, n, "nccl/nccl-%lld.%s", pl->sizes[s],
+             pl->nccl[s]->nvls_channels > 0 ? "json" : "xml");
+}
+
 static int plan_files(const plan *pl, pfile *f)
 {
     int n = 0;
@@ -1019,7 +1126,7 @@ static int verify_file(const plan *pl, const prog *p, const pfile *f, tc_err *er
     long long lo, hi;
     range_bytes(pl, g, &lo, &hi);
     long long s = serve_size(p, lo);
-    while (s > VERIFY_MAX_BYTES && s > 4LL * p->nchunksperloop)
+    while (s > VERIFY_MAX_BYTES && s > size_unit(p))
         s = serve_size(p, s / 2);
     for (int m = 0; m < 2; m++) {
         if (!(f->both || g->mode == m))
@@ -1284,11 +1391,11 @@ static int put_dir(const char *tmp, const char *rel, namelist *names, tc_err *er
 
 /* A candidate's command as it runs from the plan directory: its inputs
  * are the plan's copies, its output a file named for its label. */
-static void add_command(cJSON *o, const cand *c)
+static void add_command(cJSON *o, const cand *c, int mscclpp)
 {
     char out[200], cmd[600];
-    file_safe_name(out, sizeof out - 4, c->label);
-    snprintf(cmd, sizeof cmd, "%s -o %s.xml", c->source, out);
+    file_safe_name(out, sizeof out - 5, c->label);
+    snprintf(cmd, sizeof cmd, "%s -o %s.%s", c->source, out, mscclpp ? "json" : "xml");
     cJSON_AddStringToObject(o, "command", cmd);
 }
 
@@ -1457,7 +1564,7 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
                  "(of %d bytes with 4-byte elements)", pl->cands[g->cand].p->nchunksperloop,
                  4 * pl->cands[g->cand].p->nchunksperloop);
         cJSON_AddStringToObject(o, "serves", serves);
-        add_command(o, &pl->cands[g->cand]);
+        add_command(o, &pl->cands[g->cand], pl->o.mscclpp);
         cJSON_AddItemToObject(o, "sizes", pred);
         cJSON_AddItemToArray(files, o);
     }
@@ -1467,7 +1574,7 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
         cJSON_AddNumberToObject(o, "size_bytes", (double)pl->sizes[s]);
         if (pl->nccl[s]) {
             char name[64];
-            snprintf(name, sizeof name, "nccl/nccl-%lld.xml", pl->sizes[s]);
+            nccl_rel(pl, s, name, sizeof name);
             cJSON_AddStringToObject(o, "file", name);
             cJSON_AddStringToObject(o, "picked", pl->nccl_pick[s]);
             cJSON_AddNumberToObject(o, "predicted_us", pl->nccl_us[s]);
@@ -1481,7 +1588,7 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
         const cand *c = &pl->cands[k];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "label", c->label);
-        add_command(o, c);
+        add_command(o, c, pl->o.mscclpp);
         cJSON_AddBoolToObject(o, "outofplace", c->modes & 1);
         cJSON_AddBoolToObject(o, "inplace", (c->modes & 2) != 0);
         cJSON *us = cJSON_AddArrayToObject(o, "predicted_us");
@@ -1566,14 +1673,18 @@ static int write_all_files(const plan *pl, const char *tmp, namelist *names, tc_
         if (!pl->nccl[s])
             continue;
         char path[PATH_MAX], rel[64];
-        snprintf(rel, sizeof rel, "nccl/nccl-%lld.xml", pl->sizes[s]);
+        nccl_rel(pl, s, rel, sizeof rel);
         if (join(path, tmp, rel) != 0) {
             rc = tc_err_set(err, TC_INPUT, "%s: path too long", rel);
             break;
         }
         names_add(names, rel);
         pl->nccl[s]->size_bytes = serve_size(pl->nccl[s], pl->sizes[s]);
-        rc = write_prog(pl->nccl[s], pl->t, path, pl->o.target, NULL, err);
+        mpp_opts mo;
+        if (pl->nccl[s]->nvls_channels > 0)
+            mpp_opts_of(pl->nccl[s], &mo);
+        rc = write_prog(pl->nccl[s], pl->t, path, pl->o.target,
+                        pl->nccl[s]->nvls_channels > 0 ? &mo : NULL, err);
     }
     if (rc == TC_OK) {
         cJSON *j = plan_json(pl, f, nf);

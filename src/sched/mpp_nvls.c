@@ -18,7 +18,11 @@
  * all-gathers by multimem stores.  Out of place it reads inputs and writes
  * outputs; in place they alias, and a chunk is read and written by one
  * threadblock only.  AllGather: threadblock c of rank r stores its input
- * chunk c by multicast at r*K + c of every output (gstore). */
+ * chunk c by multicast at r*K + c of every output (gstore).
+ *
+ * Across N nodes (p->nvls_nodes > 1, hier-nvls; docs/nvls.md section 6)
+ * the switch works inside each node and the rails (rank l of every node,
+ * one NIC each) across: see hier_gpu_json below. */
 #include "mpp_int.h"
 
 #include <cjson/cJSON.h>
@@ -85,6 +89,19 @@ static cJSON *ref(const char *key, int id_or_type, const char *type, int index)
     cJSON_AddNumberToObject(r, "index", index);
     cJSON_AddNumberToObject(r, "size", 1);
     return r;
+}
+
+/* Block c's channels of one type in its "channels" list tch: the rank's
+ * channels i*K + c for i < count (one per peer, or per switch channel
+ * kind, each kind holding K, block c's the c-th). */
+static void tb_chans(cJSON *tch, const char *type, int count, int K, int c)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "channel_type", type);
+    cJSON *ids = cJSON_AddArrayToObject(m, "channel_ids");
+    for (int i = 0; i < count; i++)
+        cJSON_AddItemToArray(ids, cJSON_CreateNumber(i * K + c));
+    cJSON_AddItemToArray(tch, m);
 }
 
 /* The switch operation of rank r's block c. */
@@ -159,34 +176,279 @@ static cJSON *gpu_json(coll_kind k, int r, int n, int K)
         cJSON_AddItemToArray(ops, switch_op(k, r, c, K));
         barrier(ops, n - 1);
         cJSON *tch = cJSON_AddArrayToObject(tb, "channels");
-        cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "channel_type", "memory");
-        cJSON *ids = cJSON_AddArrayToObject(m, "channel_ids");
-        for (int p = 0; p < n - 1; p++)
-            cJSON_AddItemToArray(ids, cJSON_CreateNumber(p * K + c));
-        cJSON_AddItemToArray(tch, m);
-        cJSON *sw = cJSON_CreateObject();
-        cJSON_AddStringToObject(sw, "channel_type", "switch");
-        cJSON *sids = cJSON_AddArrayToObject(sw, "channel_ids");
-        for (int s = 0; s < nsw; s++)
-            cJSON_AddItemToArray(sids, cJSON_CreateNumber(s * K + c));
-        cJSON_AddItemToArray(tch, sw);
+        tb_chans(tch, "memory", n - 1, K, c);
+        tb_chans(tch, "switch", nsw, K, c);
         cJSON_AddItemToObject(tb, "remote_buffer_refs", cJSON_CreateArray());
         cJSON_AddItemToArray(tbs, tb);
     }
     return g;
 }
 
+/* ---------------------------------------------------------- hier-nvls */
+
+/* {"name": nm, "channel_ids": ids, "channel_type": "port"} */
+static cJSON *port_sync(const char *nm, const int *ids, int n)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", nm);
+    cJSON_AddItemToObject(o, "channel_ids", int_array(ids, n));
+    cJSON_AddStringToObject(o, "channel_type", "port");
+    return o;
+}
+
+/* Wait for every rail peer's signal, then a nop (__syncthreads): the
+ * block's threads read what the signals ordered only after it. */
+static void port_wait(cJSON *ops, const int *pch, int nr)
+{
+    cJSON_AddItemToArray(ops, port_sync("wait", pch, nr));
+    cJSON_AddItemToArray(ops, nop());
+}
+
+/* A port put with signal (kind "pws"; "pwsf" also flushes the channel) of
+ * local chunks [si, si+cnt) of buffer st to the block's remote buffer rb at
+ * [di, di+cnt), on port channel ch. */
+static cJSON *port_put(const char *kind, const char *st, int si, int rb, int di, int cnt, int ch)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", kind);
+    cJSON *src = cJSON_AddArrayToObject(o, "src_buff");
+    cJSON *r = ref(NULL, 0, st, si);
+    cJSON_SetIntValue(cJSON_GetObjectItem(r, "size"), cnt);
+    cJSON_AddItemToArray(src, r);
+    cJSON *dst = cJSON_AddArrayToObject(o, "dst_buff");
+    r = ref("buffer_id", rb, NULL, di);
+    cJSON_SetIntValue(cJSON_GetObjectItem(r, "size"), cnt);
+    cJSON_AddItemToArray(dst, r);
+    cJSON_AddItemToObject(o, "channel_ids", int_array(&ch, 1));
+    cJSON_AddStringToObject(o, "channel_type", "port");
+    return o;
+}
+
+/* A switch op over cnt chunks at index at: glres (input channel 0 to output
+ * channel 1) or gstore (local chunks of buffer st from si, to channel sw). */
+static cJSON *sw_op(const char *name, const char *st, int si, int sw_src, int sw_dst, int at,
+                    int cnt)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON *src = cJSON_CreateArray(), *dst = cJSON_CreateArray();
+    cJSON *r = st ? ref(NULL, 0, st, si) : ref("switch_channel_id", sw_src, NULL, at);
+    cJSON_SetIntValue(cJSON_GetObjectItem(r, "size"), cnt);
+    cJSON_AddItemToArray(src, r);
+    r = ref("switch_channel_id", sw_dst, NULL, at);
+    cJSON_SetIntValue(cJSON_GetObjectItem(r, "size"), cnt);
+    cJSON_AddItemToArray(dst, r);
+    cJSON_AddItemToObject(o, "src_buff", src);
+    cJSON_AddItemToObject(o, "dst_buff", dst);
+    cJSON_AddStringToObject(o, "channel_type", "switch");
+    if (!st)
+        cJSON_AddStringToObject(o, "reduce_op", "sum");
+    return o;
+}
+
+/* Rank r = a*g + l of N nodes of g ranks, K blocks of P pieces each; its
+ * rail peers are b*g + l for b != a (N - 1 of them, index bi in node
+ * order).  Every block barriers with its node and its rail peers first
+ * and with its node last.
+ *
+ * AllGather (input K*P chunks, output n*K*P): block c stores each of its
+ * pieces (input chunk c*P + p) by multicast at its place r*K*P + c*P + p
+ * of its node's outputs (gstore) and puts it at the same place of each rail
+ * peer's output (pws, one NIC each way); a step later it waits for the
+ * peers' piece and stores each by multicast at its place in the node.
+ *
+ * AllReduce (input and output g*K*P*N chunks, scratch K*P*(N+1)): block c of
+ * rank l owns slice (l, c) in P pieces of N sub-chunks, one per node; piece
+ * p is chunks ((l*K + c)*P + p)*N .. +N.  For each piece: load-reduce it
+ * from the node's inputs and store the node's sum by multicast into the
+ * node's outputs (glres: MSCCL++'s switch has no reduce into one rank, so
+ * the node's other ranks receive it too and later receive the total over
+ * it), and put sub-chunk b into rail peer b's scratch at (c*P + p)*N + a.
+ * Then: wait, add the N - 1 partial sums and sub-chunk a into scratch at
+ * K*P*N + c*P + p (re), put that total at sub-chunk a of each peer's output
+ * and copy it to sub-chunk a of its own; then wait for the peers' totals and store the piece by multicast into the node's outputs
+ * (gstore).  A reduce-scatter and an all-gather of each piece along the
+ * rails, sub-chunk j summed on node j, while the switch serves the next
+ * piece (the steps are interleaved, see below).  In place the input and output alias: a slice's
+ * chunks are read and written by its owner's block only, as on one node.
+ * No put's source is written before the flush of its channel or before
+ * the peer it went to has signalled receipt. */
+static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
+{
+    int n = N * g, a = r / g, l = r % g, nr = N - 1;
+    int ar = k == COLL_ALLREDUCE;
+    int nsw = ar ? 2 : 1;
+    cJSON *G = cJSON_CreateObject();
+    cJSON_AddNumberToObject(G, "id", r);
+    cJSON_AddNumberToObject(G, "input_chunks", ar ? g * K * P * N : K * P);
+    cJSON_AddNumberToObject(G, "output_chunks", ar ? g * K * P * N : n * K * P);
+    cJSON_AddNumberToObject(G, "scratch_chunks", ar ? K * P * (N + 1) : 0);
+    cJSON *chans = cJSON_AddArrayToObject(G, "channels");
+    cJSON *mem = cJSON_CreateObject();
+    cJSON_AddStringToObject(mem, "channel_type", "memory");
+    cJSON *to = cJSON_AddArrayToObject(mem, "connected_to");
+    for (int q = a * g; q < a * g + g; q++)
+        for (int c = 0; q != r && c < K; c++)
+            cJSON_AddItemToArray(to, cJSON_CreateNumber(q));
+    cJSON_AddItemToArray(chans, mem);
+    cJSON *port = cJSON_CreateObject();
+    cJSON_AddStringToObject(port, "channel_type", "port");
+    to = cJSON_AddArrayToObject(port, "connected_to");
+    for (int b = 0; b < N; b++)
+        for (int c = 0; b != a && c < K; c++)
+            cJSON_AddItemToArray(to, cJSON_CreateNumber(b * g + l));
+    cJSON_AddItemToArray(chans, port);
+    for (int sw = 0; sw < nsw; sw++)
+        for (int c = 0; c < K; c++) {
+            cJSON *ch = switch_chan(ar && sw == 0 ? "i" : "o", g);
+            /* the node's ranks, not 0..g-1 */
+            cJSON *rs = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(ch,
+                                                                "rank_groups"), 0), "ranks");
+            for (int i = 0; i < g; i++)
+                cJSON_SetIntValue(cJSON_GetArrayItem(rs, i), a * g + i);
+            cJSON_AddItemToArray(chans, ch);
+        }
+    /* remote buffers: each rail peer's output (and, AllReduce, scratch) */
+    cJSON *rbs = cJSON_AddArrayToObject(G, "remote_buffers");
+    for (int b = 0; b < N; b++)
+        for (int t = 0; b != a && t < (ar ? 2 : 1); t++) {
+            cJSON *rb = cJSON_CreateObject();
+            cJSON_AddNumberToObject(rb, "rank", b * g + l);
+            cJSON_AddStringToObject(rb, "type", t ? "s" : "o");
+            cJSON *acc = cJSON_AddArrayToObject(rb, "access_channel_types");
+            cJSON_AddItemToArray(acc, cJSON_CreateString("port"));
+            cJSON_AddItemToArray(rbs, rb);
+        }
+    cJSON_AddItemToObject(G, "semaphores", cJSON_CreateArray());
+    cJSON *tbs = cJSON_AddArrayToObject(G, "threadblocks");
+    for (int c = 0; c < K; c++) {
+        int pch[MPP_MAX_CHANNEL];   /* block-local port channel of rail peer bi */
+        int peer[MPP_MAX_CHANNEL];  /* its node */
+        for (int b = 0, bi = 0; b < N; b++)
+            if (b != a) {
+                pch[bi] = bi;
+                peer[bi++] = b;
+            }
+        cJSON *tb = cJSON_CreateObject();
+        cJSON_AddNumberToObject(tb, "id", c);
+        cJSON *ops = cJSON_AddArrayToObject(tb, "ops");
+        barrier(ops, g - 1);
+        cJSON_AddItemToArray(ops, port_sync("signal", pch, nr));
+        port_wait(ops, pch, nr);
+        /* software-pipelined by pieces: step t issues piece t's switch
+         * work and puts, then finishes piece t - 1 (AllReduce: t - 1's
+         * reduce and t - 2's multicast), so the NIC moves one piece while
+         * the switch serves the next.  Both sides of a rail run the same
+         * order, so each wait meets the peer's signals in the order sent. */
+        if (!ar) {
+            int B = K * P;          /* chunks per rank */
+            for (int t = 0; t <= P; t++) {
+                if (t < P) {
+                    int x = c * P + t;
+                    cJSON_AddItemToArray(ops, sw_op("gstore", "i", x, 0, 0, r * B + x, 1));
+                    /* inputs are never written: only the last put flushes */
+                    for (int bi = 0; bi < nr; bi++)
+                        cJSON_AddItemToArray(ops, port_put(t == P - 1 ? "pwsf" : "pws", "i", x,
+                                                           bi, r * B + x, 1, pch[bi]));
+                }
+                if (t >= 1) {
+                    int x = c * P + t - 1;
+                    port_wait(ops, pch, nr);
+                    for (int bi = 0; bi < nr; bi++) {
+                        int q = peer[bi] * g + l;
+                        cJSON_AddItemToArray(ops, sw_op("gstore", "o", q * B + x, 0, 0,
+                                                        q * B + x, 1));
+                    }
+                }
+            }
+        } else {
+            for (int t = 0; t <= P + 1; t++) {
+                if (t < P) {
+                    int s0 = ((l * K + c) * P + t) * N;   /* piece t's first chunk */
+                    cJSON_AddItemToArray(ops, sw_op("glres", NULL, 0, 0, 1, s0, N));
+                    cJSON_AddItemToArray(ops, nop());   /* the node's sum, read by the puts */
+                    /* remote buffers: 2bi output, 2bi+1 scratch; no flush: the
+                     * source is next written by the peer's total, sent after
+                     * the peer has this piece, or after the flush below */
+                    for (int bi = 0; bi < nr; bi++)
+                        cJSON_AddItemToArray(ops, port_put("pws", "o", s0 + peer[bi], 2 * bi + 1,
+                                                           (c * P + t) * N + a, 1, pch[bi]));
+                }
+                if (t >= 1 && t <= P) {
+                    int q = t - 1, s0 = ((l * K + c) * P + q) * N;
+                    port_wait(ops, pch, nr);
+                    cJSON *re = cJSON_CreateObject();
+                    cJSON_AddStringToObject(re, "name", "re");
+                    cJSON *src = cJSON_AddArrayToObject(re, "src_buff");
+                    cJSON_AddItemToArray(src, ref(NULL, 0, "o", s0 + a));
+                    for (int bi = 0; bi < nr; bi++)
+                        cJSON_AddItemToArray(src, ref(NULL, 0, "s", (c * P + q) * N + peer[bi]));
+                    /* the total into scratch, which nothing writes again, so
+                     * its puts need no flush before the block goes on; a
+                     * copy puts it in the piece the multicast sends */
+                    int tot = K * P * N + c * P + q;
+                    cJSON *dst = cJSON_AddArrayToObject(re, "dst_buff");
+                    cJSON_AddItemToArray(dst, ref(NULL, 0, "s", tot));
+                    cJSON_AddStringToObject(re, "channel_type", "none");
+                    cJSON_AddStringToObject(re, "reduce_op", "sum");
+                    cJSON_AddItemToArray(ops, re);
+                    cJSON_AddItemToArray(ops, nop());   /* the total, read by the puts */
+                    for (int bi = 0; bi < nr; bi++)
+                        cJSON_AddItemToArray(ops, port_put(t == P ? "pwsf" : "pws", "s", tot,
+                                                           2 * bi, s0 + a, 1, pch[bi]));
+                    cJSON *cp = cJSON_CreateObject();
+                    cJSON_AddStringToObject(cp, "name", "copy");
+                    cJSON_AddItemToArray(cJSON_AddArrayToObject(cp, "src_buff"),
+                                         ref(NULL, 0, "s", tot));
+                    cJSON_AddItemToArray(cJSON_AddArrayToObject(cp, "dst_buff"),
+                                         ref(NULL, 0, "o", s0 + a));
+                    cJSON_AddItemToArray(ops, cp);
+                }
+                if (t >= 2) {
+                    int s0 = ((l * K + c) * P + t - 2) * N;
+                    port_wait(ops, pch, nr);
+                    cJSON_AddItemToArray(ops, sw_op("gstore", "o", s0, 0, 1, s0, N));
+                }
+            }
+        }
+        barrier(ops, g - 1);
+        cJSON *tch = cJSON_AddArrayToObject(tb, "channels");
+        tb_chans(tch, "memory", g - 1, K, c);
+        tb_chans(tch, "port", nr, K, c);
+        tb_chans(tch, "switch", nsw, K, c);
+        cJSON *refs = cJSON_AddArrayToObject(tb, "remote_buffer_refs");
+        cJSON *pr = cJSON_CreateObject();
+        cJSON_AddStringToObject(pr, "access_channel_type", "port");
+        cJSON *rids = cJSON_AddArrayToObject(pr, "remote_buffer_ids");
+        for (int x = 0; x < nr * (ar ? 2 : 1); x++)
+            cJSON_AddItemToArray(rids, cJSON_CreateNumber(x));
+        cJSON_AddItemToArray(refs, pr);
+        cJSON_AddItemToArray(tbs, tb);
+    }
+    return G;
+}
+
 char *mpp_nvls_json(const prog *p, const mpp_opts *o, tc_err *err)
 {
     int n = p->ngpus, K = p->nvls_channels;
+    int N = p->nvls_nodes > 1 ? p->nvls_nodes : 1, g = n / N;
+    int P = p->nvls_pieces > 1 ? p->nvls_pieces : 1;
     if (p->coll != COLL_ALLREDUCE && p->coll != COLL_ALLGATHER) {
         tc_err_set(err, TC_INPUT, "an NVLS %s has no MSCCL++ plan here: MSCCL++'s switch "
                    "operations store by multicast (glres, gstore), none reduces into one rank",
                    coll_name(p->coll));
         return NULL;
     }
-    if (n < 2 || K < 1 || K > MPP_MAX_CHANNEL || n - 1 > MPP_MAX_CHANNEL_PER_OPERATION) {
+    if (N > 1 && (n % N || g < 2 || N - 1 > MPP_MAX_CHANNEL_PER_OPERATION ||
+                  g - 1 > MPP_MAX_CHANNEL_PER_OPERATION || K < 1 || K > MPP_MAX_CHANNEL ||
+                  (long long)(N - 1) * K > 1000)) {
+        tc_err_set(err, TC_INPUT, "a hier-nvls plan of %d nodes of %d ranks and %d threadblocks "
+                   "per rank does not fit MSCCL++: at most %d threadblocks, %d peers per signal "
+                   "inside a node and across", N, n / N, K, MPP_MAX_CHANNEL,
+                   MPP_MAX_CHANNEL_PER_OPERATION);
+        return NULL;
+    }
+    if (N == 1 && (n < 2 || K < 1 || K > MPP_MAX_CHANNEL || n - 1 > MPP_MAX_CHANNEL_PER_OPERATION)) {
         tc_err_set(err, TC_INPUT, "an NVLS plan of %d ranks and %d threadblocks per rank does "
                    "not fit MSCCL++: at most %d threadblocks (switch channels per block type) "
                    "and %d peers per signal (channel_ids per op)", n, K, MPP_MAX_CHANNEL,
@@ -195,7 +457,7 @@ char *mpp_nvls_json(const prog *p, const mpp_opts *o, tc_err *err)
     }
     /* every byte offset within MSCCL++'s uint32 fields: the largest message
      * of whole chunks (n*K chunks of the larger buffer, the message) */
-    unsigned long long nch = (unsigned long long)n * K;
+    unsigned long long nch = (unsigned long long)n * K * P;   /* hier AllReduce: g*K*P*N */
     unsigned long long cap = (0xffffffffULL / nch) * nch;
     unsigned long long hi = o->max_bytes >= INT64_MAX ? cap
                             : (unsigned long long)(o->max_bytes > 0 ? o->max_bytes - 1 : 0);
@@ -220,7 +482,8 @@ char *mpp_nvls_json(const prog *p, const mpp_opts *o, tc_err *err)
     add_u64(j, "min_message_size", (unsigned long long)o->min_bytes);
     add_u64(j, "max_message_size", hi);
     for (int r = 0; r < n; r++)
-        cJSON_AddItemToArray(gpus, gpu_json(p->coll, r, n, K));
+        cJSON_AddItemToArray(gpus, N > 1 ? hier_gpu_json(p->coll, r, N, g, K, P)
+                                         : gpu_json(p->coll, r, n, K));
     char *raw = cJSON_PrintUnformatted(j), *text = NULL;
     cJSON_Delete(j);
     if (!raw) {

@@ -101,6 +101,12 @@ typedef struct prog {
                                switch operations (sched/mpp_nvls.c); the
                                steps are its data flow through the GPUs
                                alone, which no runtime runs for it */
+    int nvls_nodes;         /* with nvls_channels: > 1 the schedule spans this
+                               many nodes of ngpus / nvls_nodes ranks each
+                               (hier-nvls: the switch inside each node, the
+                               rails across nodes); 0 or 1 one node */
+    int nvls_pieces;        /* hier-nvls: pieces each threadblock pipelines
+                               its slice in (0 or 1: one) */
     char *path;             /* file it was read from, or NULL */
     int line;               /* line of <algo> in that file, 0 if built in memory */
     /* What the runtimes' own XML tokenizer refuses (microsoft/msccl

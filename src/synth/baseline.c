@@ -56,5 +56,7 @@ prog *baseline_build_stats(const char *algo, const topo *t, coll_kind k,
         return NULL;
     if (!strcmp(a->name, "nccl"))
         return bl_build_nccl(t, k, o, st, err);
+    if (!strcmp(a->name, "nvls") || !strcmp(a->name, "hier-nvls"))
+        return bl_build_nvls(t, k, o, !strcmp(a->name, "hier-nvls"), st, err);
     return bl_build_plain(a->name, t, k, o, st, err);
 }

@@ -21,6 +21,10 @@
  *              chunking, over channels built as its topology search builds
  *              them; AllToAll as its point-to-point exchange.  The program's
  *              proto is set; the note says what was picked and why.
+ *   nvls       one node whose switch reduces and multicasts (NVLS):
+ *              AllReduce by multimem load-reduce and multicast store,
+ *              AllGather by multicast stores, over --channels threadblocks
+ *              per rank; only as an MSCCL++ plan (switch_ops).
  *   tree       NCCL's double binary tree AllReduce: two complementary trees
  *              each carrying half the buffer, reduce up then broadcast down,
  *              pipelined in chunks.
@@ -60,7 +64,7 @@ typedef struct {
     const nccl_graph *graph;    /* nccl (and the ring and tree it builds with): the
                                    channels NCCL built, from its graph dump, instead
                                    of a search; NULL = search */
-    int switch_ops;         /* nccl: the output can hold switch (multimem)
+    int switch_ops;         /* nccl, nvls: the output can hold switch (multimem)
                                operations, an MSCCL++ plan: NCCL's NVLS
                                choice is kept; 0: NCCL's best choice
                                without NVLS, and the note says so */

@@ -80,6 +80,13 @@ prog *bl_build_plain(const char *algo, const topo *t, coll_kind k, const baselin
 prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline_stats *st,
                     tc_err *err);
 
+/* --algo nvls (baseline_nvls.c): one node's collective through the switch
+ * (prog.nvls_channels = the threadblocks per rank), written only as an
+ * MSCCL++ plan of switch operations; hier: --algo hier-nvls, several
+ * nodes, the switch inside each and the rails across (prog.nvls_nodes). */
+prog *bl_build_nvls(const topo *t, coll_kind k, const baseline_opts *o, int hier,
+                    baseline_stats *st, tc_err *err);
+
 /* ---- NCCL's channels from its graph dump (baseline_graph.c) ---- */
 
 /* The channels NCCL connects from g: min(ring, tree channels) when the

@@ -57,6 +57,12 @@ static const baseline_algo ALGOS[] = {
      BIT(COLL_ALLGATHER) | BIT(COLL_ALLTOALL) | BIT(COLL_REDUCESCATTER) | BIT(COLL_ALLREDUCE),
      "what NCCL runs at --size: its tuning model picks ring or tree, LL/LL128/Simple and the "
      "channels; rings one per NIC; AllToAll point-to-point"},
+    {"nvls", BIT(COLL_ALLGATHER) | BIT(COLL_REDUCESCATTER) | BIT(COLL_ALLREDUCE),
+     "one node whose switch reduces and multicasts (NVLS): AllReduce by load-reduce and "
+     "multicast store, AllGather by multicast stores; an MSCCL++ plan (--target mscclpp)"},
+    {"hier-nvls", BIT(COLL_ALLGATHER) | BIT(COLL_REDUCESCATTER) | BIT(COLL_ALLREDUCE),
+     "several nodes: nvls inside each node, the rails (one NIC per rank) across; AllReduce "
+     "reduce-scatters and all-gathers each node's sums along the rails; an MSCCL++ plan"},
 };
 
 #define NALGOS ((int)(sizeof ALGOS / sizeof ALGOS[0]))
@@ -307,7 +313,7 @@ const baseline_algo *bl_check_call(const char *algo, const topo *t, coll_kind k,
     const baseline_algo *a = baseline_algo_find(algo);
     if (!a) {
         tc_err_set(err, TC_INPUT, "unknown algorithm '%s'; known: ring, direct, butterfly, "
-                   "rsag, tree, hier, nccl", algo ? algo : "");
+                   "rsag, tree, hier, nccl, nvls, hier-nvls", algo ? algo : "");
         return NULL;
     }
     if ((int)k < 0 || k >= COLL_COUNT) {
@@ -355,7 +361,7 @@ prog *bl_build_plain(const char *algo, const topo *t, coll_kind k, const baselin
     const baseline_algo *a = bl_check_call(algo, t, k, o, err);
     if (!a)
         return NULL;
-    TC_ASSERT(strcmp(a->name, "nccl"));
+    TC_ASSERT(strcmp(a->name, "nccl") && strcmp(a->name, "nvls") && strcmp(a->name, "hier-nvls"));
     const char *via = o->via && *o->via ? o->via : NULL;
 
     int n = t->nranks;
