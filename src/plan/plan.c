@@ -815,6 +815,9 @@ static double worst_ratio(plan *pl, int k, int i)
         return c->worst[i];
     c->vdone[i] = 1;
     nccl_variants(pl, i);
+    /* p is shared by the protocol variants of one schedule: time it as
+     * this candidate runs it (the protocol sets the tiles and the costs) */
+    snprintf(c->p->proto, sizeof c->p->proto, "%s", c->proto);
     c->worst[i] = INFINITY;
     for (int v = 0; v < VAR_COUNT; v++) {
         double n = pl->nccl_v[i][v];

@@ -132,13 +132,40 @@ expect "executor plan: files serving both modes" 0 "both\.xml" -- ls "$E"
 
 # a sketch adds synthesized candidates (the sketch wins small AllGathers on NDv2)
 K="$TMP/plan-sk"
-# (picked by the default model alone: under NCCL's latency model the
-# sketch's schedule does not beat NCCL's at these sizes, and this block
-# tests how a sketch enters a plan, not the choice)
+# (picked by the default model alone: this block tests how a sketch enters
+# a plan, not the choice, and the 1 s limit leaves the synthesized
+# schedule to the machine's load)
 expect "plan with a sketch" 0 "synthesizing ndv2-x2-sk-1 at 1K" -- "$S" --plan "$T/ndv2-x2.json" \
     --collective allgather --sizes 1K:64K --sketch "$ROOT/sketches/ndv2-x2-sk-1.json" --time-limit 1 \
     --by-default -o "$K"
 expect "the sketch's schedule is in the plan" 0 '"from":[[:space:]]+"ndv2-x2-sk-1 @' -- cat "$K/plan.json"
+# a synthesized schedule's protocol variants share one program: each is
+# judged in the model variants as it runs (its protocol sets its tiles and
+# costs), so the x NCCL plan.json records under every variant is the one
+# taccl-run DIR measures on the file written (the sketch's LL schedule was
+# once judged as its Simple one, lost to NCCL under "delay", and the plan
+# kept butterfly LL at 2 of the 7 sizes)
+V="$TMP/plan-sk-var"
+"$S" --plan "$T/ndv2-x2.json" --collective allgather --sizes 1K:64K \
+    --sketch "$ROOT/sketches/ndv2-x2-sk-1.json" --time-limit 2 -q -o "$V"
+expect "a sketch's LL schedule: its x NCCL under every model variant is what taccl-run DIR measures" 0 "^ok$" -- python3 -c '
+import json, subprocess, sys
+d, run = sys.argv[1], sys.argv[2]
+p = json.load(open(d + "/plan.json"))
+n = 0
+for f in p["files"]:
+    if not f["from"].startswith("ndv2-x2-sk-1 @") or " LL" not in f["from"]:
+        continue
+    for s in f["sizes"]:
+        mode = "--inplace" if f["mode"] == "inplace" else "--outofplace"
+        out = subprocess.run([run, d, "--size", str(s["size_bytes"]), mode, "--no-data", "--json"],
+                             capture_output=True, text=True).stdout
+        got = json.loads(out)["x_nccl_variants"]
+        for v, x in s["x_nccl_variants"].items():
+            assert (x is None) == (got[v] is None), (f["file"], v, x, got[v])
+            assert x is None or abs(x - got[v]) <= 1e-6 * x, (f["file"], s["size_bytes"], v, x, got[v])
+        n += 1
+print("ok" if n >= 4 else ("sizes checked", n, [f["from"] for f in p["files"]]))' "$V" "$R"
 # an AllGather as synthesized races in place (its copy of a rank's own chunk):
 # in place the plan uses its in-place copy (taccl-synth --inplace), verified
 expect "... and its in-place copy serves in-place calls" 0 \
