@@ -46,14 +46,14 @@ PY
         "$BIN/taccl-run" "$TMP/$coll.xml" --size 4M
 done
 
-# --steps: the candidates judged in one pass, none in the tile passes, and
-# the kept one's time is what taccl-run --steps measures (the file records
-# its time in taccl-run's default timing, as always)
+# --steps: the candidates judged in one pass (stage 3's or the lanes'
+# replay figure, as before the passes became the default), none in the
+# tile passes, and the kept one the fastest by those
 expect "--steps: synthesized" 0 "" -- sh -c '"$1" "$2" "$3" --collective allgather --size 256M \
     --time-limit 5 --route milp --steps --json -q -o "$4.xml" >"$4.json"' sh \
     "$BIN/taccl-synth" "$TMP/pk1.json" "$FC/forestcoll-mi250-x2.json" "$TMP/steps"
 "$BIN/taccl-run" "$TMP/steps.xml" --steps --no-data --json -q >"$TMP/steps-run.json" 2>/dev/null
-expect "--steps: no candidate judged in the tile passes, the kept one's time is taccl-run --steps's" 0 "^ok" -- \
+expect "--steps: no candidate judged in the tile passes, the kept one the fastest in one pass" 0 "^ok" -- \
     python3 - "$TMP/steps.json" "$TMP/steps-run.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -61,7 +61,8 @@ r = json.load(open(sys.argv[2]))
 assert not any("tile passes" in (x["note"] or "") for x in d["candidates"]), d["candidates"]
 assert r["tiles"] is None, r["tiles"]
 kept = next(x["predicted_us"] for x in d["candidates"] if x["label"] == d["winner"])
-assert abs(kept - r["time_us"]) <= 1e-6 * r["time_us"], (kept, r["time_us"])
+built = [x["predicted_us"] for x in d["candidates"] if x["status"] == "ok"]
+assert kept <= min(built) + 1e-9, (kept, built)
 print("ok", d["winner"], kept)
 PY
 
