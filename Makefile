@@ -30,8 +30,11 @@
 #   make bench-forestcoll  ForestColl's own schedules (tests/data/forestcoll)
 #                beside our plans made with --tiles, on its MI250 x2 and
 #                A100 x2, AllGather and ReduceScatter, 64M / 256M / 1G, with
-#                the exact bound and its optimum (~10 min): build/bench/
-#                forestcoll.md, or with UPDATE=1 the tracked bench/forestcoll.md
+#                the exact bound and its optimum (~10 min), then our 1 GiB
+#                plans against the exact bound on every bundled GPU machine
+#                (--time-budget 60 each, about an hour): build/bench/
+#                forestcoll.md, or with UPDATE=1 the tracked bench/forestcoll.md;
+#                make bench runs it too (not with TOPO=)
 #   make bench-mscclpp  the same schedules as MSCCL XML and as MSCCL++
 #                plans (every multi-node GPU machine, its first bundled
 #                sketch and --algo nccl, allgather/reducescatter/allreduce,
@@ -198,6 +201,7 @@ bench: deps
 	    COLLECTIVES="$(COLLECTIVES)" scripts/bench.sh $(BUILD)/bin
 	$(if $(TOPO),,@$(MPP_BENCH))
 	$(if $(TOPO),,@$(PUB_BENCH))
+	$(if $(TOPO),,@$(MAKE) --no-print-directory bench-forestcoll UPDATE=$(UPDATE))
 
 # issue 38 item 6: XML and MSCCL++ plan of each schedule side by side
 MPP_BENCH = mkdir -p $(BUILD)/bench && scripts/bench_mscclpp.py $(BUILD)/bin \

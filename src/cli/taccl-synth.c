@@ -42,6 +42,7 @@
 #include "model/nccl_graph.h"
 #include "model/runtime.h"
 #include "model/topo.h"
+#include "model/variant.h"
 #include "sched/mpp.h"
 #include "sched/ptime.h"
 #include "sched/xml.h"
@@ -324,11 +325,12 @@ static const args_opt OPTS[] = {
      .help = "plan mode: no proposed sketches (baselines and --sketch only)"},
     {.name = "--tiles", .field = offsetof(cli, tiles), .set = 1, .modes = M_SKETCH | M_PLAN,
      .usage = "--tiles|--steps",
-     .help = "judge the candidates (plan mode: time every candidate and\n"
-             "NCCL's schedule) in the runtimes' tile passes, taccl-run's\n"
-             "default timing, not in one pass; --steps: in one pass\n"
-             "(the default here: a plan still judges every choice in\n"
-             "the passes, as a model variant)"},
+     .help = "judge the candidates in the runtimes' tile passes,\n"
+             "taccl-run's default timing (sketch mode: the default on\n"
+             "a GPU topology for an MSCCL file; plan mode: time every\n"
+             "candidate and NCCL's schedule so); --steps: in one pass\n"
+             "(plan mode's default: a plan still judges every choice\n"
+             "in the passes, as a model variant)"},
     {.name = "--steps", .field = offsetof(cli, tiles), .set = 0, .modes = M_SKETCH | M_PLAN,
      .usage = ""},
     {.name = "--by-default", .field = offsetof(cli, by_default), .set = 1, .modes = M_PLAN,
@@ -858,7 +860,12 @@ static int sketch_main(const cli *c)
         o.verbose = c->verbose;
         o.mem_limit_mb = c->mem_limit_mb;
         o.hierarchical = c->hierarchical;
-        o.tiles = c->tiles > 0;
+        /* the runtimes' tile passes, taccl-run's default timing (model/variant.h),
+         * unless --steps: on a GPU topology, for an MSCCL file (taccl-run times an
+         * MSCCL++ plan, and a chip/cluster device, in one pass) */
+        o.tiles = c->tiles >= 0 ? c->tiles
+                                : variant_tiles(VAR_DEFAULT) && variant_applies(t, VAR_PASSES) &&
+                                      !mpp_wanted(c->out, c->mscclpp);
         o.rails = c->rails;
         o.route = c->route;
         coll_kind kind = o.has_coll ? o.coll : s->has_coll ? s->coll : COLL_ALLGATHER;

@@ -151,6 +151,193 @@ static void packer_free(packer *P, trees *T, trees *B, rmodel *M)
     route_rmodel_free(M);
 }
 
+/* ---------------------------------------------- shallower at equal load */
+
+/* The ranks above which the shallowing pass is not run (its moves are
+ * searched pairwise, quadratic in the trees' hops). */
+#define PACK_SHALLOW_RANKS 64
+/* Sweeps over every tree at most. */
+#define PACK_SHALLOW_SWEEPS 8
+
+/* Hop depth of every rank on chunk c's tree (par: c's row), into dep[]
+ * (-1 off the tree). */
+static void tree_depths(const rmodel *M, const int *par, int *dep)
+{
+    int n = M->nranks;
+    for (int v = 0; v < n; v++)
+        dep[v] = -2;
+    for (int v = 0; v < n; v++) {
+        int x = v, k = 0;
+        while (dep[x] == -2 && par[x] >= 0 && k <= n)
+            x = M->hops[par[x]].u, k++;
+        int base = dep[x] != -2 ? dep[x] : par[x] < 0 ? 0 : -1;
+        if (dep[x] == -2)
+            dep[x] = base;
+        /* down again from v, each rank one hop below its parent */
+        int d = base < 0 ? -1 : base + k;
+        for (int y = v; y != x; y = M->hops[par[y]].u, d--)
+            dep[y] = base < 0 ? -1 : d;
+    }
+}
+
+/* Whether a is b or below b on the tree par. */
+static int below(const rmodel *M, const int *par, int a, int b)
+{
+    for (int k = 0; k <= M->nranks && a >= 0; k++) {
+        if (a == b)
+            return 1;
+        a = par[a] >= 0 ? M->hops[par[a]].u : -1;
+    }
+    return 0;
+}
+
+/* Ranks at or below v on the tree par. */
+static int subtree_size(const rmodel *M, const int *par, int v)
+{
+    int cnt = 0;
+    for (int x = 0; x < M->nranks; x++)
+        cnt += below(M, par, x, v);
+    return cnt;
+}
+
+/* Whether moving rank v of tree par from its hop to hop h keeps every
+ * resource either hop touches at or below cap: the move applied to the
+ * loads (P->load), undone when it does not. */
+static int try_move(packer *P, int *par, int v, int h, double cap)
+{
+    int old = par[v];
+    touch(P, old, -1);
+    touch(P, h, 1);
+    const hop *x = &P->M->hops[h];
+    int ok = 1;
+    for (int q = 0; q < x->nres && ok; q++)
+        ok = P->load[x->res[q]] <= cap;
+    if (ok) {
+        par[v] = h;
+        return 1;
+    }
+    touch(P, h, -1);
+    touch(P, old, 1);
+    return 0;
+}
+
+/* The depth that moving rank v of tree par under hop h adds (negative:
+ * shallower): the change of v's depth times the ranks that move with it;
+ * INT_MAX when h's sender is v or below it, or h is v's hop already. */
+static long move_gain(const rmodel *M, const int *par, const int *dep, int v, int h)
+{
+    int w = M->hops[h].u;
+    if (h == par[v] || below(M, par, w, v))
+        return 0x7fffffffL;
+    return (long)(dep[w] + 1 - dep[v]) * subtree_size(M, par, v);
+}
+
+/* At the largest load `cap` the packing has, rehang ranks on shallower
+ * senders while no resource goes above cap: the trees' sum of depths
+ * falls, and with it how late a tree's last tile lands over the tile
+ * passes (ForestColl's A100 x2 trees, k = 1: the same load as ours, a
+ * sum of depths of 728 against 940, and 7 us faster at 1 GiB).  A move
+ * that would raise a resource above cap is paired with one of another
+ * tree that takes a hop off that resource, kept when the pair lowers the
+ * sum.  Deterministic: trees, ranks and hops in index order, the first
+ * improving move taken. */
+static void shallower(packer *P, trees *B, double cap)
+{
+    const rmodel *M = P->M;
+    int n = M->nranks;
+    if (n > PACK_SHALLOW_RANKS)
+        return;
+    double lim = cap * (1 + 1e-9);
+    int *dep = xmalloc((size_t)n * sizeof *dep);
+    int *dep2 = xmalloc((size_t)n * sizeof *dep2);
+    double ml, sq;
+    measure(P, B, &ml, &sq);
+    for (int sweep = 0, moved = 1; sweep < PACK_SHALLOW_SWEEPS && moved; sweep++) {
+        moved = 0;
+        for (int c = 0; c < M->nchunks; c++) {
+            int *par = &B->par[(size_t)c * n];
+            tree_depths(M, par, dep);
+            for (int v = 0; v < n; v++) {
+                if (par[v] < 0)
+                    continue;
+                for (int i = M->cand_start[c]; i < M->cand_start[c + 1] && par[v] >= 0; i++) {
+                    int h = M->cand_hop[i];
+                    if (M->hops[h].v != v)
+                        continue;
+                    long g1 = move_gain(M, par, dep, v, h);
+                    if (g1 >= 0)
+                        continue;
+                    int hu = par[v];
+                    if (try_move(P, par, v, h, lim)) {
+                        moved = 1;
+                        tree_depths(M, par, dep);
+                        break;
+                    }
+                    /* pair it: another tree's hop off a resource h would
+                     * overfill, onto a sender of its own */
+                    int done = 0;
+                    touch(P, hu, -1);
+                    touch(P, h, 1);
+                    for (int c2 = 0; c2 < M->nchunks && !done; c2++) {
+                        if (c2 == c)
+                            continue;
+                        int *par2 = &B->par[(size_t)c2 * n];
+                        int dep_ok = 0;
+                        for (int y = 0; y < n && !done; y++) {
+                            int h1 = par2[y];
+                            if (h1 < 0)
+                                continue;
+                            int hits = 0;
+                            for (int q = 0; q < M->hops[h].nres; q++)
+                                for (int q1 = 0; q1 < M->hops[h1].nres; q1++)
+                                    hits |= M->hops[h].res[q] == M->hops[h1].res[q1] &&
+                                            P->load[M->hops[h].res[q]] > lim;
+                            if (!hits)
+                                continue;
+                            if (!dep_ok) {
+                                tree_depths(M, par2, dep2);
+                                dep_ok = 1;
+                            }
+                            for (int j = M->cand_start[c2]; j < M->cand_start[c2 + 1]; j++) {
+                                int h2 = M->cand_hop[j];
+                                if (M->hops[h2].v != y)
+                                    continue;
+                                long g2 = move_gain(M, par2, dep2, y, h2);
+                                if (g2 == 0x7fffffffL || g1 + g2 >= 0)
+                                    continue;
+                                touch(P, h1, -1);
+                                touch(P, h2, 1);
+                                int ok = 1;
+                                for (int q = 0; q < M->hops[h].nres && ok; q++)
+                                    ok = P->load[M->hops[h].res[q]] <= lim;
+                                for (int q = 0; q < M->hops[h2].nres && ok; q++)
+                                    ok = P->load[M->hops[h2].res[q]] <= lim;
+                                if (ok) {
+                                    par[v] = h;
+                                    par2[y] = h2;
+                                    done = 1;
+                                    break;
+                                }
+                                touch(P, h2, -1);
+                                touch(P, h1, 1);
+                            }
+                        }
+                    }
+                    if (done) {
+                        moved = 1;
+                        tree_depths(M, par, dep);
+                        break;
+                    }
+                    touch(P, h, -1);
+                    touch(P, hu, 1);
+                }
+            }
+        }
+    }
+    free(dep);
+    free(dep2);
+}
+
 /* The exact cut bound as the largest load it forces: the AllGather of
  * N * chunks_per_rank chunks; 0 when there is none. */
 static double bound_load(const rmodel *M)
@@ -249,6 +436,7 @@ int pack_trees(const sketch *s, const topo *t, double chunk_bytes, const pack_op
             }
         }
     }
+    shallower(&P, &B, best);
     int *order = xmalloc((size_t)n * sizeof *order);
     for (int c = 0; c < M.nchunks; c++)
         route_tree_arrivals(&M, &B, c, order);

@@ -976,7 +976,7 @@ static int try_hier_halving(pipeline *P, tc_err *err)
     snprintf(note, sizeof note, "--algo hier --channels %d (node reduce, rails by recursive "
              "halving%s, node gather%s; the channels a pipeline): channels tried %s%s", best_k,
              P->k == COLL_ALLREDUCE ? " and doubling" : "", P->k == COLL_ALLREDUCE ? "" : " not",
-             tried, P->o->tiles ? " (--tiles: in the runtimes' tile passes)" : "");
+             tried, P->o->tiles ? " (in the runtimes' tile passes)" : "");
     P->st->baseline_s = now_s() - t0;
     progress(P->o, "synth: hierarchical halving: %.0f channels, makespan %.3f us (%.3f s)",
              best_k, best_us, P->st->baseline_s);
@@ -1114,9 +1114,10 @@ static int setup(pipeline *P, const sketch *s, const topo *t, const synth_opts *
     return rc;
 }
 
-/* --tiles: every built entry timed as its lowered program runs once per
- * tile pass, that time its us (the choice is still cands_pick's).  An
- * entry that does not lower or tile keeps its time and says so.  tiles 0:
+/* tiles (taccl-synth's default on a GPU topology, --tiles): every built
+ * entry timed as its lowered program runs once per tile pass, that time its
+ * us (the choice is still cands_pick's).  An entry that does not lower or
+ * tile keeps its time and says so.  tiles 0 (--steps):
  * timed as its lowered program runs (sched/ptime), for a list that holds
  * an entry built as a program, timed so: the stages' own estimate of a
  * routing can be below what its lowered program takes (DGX H100 x16
@@ -1143,7 +1144,7 @@ static void judge_lowered(pipeline *P, int tiles)
         int n;
         if (ok && tiles)
             n = snprintf(c->note, sizeof c->note, "%s; %.3f us in one pass, %.3f us in the "
-                         "runtimes' tile passes (--tiles: judged by these)", old, c->us, us);
+                         "runtimes' tile passes (judged by these)", old, c->us, us);
         else if (ok)
             n = snprintf(c->note, sizeof c->note, "%s; %.3f us as the stages timed it, %.3f us "
                          "as lowered (judged by this, as the programs built whole)", old, c->us,

@@ -61,7 +61,9 @@ typedef struct {
     int tiles;              /* judge the candidates as the runtimes run them,
                                once per tile pass (sched/tile.h, taccl-run
                                --tiles): each built entry's us becomes its
-                               lowered program's tiled time (sched/ptime) */
+                               lowered program's tiled time (sched/ptime);
+                               taccl-synth sets it in sketch mode on a GPU
+                               topology unless --steps */
 } synth_opts;
 
 enum {
