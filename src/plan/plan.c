@@ -1603,12 +1603,16 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
         cJSON *ver = cJSON_AddObjectToObject(o, "verified");
         cJSON_AddNumberToObject(ver, "size_bytes", (double)vs);
         cJSON_AddBoolToObject(ver, "in_range", vs >= lo);
-        cJSON_AddStringToObject(ver, "how", vs >= lo
-            ? "run with data at the smallest size it serves in its range; timed without data "
-              "at every size"
-            : "run with data below its range (its buffers at the range's sizes exceed 256 MiB "
-              "over the ranks): the program is the same at every size, only the chunks' bytes "
-              "scale; timed without data at every size of its range");
+        char how[300];
+        if (vs >= lo)
+            snprintf(how, sizeof how, "run with data at the smallest size it serves in its "
+                     "range; timed without data at every size");
+        else
+            snprintf(how, sizeof how, "run with data below its range (its buffers at the "
+                     "range's sizes exceed %lld MiB over the ranks): the program is the same at "
+                     "every size, only the chunks' bytes scale; timed without data at every size "
+                     "of its range", VERIFY_DATA_MAX >> 20);
+        cJSON_AddStringToObject(ver, "how", how);
         char serves[400];
         snprintf(serves, sizeof serves, "calls in [min_bytes, max_bytes_excl) whose element "
                  "count is a multiple of nchunksperloop (%d); the runtimes have no remainder "
