@@ -888,9 +888,11 @@ static void choose(plan *pl)
                 /* the budget is a promise: a judging that its estimate
                  * says would end past the deadline (less writing the
                  * files) is not started; the best found so far is kept,
-                 * and NCCL serves the size if none was found (W_BUDGET) */
+                 * and NCCL serves the size if none was found (W_BUDGET).
+                 * A candidate judged already (in the other mode) costs
+                 * nothing. */
                 double est = judge_cost_s(pl, k, i), left = pl->deadline - files_s(pl) - now_s();
-                if (est > left) {
+                if (!pl->cands[k].vdone[i] && est > left) {
                     int rest = 0;
                     for (int q = j; q < n; q++)
                         rest += pl->nccl_us[i] / pl->cands[order[q]].us[i] > bw;
