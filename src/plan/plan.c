@@ -1799,7 +1799,9 @@ int plan_write(const plan *pl, const char *dir_in, tc_err *err)
     double tw = now_s();
     rc = write_all_files(pl, tmp, &names, err);
     if (!pl->o.quiet)
-        fprintf(stderr, "taccl-synth: plan: files written and verified (%.1f s)\n", now_s() - tw);
+        fprintf(stderr, "taccl-synth: plan: files written, each verified with data at one size "
+                "whose buffers over the ranks fit %lld MiB (plan.json's \"verified\") (%.1f s)\n",
+                VERIFY_DATA_MAX >> 20, now_s() - tw);
     free(names.s);
     if (rc == TC_OK) {
         char old[PATH_MAX];

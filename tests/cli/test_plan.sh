@@ -201,6 +201,22 @@ for mode in ("outofplace", "inplace"):
     top = int(re.search(r"maxBytes=\"(\d+)\"", x).group(1))
     assert smax > ncpl // 2 and top * smax / ncpl <= 1 << 30, (top, smax, ncpl)
 print("ok")' "$L"
+# its files are verified with data below their range (16 ranks x 512 MiB
+# exceed the 256 MiB over the ranks a verification may hold), and say so;
+# the 1K..16M plan's at the smallest size of their range
+expect "... its files verified with data below their range, at most 256 MiB of buffers" 0 "^ok$" -- python3 -c '
+import json, os, sys
+p = json.load(open(os.path.join(sys.argv[1], "plan.json")))
+q = json.load(open(os.path.join(sys.argv[2], "plan.json")))
+assert p["files"] and q["files"]
+for f in p["files"]:
+    v = f["verified"]
+    assert not v["in_range"] and v["size_bytes"] < f["min_bytes"], (f["file"], v)
+    assert 16 * 3 * v["size_bytes"] <= 2 * (256 << 20), (f["file"], v)
+for f in q["files"]:
+    v = f["verified"]
+    assert v["in_range"] and f["min_bytes"] <= v["size_bytes"] < f["min_bytes"] + 4 * f["nchunksperloop"], (f["file"], v)
+print("ok")' "$L" "$P"
 "$R" "$L" --size 1G --no-data --json >"$TMP/legacy-1g.json" 2>"$TMP/legacy.err"
 expect "... and taccl-run DIR --size 1G picks it" 0 '"picked":[[:space:]]*"reducescatter-' -- cat "$TMP/legacy-1g.json"
 expect "plan --json" 0 '"files":\[\{' -- "$S" --plan "$T/ndv2-x2.json" --collective allgather \
