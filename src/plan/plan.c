@@ -160,8 +160,9 @@ struct plan {
     double nccl_vcost_s[MAXSIZES];  /* and timing it under the variants: their ratio
                                        is what judging a candidate costs there, per
                                        second of its own timing */
-    double verify_s;        /* the longest verification of one candidate (both
-                               modes with data, at a small size) */
+    double verify_s;        /* seconds verifying the candidates took (both modes
+                               with data, at a small size), in all */
+    int nverified;          /* and how many */
     int judged;             /* candidates x sizes judged in the variants */
     skip skipped[MAXSKIPS];
     int nskipped, nskipped_more;
@@ -216,12 +217,13 @@ static double judge_cost_s(const plan *pl, int k, int i)
 }
 
 /* The estimate of writing the files: each verified with data at a small
- * size (as long as the longest candidate's verification), as many as the
- * runtime loads (FILES_EXPECT where it has no limit). */
+ * size (as long as a candidate's verification took on average: one slow
+ * candidate must not count for every file), as many as the runtime loads
+ * (FILES_EXPECT where it has no limit). */
 static double files_s(const plan *pl)
 {
     int most = runtime_get(pl->sel)->max_files;
-    return (most > 0 ? most : FILES_EXPECT) * pl->verify_s;
+    return pl->nverified ? (most > 0 ? most : FILES_EXPECT) * pl->verify_s / pl->nverified : 0;
 }
 
 /* The seconds kept back from the syntheses for what follows them: judging
@@ -938,7 +940,8 @@ static void prepare_and_time(plan *pl, int from, int budgeted)
         } else {
             double tv = now_s();
             c->modes = verified_modes(c->p, pl->t);
-            pl->verify_s = fmax(pl->verify_s, now_s() - tv);
+            pl->verify_s += now_s() - tv;
+            pl->nverified++;
             if (c->owns && c->synthesized && !(c->modes & 2))
                 add_inplace_copies(pl, k);
         }
