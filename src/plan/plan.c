@@ -852,8 +852,11 @@ static void choose(plan *pl)
              names, "");
     }
     int *order = xcalloc((size_t)pl->ncands + 1, sizeof *order);
-    for (int m = 0; m < 2; m++)
-        for (int i = 0; i < pl->nsizes; i++) {
+    /* size by size, both modes at each: where the time budget ends the
+     * judging, the sizes judged so far are judged in both modes (an
+     * in-place copy is a candidate of its own, judged apart) */
+    for (int i = 0; i < pl->nsizes; i++)
+        for (int m = 0; m < 2; m++) {
             int n = 0;
             for (int k = 0; k < pl->ncands; k++) {
                 const cand *c = &pl->cands[k];
