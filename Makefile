@@ -60,6 +60,12 @@
 #                SECONDS seconds (default 60), in build-fuzz/ (clang)
 #   make scale   time and peak memory of taccl-run and taccl-synth as the
 #                ranks grow (BASE=REV: the same for REV beside this tree)
+#   make scale-targets  the cluster-scale targets (issue 42 item 5,
+#                scripts/scale_targets.sh): plans on DGX H100 x16, DGX A100
+#                x16 and DGX H100 x128 within their budgets, their picks
+#                against NCCL's schedule at every size (hours on 2 cores):
+#                build/bench/scale-targets.md, or with UPDATE=1 the tracked
+#                bench/scale-targets.md
 #
 # Sources are found by wildcard: every src/**/*.c except src/cli/ goes into
 # build/libtaccl.a; each src/cli/<tool>.c is a program; each tests/test_*.c a
@@ -101,7 +107,7 @@ SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=all -DTC_CHECKS
 TALLY      := $(BUILD)/tally
 
-.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench bench-plan bench-forestcoll bench-mscclpp bench-nccl-model bench-nccl-published speed fuzz fuzzers scale
+.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench bench-plan bench-forestcoll bench-mscclpp bench-nccl-model bench-nccl-published speed fuzz fuzzers scale scale-targets
 .SECONDARY:
 
 all: $(BINS)
@@ -194,6 +200,10 @@ speed: deps
 scale: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/scale.sh $(BUILD)/bin $(if $(BASE),--base $(BASE))
+
+scale-targets: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/scale_targets.sh $(BUILD)/bin $(if $(UPDATE),--page bench/scale-targets.md)
 
 bench: deps
 	@$(MAKE) --no-print-directory all

@@ -47,7 +47,27 @@
 
 #define MAXSIZES 48
 #define KIB 1024LL
-#define VERIFY_MAX_BYTES (64LL << 20)       /* verify files at most this large */
+/* A file is verified with data at the smallest size it serves whose
+ * buffers, summed over the ranks, fit in this; if even its range's lowest
+ * size does not fit, at the largest size below the range that does (the
+ * program is the same at every size: only the chunks' bytes scale), and
+ * plan.json says so.  Its range's sizes were timed without data. */
+#define VERIFY_DATA_MAX (256LL << 20)
+/* The time budget's estimate of what follows the syntheses: the winners
+ * judged in the model variants, up to this many candidates faster than
+ * NCCL's schedule by default at each size (choose() stops at the first
+ * that cannot beat the best worst case; more are judged only where the
+ * fastest lose in some variant)... */
+#define JUDGE_EXPECT 2
+/* ...and this many files verified where the runtime loads any number */
+#define FILES_EXPECT 8
+/* The estimate of the plan's first synthesis: SYNTH_FIRST_STAGES of its
+ * --time-limit stages and SYNTH_FIRST_FIXED_S (a synthesis runs several
+ * pipelines, each with its MILPs; measured: DGX H100 x16 AllReduce 55 s at
+ * 20 s stages, NDv2 x2 AllReduce 6.6 s at 1 s stages); later ones are
+ * estimated by the longest measured so far. */
+#define SYNTH_FIRST_STAGES 3
+#define SYNTH_FIRST_FIXED_S 4
 #define SKETCH_MAX_BYTES (16L << 20)        /* a given sketch copied into the plan */
 /* The plan's own copy of the topology and its ownership marker: plan.json's
  * commands name the copy and the sketches under sketches/, so they run from
@@ -65,6 +85,7 @@ typedef struct {
     int synthesized;        /* from a sketch (has an in-place copy if it needs one) */
     int modes;              /* bit 0 out of place, bit 1 in place: verified */
     double us[MAXSIZES];    /* at each size; < 0 = cannot serve it */
+    double cost_s[MAXSIZES];    /* seconds timing it at each size took */
     /* under the model variants (model/variant.h), timed only where a choice
      * needs them (vdone): each variant's x NCCL (NAN where the variant does
      * not apply or neither side was timed; -INFINITY where NCCL's schedule
@@ -79,8 +100,10 @@ typedef struct {
 #define W_NCCL_FASTEST (-1)     /* NCCL's schedule is at least as fast as every candidate */
 #define W_NONE (-2)             /* no candidate verified and could be timed at the size */
 #define W_NCCL_VARIANT (-3)     /* a candidate is faster by default, none in every variant */
-#define W_DROPPED(k) (-4 - (k)) /* candidate k won, its file dropped by the file limit */
-#define W_DROPPED_CAND(w) (-4 - (w))
+#define W_BUDGET (-4)           /* a candidate is faster by default, but the time budget
+                                   ended before one was judged in every variant */
+#define W_DROPPED(k) (-5 - (k)) /* candidate k won, its file dropped by the file limit */
+#define W_DROPPED_CAND(w) (-5 - (w))
 
 typedef struct {
     int mode;               /* 0 out of place, 1 in place */
@@ -92,7 +115,8 @@ typedef struct {
  * not timed, because its estimate did not fit in what was left. */
 #define MAXSKIPS 32
 typedef struct {
-    char what[112];         /* "sketch S at SIZE" or "candidate LABEL" */
+    char what[112];         /* "sketch S at SIZE", "candidate LABEL" or "judging at SIZE
+                               MODE" */
     double est_s, left_s;   /* its estimate, and the seconds left then */
 } skip;
 
@@ -133,8 +157,17 @@ struct plan {
     double cand_s;          /* seconds to time one candidate at every size
                                (measured on the baselines), the unit of the
                                reserve kept for timing */
+    double nccl_cost_s[MAXSIZES];   /* seconds timing NCCL's schedule at each size took */
+    double nccl_vcost_s[MAXSIZES];  /* and timing it under the variants: their ratio
+                                       is what judging a candidate costs there, per
+                                       second of its own timing */
+    double verify_s;        /* seconds verifying the candidates took (both modes
+                               with data, at a small size), in all */
+    int nverified;          /* and how many */
+    int judged;             /* candidates x sizes judged in the variants */
     skip skipped[MAXSKIPS];
     int nskipped, nskipped_more;
+    double synth_longest_s; /* the longest synthesis so far, -1 none yet */
     proposal props[PROPOSE_MAX];    /* sketches proposed from the topology */
     int nprops;
     proposal *given;        /* the --sketch files as read (safe, distinct names) */
@@ -174,12 +207,58 @@ static void skipped(plan *pl, const char *what, double est_s, double left_s)
     k->left_s = left_s;
 }
 
-/* The seconds kept back from the syntheses for what follows them: timing
- * NCCL's schedule and the candidates that could win under each model
- * variant (choose()), each about one candidate's timing. */
+/* What judging candidate k at size i in the model variants is estimated
+ * to cost: its own timing there times what the variants cost NCCL's
+ * schedule per second of its timing (both measured in this run). */
+static double judge_cost_s(const plan *pl, int k, int i)
+{
+    if (pl->cands[k].vdone[i] || pl->nccl_cost_s[i] <= 0)
+        return 0;
+    return pl->cands[k].cost_s[i] * pl->nccl_vcost_s[i] / pl->nccl_cost_s[i];
+}
+
+/* The estimate of writing the files: each verified with data at a small
+ * size (as long as a candidate's verification took on average: one slow
+ * candidate must not count for every file), as many as the runtime loads
+ * (FILES_EXPECT where it has no limit). */
+static double files_s(const plan *pl)
+{
+    int most = runtime_get(pl->sel)->max_files;
+    return pl->nverified ? (most > 0 ? most : FILES_EXPECT) * pl->verify_s / pl->nverified : 0;
+}
+
+/* The seconds kept back from the syntheses for what follows them: judging
+ * in the model variants the JUDGE_EXPECT fastest candidates known so far
+ * that beat NCCL's schedule by default at each size, and writing the files
+ * (files_s).  A candidate added later changes it: it is computed anew at
+ * every decision. */
 static double reserve_s(const plan *pl)
 {
-    return (2.0 + VAR_COUNT) * pl->cand_s;
+    double s = files_s(pl);
+    if (pl->o.by_default)
+        return s;
+    for (int i = 0; i < pl->nsizes; i++) {
+        if (pl->nccl_us[i] < 0)
+            continue;
+        int best[JUDGE_EXPECT], n = 0;
+        for (int k = 0; k < pl->ncands; k++) {
+            const cand *c = &pl->cands[k];
+            if (!c->modes || c->us[i] < 0 || c->us[i] >= pl->nccl_us[i])
+                continue;
+            /* keep the JUDGE_EXPECT fastest, by insertion */
+            int j = n;
+            while (j > 0 && pl->cands[best[j - 1]].us[i] > c->us[i])
+                j--;
+            if (j == JUDGE_EXPECT)
+                continue;
+            for (int q = n < JUDGE_EXPECT ? n++ : JUDGE_EXPECT - 1; q > j; q--)
+                best[q] = best[q - 1];
+            best[j] = k;
+        }
+        for (int j = 0; j < n; j++)
+            s += judge_cost_s(pl, best[j], i);
+    }
+    return s;
 }
 
 static cand *add_cand(plan *pl)
@@ -321,10 +400,11 @@ static void time_all(plan *pl, cand *c)
             if (top * smax / c->p->nchunksperloop > (double)CHECK_LEGACY_SCRATCH_BUDGET)
                 continue;
         }
-        double us;
+        double us, t0 = now_s();
         tc_err e;
         if (prog_time(c->p, pl->t, s, pl->tiles, &us, &e) == TC_OK)
             c->us[i] = us;
+        c->cost_s[i] = now_s() - t0;
     }
 }
 
@@ -484,10 +564,15 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
         fname_size(at[i], a);
         double stage_s = pl->o.stage_time_s > 0 ? pl->o.stage_time_s : 20;
         /* its estimate: this sketch's longest synthesis so far (the sizes
-         * change the chunks' bytes, not the MILPs), for its first its two
-         * MILPs' limits; and the timing of what it adds (up to three
-         * protocols, twice at large sizes) */
-        double est = (seen_s >= 0 ? seen_s : 2 * stage_s) + 3 * (large ? 2 : 1) * pl->cand_s;
+         * change the chunks' bytes, not the MILPs), for its first the
+         * plan's longest so far, for the plan's first SYNTH_FIRST_*; and
+         * the timing of what it adds (up to three protocols, twice at
+         * large sizes) */
+        double est = (seen_s >= 0                ? seen_s
+                      : pl->synth_longest_s >= 0 ? pl->synth_longest_s
+                                                 : SYNTH_FIRST_STAGES * stage_s +
+                                                       SYNTH_FIRST_FIXED_S) +
+                     3 * (large ? 2 : 1) * pl->cand_s;
         double left = deadline - reserve_s(pl) - now_s();
         if (est > left) {
             char w[112];
@@ -522,6 +607,7 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
         double ts = now_s();
         int rc = synth_run(s, pl->t, &so, &p, &st, &e);
         seen_s = fmax(seen_s, now_s() - ts);
+        pl->synth_longest_s = fmax(pl->synth_longest_s, seen_s);
         if (rc == TC_STOP || lp_stop_requested()) {
             prog_free(p);
             return tc_err_set(err, TC_STOP, "interrupted");
@@ -628,9 +714,11 @@ static void time_nccl(plan *pl)
         prog *p = baseline_build_stats("nccl", pl->t, pl->o.coll, &bo, &st, &e);
         if (!p)
             continue;
-        double us;
+        double us, t0 = now_s();
         long long s = serve_size(p, pl->sizes[i]);
-        if (prog_time(p, pl->t, s, pl->tiles, &us, &e) == TC_OK) {
+        int rc = prog_time(p, pl->t, s, pl->tiles, &us, &e);
+        pl->nccl_cost_s[i] = now_s() - t0;
+        if (rc == TC_OK) {
             pl->nccl[i] = p;
             pl->nccl_us[i] = us;
             snprintf(pl->nccl_pick[i], sizeof pl->nccl_pick[i], "%s %s, %d channel%s",
@@ -854,7 +942,6 @@ static void choose(plan *pl)
         note(pl, "picked by the default model alone (%s): a file's x NCCL is that model's "
              "claim only%s", "--by-default", "");
     } else {
-        variant_topologies(pl);
         char names[160] = "";
         for (int v = 0; v < VAR_COUNT; v++)
             if (pl->vok[v])
@@ -865,8 +952,11 @@ static void choose(plan *pl)
              names, "");
     }
     int *order = xcalloc((size_t)pl->ncands + 1, sizeof *order);
-    for (int m = 0; m < 2; m++)
-        for (int i = 0; i < pl->nsizes; i++) {
+    /* size by size, both modes at each: where the time budget ends the
+     * judging, the sizes judged so far are judged in both modes (an
+     * in-place copy is a candidate of its own, judged apart) */
+    for (int i = 0; i < pl->nsizes; i++)
+        for (int m = 0; m < 2; m++) {
             int n = 0;
             for (int k = 0; k < pl->ncands; k++) {
                 const cand *c = &pl->cands[k];
@@ -900,6 +990,27 @@ static void choose(plan *pl)
                 int k = order[j];
                 if (pl->nccl_us[i] / pl->cands[k].us[i] <= bw)
                     break;
+                /* the budget is a promise: a judging that its estimate
+                 * says would end past the deadline (less writing the
+                 * files) is not started; the best found so far is kept,
+                 * and NCCL serves the size if none was found (W_BUDGET).
+                 * A candidate judged already (in the other mode) costs
+                 * nothing. */
+                double est = judge_cost_s(pl, k, i), left = pl->deadline - files_s(pl) - now_s();
+                if (!pl->cands[k].vdone[i] && est > left) {
+                    int rest = 0;
+                    for (int q = j; q < n; q++)
+                        rest += pl->nccl_us[i] / pl->cands[order[q]].us[i] > bw;
+                    char w[112], a[32];
+                    snprintf(w, sizeof w, "judging at %s %s: %d candidate%s faster by default",
+                             sz(pl->sizes[i], a), m ? "in place" : "out of place", rest,
+                             rest == 1 ? "" : "s");
+                    skipped(pl, w, est, left);
+                    if (best == W_NCCL_VARIANT)
+                        best = W_BUDGET;
+                    break;
+                }
+                pl->judged += !pl->cands[k].vdone[i];
                 double w = worst_ratio(pl, k, i);
                 if (w > bw) {
                     bw = w;
@@ -930,7 +1041,10 @@ static void prepare_and_time(plan *pl, int from, int budgeted)
             skipped(pl, w, pl->cand_s, left);
             c->modes = 0;
         } else {
+            double tv = now_s();
             c->modes = verified_modes(c->p, pl->t);
+            pl->verify_s += now_s() - tv;
+            pl->nverified++;
             if (c->owns && c->synthesized && !(c->modes & 2))
                 add_inplace_copies(pl, k);
         }
@@ -963,6 +1077,7 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     pl->executor = !runtime_get(pl->sel)->inplace_only;
     pl->given = xcalloc((size_t)o->nsketches + 1, sizeof *pl->given);
     pl->kept_least = -1;
+    pl->synth_longest_s = -1;
     if (o->profile && profile_load(o->profile, o->coll, &pl->prof, err) != TC_OK) {
         tc_err_prefix(err, "--profile");
         plan_free(pl);
@@ -983,13 +1098,27 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     prepare_and_time(pl, 0, 0);
     pl->cand_s = nbase ? (now_s() - t0) / nbase : 0;
     /* NCCL's schedule at every size, before the syntheses: it depends on
-     * nothing they make, and the budget then knows what it cost */
+     * nothing they make, and the budget then knows what it cost; and under
+     * the model variants, which every choice needs where a candidate beats
+     * it: what that took per second of its timing is what the budget
+     * reserves for judging the candidates */
     time_nccl(pl);
+    double tv = now_s();
+    if (!o->by_default) {
+        variant_topologies(pl);
+        for (int i = 0; i < pl->nsizes; i++)
+            if (pl->nccl[i]) {
+                double ti = now_s();
+                nccl_variants(pl, i);
+                pl->nccl_vcost_s[i] = now_s() - ti;
+            }
+    }
     if (!o->quiet)
         fprintf(stderr, "taccl-synth: plan: %d baseline candidates (7 algorithms x 3 protocols "
-                "where they apply%s) and NCCL's schedule timed at %d sizes in %.1f s\n", nbase,
+                "where they apply%s) and NCCL's schedule timed at %d sizes in %.1f s (NCCL's "
+                "under the model variants: %.1f s)\n", nbase,
                 pl->o.mscclpp ? ", and the switch's where it reduces and multicasts" : "",
-                pl->nsizes, now_s() - t0);
+                pl->nsizes, now_s() - t0, now_s() - tv);
     if (now_s() - t0 > budget) {
         char took[32], of[32];
         snprintf(took, sizeof took, "%.0f", now_s() - t0);
@@ -1015,7 +1144,11 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
         fprintf(stderr, "taccl-synth: plan: %d candidates timed at %d sizes (%.1f s)\n",
                 pl->ncands, pl->nsizes, now_s() - t0);
     weigh(pl);
+    double tc = now_s();
     choose(pl);
+    if (!o->quiet && !o->by_default)
+        fprintf(stderr, "taccl-synth: plan: %d candidate%s x sizes judged in the model variants "
+                "(%.1f s)\n", pl->judged, pl->judged == 1 ? "" : "s", now_s() - tc);
     *out = pl;
     return TC_OK;
 }
@@ -1123,14 +1256,31 @@ static void file_mpp_opts(const plan *pl, const pfile *f, const prog *p, mpp_opt
     mo->inplace = g->mode == 1;
 }
 
-static int verify_file(const plan *pl, const prog *p, const pfile *f, tc_err *err)
+/* The size file f (program p) is verified at with data: the smallest it
+ * serves in its range, or below the range where that one's buffers (all
+ * ranks, in the file's modes) exceed VERIFY_DATA_MAX, the largest serve
+ * size found by halving whose buffers fit. */
+static long long verify_size(const plan *pl, const prog *p, const pfile *f)
 {
     const range *g = &pl->ranges[f->r];
     long long lo, hi;
     range_bytes(pl, g, &lo, &hi);
-    long long s = serve_size(p, lo);
-    while (s > VERIFY_MAX_BYTES && s > size_unit(p))
+    long long s = serve_size(p, lo), unit = size_unit(p);
+    for (;;) {
+        double need = 0;
+        for (int m = 0; m < 2; m++)
+            if (f->both || g->mode == m)
+                need = fmax(need, data_bytes_needed(p, m, s / p->nchunksperloop));
+        if (need <= (double)VERIFY_DATA_MAX || s <= unit)
+            return s;
         s = serve_size(p, s / 2);
+    }
+}
+
+static int verify_file(const plan *pl, const prog *p, const pfile *f, tc_err *err)
+{
+    const range *g = &pl->ranges[f->r];
+    long long s = verify_size(pl, p, f);
     for (int m = 0; m < 2; m++) {
         if (!(f->both || g->mode == m))
             continue;
@@ -1435,6 +1585,12 @@ static const char *fallback_reason(const plan *pl, const range *g, char *buf, si
                  "runs NCCL");
         return "nccl_in_some_variant";
     }
+    if (g->cand == W_BUDGET) {
+        snprintf(buf, n, "faster than NCCL's schedule by the default model, but the time budget "
+                 "(--time-budget) ended before a candidate was judged in every model variant "
+                 "here (plan.json's \"skipped\"): the runtime runs NCCL");
+        return "time_budget";
+    }
     if (g->cand == W_NONE) {
         snprintf(buf, n, "no candidate verified and could be timed at these sizes (none "
                  "splits them into whole elements per chunk, or within the runtime's limits); "
@@ -1536,7 +1692,8 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
             else
                 cJSON_AddNullToObject(row, "nccl_us");
             add_variants_json(row, pl, g->cand >= 0 ? g->cand
-                                       : g->cand == W_NCCL_VARIANT ? pl->fastest[g->mode][s]
+                                       : g->cand == W_NCCL_VARIANT || g->cand == W_BUDGET
+                                             ? pl->fastest[g->mode][s]
                                                                    : -1, s, g->cand < 0);
             cJSON_AddItemToArray(pred, row);
         }
@@ -1560,6 +1717,20 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
         cJSON_AddStringToObject(o, "from", pl->cands[g->cand].label);
         cJSON_AddNumberToObject(o, "saved_us", range_value(pl, g));
         cJSON_AddNumberToObject(o, "nchunksperloop", pl->cands[g->cand].p->nchunksperloop);
+        long long vs = verify_size(pl, pl->cands[g->cand].p, &f[i]);
+        cJSON *ver = cJSON_AddObjectToObject(o, "verified");
+        cJSON_AddNumberToObject(ver, "size_bytes", (double)vs);
+        cJSON_AddBoolToObject(ver, "in_range", vs >= lo);
+        char how[300];
+        if (vs >= lo)
+            snprintf(how, sizeof how, "run with data at the smallest size it serves in its "
+                     "range; timed without data at every size");
+        else
+            snprintf(how, sizeof how, "run with data below its range (its buffers at the "
+                     "range's sizes exceed %lld MiB over the ranks): the program is the same at "
+                     "every size, only the chunks' bytes scale; timed without data at every size "
+                     "of its range", VERIFY_DATA_MAX >> 20);
+        cJSON_AddStringToObject(ver, "how", how);
         char serves[400];
         snprintf(serves, sizeof serves, "calls in [min_bytes, max_bytes_excl) whose element "
                  "count is a multiple of nchunksperloop (%d); the runtimes have no remainder "
@@ -1745,7 +1916,12 @@ int plan_write(const plan *pl, const char *dir_in, tc_err *err)
     umask(um);
     chmod(tmp, 0777 & ~um);
     namelist names = {0};
+    double tw = now_s();
     rc = write_all_files(pl, tmp, &names, err);
+    if (!pl->o.quiet)
+        fprintf(stderr, "taccl-synth: plan: files written, each verified with data at one size "
+                "whose buffers over the ranks fit %lld MiB (plan.json's \"verified\") (%.1f s)\n",
+                VERIFY_DATA_MAX >> 20, now_s() - tw);
     free(names.s);
     if (rc == TC_OK) {
         char old[PATH_MAX];
