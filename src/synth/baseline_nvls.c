@@ -113,7 +113,7 @@ prog *bl_build_nvls(const topo *t, coll_kind k, const baseline_opts *o, int hier
     u.target = RT_UNLIMITED;    /* the stand-in steps are never run by a runtime */
     prog *p = bl_build_plain(k == COLL_ALLREDUCE ? "rsag" : "direct", t, k, &u, st, err);
     if (!p) {
-        tc_err_prefix(err, me);
+        tc_err_prefix(err, "%s", me);
         return NULL;
     }
     p->nvls_channels = K;
