@@ -860,6 +860,15 @@ static void weigh(plan *pl)
 
 /* ------------------------------------------------- the model variants */
 
+/* c's program as c runs it: the protocol variants of one schedule share
+ * one program, and the protocol sets its tiles and costs, so every use
+ * that times it takes it from here. */
+static prog *cand_prog(cand *c)
+{
+    snprintf(c->p->proto, sizeof c->p->proto, "%s", c->proto);
+    return c->p;
+}
+
 /* p's time at size s under variant v by the cost model (sched/ptime), the
  * runtimes' passes where v has them, plus v's cost per call; < 0 if it
  * cannot be timed.  base: the time already taken with the plan's own
@@ -903,13 +912,11 @@ static double worst_ratio(plan *pl, int k, int i)
         return c->worst[i];
     c->vdone[i] = 1;
     nccl_variants(pl, i);
-    /* p is shared by the protocol variants of one schedule: time it as
-     * this candidate runs it (the protocol sets the tiles and the costs) */
-    snprintf(c->p->proto, sizeof c->p->proto, "%s", c->proto);
+    const prog *p = cand_prog(c);
     c->worst[i] = INFINITY;
     for (int v = 0; v < VAR_COUNT; v++) {
         double n = pl->nccl_v[i][v];
-        double us = pl->vok[v] && n >= 0 ? time_variant(pl, c->p, pl->sizes[i], v, c->us[i]) : -1;
+        double us = pl->vok[v] && n >= 0 ? time_variant(pl, p, pl->sizes[i], v, c->us[i]) : -1;
         /* a variant NCCL's schedule cannot be timed in gives no ratio; one
          * this candidate cannot be timed in, where NCCL's is, it does not win */
         c->vx[i][v] = n < 0 ? NAN : us > 0 ? n / us : -INFINITY;
@@ -1033,7 +1040,7 @@ static void prepare_and_time(plan *pl, int from, int budgeted)
 {
     for (int k = from; k < pl->ncands; k++) {
         cand *c = &pl->cands[k];
-        snprintf(c->p->proto, sizeof c->p->proto, "%s", c->proto);
+        cand_prog(c);   /* verified and timed below as it runs */
         double left = pl->deadline - reserve_s(pl) - now_s();
         if (budgeted && pl->cand_s > left) {
             char w[112];
