@@ -134,12 +134,15 @@ static void test_table(void **state)
     (void)state;
     int n;
     const baseline_algo *a = baseline_algos(&n);
-    assert_int_equal(n, 9);
+    assert_int_equal(n, 10);
     assert_string_equal(a[0].name, "ring");
     assert_string_equal(a[5].name, "hier");
     assert_string_equal(a[6].name, "nccl");
     assert_string_equal(a[7].name, "nvls");
     assert_string_equal(a[8].name, "hier-nvls");
+    assert_string_equal(a[9].name, "pat");
+    assert_true(supports("pat", COLL_ALLGATHER) && supports("pat", COLL_REDUCESCATTER) &&
+                !supports("pat", COLL_ALLREDUCE) && !supports("pat", COLL_ALLTOALL));
     assert_true(supports("nvls", COLL_ALLREDUCE) && !supports("nvls", COLL_ALLTOALL));
     assert_true(supports("hier", COLL_ALLREDUCE) && !supports("hier", COLL_ALLTOALL));
     for (int k = 0; k < COLL_COUNT; k++)

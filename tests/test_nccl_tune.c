@@ -317,11 +317,37 @@ static void test_pat(void **state)
     nccl_choice ch;
     assert_int_equal(nccl_choose(&c, COLL_ALLGATHER, 8 * MIB, &ch), 0);
     assert_int_equal(ch.algo, NCCL_PAT);
+    /* every channel (NCCL sets no PAT thread count, so none is dropped)
+     * and PAT's chunk: 512 KiB halved while 4 x chunk x 32 > 8 MiB */
+    assert_int_equal(ch.nchannels, 4);
+    assert_int_equal(ch.chunk_bytes, 64 * 1024);
     assert_int_equal(nccl_choose_ex(&c, COLL_ALLGATHER, 8 * MIB, 1u << NCCL_PAT, &ch), 0);
     assert_int_equal(ch.algo, NCCL_RING);
     /* more than one GPU per node: off */
     c.nnodes = 32;
     assert_true(nccl_time_us(&c, COLL_ALLGATHER, NCCL_PAT, COST_SIMPLE, MIB) < 0);
+}
+
+/* PAT's chunk (enqueue.cc:2295-2298) and aggregation (collectives.h:531-535,
+ * 800-804), worked by hand. */
+static void test_pat_chunk_agg(void **state)
+{
+    (void)state;
+    /* AllGather: 512K x 2 x 32 = 32M > 8M, 256K: 16M > 8M, 128K: 8M, stop */
+    assert_int_equal(nccl_pat_chunk_bytes(COLL_ALLGATHER, 2, 8 * MIB), 128 * 1024);
+    /* ReduceScatter's factor is 16: 512K x 2 x 16 = 16M > 8M, 256K: 8M, stop */
+    assert_int_equal(nccl_pat_chunk_bytes(COLL_REDUCESCATTER, 2, 8 * MIB), 256 * 1024);
+    /* never below 64 KiB; a large call keeps the whole buffer step */
+    assert_int_equal(nccl_pat_chunk_bytes(COLL_ALLGATHER, 2, 64 * 1024), 64 * 1024);
+    assert_int_equal(nccl_pat_chunk_bytes(COLL_ALLGATHER, 2, 1024 * MIB), 512 * 1024);
+    /* 8 MiB over 64 ranks, 2 channels: 64 KiB a channel share in a 128 KiB
+     * chunk: 128/64 = 2 -> 2, 128/128 = 1 stops */
+    assert_int_equal(nccl_pat_agg(128 * 1024, 64 * 1024, 64), 2);
+    /* 1 MiB: 8 KiB shares in 64 KiB: 8, 4, 2 -> 8, then 64/64 = 1 stops */
+    assert_int_equal(nccl_pat_agg(64 * 1024, 8 * 1024, 64), 8);
+    /* at most half the ranks; none when the share fills half the chunk */
+    assert_int_equal(nccl_pat_agg(512 * 1024, 1, 8), 4);
+    assert_int_equal(nccl_pat_agg(128 * 1024, 128 * 1024, 64), 1);
 }
 
 int main(void)
@@ -338,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_p2p),
         cmocka_unit_test(test_nvls),
         cmocka_unit_test(test_nvls_tree),
+        cmocka_unit_test(test_pat_chunk_agg),
         cmocka_unit_test(test_pat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

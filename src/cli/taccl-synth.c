@@ -4,7 +4,7 @@
  * `taccl-synth SKETCH.json TOPO.json -o OUT.xml` (sketch_main) runs TACCL's
  * three stages (synth/synth.h: routing MILP, heuristic ordering,
  * contiguity MILP, all through GLPK) and lowers the result.  `--algo
- * ring|direct|butterfly|rsag|tree|hier|nccl|nvls|hier-nvls` (algo_main) builds a baseline
+ * ring|direct|butterfly|rsag|tree|hier|nccl|nvls|hier-nvls|pat` (algo_main) builds a baseline
  * straight from the topology with no solver.  Either way the file carries
  * the topology and size, so `taccl-run OUT.xml` needs nothing else.
  * `--plan` (plan_main) writes a directory of schedules with byte ranges.
@@ -186,8 +186,9 @@ static const args_opt OPTS[] = {
              "rsag, tree, hier, nccl (what NCCL runs for that call at\n"
              "--size: its tuning model picks ring or tree, the protocol and\n"
              "the channels; its rings leave each node through their own\n"
-             "NIC), or nvls / hier-nvls (through a switch that reduces and\n"
-             "multicasts; --target mscclpp)"},
+             "NIC), nvls / hier-nvls (through a switch that reduces and\n"
+             "multicasts; --target mscclpp), or pat (NCCL's PAT, one GPU\n"
+             "per node, aggregated as NCCL does at --size)"},
     {.name = "--collective", .value = "C", .parse = parse_coll, .modes = M_WRITE,
      .help = "allgather, alltoall, reducescatter or allreduce"},
     {.name = "--output", .alias = "-o", .value = "OUT", .field = offsetof(cli, out),
@@ -1012,6 +1013,9 @@ static int algo_main(const cli *c)
     if ((!strcmp(a->name, "nvls") || !strcmp(a->name, "hier-nvls")) && c->proto)
         return cli_fail(c, 0, "--algo %s runs switch operations in MSCCL++'s Simple protocol; "
                         "--proto does not apply", a->name);
+    if (!strcmp(a->name, "pat") && c->proto)
+        return cli_fail(c, 0, "--algo pat runs in Simple, the only protocol NCCL runs PAT in "
+                        "(src/graph/tuning.cc:302-303); --proto does not apply");
     if (!c->has_coll)
         return cli_fail(c, 1, COLL_REQUIRED);
     if (!c->out)

@@ -25,6 +25,10 @@
  *              AllReduce by multimem load-reduce and multicast store,
  *              AllGather by multicast stores, over --channels threadblocks
  *              per rank; only as an MSCCL++ plan (switch_ops).
+ *   pat        NCCL's PAT, one GPU per node: AllGather down binomial trees
+ *              rooted at every rank over the peers at +-2^d, farthest hop
+ *              first; ReduceScatter up the same trees; several ranks' pieces
+ *              per message as NCCL aggregates them at opts.size_bytes.
  *   tree       NCCL's double binary tree AllReduce: two complementary trees
  *              each carrying half the buffer, reduce up then broadcast down,
  *              pipelined in chunks.
@@ -82,7 +86,7 @@ typedef struct {
     long long steps;        /* over all ranks, nops included */
     char note[768];         /* extra information for the user, "" if none */
     struct {                /* nccl only (algo "" otherwise): what NCCL picked */
-        char algo[8];       /* "ring", "tree", "nvls", "p2p" */
+        char algo[8];       /* "ring", "tree", "nvls", "pat", "p2p" */
         char proto[8];
         int channels, channels_max, rings;
         long long piece_bytes;  /* slice (ring, tree) or P2P chunk */
@@ -104,7 +108,8 @@ typedef struct {
 
 void baseline_opts_default(baseline_opts *o);
 
-/* The table, in a fixed order (ring, direct, butterfly, rsag, tree, nccl). */
+/* The table, in a fixed order (ring, direct, butterfly, rsag, tree, hier, nccl,
+ * nvls, hier-nvls, pat). */
 const baseline_algo *baseline_algos(int *count);
 const baseline_algo *baseline_algo_find(const char *name);   /* NULL if unknown */
 

@@ -4,7 +4,7 @@
  * baseline_plain.c holds the table of algorithms and the builders behind it,
  * and checks and finishes what a builder made; each family builds its steps in
  * a file of its own (baseline_ring.c, baseline_direct.c,
- * baseline_butterfly.c, baseline_tree.c) from the building blocks in
+ * baseline_butterfly.c, baseline_tree.c, baseline_pat.c) from the building blocks in
  * baseline_emit.c; baseline_rings.c finds the rings.  The layout every
  * builder follows is described at the top of baseline_plain.c. */
 #ifndef TC_BASELINE_INT_H
@@ -35,6 +35,7 @@ typedef struct {
     int K;              /* data channels */
     int M;              /* chunks per rank per channel */
     int KM;
+    int pat_agg;        /* pat: pieces one message carries (NCCL's postFreq) */
     prog *p;
 } bld;
 
@@ -63,6 +64,7 @@ int bl_build_butterfly(bld *b, const bl_args *a, tc_err *err);
 int bl_build_halving(bld *b, const bl_args *a, tc_err *err);
 int bl_build_tree(bld *b, const bl_args *a, tc_err *err);
 int bl_build_hier(bld *b, const bl_args *a, tc_err *err);
+int bl_build_pat(bld *b, const bl_args *a, tc_err *err);
 
 /* The checks every call gets (baseline_plain.c): the algorithm, the
  * collective, the ranks, --via, --channels, --chunks; the table's entry,

@@ -3,7 +3,9 @@
  *
  * Why: a speed-up over NCCL is only honest against what NCCL runs, not
  * against our own ring.  NCCL decides per call (nccl_tune.h): ring or, for
- * AllReduce, its double binary tree; LL, LL128 or Simple; how many of its
+ * AllReduce, its double binary tree (NVLS on a switch that reduces, written
+ * as an MSCCL++ plan; PAT for AllGather and ReduceScatter with one GPU per
+ * node, baseline_pat.c); LL, LL128 or Simple; how many of its
  * channels; and pipelines each channel in its chunk size.  Its channels are
  * rings its topology search built, one per NIC on a node with several, each
  * entering and leaving the node through its own NIC, then duplicated.
@@ -364,8 +366,8 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
          * in the note: MSCCL XML no switch operations, and MSCCL++'s glres
          * stores by multicast, so a ReduceScatter through the switch has no
          * plan either; NVLSTree (the switch inside each node, trees between
-         * nodes) and PAT have no writer yet */
-        unsigned skip = 1u << NCCL_NVLS_TREE | 1u << NCCL_PAT;
+         * nodes) has no writer yet */
+        unsigned skip = 1u << NCCL_NVLS_TREE;
         if (!o->switch_ops || k == COLL_REDUCESCATTER)
             skip |= 1u << NCCL_NVLS;
         char nvls_note[240] = "";
@@ -383,12 +385,10 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
                            nccl_algo_name(picked), coll_name(k), t->name, cannot);
                 return NULL;
             }
-            const char *name = picked == NCCL_NVLS ? "NVLS"
-                : picked == NCCL_NVLS_TREE ? "NVLSTree" : "PAT";
+            const char *name = picked == NCCL_NVLS ? "NVLS" : "NVLSTree";
             const char *how = picked == NCCL_NVLS ? ""
-                : picked == NCCL_NVLS_TREE ? ": the switch reduces and multicasts inside each "
-                                             "node, trees between the nodes"
-                : ": one GPU per node, log-depth trees with aggregation";
+                : ": the switch reduces and multicasts inside each node, trees between the "
+                  "nodes";
             snprintf(nvls_note, sizeof nvls_note, "; NCCL would run %s (estimate %.1f us%s), "
                      "which %s: this is its best choice without %s%s", name, picked_us, how,
                      cannot, picked == NCCL_NVLS ? "NVLS" : "it",
@@ -410,6 +410,13 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
                              &capped, err);
             if (p)
                 p->nvls_channels = ch.nchannels;
+        } else if (ch.algo == NCCL_PAT) {
+            /* every channel, each rank's share of a channel in PAT's chunks
+             * (baseline_pat.c takes the aggregation from the same rules) */
+            K = ch.nchannels;
+            long long chan = bytes / n / K;
+            M = chan > ch.chunk_bytes ? ceil_div(chan, ch.chunk_bytes) : 1;
+            p = build_within("pat", t, k, &u, K, M, st, &capped, err);
         } else if (ch.algo == NCCL_RING) {
             K = ch.nchannels;
             M = ceil_div(bytes, (long long)n * K * ch.slice_bytes);
@@ -430,11 +437,14 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
         if (o->graph)
             snprintf(whence, sizeof whence, "%d channel%s of %s%s, duplicated", nrings,
                      nrings == 1 ? "" : "s", o->graph->label,
-                     ch.algo == NCCL_RING || o->graph->tree.present ? ""
+                     ch.algo != NCCL_TREE || o->graph->tree.present ? ""
                                                                     : "; trees along its rings");
         else
             snprintf(whence, sizeof whence, "%d ring%s found, duplicated", nrings,
                      nrings == 1 ? "" : "s");
+        char pat_note[200] = "";
+        if (ch.algo == NCCL_PAT)    /* the builder's: dimensions, pieces, aggregation */
+            snprintf(pat_note, sizeof pat_note, "; %.190s", st->note);
         size_t len;
         if (ch.algo == NCCL_NVLS) {
             /* what the plan holds (sched/mpp_nvls.c), not the stand-in steps */
@@ -453,12 +463,12 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
             len = (size_t)snprintf(
                 st->note, sizeof st->note,
                 "nccl at %lld bytes: %s %s%s, %d of %d channels (%s), "
-                "%lld-byte slices, %d piece%s per channel%s%s; NCCL's estimates (us): ",
+                "%lld-byte slices, %d piece%s per channel%s%s%s; NCCL's estimates (us): ",
                 bytes, nccl_algo_name(ch.algo), cost_proto_name(ch.proto),
                 o->nccl_proto ? " (--proto: NCCL_PROTO)" : "", ch.nchannels, c.nchannels,
                 whence, ch.slice_bytes, st->chunks, st->chunks == 1 ? "" : "s",
                 capped ? " (fewer than NCCL's: the runtime's steps-per-tb limit)" : "",
-                nic_note);
+                nic_note, pat_note);
         len = add_estimates(st->note, len, sizeof st->note, &ch);
         if (len < sizeof st->note)
             snprintf(st->note + len, sizeof st->note - len, "%s%s", nvls_note, arch_note);

@@ -31,6 +31,7 @@
 #include <string.h>
 #include "../util/mem.h"
 #include "../util/tcassert.h"
+#include "nccl_tune.h"
 
 #define DEFAULT_RINGS 8
 
@@ -63,6 +64,9 @@ static const baseline_algo ALGOS[] = {
     {"hier-nvls", BIT(COLL_ALLGATHER) | BIT(COLL_REDUCESCATTER) | BIT(COLL_ALLREDUCE),
      "several nodes: nvls inside each node, the rails (one NIC per rank) across; AllReduce "
      "reduce-scatters and all-gathers each node's sums along the rails; an MSCCL++ plan"},
+    {"pat", BIT(COLL_ALLGATHER) | BIT(COLL_REDUCESCATTER),
+     "NCCL's PAT, one GPU per node: binomial trees to and from every rank over the peers at "
+     "+-2^d, farthest hop first, pieces aggregated per message as NCCL does at --size"},
 };
 
 #define NALGOS ((int)(sizeof ALGOS / sizeof ALGOS[0]))
@@ -76,7 +80,7 @@ static const struct {
     {"ring", bl_build_ring},           {"direct", bl_build_direct},
     {"direct-rsag", bl_build_direct_rsag}, {"butterfly", bl_build_butterfly},
     {"halving", bl_build_halving},     {"tree", bl_build_tree},
-    {"hier", bl_build_hier},
+    {"hier", bl_build_hier},           {"pat", bl_build_pat},
 };
 
 static bl_builder builder_of(const char *kind)
@@ -245,6 +249,29 @@ static void plain(char *s)
             *s = '_';
 }
 
+static int pow2_ceil(int n)
+{
+    int p = 1;
+    while (p < n)
+        p *= 2;
+    return p;
+}
+
+/* PAT's pieces and aggregation at --size (default 1 MiB), as NCCL sets them
+ * for K channels: NCCL's PAT chunk, the pieces of one rank's share of a
+ * channel in it (unless --chunks), and how many ranks' pieces a message
+ * carries, at most MAX_CNT (nccl_tune.h). */
+static void pat_plan(const topo *t, coll_kind k, const baseline_opts *o, bld *b)
+{
+    long long bytes = o->size_bytes > 0 ? o->size_bytes : 1 << 20;
+    long long chan = bytes / t->nranks / b->K, chunk = nccl_pat_chunk_bytes(k, b->K, bytes);
+    if (!o->chunks)
+        b->M = chan > chunk ? (int)((chan + chunk - 1) / chunk) : 1;
+    b->pat_agg = nccl_pat_agg(chunk, chan, t->nranks);
+    while (b->pat_agg > MAX_CNT)
+        b->pat_agg /= 2;
+}
+
 /* The fewest steps the builder of `kind` writes for `chunks` chunks per
  * loop over n = 2^L ranks (AllReduce's direct and butterfly take
  * whole-buffer chunks).  Every chunk reaches the n - 1 other ranks (or is
@@ -313,7 +340,7 @@ const baseline_algo *bl_check_call(const char *algo, const topo *t, coll_kind k,
     const baseline_algo *a = baseline_algo_find(algo);
     if (!a) {
         tc_err_set(err, TC_INPUT, "unknown algorithm '%s'; known: ring, direct, butterfly, "
-                   "rsag, tree, hier, nccl, nvls, hier-nvls", algo ? algo : "");
+                   "rsag, tree, hier, nccl, nvls, hier-nvls, pat", algo ? algo : "");
         return NULL;
     }
     if ((int)k < 0 || k >= COLL_COUNT) {
@@ -376,6 +403,12 @@ prog *bl_build_plain(const char *algo, const topo *t, coll_kind k, const baselin
                    k == COLL_ALLREDUCE ? " (or tree)" : "");
         return NULL;
     }
+    if (!strcmp(kind, "pat") && t->nnodes != n) {
+        tc_err_set(err, TC_INPUT, "pat: NCCL runs PAT with one GPU per node only "
+                   "(src/graph/tuning.cc:220); %s has %d ranks on %d node%s: use ring, direct "
+                   "or butterfly", t->name, n, t->nnodes, t->nnodes == 1 ? "" : "s");
+        return NULL;
+    }
     int is_ring = !strcmp(kind, "ring");
     int is_tree = !strcmp(kind, "tree");
     if (is_tree && o->channels > MAX_CHANNELS / 2) {
@@ -432,6 +465,8 @@ prog *bl_build_plain(const char *algo, const topo *t, coll_kind k, const baselin
                          "; channels %d..%d repeat those rings", rings.nrings, b.K - 1);
         }
     }
+    if (!strcmp(kind, "pat"))
+        pat_plan(t, k, o, &b);
     long long km = (long long)b.K * b.M;
     long long chunks = is_tree ? 2 * km : (k == COLL_ALLREDUCE && (!strcmp(kind, "direct") ||
                                                                    !strcmp(kind, "butterfly")))
@@ -476,6 +511,11 @@ prog *bl_build_plain(const char *algo, const topo *t, coll_kind k, const baselin
     }
     if (is_tree && !st->note[0])
         snprintf(st->note, sizeof st->note, "tree: %s", mode);
+    if (!strcmp(kind, "pat"))
+        snprintf(st->note, sizeof st->note, "pat: %d dimensions (peers at +-2^d), %d piece%s per "
+                 "channel, up to %d piece%s per message (NCCL's aggregation at %lld bytes)",
+                 bl_log2_exact(pow2_ceil(n)), b.M, b.M == 1 ? "" : "s", b.pat_agg,
+                 b.pat_agg == 1 ? "" : "s", o->size_bytes > 0 ? o->size_bytes : 1LL << 20);
     snprintf(p->name, sizeof p->name, "taccl baseline %s %s: %d ranks on %s, %d channel%s x %d "
              "chunk%s%s%s", a->name, coll_name(k), n, t->name, b.K, b.K == 1 ? "" : "s", b.M,
              b.M == 1 ? "" : "s", via ? " via " : "", via ? via : "");

@@ -289,6 +289,14 @@ int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, unsigned sk
         out->chunk_bytes = out->slice_bytes = NCCL_NVLS_CHUNK_BYTES;
         return 0;
     }
+    if (out->algo == NCCL_PAT) {
+        /* every channel: NCCL sets no maxThreads for PAT (tuning.cc:246-256),
+         * so the thread-threshold loop (enqueue.cc:2092-2096) never lowers
+         * the count; PAT's own chunk rule (enqueue.cc:2295-2298) */
+        out->nchannels = c->nchannels;
+        out->chunk_bytes = out->slice_bytes = nccl_pat_chunk_bytes(k, c->nchannels, bytes);
+        return 0;
+    }
     int p = pidx(out->proto), nt;
     long long thr;
     threads(c, out->algo, p, &nt, &thr);
@@ -302,6 +310,29 @@ int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, unsigned sk
     if (out->algo == NCCL_TREE && p == P_LL128)
         out->chunk_bytes = out->slice_bytes = tree_ll128_chunk(c, nc, bytes, out->chunk_bytes);
     return 0;
+}
+
+long long nccl_pat_chunk_bytes(coll_kind k, int nchannels, long long bytes)
+{
+    long long chunk = cost_proto_steps_bytes(COST_SIMPLE, 1);    /* a buffer step */
+    long long per = k == COLL_REDUCESCATTER ? 16 : 32;
+    while (chunk * nchannels * per > bytes && chunk > 65536)
+        chunk /= 2;
+    return chunk;
+}
+
+int nccl_pat_agg(long long chunk_bytes, long long channel_bytes, int nranks)
+{
+    /* PatAGAlgorithm's and PatRSAlgorithm's constructors
+     * (collectives.h:800-804, 531-535): double while the step holds the
+     * channel's share at least twice over, below half the ranks; integer
+     * division as NCCL's */
+    int agg = 1;
+    if (channel_bytes < 1)
+        channel_bytes = 1;
+    while (chunk_bytes / (channel_bytes * agg) >= 2 && agg < nranks / 2)
+        agg *= 2;
+    return agg;
 }
 
 cost_proto nccl_p2p_proto(long long bytes)

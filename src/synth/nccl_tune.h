@@ -94,11 +94,23 @@ double nccl_time_us(const nccl_comm *c, coll_kind k, nccl_algo a, cost_proto p, 
  * AllToAll, or the one protocol allowed is not offered).  nccl_choose_ex
  * leaves out the algorithms of `skip` (bits 1u << nccl_algo; their
  * estimates stay in table_us): NCCL's best choice among those an output
- * can hold (MSCCL XML no switch operations; no writer for NVLSTree or PAT
- * yet). */
+ * can hold (MSCCL XML no switch operations; no writer for NVLSTree
+ * yet).  PAT's pick uses every channel and PAT's chunk (below). */
 int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *out);
 int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, unsigned skip,
                    nccl_choice *out);
+
+/* PAT's chunk (enqueue.cc:2295-2298): one Simple buffer step (512 KiB),
+ * halved down to 64 KiB while nchannels x chunk x 32 (AllGather) or x 16
+ * (ReduceScatter) exceeds `bytes`. */
+long long nccl_pat_chunk_bytes(coll_kind k, int nchannels, long long bytes);
+
+/* PAT's aggregation, postFreq: how many ranks' pieces one buffer step
+ * carries to a peer (collectives.h:531-535, 800-804): the largest power of
+ * two a, at most nranks / 2, reached by doubling while chunk_bytes /
+ * (channel_bytes x a) >= 2, where channel_bytes is one rank's share of the
+ * channel (1 when it is larger than half the chunk). */
+int nccl_pat_agg(long long chunk_bytes, long long channel_bytes, int nranks);
 
 /* NCCL's point-to-point plan for one peer's `bytes` (AllToAll): LL up to
  * its P2P LL threshold, else Simple; chunk = the P2P chunk size for the

@@ -180,18 +180,7 @@ expect "--json: would_run names NVLSTree and its estimate" 0 \
     "$S" --algo nccl "$T/dgx-h100-x2.json" --collective allreduce --size 64M -o "$TMP/h2.xml" --json
 expect "NVLSTree is AllReduce only: no would_run for AllGather" 0 '"would_run":null' -- \
     "$S" --algo nccl "$T/dgx-h100-x2.json" --collective allgather --size 64M -o "$TMP/h2g.xml" --json
-# PAT (one GPU per node, AllGather/ReduceScatter): NCCL's pick where its
-# log-depth latency beats the ring's network steps; not written yet either
-python3 -c '
-import json, sys
-t = json.load(open(sys.argv[1]))
-t.update(name="h100-one-gpu-x64", nodes=64, ranks_per_node=1, switches=[], nics=t["nics"][:1])
-json.dump(t, open(sys.argv[2], "w"))' "$T/dgx-h100-x2.json" "$TMP/pat64.json"
-expect "64 nodes of one GPU, AllGather 8M: NCCL would run PAT, said; the file its best without" 0 \
-    '"nccl":\{"algo":"ring".*"would_run":\{"algo":"pat","estimate_us":434\.89' -- \
-    "$S" --algo nccl "$TMP/pat64.json" --collective allgather --size 8M -o "$TMP/pat.xml" --json
-expect "PAT at 64M: the ring is NCCL's own pick (no would_run)" 0 '"would_run":null' -- \
-    "$S" --algo nccl "$TMP/pat64.json" --collective allgather --size 64M -o "$TMP/pat.xml" --json
+# PAT (one GPU per node) is written where NCCL picks it: tests/cli/test_pat.sh
 
 # ---- the bound: no plan that uses the switch beats it, on the bundled
 # DGX H100 and on seeded random NVLS figures (bandwidth up to the port's,
