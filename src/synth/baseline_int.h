@@ -36,6 +36,7 @@ typedef struct {
     int M;              /* chunks per rank per channel */
     int KM;
     int pat_agg;        /* pat: pieces one message carries (NCCL's postFreq) */
+    int max_steps;      /* the target's steps per tb (0: no limit) */
     prog *p;
 } bld;
 

@@ -150,7 +150,7 @@ static prog *build_within(const char *algo, const topo *t, coll_kind k, const ba
     u.chunks = (int)(M > 64 ? 64 : M);
     *capped = M > u.chunks;
     int limit = runtime_get(o->target)->max_steps_per_tb;
-    if (limit > 0) {
+    if (limit > 0 && strcmp(algo, "pat")) {     /* pat spreads a dimension over channels */
         for (;;) {
             baseline_opts trial = u;
             trial.target = RT_UNLIMITED;

@@ -24,7 +24,9 @@
  * of at most postFreq items.  A message of one item goes straight from and
  * into the buffers; a message of several is packed into scratch (local
  * copies, as NCCL copies into its connection buffer), sent as one step,
- * and unpacked (AllGather) or added (ReduceScatter) on arrival.  What differs
+ * and unpacked (AllGather) or added (ReduceScatter) on arrival.  A
+ * dimension whose steps would pass the target's steps-per-tb limit deals its
+ * messages over several threadblocks, one MSCCL channel each.  What differs
  * from NCCL: its single CTA per channel issues the operations in one order
  * and runs up to parallelFactor of them at once (all_gather.h:138-180);
  * here each dimension's threadblock runs on its own, waiting only for the
@@ -59,6 +61,10 @@ typedef struct {
     int L;          /* dimensions: ceil(log2 n) */
     int G;          /* items per message (postFreq) */
     int areas;      /* scratch areas per block: accumulate/pack, receive */
+    int S;          /* most threadblocks one (channel, dimension) takes */
+    int *split;     /* [L] threadblocks of dimension d: its messages dealt
+                       round robin, each on MSCCL channel c + K * i, so no
+                       threadblock passes the runtime's steps-per-tb limit */
     int *tb;        /* [K * L] tb of (channel, dimension) on the rank built */
     int *slot0;     /* [L] first scratch item of dimension d's area */
     int *items;     /* scratch list */
@@ -75,13 +81,18 @@ static int slot(const bld *b, const patctx *x, int q, int area, int d, int i)
  * ahead of receives: walk_next gives 0 (send) or 1 (receive) message, its
  * first item i0 and its g items, or -1 at the end. */
 typedef struct {
-    int ni, nmsg, si, ri;
+    int ni, nmsg, si, ri, i, stride;
 } msgwalk;
 
-static void walk_init(int n, const patctx *x, int d, msgwalk *m)
+/* Threadblock i's messages of dimension d in piece `piece`: dealt round
+ * robin over the split threadblocks, counting on from the previous pieces'. */
+static void walk_init(int n, const patctx *x, int d, int i, int piece, msgwalk *m)
 {
     m->ni = dim_items(n, d, x->items);
-    m->nmsg = (m->ni + x->G - 1) / x->G;
+    int all = (m->ni + x->G - 1) / x->G;
+    m->stride = x->split[d];
+    m->i = (int)(((i - (long long)piece * all) % m->stride + m->stride) % m->stride);
+    m->nmsg = all > m->i ? (all - m->i + m->stride - 1) / m->stride : 0;
     m->si = m->ri = 0;
 }
 
@@ -90,9 +101,23 @@ static int walk_next(const patctx *x, msgwalk *m, int *i0, int *g)
     int w = bl_window_next(&m->si, &m->ri, m->nmsg, m->nmsg);
     if (w < 0)
         return -1;
-    *i0 = ((w ? m->ri : m->si) - 1) * x->G;
+    *i0 = (m->i + ((w ? m->ri : m->si) - 1) * m->stride) * x->G;
     *g = m->ni - *i0 < x->G ? m->ni - *i0 : x->G;
     return w;
+}
+
+/* At most how many steps dimension d writes per piece (the cases of
+ * pat_ag_block and pat_rs_block: a message of one item is a step each way;
+ * of g items, packing or adding each item, a reduction's nops and copies). */
+static long long dim_steps(int n, const patctx *x, int d, int rs)
+{
+    int ni = dim_items(n, d, x->items);
+    long long steps = 0;
+    for (int i0 = 0; i0 < ni; i0 += x->G) {
+        int g = ni - i0 < x->G ? ni - i0 : x->G;
+        steps += g == 1 ? 2 : rs ? 4LL * g + 2 + d : 2LL * g + 2;
+    }
+    return steps;
 }
 
 /* AllGather of block q = piece m of channel c on rank r. */
@@ -102,10 +127,11 @@ static void pat_ag_block(bld *b, const patctx *x, int r, int c, int q, sref copi
     for (int s = 0; s < n; s++)
         arr[s] = NODEP;
     arr[0] = copied;
-    for (int d = x->L - 1; d >= 0; d--) {
-        int tb = x->tb[c * x->L + d], i0, g, w;
+    for (int d = x->L - 1; d >= 0; d--)
+    for (int sub = 0; sub < x->split[d]; sub++) {
+        int tb = x->tb[(c * x->L + d) * x->S + sub], i0, g, w;
         msgwalk mw;
-        walk_init(n, x, d, &mw);
+        walk_init(n, x, d, sub, q / b->K, &mw);
         while ((w = walk_next(x, &mw, &i0, &g)) >= 0) {
             if (w == 0 && g == 1) {
                 int s = x->items[i0], off = ((r + s) % n) * KM + j;
@@ -158,10 +184,11 @@ static void pat_rs_block(bld *b, const patctx *x, int r, int c, int q, sref *las
     int *seen = xcalloc((size_t)b->p->gpus[r].ntbs, sizeof *seen);
     for (int s = 0; s < n; s++)
         last[s] = NODEP;
-    for (int d = 0; d < x->L; d++) {
-        int tb = x->tb[c * x->L + d], i0, g, w;
+    for (int d = 0; d < x->L; d++)
+    for (int sub = 0; sub < x->split[d]; sub++) {
+        int tb = x->tb[(c * x->L + d) * x->S + sub], i0, g, w;
         msgwalk mw;
-        walk_init(n, x, d, &mw);
+        walk_init(n, x, d, sub, q / b->K, &mw);
         while ((w = walk_next(x, &mw, &i0, &g)) >= 0) {
             if (w == 0) {
                 /* send offsets items + 2^d: each one's partial, or its input */
@@ -242,20 +269,29 @@ int bl_build_pat(bld *b, const bl_args *a, tc_err *err)
     int scratch = x.areas * (n - 1) * KM;
     if (!bl_new_prog(b, n * KM, scratch, err))
         return TC_INPUT;
-    x.tb = xmalloc((size_t)K * x.L * sizeof *x.tb);
     x.slot0 = xmalloc((size_t)x.L * sizeof *x.slot0);
+    x.split = xmalloc((size_t)x.L * sizeof *x.split);
     x.items = xmalloc((size_t)n * sizeof *x.items);
+    x.S = 1;
     for (int d = 0, acc = 0; d < x.L; d++) {
         x.slot0[d] = acc;
         acc += dim_items(n, d, x.items);
+        long long need = (long long)M * dim_steps(n, &x, d, rs);
+        long long sp = b->max_steps > 0 ? (need + b->max_steps - 1) / b->max_steps : 1;
+        x.split[d] = (int)(sp < 1 ? 1 : sp > MAX_CHANNELS / K ? MAX_CHANNELS / K : sp);
+        if (x.split[d] > x.S)
+            x.S = x.split[d];
     }
+    x.tb = xmalloc((size_t)K * x.L * x.S * sizeof *x.tb);
     sref *arr = xmalloc((size_t)n * sizeof *arr);
     for (int r = 0; r < n; r++) {
         for (int c = 0; c < K; c++)
-            for (int d = 0; d < x.L; d++) {
-                int lo = (r - (1 << d) % n + n) % n, hi = (r + (1 << d)) % n;
-                x.tb[c * x.L + d] = rs ? bl_tb_new(b, r, hi, lo, c) : bl_tb_new(b, r, lo, hi, c);
-            }
+            for (int d = 0; d < x.L; d++)
+                for (int i = 0; i < x.split[d]; i++) {
+                    int lo = (r - (1 << d) % n + n) % n, hi = (r + (1 << d)) % n;
+                    x.tb[(c * x.L + d) * x.S + i] = rs ? bl_tb_new(b, r, hi, lo, c + K * i)
+                                                       : bl_tb_new(b, r, lo, hi, c + K * i);
+                }
         int ctb = rs ? -1 : bl_tb_new(b, r, -1, -1, 0);
         for (int m = 0; m < M; m++)
             for (int c = 0; c < K; c++) {
@@ -273,6 +309,7 @@ int bl_build_pat(bld *b, const bl_args *a, tc_err *err)
     free(arr);
     free(x.tb);
     free(x.slot0);
+    free(x.split);
     free(x.items);
     b->p->inplace = 1;
     return TC_OK;

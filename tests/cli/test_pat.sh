@@ -51,6 +51,16 @@ expect "2 MiB on 8 ranks: no aggregation, 2 pieces of NCCL's PAT chunk" 0 \
     "1 piece per message" -- "$S" --algo pat "$TMP/one8.json" --collective reducescatter \
     --size 2M --channels 1 --chunks 2 -o "$TMP/b.xml"
 
+# ---- a dimension whose steps pass the target's steps-per-tb limit is dealt
+# over more threadblocks, one MSCCL channel each (the executor allows 64:
+# 8 pieces x 10 steps of dimension 0 take two)
+expect "pat spreads dimension 0 over two threadblocks under msccl-executor" 0 \
+    "at most 5 tbs per rank and 48 steps per tb \(msccl-executor limit 64\)" -- "$S" --algo pat \
+    "$TMP/one8.json" --collective allgather --size 64K --chunks 8 --target msccl-executor \
+    -o "$TMP/e.xml"
+expect "... and verifies in and out of place" 0 "result    verified \(out-of-place and in-place\)" \
+    -- "$R" "$TMP/e.xml"
+
 # ---- refusals, one line, exit 2
 expect "pat refuses more than one GPU per node" 2 "^taccl-synth: pat: NCCL runs PAT with one GPU per node" \
     -- "$S" --algo pat "$T/dgx-h100-x2.json" --collective allgather -o "$TMP/c.xml"
