@@ -83,3 +83,7 @@ for c in allgather reducescatter; do
     expect "nccl $c 256K PAT verified in place" 0 "result    verified \(in-place\)" \
         -- "$R" "$TMP/n8$c.xml" --inplace
 done
+# MSCCL++ (the XML program lowered to a plan) verifies too
+expect "nccl allgather 256K PAT as an MSCCL++ plan verifies" 0 "result    verified" -- bash -c \
+    "\"$S\" -q --algo nccl \"$TMP/one8.json\" --collective allgather --size 256K --target mscclpp \
+    -o \"$TMP/n8.json\" && \"$R\" \"$TMP/n8.json\" --topo \"$TMP/one8.json\" --size 256K"
