@@ -348,6 +348,19 @@ static void test_pat_chunk_agg(void **state)
     /* at most half the ranks; none when the share fills half the chunk */
     assert_int_equal(nccl_pat_agg(512 * 1024, 1, 8), 4);
     assert_int_equal(nccl_pat_agg(128 * 1024, 128 * 1024, 64), 1);
+    /* the scheduler's channels: 64 ranks cut one rank's buffer into cells
+     * of 512 B (32 KiB of traffic); a call below two cells takes one
+     * channel, 64 KiB (2 cells, 32 KiB a channel) both, 256 KiB (8 cells,
+     * 4 a channel) both; 4 channels at 64 KiB: still 2 cells, 2 channels */
+    assert_int_equal(nccl_sched_channels(COLL_ALLGATHER, 64, 2, 16 * 1024), 1);
+    assert_int_equal(nccl_sched_channels(COLL_ALLGATHER, 64, 2, 32 * 1024), 1);
+    assert_int_equal(nccl_sched_channels(COLL_ALLGATHER, 64, 2, 64 * 1024), 2);
+    assert_int_equal(nccl_sched_channels(COLL_REDUCESCATTER, 64, 2, 256 * 1024), 2);
+    assert_int_equal(nccl_sched_channels(COLL_ALLGATHER, 64, 4, 64 * 1024), 2);
+    assert_int_equal(nccl_sched_channels(COLL_ALLGATHER, 64, 4, 8 * MIB), 4);
+    assert_int_equal(nccl_sched_channels(COLL_ALLGATHER, 64, 1, 8 * MIB), 1);
+    /* 96 KiB on 64 ranks, 4 channels: 3 cells, 24 KiB a channel: 3 */
+    assert_int_equal(nccl_sched_channels(COLL_ALLGATHER, 64, 4, 96 * 1024), 3);
 }
 
 int main(void)

@@ -411,8 +411,9 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
             if (p)
                 p->nvls_channels = ch.nchannels;
         } else if (ch.algo == NCCL_PAT) {
-            /* every channel, each rank's share of a channel in PAT's chunks
-             * (baseline_pat.c takes the aggregation from the same rules) */
+            /* the channels NCCL spreads the call over, each rank's share
+             * of a channel in PAT's chunks (baseline_pat.c takes the
+             * aggregation from the same rules) */
             K = ch.nchannels;
             long long chan = bytes / n / K;
             M = chan > ch.chunk_bytes ? ceil_div(chan, ch.chunk_bytes) : 1;

@@ -290,11 +290,13 @@ int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, unsigned sk
         return 0;
     }
     if (out->algo == NCCL_PAT) {
-        /* every channel: NCCL sets no maxThreads for PAT (tuning.cc:246-256),
-         * so the thread-threshold loop (enqueue.cc:2092-2096) never lowers
-         * the count; PAT's own chunk rule (enqueue.cc:2295-2298) */
-        out->nchannels = c->nchannels;
-        out->chunk_bytes = out->slice_bytes = nccl_pat_chunk_bytes(k, c->nchannels, bytes);
+        /* NCCL sets no maxThreads for PAT (tuning.cc:246-256), so the
+         * thread-threshold loop (enqueue.cc:2092-2096) never lowers the
+         * count: the scheduler's traffic cells decide how many channels the
+         * call spreads over; PAT's own chunk rule (enqueue.cc:2295-2298) on
+         * each channel's share */
+        out->nchannels = nccl_sched_channels(k, c->nranks, c->nchannels, bytes);
+        out->chunk_bytes = out->slice_bytes = nccl_pat_chunk_bytes(k, out->nchannels, bytes);
         return 0;
     }
     int p = pidx(out->proto), nt;
@@ -310,6 +312,37 @@ int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, unsigned sk
     if (out->algo == NCCL_TREE && p == P_LL128)
         out->chunk_bytes = out->slice_bytes = tree_ll128_chunk(c, nc, bytes, out->chunk_bytes);
     return 0;
+}
+
+#define MIN_TRAFFIC_PER_CHANNEL (32 << 10)  /* enqueue.cc:585 */
+
+static long long up16(long long x)
+{
+    return (x + 15) / 16 * 16;
+}
+
+int nccl_sched_channels(coll_kind k, int nranks, int nchannels, long long bytes)
+{
+    /* enqueue.cc:91-102 (traffic per byte of one rank's send buffer),
+     * 585-618 (a call's traffic, at least 32 KiB, shared by its channels),
+     * 655-702 (cut into cells of 32 KiB of traffic: the first channel
+     * takes its share, then whole shares, then the rest) */
+    if (nchannels <= 1)
+        return 1;
+    long long tpb = k == COLL_ALLREDUCE ? 2 : nranks;
+    long long count = k == COLL_ALLREDUCE ? bytes : bytes / nranks;
+    long long traffic = count * tpb < MIN_TRAFFIC_PER_CHANNEL ? MIN_TRAFFIC_PER_CHANNEL
+                                                               : count * tpb;
+    long long per_ch = up16(traffic / nchannels);
+    long long cell = up16((MIN_TRAFFIC_PER_CHANNEL + tpb - 1) / tpb);
+    long long cells = (count + cell - 1) / cell, per_cell = cell * tpb;
+    long long take = (per_ch + per_cell - 1) / per_cell;
+    long long each = cells < take ? cells : take;
+    if (cells < 1 || each < 1)
+        return 1;
+    long long lo = each, rest = cells - lo;
+    long long used = 1 + rest / each + (rest % each != 0);
+    return used < nchannels ? (int)used : nchannels;
 }
 
 long long nccl_pat_chunk_bytes(coll_kind k, int nchannels, long long bytes)

@@ -95,10 +95,19 @@ double nccl_time_us(const nccl_comm *c, coll_kind k, nccl_algo a, cost_proto p, 
  * leaves out the algorithms of `skip` (bits 1u << nccl_algo; their
  * estimates stay in table_us): NCCL's best choice among those an output
  * can hold (MSCCL XML no switch operations; no writer for NVLSTree
- * yet).  PAT's pick uses every channel and PAT's chunk (below). */
+ * yet).  PAT's pick uses the channels NCCL's scheduler spreads the call
+ * over and PAT's chunk (below). */
 int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *out);
 int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, unsigned skip,
                    nccl_choice *out);
+
+/* How many of `nchannels` channels NCCL's scheduler spreads one call of
+ * `bytes` (the larger per-rank buffer) over: its traffic (one rank's send
+ * bytes times nranks for AllGather and ReduceScatter, 2 for AllReduce), at
+ * least 32 KiB, is shared by the channels in cells of 32 KiB of traffic, so
+ * a small call takes fewer (enqueue.cc:91-102, 585-618, 655-702).  Used for
+ * PAT, which no thread threshold thins. */
+int nccl_sched_channels(coll_kind k, int nranks, int nchannels, long long bytes);
 
 /* PAT's chunk (enqueue.cc:2295-2298): one Simple buffer step (512 KiB),
  * halved down to 64 KiB while nchannels x chunk x 32 (AllGather) or x 16
