@@ -28,7 +28,12 @@ ratio is printed beside, against its bound); a time below the bound stops
 the script (the bound is a bound on every bundled machine).
 
     scripts/bench_forestcoll.py BIN_DIR OUT.md [--plans DIR] [--bound-budget S]
-                                [--only forestcoll|bound]
+                                [--only forestcoll|bound] [--rows M:C,...]
+
+--rows M:C,... makes the second table's rows for those machines and
+collectives only (dgx1:allgather,mi250-x2:reducescatter; C may be * for all
+three) and writes OUT.md with them alone: a partial re-measure to merge by
+hand into the page, not the page itself.
 
 --plans DIR reuses plans made already (DIR/plan-<fabric>-<collective>,
 DIR/bound-<machine>-<collective>); without it they are made into a
@@ -139,6 +144,8 @@ def bound_rows(a, run_bin, synth_bin, plans):
     # AllGather and ReduceScatter (the target) on every machine first
     for coll, topo in [(c, t) for c in BOUND_COLLS for t in bound_machines()]:
         mach = os.path.basename(topo)[:-len(".json")]
+        if a.rows is not None and (mach, coll) not in a.rows and (mach, "*") not in a.rows:
+            continue
         ranks = json.load(open(topo))
         ranks = ranks.get("nodes", 1) * ranks["ranks_per_node"]
         pdir = os.path.join(plans, "bound-%s-%s" % (mach, coll))
@@ -250,7 +257,16 @@ def main():
                     help="--time-budget of each 1 GiB plan of the bound table (seconds)")
     ap.add_argument("--only", choices=("forestcoll", "bound"),
                     help="make one table only")
+    ap.add_argument("--rows", help="the second table's rows for these MACHINE:COLLECTIVE "
+                    "pairs only (C may be *), comma-separated")
     a = ap.parse_args()
+    if a.rows is not None:
+        try:
+            a.rows = {tuple(r.split(":")) for r in a.rows.split(",")}
+        except ValueError:
+            sys.exit("--rows: expected MACHINE:COLLECTIVE,...")
+        if any(len(r) != 2 for r in a.rows):
+            sys.exit("--rows: expected MACHINE:COLLECTIVE,...")
     run_bin = os.path.join(a.bin, "taccl-run")
     synth_bin = os.path.join(a.bin, "taccl-synth")
     plans = a.plans or tempfile.mkdtemp(prefix="taccl-fc-")

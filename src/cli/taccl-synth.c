@@ -172,7 +172,7 @@ static const args_word_def RAILS[] = {
     {NULL, 0}};
 static const args_word_def ROUTES[] = {
     {"auto", SYNTH_ROUTE_AUTO}, {"milp", SYNTH_ROUTE_MILP}, {"latency", SYNTH_ROUTE_LATENCY},
-    {"best", SYNTH_ROUTE_BEST}, {NULL, 0}};
+    {"best", SYNTH_ROUTE_BEST}, {"trees", SYNTH_ROUTE_TREES}, {NULL, 0}};
 
 /* What a refusal in another mode adds, for the options that share it. */
 #define FROM_SKETCH "a sketch's schedule takes its chunks from the sketch (input_chunkup) and " \
@@ -280,14 +280,16 @@ static const args_opt OPTS[] = {
              "node instead of one per chunk), or best (default: both,\n"
              "the faster kept)"},
     {.name = "--route", .value = "R", .parse = args_word, .field = offsetof(cli, route),
-     .words = ROUTES, .modes = M_SKETCH, .usage = "--route auto|milp|latency|best",
+     .words = ROUTES, .modes = M_SKETCH, .usage = "--route auto|milp|latency|best|trees",
      .help = "sketch mode, flat stage 1: milp (the routing MILP: each\n"
              "chunk pays its own alpha, so chunks spread over paths),\n"
              "latency (each chunk on its fewest-alpha tree, trees shared\n"
              "below a common relay, so stage 3 sends chunks together:\n"
-             "small sizes), best (both, the faster kept), or auto\n"
-             "(default: best when a chunk costs less than its alpha on\n"
-             "every link, switch and NIC, else milp)"},
+             "small sizes), best (both, the faster kept), trees (the\n"
+             "packed out-trees alone, no MILP: seconds where the MILP\n"
+             "takes its time limit), or auto (default: best when a\n"
+             "chunk costs less than its alpha on every link, switch and\n"
+             "NIC, else milp; both beside the packed trees)"},
     {.name = "--proto", .value = "P", .parse = parse_proto, .modes = M_WRITE,
      .help = "the protocol the runtime moves data with: Simple (default),\n"
              "LL, LL128, or auto: whichever the cost model times fastest\n"

@@ -68,6 +68,9 @@
  * estimated by the longest measured so far. */
 #define SYNTH_FIRST_STAGES 3
 #define SYNTH_FIRST_FIXED_S 4
+/* ... and of a packed-trees proposal's first (--route trees: no MILP; 0.1
+ * to 6 s measured on the bundled machines at 1 GiB, chunkup 1 to 16) */
+#define TREES_FIRST_S 6
 #define SKETCH_MAX_BYTES (16L << 20)        /* a given sketch copied into the plan */
 /* The plan's own copy of the topology and its ownership marker: plan.json's
  * commands name the copy and the sketches under sketches/, so they run from
@@ -363,6 +366,26 @@ static int verifies(const prog *p, const topo *t, int mode, long long size)
     return ok;
 }
 
+/* 1 if the target's loader takes p (tbs per GPU and the other HZ_LOAD
+ * rules, exec/check.h): the runs above judge with no runtime's limits, and
+ * a lowering with instances (synth_stats.also) is not held to the tbs per
+ * GPU (DGX H100 x4, 1 GiB AllGather, the packed trees at chunkup 2 with a
+ * tree per channel, x2: 250 tbs a rank, which the legacy runtime refuses). */
+static int loads(const plan *pl, const prog *p)
+{
+    if (pl->o.mscclpp || pl->o.target == RT_UNLIMITED)
+        return 1;
+    check_limits l;
+    check_limits_for(&l, pl->o.target);
+    hazard_list h = {0};
+    check_program(p, &l, &h);
+    int ok = 1;
+    for (int i = 0; i < h.n; i++)
+        ok &= h.v[i].kind != HZ_LOAD;
+    hazard_list_free(&h);
+    return ok;
+}
+
 /* Which modes p verifies in; a program that does not claim in place is
  * tried in place too (a synthesized schedule is written out of place only,
  * yet many run in place). */
@@ -519,13 +542,15 @@ static int anchors(const plan *pl, long long *out)
  * size it may serve.  inst: its instances (" xK" in the label, --instances
  * K in the command, when above 1). */
 static void add_protocols(plan *pl, prog *p, const char *stem, const char *path,
-                          const char *anchor, long long at, int inst, double limit_s)
+                          const char *anchor, long long at, int inst, double limit_s,
+                          const char *how)
 {
-    char tag[16] = "", extra[32] = "";
+    char tag[16] = "", extra[64] = "";
     if (inst > 1) {
         snprintf(tag, sizeof tag, " x%d", inst);
         snprintf(extra, sizeof extra, " --instances %d", inst);
     }
+    snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%s", how);
     int owner = 1;
     for (int pr = 0; pr < COST_NPROTO; pr++) {
         if (pl->o.proto && strcmp(pl->o.proto, cost_proto_name((cost_proto)pr)))
@@ -547,9 +572,12 @@ static void add_protocols(plan *pl, prog *p, const char *stem, const char *path,
 
 /* Synthesize sketch s (named `stem`, from `path` for the command line) at
  * the anchors in the range that `want` admits (bit 0: up to 64 KiB, bit 1:
- * from 1 MiB): each one only if its estimate fits in the time left before
- * the deadline and the reserve (the budget is a promise: a synthesis that
- * would not fit is not started, and plan.json's "skipped" names it). */
+ * from 1 MiB; bit 2: the packed trees alone, `--route trees`, from 16 MiB,
+ * judged between trees and trees-lanes in the runtimes' tile passes on a
+ * GPU topology, as sketch mode judges them): each one only if its estimate
+ * fits in the time left before the deadline and the reserve (the budget is
+ * a promise: a synthesis that would not fit is not started, and plan.json's
+ * "skipped" names it). */
 static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, int want,
                       double deadline, tc_err *err)
 {
@@ -557,8 +585,9 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
     int na = anchors(pl, at);
     double seen_s = -1;     /* this sketch's longest synthesis, -1 none yet */
     for (int i = 0; i < na; i++) {
-        int small = at[i] <= 64 * KIB, large = at[i] >= (1 << 20);
-        if (!((small && (want & 1)) || (large && (want & 2)) || (!small && !large)))
+        int small = at[i] <= 64 * KIB, large = at[i] >= (1 << 20), trees = want & 4;
+        if (trees ? at[i] < (16 << 20)
+                  : !((small && (want & 1)) || (large && (want & 2)) || (!small && !large)))
             continue;
         char a[32];
         fname_size(at[i], a);
@@ -569,6 +598,7 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
          * the timing of what it adds (up to three protocols, twice at
          * large sizes) */
         double est = (seen_s >= 0                ? seen_s
+                      : trees                    ? TREES_FIRST_S
                       : pl->synth_longest_s >= 0 ? pl->synth_longest_s
                                                  : SYNTH_FIRST_STAGES * stage_s +
                                                        SYNTH_FIRST_FIXED_S) +
@@ -597,6 +627,10 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
          * receive-and-reduce on one overlaps the next transfer on the other */
         so.also_instances = large ? 2 : 0;
         so.tiles = pl->tiles;
+        if (trees) {
+            so.route = SYNTH_ROUTE_TREES;
+            so.tiles = pl->t->kind == TOPO_GPU;
+        }
         prog *p = NULL;
         synth_stats st;
         tc_err e;
@@ -607,7 +641,8 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
         double ts = now_s();
         int rc = synth_run(s, pl->t, &so, &p, &st, &e);
         seen_s = fmax(seen_s, now_s() - ts);
-        pl->synth_longest_s = fmax(pl->synth_longest_s, seen_s);
+        if (!trees)     /* the MILP sketches' estimate: not the trees' seconds */
+            pl->synth_longest_s = fmax(pl->synth_longest_s, seen_s);
         if (rc == TC_STOP || lp_stop_requested()) {
             prog_free(p);
             return tc_err_set(err, TC_STOP, "interrupted");
@@ -617,9 +652,11 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
                 fprintf(stderr, "taccl-synth: plan: %s at %s: %s\n", stem, a, e.msg);
             continue;
         }
-        add_protocols(pl, p, stem, path, a, at[i], 1, so.route_time_s);
+        const char *how = trees ? " --route trees" : "";
+        add_protocols(pl, p, stem, path, a, at[i], 1, so.route_time_s, how);
         if (st.also)
-            add_protocols(pl, st.also, stem, path, a, at[i], so.also_instances, so.route_time_s);
+            add_protocols(pl, st.also, stem, path, a, at[i], so.also_instances, so.route_time_s,
+                          how);
     }
     return TC_OK;
 }
@@ -672,7 +709,10 @@ static int add_sketch_file(plan *pl, const char *path, double deadline, tc_err *
  * it is for, after the given sketches (so they get the budget first). */
 static int add_proposals(plan *pl, double deadline, tc_err *err)
 {
-    pl->nprops = propose_sketches(pl->t, pl->props);
+    long long at[8];
+    int na = anchors(pl, at);
+    pl->nprops = propose_sketches(pl->t, at[na - 1] >= (16 << 20) &&
+                                  pl->o.coll != COLL_ALLTOALL, pl->props);
     if (!pl->o.quiet)
         fprintf(stderr, "taccl-synth: plan: %d sketch%s proposed from the topology%s "
                 "(written to sketches/ in the plan)\n", pl->nprops, pl->nprops == 1 ? "" : "es",
@@ -691,7 +731,8 @@ static int add_proposals(plan *pl, double deadline, tc_err *err)
         char path[160];
         snprintf(path, sizeof path, "sketches/%s.json", pl->props[i].name);
         int rc = add_sketch(pl, s, pl->props[i].name, path,
-                            (pl->props[i].small ? 1 : 0) | (pl->props[i].large ? 2 : 0),
+                            (pl->props[i].small ? 1 : 0) | (pl->props[i].large ? 2 : 0) |
+                                (pl->props[i].trees ? 4 : 0),
                             deadline, err);
         sketch_free(s);
         if (rc != TC_OK)
@@ -1049,7 +1090,7 @@ static void prepare_and_time(plan *pl, int from, int budgeted)
             c->modes = 0;
         } else {
             double tv = now_s();
-            c->modes = verified_modes(c->p, pl->t);
+            c->modes = loads(pl, c->p) ? verified_modes(c->p, pl->t) : 0;
             pl->verify_s += now_s() - tv;
             pl->nverified++;
             if (c->owns && c->synthesized && !(c->modes & 2))

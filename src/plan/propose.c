@@ -186,6 +186,40 @@ static int keep(const topo *t, proposal *p, const char *name, const char *hyper,
     return 0;
 }
 
+/* The packed trees' sketch (--route trees): nnodes and chunkup alone, so
+ * a tree may take any hop the topology has; 1 if it loads and fits t. */
+static int keep_trees(const topo *t, proposal *p, const char *tn, int chunkup)
+{
+    char name[96], why[160];
+    snprintf(name, sizeof name, "%s-trees-cup%d", tn, chunkup);
+    snprintf(why, sizeof why, "the packed out-trees alone (--route trees), no hop restricted, "
+             "each chunk cut in %d", chunkup);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", name);
+    cJSON_AddStringToObject(j, "description", why);
+    cJSON_AddStringToObject(j, "source", "proposed by taccl-synth --plan from the topology "
+                            "(src/plan/propose.h: the packed trees)");
+    cJSON_AddNumberToObject(j, "nnodes", t->nnodes);
+    cJSON *hp = cJSON_AddObjectToObject(j, "hyperparameters");
+    cJSON_AddNumberToObject(hp, "input_chunkup", chunkup);
+    char *text = cJSON_Print(j);
+    cJSON_Delete(j);
+    tc_err e;
+    sketch *s = sketch_parse(text, name, &e);
+    int ok = s && sketch_check(s, t, &e) == TC_OK;
+    sketch_free(s);
+    if (!ok) {
+        free(text);
+        return 0;
+    }
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->json = text;
+    p->large = 1;
+    p->trees = 1;
+    return 1;
+}
+
 /* 1 if several nodes, and node 0 has several NICs, each serving a regular
  * group of more than one GPU (DGX-2: a NIC per pair). */
 static int shared_nics(const topo *t)
@@ -194,7 +228,7 @@ static int shared_nics(const topo *t)
     return t->nnodes > 1 && nic_layout(t, &m, &x0) > 1 && m > 1;
 }
 
-int propose_sketches(const topo *t, proposal *out)
+int propose_sketches(const topo *t, int trees, proposal *out)
 {
     int n = 0, sw = node_switch(t) >= 0;
     char name[96];
@@ -203,6 +237,13 @@ int propose_sketches(const topo *t, proposal *out)
      * which keeps the names distinct */
     char tn[64];
     file_safe_name(tn, sizeof tn, t->name && *t->name ? t->name : "topology");
+    /* the packed trees first: seconds each, where a MILP sketch takes its
+     * time limit */
+    int ranks = t->nnodes * t->ranks_per_node;
+    for (int k = 1; trees && k <= 16 && ranks < PROPOSE_TREES_RANKS &&
+                    ranks * k <= PROPOSE_TREES_CHUNKS;
+         k *= 2)
+        n += keep_trees(t, &out[n], tn, k);
     if (sw) {
         snprintf(name, sizeof name, "%s-uc-max-cup1", tn);
         n += keep(t, &out[n], name, "uc-max", 1, 0, "the switch as one uc-max hyperedge (many "

@@ -197,6 +197,27 @@ static int refuse_wide_offsets(const prog *p, tc_err *err)
     return TC_OK;
 }
 
+/* TC_INPUT when a rank of p has more tbs than rt's loader takes (legacy
+ * 216): lower_check_limits bounds the tbs from below before the lowering,
+ * but the lowering's own count (a channel per overlapping send, a tree per
+ * channel, instances) can pass it; the runtime would refuse the file
+ * (DGX A100 x4 ReduceScatter at 1 GiB, the packed trees at chunkup 4 with a
+ * tree per channel: 247 tbs a rank). */
+static int refuse_many_tbs(const prog *p, runtime rt, tc_err *err)
+{
+    const runtime_info *ri = runtime_get(rt);
+    if (ri->max_tbs_per_gpu <= 0)
+        return TC_OK;
+    for (int r = 0; r < p->ngpu; r++)
+        if (p->gpus[r].ntbs > ri->max_tbs_per_gpu)
+            return tc_err_set(err, TC_INPUT,
+                              "rank %d needs %d tbs as lowered (%d channels); %s allows %d per "
+                              "GPU and would refuse the file (fewer instances, or --target "
+                              "unlimited to write it for simulation)", r, p->gpus[r].ntbs,
+                              p->nchannels, ri->who, ri->max_tbs_per_gpu);
+    return TC_OK;
+}
+
 prog *lower_algo(const algo *a, const topo *t, const lower_opts *o, tc_err *err)
 {
     lower_opts dflt;
@@ -237,7 +258,8 @@ prog *lower_algo(const algo *a, const topo *t, const lower_opts *o, tc_err *err)
     if (rc == TC_OK)
         p = lower_emit(in, &L.xf, &L.ops, &L.lay, err);
     if (p && runtime_get(o->runtime)->has_loader &&
-        (refuse_unparsable(p, o->runtime, err) != TC_OK || refuse_wide_offsets(p, err) != TC_OK)) {
+        (refuse_unparsable(p, o->runtime, err) != TC_OK || refuse_wide_offsets(p, err) != TC_OK ||
+         refuse_many_tbs(p, o->runtime, err) != TC_OK)) {
         prog_free(p);
         p = NULL;
     }

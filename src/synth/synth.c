@@ -1012,6 +1012,11 @@ static int try_all(pipeline *P, tc_err *err)
         cands_none(&P->L, "milp", SYNTH_CAND_SKIPPED, "--route latency");
         return try_latency_only(P, err);
     }
+    if (o->route == SYNTH_ROUTE_TREES) {
+        cands_none(&P->L, "milp", SYNTH_CAND_SKIPPED, "--route trees");
+        cands_none(&P->L, "latency-first", SYNTH_CAND_SKIPPED, "--route trees");
+        return try_trees(P, err);
+    }
     if ((rc = try_milp(P, err)) != TC_OK)
         return rc;
     if (o->route == SYNTH_ROUTE_MILP)

@@ -84,7 +84,9 @@ enum {
                                (synth_alpha_bound), the faster kept */
     SYNTH_ROUTE_MILP = 1,   /* the MILP only */
     SYNTH_ROUTE_LATENCY = 2,    /* latency-first only (no MILP) */
-    SYNTH_ROUTE_BEST = 3    /* both, the faster kept */
+    SYNTH_ROUTE_BEST = 3,   /* both, the faster kept */
+    SYNTH_ROUTE_TREES = 4   /* the packed trees only (synth/pack; no MILP):
+                               an AllGather or a reduction reversed from one */
 };
 
 /* 1 when a chunk of chunk_bytes costs less than its alpha on every link,

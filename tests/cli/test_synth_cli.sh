@@ -195,7 +195,7 @@ expect "latency-first synthesis is deterministic" 0 "" -- cmp "$TMP/lat.xml" "$T
 expect "--route milp builds no latency-first routing" 0 '"latency_first":false,"latency_first_us":null' -- cat "$TMP/lat-m.json"
 "$S" "$ROOT/sketches/ndv2-x2-sk-1.json" "$T/ndv2-x2.json" --collective allreduce --size 1K --time-limit 1 --route latency -q --json -o "$TMP/lat-ar.xml" >"$TMP/lat-ar.json"
 expect "latency-first allreduce verifies in place" 0 "result +verified" -- "$R" "$TMP/lat-ar.xml" --inplace
-refuse "--route with a bad value" "--route: expected auto, milp, latency or best, got 'fast'" -- "$ROOT/sketches/ndv2-x2-sk-1.json" "$T/ndv2-x2.json" --route fast
+refuse "--route with a bad value" "--route: expected auto, milp, latency, best or trees, got 'fast'" -- "$ROOT/sketches/ndv2-x2-sk-1.json" "$T/ndv2-x2.json" --route fast
 
 # the candidates (--json): every strategy the call considered, in the order
 # tried, each with its predicted time or why it failed or was not tried; one
