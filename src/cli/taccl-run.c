@@ -550,7 +550,29 @@ typedef struct {
     int all_ok;
     cJSON *planj;           /* DIR/plan.json when it parses (its fallbacks' reasons) */
     run_variant_set vars;   /* the model variants' topologies (x NCCL's range) */
+    /* the lower bound depends on the topology and the collective, not the
+     * size: computed once per topology (at 1024 ranks it was two thirds of
+     * a sweep's time), keyed by the topology's JSON, since every file
+     * carries its own copy */
+    char *bound_key;
+    bound_model bound;
+    int bound_ok;
 } plan_run;
+
+/* The lower bound on t for the plan's collective: NULL if it has none. */
+static const bound_model *plan_bound(plan_run *pr, const topo *t)
+{
+    char *key = topo_to_json(t);
+    if (!key || !pr->bound_key || strcmp(key, pr->bound_key)) {
+        tc_err berr;
+        free(pr->bound_key);
+        pr->bound_key = key;
+        pr->bound_ok = bound_compute(t, pr->k, &pr->bound, &berr) == TC_OK;
+    } else {
+        free(key);
+    }
+    return pr->bound_ok ? &pr->bound : NULL;
+}
 
 /* The reason plan.json gives for an NCCL fallback range holding size in
  * mode; NULL if DIR has no such plan.json (a directory of files a user
@@ -654,11 +676,9 @@ static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
         rc = tc_err_set(err, TC_INPUT, "%s: topology %s has %d ranks but the plan's schedules "
                         "have ngpus=%d", tfrom, t->name, t->nranks, pr->ngpus);
     }
-    bound_model bound;
-    tc_err berr;
     run_opts keep = c->run;
-    if (rc == TC_OK && t && bound_compute(t, pr->k, &bound, &berr) == TC_OK)
-        c->run.bound = &bound;
+    if (rc == TC_OK && t)
+        c->run.bound = plan_bound(pr, t);
     if (rc == TC_OK && nref)
         rc = nccl_time(c, nref, npath, t, size, &w.nccl_us, err);
     if (rc == TC_OK && p) {
@@ -792,6 +812,7 @@ static int dir_main(cli *c)
         fprintf(stderr, "taccl-run: %s\n", wrong);
     cJSON_Delete(pr.rows);
     cJSON_Delete(pr.planj);
+    free(pr.bound_key);
     run_variant_set_free(&pr.vars);
     topo_free(pr.own);
     pick_set_free(pr.set);

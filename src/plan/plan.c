@@ -160,10 +160,20 @@ struct plan {
     double cand_s;          /* seconds to time one candidate at every size
                                (measured on the baselines), the unit of the
                                reserve kept for timing */
+    double scand_s;         /* the synthesized candidates' mean seconds to verify
+                               and time at every size (measured as they are
+                               timed, after each synthesis), 0 before the first */
+    int nscand;             /* how many that mean is over */
+    int nprepared;          /* candidates verified and timed (the first ones) */
+    int synth_ncands;       /* candidates the last synthesis added (protocols,
+                               instances, in-place copies), 0 before the first */
     double nccl_cost_s[MAXSIZES];   /* seconds timing NCCL's schedule at each size took */
     double nccl_vcost_s[MAXSIZES];  /* and timing it under the variants: their ratio
                                        is what judging a candidate costs there, per
                                        second of its own timing */
+    double nccl_write_s;    /* what writing NCCL's files (nccl/) will take: each
+                               distinct pick rendered once in time_nccl, its
+                               time counted at every size it is picked */
     double verify_s;        /* seconds verifying the candidates took (both modes
                                with data, at a small size), in all */
     int nverified;          /* and how many */
@@ -227,7 +237,8 @@ static double judge_cost_s(const plan *pl, int k, int i)
 static double files_s(const plan *pl)
 {
     int most = runtime_get(pl->sel)->max_files;
-    return pl->nverified ? (most > 0 ? most : FILES_EXPECT) * pl->verify_s / pl->nverified : 0;
+    return pl->nccl_write_s +
+           (pl->nverified ? (most > 0 ? most : FILES_EXPECT) * pl->verify_s / pl->nverified : 0);
 }
 
 /* The seconds kept back from the syntheses for what follows them: judging
@@ -570,6 +581,15 @@ static void add_protocols(plan *pl, prog *p, const char *stem, const char *path,
         prog_free(p);       /* no protocol asked for (cannot happen with a valid --proto) */
 }
 
+static void prepare_and_time(plan *pl, int budgeted);
+
+/* What verifying and timing one candidate costs: the synthesized ones'
+ * mean once any was timed, before that the baselines'. */
+static double cand_cost_s(const plan *pl)
+{
+    return pl->nscand ? pl->scand_s : pl->cand_s;
+}
+
 /* Synthesize sketch s (named `stem`, from `path` for the command line) at
  * the anchors in the range that `want` admits (bit 0: up to 64 KiB, bit 1:
  * from 1 MiB; bit 2: the packed trees alone, `--route trees`, from 16 MiB,
@@ -595,14 +615,16 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
         /* its estimate: this sketch's longest synthesis so far (the sizes
          * change the chunks' bytes, not the MILPs), for its first the
          * plan's longest so far, for the plan's first SYNTH_FIRST_*; and
-         * the timing of what it adds (up to three protocols, twice at
-         * large sizes) */
+         * the verifying and timing of what it adds (as many candidates as
+         * the last synthesis added; before the first, three protocols,
+         * twice at large sizes, and each an in-place copy) */
+        int nadd = pl->synth_ncands ? pl->synth_ncands : 3 * (large ? 2 : 1) * 2;
         double est = (seen_s >= 0                ? seen_s
                       : trees                    ? TREES_FIRST_S
                       : pl->synth_longest_s >= 0 ? pl->synth_longest_s
                                                  : SYNTH_FIRST_STAGES * stage_s +
                                                        SYNTH_FIRST_FIXED_S) +
-                     3 * (large ? 2 : 1) * pl->cand_s;
+                     nadd * cand_cost_s(pl);
         double left = deadline - reserve_s(pl) - now_s();
         if (est > left) {
             char w[112];
@@ -652,11 +674,17 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
                 fprintf(stderr, "taccl-synth: plan: %s at %s: %s\n", stem, a, e.msg);
             continue;
         }
+        int first = pl->ncands;
         const char *how = trees ? " --route trees" : "";
         add_protocols(pl, p, stem, path, a, at[i], 1, so.route_time_s, how);
         if (st.also)
             add_protocols(pl, st.also, stem, path, a, at[i], so.also_instances, so.route_time_s,
                           how);
+        /* verified and timed now, before the next synthesis is decided:
+         * what they cost, and the judging they will need where they beat
+         * NCCL's schedule, are then part of the estimates */
+        prepare_and_time(pl, 1);
+        pl->synth_ncands = pl->ncands - first;
     }
     return TC_OK;
 }
@@ -741,8 +769,38 @@ static int add_proposals(plan *pl, double deadline, tc_err *err)
     return TC_OK;
 }
 
+/* What writing NCCL's file for size i costs: the program rendered (not
+ * written) as write_all_files will write it, once per distinct pick (the
+ * sizes with one pick differ only in their size attribute); the seconds
+ * at every size of that pick go into the reserve (nccl_write_s). */
+static double nccl_render_s(plan *pl, int i, double *seen_s)
+{
+    for (int j = 0; j < i; j++)
+        if (pl->nccl[j] && !strcmp(pl->nccl_pick[j], pl->nccl_pick[i]))
+            return seen_s[j];
+    prog *p = pl->nccl[i];
+    topo *keep = p->topo;
+    if (!keep)
+        p->topo = (topo *)pl->t;
+    double t0 = now_s();
+    tc_err e;
+    char *text;
+    if (p->nvls_channels > 0) {
+        mpp_opts mo;
+        mpp_opts_of(p, &mo);
+        text = mpp_to_json(p, &mo, &e);
+    } else {
+        xml_write_opts wo = {.runtime = pl->o.target, .embed_topology = 1};
+        text = prog_to_xml(p, &wo, &e);
+    }
+    free(text);
+    p->topo = keep;
+    return now_s() - t0;
+}
+
 static void time_nccl(plan *pl)
 {
+    double seen_s[MAXSIZES] = {0};
     for (int i = 0; i < pl->nsizes; i++) {
         pl->nccl_us[i] = -1;
         baseline_opts bo;
@@ -765,6 +823,8 @@ static void time_nccl(plan *pl)
             snprintf(pl->nccl_pick[i], sizeof pl->nccl_pick[i], "%s %s, %d channel%s",
                      st.nccl.algo, st.nccl.proto, st.nccl.channels,
                      st.nccl.channels == 1 ? "" : "s");
+            seen_s[i] = nccl_render_s(pl, i, seen_s);
+            pl->nccl_write_s += seen_s[i];
         } else {
             prog_free(p);
         }
@@ -1072,21 +1132,21 @@ static void choose(plan *pl)
     cap_files(pl);
 }
 
-/* Verify the candidates from index `from` on (in place too: copies are
- * added at the end for a synthesized one that only runs out of place, and
+/* Verify the candidates not prepared yet (in place too: copies are added
+ * at the end for a synthesized one that only runs out of place, and
  * prepared in turn) and time each at every size.  budgeted: a candidate
  * the time left (beyond the reserve) has no room to time is left out,
  * named; the baselines are not (they are what NCCL is compared with). */
-static void prepare_and_time(plan *pl, int from, int budgeted)
+static void prepare_and_time(plan *pl, int budgeted)
 {
-    for (int k = from; k < pl->ncands; k++) {
+    for (int k = pl->nprepared; k < pl->ncands; k = ++pl->nprepared) {
         cand *c = &pl->cands[k];
         cand_prog(c);   /* verified and timed below as it runs */
-        double left = pl->deadline - reserve_s(pl) - now_s();
-        if (budgeted && pl->cand_s > left) {
+        double left = pl->deadline - reserve_s(pl) - now_s(), tc = now_s();
+        if (budgeted && cand_cost_s(pl) > left) {
             char w[112];
             snprintf(w, sizeof w, "candidate %.100s", c->label);
-            skipped(pl, w, pl->cand_s, left);
+            skipped(pl, w, cand_cost_s(pl), left);
             c->modes = 0;
         } else {
             double tv = now_s();
@@ -1102,6 +1162,10 @@ static void prepare_and_time(plan *pl, int from, int budgeted)
         else
             for (int i = 0; i < pl->nsizes; i++)
                 c->us[i] = -1;
+        if (c->modes && budgeted) {
+            pl->scand_s = (pl->scand_s * pl->nscand + (now_s() - tc)) / (pl->nscand + 1);
+            pl->nscand++;
+        }
     }
 }
 
@@ -1143,7 +1207,7 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     /* the baselines are timed first: what one candidate's timing costs is
      * what the estimates below are made of */
     int nbase = pl->ncands;
-    prepare_and_time(pl, 0, 0);
+    prepare_and_time(pl, 0);
     pl->cand_s = nbase ? (now_s() - t0) / nbase : 0;
     /* NCCL's schedule at every size, before the syntheses: it depends on
      * nothing they make, and the budget then knows what it cost; and under
@@ -1187,7 +1251,7 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
             return rc;
         }
     }
-    prepare_and_time(pl, nbase, 1);
+    prepare_and_time(pl, 1);     /* any not timed after its synthesis */
     if (!o->quiet)
         fprintf(stderr, "taccl-synth: plan: %d candidates timed at %d sizes (%.1f s)\n",
                 pl->ncands, pl->nsizes, now_s() - t0);
@@ -1968,8 +2032,9 @@ int plan_write(const plan *pl, const char *dir_in, tc_err *err)
     rc = write_all_files(pl, tmp, &names, err);
     if (!pl->o.quiet)
         fprintf(stderr, "taccl-synth: plan: files written, each verified with data at one size "
-                "whose buffers over the ranks fit %lld MiB (plan.json's \"verified\") (%.1f s)\n",
-                VERIFY_DATA_MAX >> 20, now_s() - tw);
+                "whose buffers over the ranks fit %lld MiB (plan.json's \"verified\") (%.1f s; "
+                "the time budget kept %.1f s for it)\n", VERIFY_DATA_MAX >> 20, now_s() - tw,
+                files_s(pl));
     free(names.s);
     if (rc == TC_OK) {
         char old[PATH_MAX];
