@@ -33,6 +33,8 @@
 #                    and shown as such (default: twice the plan's budget)
 #   --budget S       every plan's --time-budget S instead of the (to
 #                    try the script)
+#   --logs DIR       keep each plan's stderr (its phases and their seconds)
+#                    as DIR/CLUSTER-COLLECTIVE.err
 #   --render JSON    write the page again from the JSON of an earlier run
 #                    (its command, date and commit kept), measuring nothing
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
@@ -42,7 +44,7 @@ bin=$root/build/bin
 clusters=dgx_h100-16,dgx_a100-16,dgx_h100-128
 colls=allreduce,reducescatter,allgather
 page=$root/build/bench/scale-targets.md
-limit= force= from=
+limit= force= from= logs=
 cmd="scripts/scale_targets.sh $*"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -52,6 +54,7 @@ while [ $# -gt 0 ]; do
         --timeout) limit=$2; shift 2 ;;
         --budget) force=$2; shift 2 ;;
         --render) from=$2; shift 2 ;;
+        --logs) logs=$2; mkdir -p "$logs" || exit 2; shift 2 ;;
         *) bin=$(cd "$1" && pwd); shift ;;
     esac
 done
@@ -223,6 +226,7 @@ EOF
             --time-budget "$budget" -o "$d"
         read -r s mem rc <"$work/m"
         cp "$work/stderr" "$work/plan.err"
+        [ -n "$logs" ] && cp "$work/stderr" "$logs/$tp-$coll.err"
         for mode in outofplace inplace; do
             echo '{}' >"$work/sweep-$mode.json"
             echo "0 0 -" >"$work/ms-$mode"
