@@ -180,10 +180,17 @@ struct plan {
     double nccl_write_s;    /* what writing NCCL's files (nccl/) will take: each
                                distinct pick rendered once in time_nccl, its
                                time counted at every size it is picked */
+    double verify_cap_s;    /* seconds one verification with data at the largest
+                               size whose buffers fit VERIFY_DATA_MAX took (a
+                               baseline's, measured once): a file's verification
+                               can take that long (verify_size) */
     double verify_s;        /* seconds verifying the candidates took (both modes
                                with data, at a small size), in all */
     int nverified;          /* and how many */
     int judged;             /* candidates x sizes judged in the variants */
+    double judge_s;         /* and the seconds that took */
+    double fast_so_far[2][MAXSIZES];    /* per mode and size, the fastest candidate's
+                                           time by default so far (judge_new), 0 none */
     skip skipped[MAXSKIPS];
     int nskipped, nskipped_more;
     double synth_longest_s; /* the longest synthesis so far, -1 none yet */
@@ -244,7 +251,9 @@ static double files_s(const plan *pl)
 {
     int most = runtime_get(pl->sel)->max_files;
     return pl->slack_s + pl->nccl_write_s +
-           (pl->nverified ? (most > 0 ? most : FILES_EXPECT) * pl->verify_s / pl->nverified : 0);
+           (pl->nverified ? (most > 0 ? most : FILES_EXPECT) *
+                                fmax(pl->verify_s / pl->nverified, pl->verify_cap_s)
+                          : 0);
 }
 
 /* The seconds kept back from the syntheses for what follows them: judging
@@ -596,6 +605,45 @@ static double cand_cost_s(const plan *pl)
     return pl->nscand ? pl->scand_s : pl->cand_s;
 }
 
+static double worst_ratio(plan *pl, int k, int i);
+
+/* Judge in the model variants, as they arrive, the candidates from index
+ * `from` on at each size where one beats NCCL's schedule and is the
+ * fastest there so far by default (in a mode it runs in), as the time left
+ * before the files allows: choose(), which tries the fastest first, then
+ * finds them judged, and the reserve keeps room for the few it may still
+ * judge.  (Every candidate that beats the best worst case so far, as
+ * choose() would, judged 364 candidates x sizes in 45 s of a 60 s DGX H100
+ * x2 plan.)  Judging only at the end once left the plan of DGX H100 x16
+ * AllReduce (128 GPUs, 600 s) 4 s to judge the candidates of 4 MiB-1 GiB,
+ * which NCCL then served though candidates beat it there by default. */
+static void judge_new(plan *pl, int from)
+{
+    if (pl->o.by_default)
+        return;
+    double t0 = now_s();
+    for (int k = from; k < pl->ncands; k++) {
+        const cand *c = &pl->cands[k];
+        for (int i = 0; i < pl->nsizes && c->modes; i++) {
+            if (c->us[i] <= 0 || pl->nccl_us[i] < 0 || !pl->nccl[i] || c->vdone[i])
+                continue;
+            int fastest = 0;
+            for (int m = 0; m < 2; m++)
+                if ((c->modes & (1 << m)) &&
+                    (pl->fast_so_far[m][i] <= 0 || c->us[i] < pl->fast_so_far[m][i])) {
+                    pl->fast_so_far[m][i] = c->us[i];
+                    fastest = 1;
+                }
+            if (!fastest || pl->nccl_us[i] / c->us[i] <= 1.0 + 1e-9 ||
+                judge_cost_s(pl, k, i) > pl->deadline - files_s(pl) - now_s())
+                continue;
+            worst_ratio(pl, k, i);
+            pl->judged++;
+        }
+    }
+    pl->judge_s += now_s() - t0;
+}
+
 /* Synthesize sketch s (named `stem`, from `path` for the command line) at
  * the anchors in the range that `want` admits (bit 0: up to 64 KiB, bit 1:
  * from 1 MiB; bit 2: the packed trees alone, `--route trees`, from 16 MiB,
@@ -691,6 +739,7 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
          * NCCL's schedule, are then part of the estimates */
         prepare_and_time(pl, 1);
         pl->synth_ncands = pl->ncands - first;
+        judge_new(pl, first);
     }
     return TC_OK;
 }
@@ -1175,6 +1224,29 @@ static void prepare_and_time(plan *pl, int budgeted)
     }
 }
 
+/* What verifying a file with data can cost (verify_cap_s): the first
+ * baseline that verified, run with data at the largest size whose buffers
+ * over the ranks (out of place) fit VERIFY_DATA_MAX, as verify_size may
+ * pick for a file of large sizes.  (Estimated from the candidates'
+ * verifications at small sizes, a DGX H100 x2 plan kept 0.3 s for files
+ * that took 1.7 s.) */
+static void measure_verify_cap(plan *pl)
+{
+    for (int k = 0; k < pl->ncands; k++) {
+        const cand *c = &pl->cands[k];
+        if (!(c->modes & 1) || c->p->nvls_channels > 0 || c->p->nchunksperloop <= 0)
+            continue;
+        long long s = serve_size(c->p, pl->sizes[pl->nsizes - 1]), unit = size_unit(c->p);
+        while (s > unit && data_bytes_needed(c->p, 0, s / c->p->nchunksperloop) >
+                               (double)VERIFY_DATA_MAX)
+            s = serve_size(c->p, s / 2);
+        double t0 = now_s();
+        verifies(cand_prog((cand *)c), pl->t, 0, s);
+        pl->verify_cap_s = now_s() - t0;
+        return;
+    }
+}
+
 /* ------------------------------------------------------------- the plan */
 
 int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
@@ -1216,6 +1288,7 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     int nbase = pl->ncands;
     prepare_and_time(pl, 0);
     pl->cand_s = nbase ? (now_s() - t0) / nbase : 0;
+    measure_verify_cap(pl);
     /* NCCL's schedule at every size, before the syntheses: it depends on
      * nothing they make, and the budget then knows what it cost; and under
      * the model variants, which every choice needs where a candidate beats
@@ -1231,6 +1304,7 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
                 nccl_variants(pl, i);
                 pl->nccl_vcost_s[i] = now_s() - ti;
             }
+        judge_new(pl, 0);   /* the baselines: their best is what a synthesis must beat */
     }
     if (!o->quiet)
         fprintf(stderr, "taccl-synth: plan: %d baseline candidates (7 algorithms x 3 protocols "
@@ -1259,15 +1333,18 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
         }
     }
     prepare_and_time(pl, 1);     /* any not timed after its synthesis */
+    judge_new(pl, 0);
     if (!o->quiet)
         fprintf(stderr, "taccl-synth: plan: %d candidates timed at %d sizes (%.1f s)\n",
                 pl->ncands, pl->nsizes, now_s() - t0);
     weigh(pl);
     double tc = now_s();
     choose(pl);
+    pl->judge_s += now_s() - tc;
     if (!o->quiet && !o->by_default)
         fprintf(stderr, "taccl-synth: plan: %d candidate%s x sizes judged in the model variants "
-                "(%.1f s)\n", pl->judged, pl->judged == 1 ? "" : "s", now_s() - tc);
+                "(%.1f s, %.1f s of it after the syntheses)\n", pl->judged,
+                pl->judged == 1 ? "" : "s", pl->judge_s, now_s() - tc);
     *out = pl;
     return TC_OK;
 }
