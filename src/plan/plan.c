@@ -157,7 +157,7 @@ struct plan {
     runtime sel;            /* whose rules pick among the files (runtime_info.selects_as) */
     int executor;           /* sel reads inplace and outofplace (not the legacy
                                runtime): one file for both modes where possible */
-    char notes[8][256];
+    char notes[8][320];
     int nnotes;
     /* the time budget (issue 42 item 3): the deadline, what was left out by
      * it, and what the estimates are made from */
@@ -856,6 +856,7 @@ static double nccl_render_s(plan *pl, int i, double *seen_s)
 static void time_nccl(plan *pl)
 {
     double seen_s[MAXSIZES] = {0};
+    int unbuilt = 0;
     for (int i = 0; i < pl->nsizes; i++) {
         pl->nccl_us[i] = -1;
         baseline_opts bo;
@@ -866,8 +867,16 @@ static void time_nccl(plan *pl)
         baseline_stats st;
         tc_err e;
         prog *p = baseline_build_stats("nccl", pl->t, pl->o.coll, &bo, &st, &e);
-        if (!p)
+        if (!p) {
+            /* the sizes it serves are picked by the default model alone,
+             * with no x NCCL: say so once, with why */
+            char at[32];
+            if (!unbuilt++)
+                note(pl, "NCCL's schedule could not be written for this runtime from %s on, so "
+                     "no file there is compared with it (picked by the default model alone): %.150s",
+                     sz(pl->sizes[i], at), e.msg);
             continue;
+        }
         double us, t0 = now_s();
         long long s = serve_size(p, pl->sizes[i]);
         int rc = prog_time(p, pl->t, s, pl->tiles, &us, &e);
