@@ -637,6 +637,19 @@ static void plan_fallback(const plan_run *pr, plan_row *w)
 static int plan_check_set(const cli *c, plan_run *pr, tc_err *err)
 {
     const prog *p0 = pick_set_prog(pr->set, 0);
+    if (!p0) {
+        /* no file: a plan whose every size NCCL serves; its collective and
+         * ranks are plan.json's */
+        cJSON *k = pr->planj ? cJSON_GetObjectItem(pr->planj, "collective") : NULL;
+        cJSON *n = pr->planj ? cJSON_GetObjectItem(pr->planj, "ngpus") : NULL;
+        if (!cJSON_IsString(k) || coll_parse(k->valuestring, &pr->k) != 0 ||
+            !cJSON_IsNumber(n) || n->valueint < 1)
+            return tc_err_set(err, TC_INPUT, "%s/plan.json: no schedule in the directory and "
+                              "no valid \"collective\" and \"ngpus\" to run NCCL's with",
+                              c->file);
+        pr->ngpus = n->valueint;
+        return TC_OK;
+    }
     pr->k = p0->coll;
     pr->ngpus = p0->ngpus;
     for (int i = 1; i < pick_set_count(pr->set); i++) {
@@ -769,13 +782,19 @@ static int dir_main(cli *c)
                         "--sweep LO:HI to run the file the runtime picks", c->file);
     else if (!(pr.set = pick_set_load(c->file, &err)))
         rc = TC_INPUT;
-    else
-        rc = plan_check_set(c, &pr, &err);
-    if (rc == TC_OK)
+    else {
         pr.planj = plan_json_load(c->file);
+        rc = plan_check_set(c, &pr, &err);
+    }
     if (rc == TC_OK) {
         pr.rt = c->run.target != RT_ANY ? runtime_get(c->run.target)->selects_as
                                         : pick_set_target(pr.set);
+        cJSON *tg = pr.planj ? cJSON_GetObjectItem(pr.planj, "target") : NULL;
+        tc_err te;
+        runtime prt;
+        if (c->run.target == RT_ANY && pick_set_count(pr.set) == 0 && cJSON_IsString(tg) &&
+            runtime_parse(tg->valuestring, &prt, &te) == TC_OK)
+            pr.rt = runtime_get(prt)->selects_as;   /* no file: the plan's runtime */
         if (c->run.target == RT_ANY)
             c->run.target = pr.rt;
         int most = runtime_get(pr.rt)->max_files;

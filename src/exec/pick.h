@@ -29,7 +29,8 @@
 typedef struct pick_set pick_set;
 
 /* Load every *.xml directly inside dir (not its subdirectories).  NULL with
- * err set (TC_INPUT) if dir cannot be read, holds no schedule, or a file
+ * err set (TC_INPUT) if dir cannot be read, holds no schedule and no
+ * plan.json (a plan whose every size NCCL serves: an empty set), or a file
  * does not parse (the message names it).  An entry named *.xml that is not
  * a regular file (a FIFO, a directory, a device) is refused the same way,
  * naming it, rather than skipped: the legacy runtime given it in

@@ -356,3 +356,16 @@ assert "time_budget" in why, why
 sk = [k["what"] for k in d["skipped"]]
 assert sk and all(w.startswith("judging at ") for w in sk), sk
 print("ok")' "$TMP/budget4/plan.json"
+# A plan with no file (NCCL serves every size) is still a plan: taccl-run
+# DIR runs NCCL's schedule at each size, naming why (at 128 GPUs a plan
+# whose budget judged nothing was refused as "no schedule").
+expect "taccl-run DIR on a plan with no file: every size NCCL's, with the reason" 0 "^ok$" -- python3 -c '
+import json, subprocess, sys
+r = subprocess.run([sys.argv[1], sys.argv[2], "--sweep", "1K:64K", "--json", "-q"],
+                   capture_output=True, text=True)
+assert r.returncode == 0, r.stderr
+j = json.loads(r.stdout)
+rows = j["rows"]
+assert len(rows) == 7 and all(w["nccl_fallback"] and w["x_nccl"] == 1 for w in rows), rows
+assert all(w["reason"] for w in rows), rows
+print("ok")' "$BIN/taccl-run" "$TMP/budget4"
