@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tier: plain
+# tier: sanitized  (make check runs it in its sanitized lane only, every check
+#              with the sanitizers on; make check-full in both)
 # test_pat.sh — NCCL's PAT (AllGather and ReduceScatter with one GPU per
 # node, src/synth/baseline_pat.c): --algo pat verifies with data in and out
 # of place, with and without aggregation, on power-of-two and other rank
