@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tier: plain  (make check runs it plain only; make check-full also sanitized)
+# tier: sanitized  (make check runs it in its sanitized lane only, every check
+#              with the sanitizers on; make check-full in both)
 # test_trees.sh — the packed trees as candidates (synth/pack.h, issue 43):
 # on ForestColl's MI250 x2 the `trees` and `trees-lanes` entries are built
 # beside the MILP's in `taccl-synth --json`, the schedule kept verifies in
@@ -23,7 +24,7 @@ for coll in allgather reducescatter; do
     # 256 MiB: 8 MiB chunks, four 2 MiB tile passes, where one pass and the
     # passes differ (trees-lanes 2348.8 us in one pass, 1132.5 us in passes)
     expect "$coll: synthesized (judged in the tile passes by default)" 0 "" -- sh -c \
-        '"$1" "$2" "$3" --collective "$4" --size 256M --time-limit 5 --route milp --json -q \
+        '"$1" "$2" "$3" --collective "$4" --size 256M --time-limit 2 --route milp --json -q \
         -o "$5.xml" >"$5.json"' sh \
         "$BIN/taccl-synth" "$TMP/pk1.json" "$FC/forestcoll-mi250-x2.json" "$coll" "$TMP/$coll"
     "$BIN/taccl-run" "$TMP/$coll.xml" --no-data --json -q >"$TMP/$coll-run.json" 2>/dev/null
@@ -52,7 +53,7 @@ done
 # replay figure, as before the passes became the default), none in the
 # tile passes, and the kept one the fastest by those
 expect "--steps: synthesized" 0 "" -- sh -c '"$1" "$2" "$3" --collective allgather --size 256M \
-    --time-limit 5 --route milp --steps --json -q -o "$4.xml" >"$4.json"' sh \
+    --time-limit 2 --route milp --steps --json -q -o "$4.xml" >"$4.json"' sh \
     "$BIN/taccl-synth" "$TMP/pk1.json" "$FC/forestcoll-mi250-x2.json" "$TMP/steps"
 "$BIN/taccl-run" "$TMP/steps.xml" --steps --no-data --json -q >"$TMP/steps-run.json" 2>/dev/null
 expect "--steps: no candidate judged in the tile passes, the kept one the fastest in one pass" 0 "^ok" -- \
