@@ -53,6 +53,8 @@ typedef struct {
     topo_route route;
     int routed;
     int queued;                 /* messages sent and not yet received */
+    int ends[2];                /* threadblocks receiving [0] and sending [1] on it: the
+                                   first, in threadblock order, of a list in P->next_end */
     int head;                   /* ring index of the oldest */
     double arrive[COST_FIFO_SLOTS]; /* its messages' arrival, INFINITY = on the way */
 } pconn;
@@ -63,6 +65,8 @@ typedef struct {
     int out, in;                /* its send and receive connections, -1 */
     int slot;                   /* ring slot of the message it is sending */
     int wait_next;              /* next in its resource's waiters ("ready") */
+    int dep_waiters;            /* threadblocks of its rank waiting on its progress */
+    int dep_next;               /* next in the list it waits in; -2 = in none */
     double first;               /* when its current send first asked, -1 */
     double ready;               /* when its current step began (dependency met) */
 } ptb;
@@ -79,6 +83,8 @@ typedef struct {
     cost_lanes *lanes;
     cost_proto proto;           /* the program's protocol */
     int *res_waiters;           /* [nres]: sends waiting for it, -1 */
+    int *next_end;              /* [2 * ntb]: the next threadblock at the same end of
+                                   the same connection ([2g] receiving, [2g+1] sending), -1 */
     pev *q;
     int nq, cq;
     uint64_t seq;
@@ -94,24 +100,35 @@ static void post(ptimer *P, double t, int kind, int g)
     pq_push(P->q, &P->nq, (pev){t, order, first, kind, g}, NULL);
 }
 
-/* Wake every threadblock of the program that may be waiting on connection
- * c (its sender and receiver ends) or on threadblock g's progress: they
+/* Wake every threadblock that may be waiting on connection c (its
+ * receiving end, then its sending end, each in threadblock order): they
  * run again now.  Threadblocks not waiting ignore the wake-up. */
 static void wake_conn(ptimer *P, const pconn *c, double now)
 {
-    for (int g = P->first[c->dst]; g < P->first[c->dst + 1]; g++)
-        if (P->tbs[g].in >= 0 && &P->conns[P->tbs[g].in] == c && P->tbs[g].state == S_RECV)
+    for (int g = c->ends[0]; g >= 0; g = P->next_end[2 * g])
+        if (P->tbs[g].state == S_RECV)
             post(P, now, T_RUN, g);
-    for (int g = P->first[c->src]; g < P->first[c->src + 1]; g++)
-        if (P->tbs[g].out >= 0 && &P->conns[P->tbs[g].out] == c && P->tbs[g].state == S_SEND)
+    for (int g = c->ends[1]; g >= 0; g = P->next_end[2 * g + 1])
+        if (P->tbs[g].state == S_SEND)
             post(P, now, T_RUN, g);
 }
 
-static void wake_rank(ptimer *P, int rank, double now)
+/* b has stepped on: the threadblocks whose dependency on it is now met run
+ * again now (the others stay listed). */
+static void wake_deps(ptimer *P, ptb *b, double now)
 {
-    for (int g = P->first[rank]; g < P->first[rank + 1]; g++)
-        if (P->tbs[g].state == S_START && P->tbs[g].pc < P->tbs[g].tb->nsteps)
-            post(P, now, T_RUN, g);
+    int *link = &b->dep_waiters;
+    while (*link >= 0) {
+        int w = *link;
+        ptb *wb = &P->tbs[w];
+        if (b->pc > wb->tb->steps[wb->pc].deps) {
+            *link = wb->dep_next;
+            wb->dep_next = -2;
+            post(P, now, T_RUN, w);
+        } else {
+            link = &wb->dep_next;
+        }
+    }
 }
 
 static void step_over(ptimer *P, ptb *b, double now)
@@ -121,7 +138,7 @@ static void step_over(ptimer *P, ptb *b, double now)
     P->steps_left--;
     if (now > P->end)
         P->end = now;
-    wake_rank(P, b->rank, now);
+    wake_deps(P, b, now);
 }
 
 static int dep_met(const ptimer *P, const ptb *b, const prog_step *st)
@@ -150,8 +167,14 @@ static void advance(ptimer *P, int g, double now)
         const prog_step *st = &b->tb->steps[b->pc];
         double bytes = st->cnt * P->chunk;
         if (b->state == S_START) {
-            if (!dep_met(P, b, st))
+            if (!dep_met(P, b, st)) {
+                if (b->dep_next == -2) {    /* wait on the tb it depends on */
+                    ptb *d = &P->tbs[P->first[b->rank] + st->depid];
+                    b->dep_next = d->dep_waiters;
+                    d->dep_waiters = g;
+                }
                 return;
+            }
             b->ready = now;
             if (st->type == ST_NOP) {
                 step_over(P, b, now);
@@ -328,6 +351,8 @@ static int setup(ptimer *P, tc_err *err)
             b->rank = r;
             b->out = b->in = -1;
             b->first = -1;
+            b->dep_waiters = -1;
+            b->dep_next = -2;
             if (tb->send >= 0)
                 b->out = conn_of(P, r, tb->send, tb->chan);
             if (tb->recv >= 0)
@@ -346,6 +371,22 @@ static int setup(ptimer *P, tc_err *err)
                 P->steps_left++;
             }
         }
+    /* each connection's two ends, in threadblock order (built backwards) */
+    P->next_end = xmalloc(sizeof *P->next_end * (size_t)(2 * P->ntb + 1));
+    for (int i = 0; i < P->nconn; i++)
+        P->conns[i].ends[0] = P->conns[i].ends[1] = -1;
+    for (int g = P->ntb - 1; g >= 0; g--) {
+        ptb *b = &P->tbs[g];
+        P->next_end[2 * g] = P->next_end[2 * g + 1] = -1;
+        if (b->in >= 0) {
+            P->next_end[2 * g] = P->conns[b->in].ends[0];
+            P->conns[b->in].ends[0] = g;
+        }
+        if (b->out >= 0) {
+            P->next_end[2 * g + 1] = P->conns[b->out].ends[1];
+            P->conns[b->out].ends[1] = g;
+        }
+    }
     P->lanes = cost_lanes_new(P->t);
     int nres = cost_nres(P->t);
     P->res_waiters = xmalloc(sizeof *P->res_waiters * (size_t)(nres > 0 ? nres : 1));
@@ -397,6 +438,7 @@ int ptime_run(const prog *p, const topo *t, long long size_bytes, double *us, tc
     }
     cost_lanes_free(P.lanes);
     free(P.res_waiters);
+    free(P.next_end);
     free(P.q);
     free(P.conns);
     free(P.tbs);
