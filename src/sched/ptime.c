@@ -69,7 +69,19 @@ typedef struct {
     int dep_next;               /* next in the list it waits in; -2 = in none */
     double first;               /* when its current send first asked, -1 */
     double ready;               /* when its current step began (dependency met) */
+    int chain_res;              /* the resource whose freed waiters its request is one of, -1 */
 } ptb;
+
+/* A freed resource's waiters, oldest first, asking in turn (freed). */
+typedef struct {
+    double first;               /* when its send first asked */
+    int g;
+} pwaiter;
+
+typedef struct {
+    pwaiter *w;
+    int n, cap, pos;
+} pchain;
 
 typedef struct {
     const prog *p;
@@ -83,6 +95,8 @@ typedef struct {
     cost_lanes *lanes;
     cost_proto proto;           /* the program's protocol */
     int *res_waiters;           /* [nres]: sends waiting for it, -1 */
+    pchain *chains;             /* [nres] */
+    int nres;
     int *next_end;              /* [2 * ntb]: the next threadblock at the same end of
                                    the same connection ([2g] receiving, [2g+1] sending), -1 */
     pev *q;
@@ -210,24 +224,86 @@ static void advance(ptimer *P, int g, double now)
     }
 }
 
+/* Waiter a before b when both ask at one instant: the event queue's order
+ * for requests (pev_less), by when each first asked, then threadblock. */
+static int chain_cmp(const void *pa, const void *pb)
+{
+    const pwaiter *a = pa, *b = pb;
+    if (a->first != b->first)
+        return a->first < b->first ? -1 : 1;
+    return (a->g > b->g) - (a->g < b->g);
+}
+
+/* Post the next waiter of resource r's chain, or, once r has no lane free
+ * at `now`, settle the rest: each would ask after r filled up (its turn is
+ * after the one that filled it), find r busy and wait again on its first
+ * busy resource (cost_lanes_busy): r if r is its first, or its first if
+ * that is busy now (lanes only fill up within an instant), which is done
+ * here without asking; one whose first resource is free now asks as
+ * before, as that one may fill up before its turn. */
+static void chain_next(ptimer *P, int r, double now)
+{
+    pchain *ch = &P->chains[r];
+    if (ch->pos >= ch->n)
+        return;
+    double f;
+    cost_lanes_pick(P->lanes, r, &f);
+    if (!(f > now)) {
+        int w = ch->w[ch->pos++].g;
+        P->tbs[w].chain_res = r;
+        post(P, now, T_REQUEST, w);
+        return;
+    }
+    for (; ch->pos < ch->n; ch->pos++) {
+        int w = ch->w[ch->pos].g, r0 = P->conns[P->tbs[w].out].res[0];
+        cost_lanes_pick(P->lanes, r0, &f);
+        if (r0 == r || f > now) {   /* r0 busy now stays busy this instant */
+            P->tbs[w].wait_next = P->res_waiters[r0];
+            P->res_waiters[r0] = w;
+        } else {
+            post(P, now, T_REQUEST, w);
+        }
+    }
+}
+
 /* Connection c's resources are free again: the sends waiting for them ask
- * again now. */
+ * again now, each resource's oldest first, one after another (chain_next).
+ * Every free happens before the instant's requests are served (they come
+ * after every other event at an instant, and a request's own events are
+ * later), so the waiters are all known here. */
 static void freed(ptimer *P, const pconn *c, double now)
 {
     for (int k = 0; k < c->nres; k++) {
-        int w = P->res_waiters[c->res[k]];
-        P->res_waiters[c->res[k]] = -1;
-        for (int next; w >= 0; w = next) {
-            next = P->tbs[w].wait_next;
-            post(P, now, T_REQUEST, w);
+        int r = c->res[k];
+        pchain *ch = &P->chains[r];
+        if (ch->pos < ch->n)        /* freed twice at one instant: already asking */
+            continue;
+        ch->n = ch->pos = 0;
+        for (int w = P->res_waiters[r]; w >= 0; w = P->tbs[w].wait_next) {
+            ch->w = xgrow(ch->w, &ch->cap, ch->n + 1, sizeof *ch->w);
+            ch->w[ch->n++] = (pwaiter){P->tbs[w].first, w};
         }
+        P->res_waiters[r] = -1;
+        qsort(ch->w, (size_t)ch->n, sizeof *ch->w, chain_cmp);
+        chain_next(P, r, now);
     }
 }
 
 /* A send asks for its hop's resources: it starts when every one has a
  * free lane and holds them to its end (or waits, model/cost's
  * cost_must_wait). */
+static void ask(ptimer *P, int g, double now);
+
 static void request(ptimer *P, int g, double now)
+{
+    int r = P->tbs[g].chain_res;
+    P->tbs[g].chain_res = -1;
+    ask(P, g, now);
+    if (r >= 0)
+        chain_next(P, r, now);
+}
+
+static void ask(ptimer *P, int g, double now)
 {
     ptb *b = &P->tbs[g];
     pconn *c = &P->conns[b->out];
@@ -353,6 +429,7 @@ static int setup(ptimer *P, tc_err *err)
             b->first = -1;
             b->dep_waiters = -1;
             b->dep_next = -2;
+            b->chain_res = -1;
             if (tb->send >= 0)
                 b->out = conn_of(P, r, tb->send, tb->chan);
             if (tb->recv >= 0)
@@ -392,6 +469,8 @@ static int setup(ptimer *P, tc_err *err)
     P->res_waiters = xmalloc(sizeof *P->res_waiters * (size_t)(nres > 0 ? nres : 1));
     for (int k = 0; k < nres; k++)
         P->res_waiters[k] = -1;
+    P->chains = xcalloc((size_t)(nres > 0 ? nres : 1), sizeof *P->chains);
+    P->nres = nres;
     cost_proto proto = COST_SIMPLE;
     cost_proto_parse(p->proto, &proto);
     P->proto = proto;
@@ -437,6 +516,9 @@ int ptime_run(const prog *p, const topo *t, long long size_bytes, double *us, tc
             *us = P.end;
     }
     cost_lanes_free(P.lanes);
+    for (int k = 0; k < P.nres; k++)
+        free(P.chains ? P.chains[k].w : NULL);
+    free(P.chains);
     free(P.res_waiters);
     free(P.next_end);
     free(P.q);
