@@ -228,7 +228,9 @@ static const args_spec SPEC = {
     "in-place flag, minBytes/maxBytes, whole elements per chunk; legacy or newer\n"
     "executor by the files' target or --target), or say that NCCL runs the call;\n"
     "DIR/nccl/nccl-<bytes>.xml, where present, is NCCL's own schedule at that\n"
-    "size and gives the x NCCL column.  Out of place unless --inplace.\n"
+    "size and gives the x NCCL column; where the plan wrote none because it breaks\n"
+    "the runtime's limits, plan.json's times of it (marked *).  Out of place\n"
+    "unless --inplace.\n"
     "\n"
     "An MSCCL++ execution plan (JSON whose top level has \"gpus\"; told by content,\n"
     "not name) runs with MSCCL++'s semantics: puts/gets into peers' buffers,\n"
@@ -359,6 +361,8 @@ typedef struct {
     int picked;             /* index in the set, -1: NCCL runs it */
     double us;              /* the picked file's time (or NCCL's on fallback), < 0 none */
     double nccl_us;         /* NCCL's schedule at this size, < 0 if DIR has none */
+    int nccl_planned;       /* nccl_us is plan.json's: NCCL's schedule breaks the
+                               runtime's limits there and the plan timed it unwritten */
     int verified;           /* the picked file verified (1 on fallback) */
     int data;               /* data checked */
     double bound_us;        /* < 0 none */
@@ -494,6 +498,7 @@ static void plan_row_json(cJSON *a, const plan_row *w, const pick_set *set, coll
     cJSON_AddBoolToObject(o, "data_checked", w->data);
     if (w->nccl_us >= 0) {
         cJSON_AddNumberToObject(o, "nccl_us", w->nccl_us);
+        cJSON_AddStringToObject(o, "nccl_from", w->nccl_planned ? "plan.json" : "file");
         if (w->us > 0)
             cJSON_AddNumberToObject(o, "x_nccl", w->nccl_us / w->us);
         if (w->nvar > 0) {
@@ -523,7 +528,7 @@ static void plan_row_text(const plan_row *w, const pick_set *set, coll_kind k)
         snprintf(bw, sizeof bw, "%.3f", coll_algbw_gbps(k, (double)w->size, w->us));
     }
     if (w->nccl_us >= 0) {
-        snprintf(n, sizeof n, "%.3f", w->nccl_us);
+        snprintf(n, sizeof n, "%.3f%s", w->nccl_us, w->nccl_planned ? "*" : "");
         if (w->us > 0)
             snprintf(x, sizeof x, "%.2f", w->nccl_us / w->us);
         if (w->nvar > 0)
@@ -550,6 +555,7 @@ typedef struct {
     int all_ok;
     cJSON *planj;           /* DIR/plan.json when it parses (its fallbacks' reasons) */
     run_variant_set vars;   /* the model variants' topologies (x NCCL's range) */
+    int planned;            /* rows whose NCCL time is plan.json's */
     /* the lower bound depends on the topology and the collective, not the
      * size: computed once per topology (at 1024 ranks it was two thirds of
      * a sweep's time), keyed by the topology's JSON, since every file
@@ -663,6 +669,28 @@ static int plan_check_set(const cli *c, plan_run *pr, tc_err *err)
     return TC_OK;
 }
 
+/* NCCL's times at `size` as plan.json gives them where the plan wrote no
+ * file for it (nccl[].not_written: its schedule breaks the runtime's
+ * limits, so the plan timed it beyond them, formats.md section 7): 1 and
+ * *v filled (-1 where a variant has none) when the default is there. */
+static int plan_nccl_times(const plan_run *pr, long long size, variant_times *v)
+{
+    cJSON *a = pr->planj ? cJSON_GetObjectItem(pr->planj, "nccl") : NULL, *o;
+    cJSON_ArrayForEach(o, a) {
+        cJSON *s = cJSON_GetObjectItem(o, "size_bytes"), *vu = cJSON_GetObjectItem(o,
+                                                                                "variants_us");
+        if (!cJSON_IsNumber(s) || (long long)s->valuedouble != size ||
+            !cJSON_IsString(cJSON_GetObjectItem(o, "not_written")) || !cJSON_IsObject(vu))
+            continue;
+        for (int k = 0; k < VAR_COUNT; k++) {
+            cJSON *x = cJSON_GetObjectItem(vu, variant_get((variant_id)k)->name);
+            v->us[k] = cJSON_IsNumber(x) && x->valuedouble > 0 ? x->valuedouble : -1;
+        }
+        return v->us[VAR_DEFAULT] > 0;
+    }
+    return 0;
+}
+
 /* One size of the plan: the file picked (or NCCL), run and added to the
  * table.  TC_OK (w.verified says the verdict), or TC_INPUT with err naming
  * the file at fault. */
@@ -694,6 +722,10 @@ static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
         c->run.bound = plan_bound(pr, t);
     if (rc == TC_OK && nref)
         rc = nccl_time(c, nref, npath, t, size, &w.nccl_us, err);
+    else if (rc == TC_OK && plan_nccl_times(pr, size, &w.vnccl)) {
+        w.nccl_us = w.vnccl.us[VAR_DEFAULT];
+        w.nccl_planned = 1;
+    }
     if (rc == TC_OK && p) {
         char why[600];
         rc = run_one(&c->run, p, t, w.padded > 0 ? w.padded : size, pr->mode, &w.us,
@@ -706,13 +738,15 @@ static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
     } else if (rc == TC_OK) {
         w.us = w.nccl_us;
     }
-    if (rc == TC_OK && p && nref && w.us > 0 && w.nccl_us > 0 && w.verified) {
+    if (rc == TC_OK && p && (nref || w.nccl_planned) && w.us > 0 && w.nccl_us > 0 &&
+        w.verified) {
         /* x NCCL under every model variant: each ratio's two times from
          * one variant (model/variant.h) */
         run_opts nro = c->run;
         nro.target = RT_UNLIMITED;
-        run_variants(nref, t, &nro, served_size(nref, size), 0, w.nccl_us, &pr->vars,
-                     &w.vnccl);
+        if (nref)
+            run_variants(nref, t, &nro, served_size(nref, size), 0, w.nccl_us, &pr->vars,
+                         &w.vnccl);
         run_variants(p, t, &c->run, w.padded > 0 ? w.padded : size, pr->mode, w.us, &pr->vars,
                      &w.vus);
         w.nvar = variant_ratio_range(&w.vnccl, &w.vus, &w.xlo, &w.xhi);
@@ -722,6 +756,7 @@ static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
     if (rc != TC_OK)
         return rc;
     pr->all_ok &= w.verified;
+    pr->planned += w.nccl_planned;
     if (c->json)
         plan_row_json(pr->rows, &w, pr->set, pr->k, pr->ngpus);
     else if (!c->quiet)
@@ -820,6 +855,9 @@ static int dir_main(cli *c)
         if (size > hi / 2)
             break;
     }
+    if (rc == TC_OK && pr.planned && !c->json && !c->quiet)
+        printf("# *: NCCL's schedule breaks the runtime's limits at that size (NCCL runs it "
+               "natively); the plan timed it unwritten, plan.json has its times\n");
     char wrong[600] = "";
     if (rc == TC_OK && !pr.all_ok)
         snprintf(wrong, sizeof wrong, "%s: some sizes did not verify (see the table)", c->file);

@@ -140,6 +140,9 @@ struct plan {
     cand *cands;
     prog *nccl[MAXSIZES];
     double nccl_us[MAXSIZES];
+    int nccl_ref[MAXSIZES];     /* 1: NCCL's schedule breaks the runtime's limits there,
+                                   so it was timed beyond them (NCCL runs it natively)
+                                   and freed: a reference, not a file (time_nccl) */
     char nccl_pick[MAXSIZES][64];
     int win[2][MAXSIZES];   /* candidate per mode and size, < 0 = NCCL (W_*) */
     int fastest[2][MAXSIZES];   /* the fastest candidate by the default model, -1 none */
@@ -625,7 +628,8 @@ static void judge_new(plan *pl, int from)
     for (int k = from; k < pl->ncands; k++) {
         const cand *c = &pl->cands[k];
         for (int i = 0; i < pl->nsizes && c->modes; i++) {
-            if (c->us[i] <= 0 || pl->nccl_us[i] < 0 || !pl->nccl[i] || c->vdone[i])
+            if (c->us[i] <= 0 || pl->nccl_us[i] < 0 || (!pl->nccl[i] && !pl->nccl_ref[i]) ||
+                c->vdone[i])
                 continue;
             int fastest = 0;
             for (int m = 0; m < 2; m++)
@@ -853,10 +857,18 @@ static double nccl_render_s(plan *pl, int i, double *seen_s)
     return now_s() - t0;
 }
 
+static void nccl_variants(plan *pl, int i);
+
+/* NCCL's schedule at every size, timed.  Where the runtime cannot load it
+ * (DGX H100 x128: a ring over 1024 ranks is 1023 steps in a threadblock,
+ * the legacy runtime allows 256), NCCL still runs it, natively: it is
+ * built beyond the limits, timed (and under the variants) as the
+ * yardstick, and freed, not written (at 1024 ranks and 16 channels the
+ * XML would be 2 GB a size); plan.json's nccl[] carries its times. */
 static void time_nccl(plan *pl)
 {
     double seen_s[MAXSIZES] = {0};
-    int unbuilt = 0;
+    int unbuilt = 0, beyond = 0;
     for (int i = 0; i < pl->nsizes; i++) {
         pl->nccl_us[i] = -1;
         baseline_opts bo;
@@ -865,33 +877,54 @@ static void time_nccl(plan *pl)
         bo.size_bytes = pl->sizes[i];
         bo.switch_ops = pl->o.mscclpp;  /* NCCL's NVLS where it runs it (docs/nvls.md) */
         baseline_stats st;
-        tc_err e;
+        tc_err e, e2;
         prog *p = baseline_build_stats("nccl", pl->t, pl->o.coll, &bo, &st, &e);
+        int ref = 0;
+        if (!p && bo.target != RT_UNLIMITED) {
+            bo.target = RT_UNLIMITED;
+            p = baseline_build_stats("nccl", pl->t, pl->o.coll, &bo, &st, &e2);
+            ref = p != NULL;
+        }
+        char at[32];
         if (!p) {
             /* the sizes it serves are picked by the default model alone,
              * with no x NCCL: say so once, with why */
-            char at[32];
             if (!unbuilt++)
-                note(pl, "NCCL's schedule could not be written for this runtime from %s on, so "
-                     "no file there is compared with it (picked by the default model alone): %.150s",
+                note(pl, "NCCL's schedule could not be built from %s on, so no file there is "
+                     "compared with it (picked by the default model alone): %.150s",
                      sz(pl->sizes[i], at), e.msg);
             continue;
         }
         double us, t0 = now_s();
         long long s = serve_size(p, pl->sizes[i]);
-        int rc = prog_time(p, pl->t, s, pl->tiles, &us, &e);
+        int rc = prog_time(p, pl->t, s, pl->tiles, &us, &e2);
         pl->nccl_cost_s[i] = now_s() - t0;
-        if (rc == TC_OK) {
-            pl->nccl[i] = p;
-            pl->nccl_us[i] = us;
-            snprintf(pl->nccl_pick[i], sizeof pl->nccl_pick[i], "%s %s, %d channel%s",
-                     st.nccl.algo, st.nccl.proto, st.nccl.channels,
-                     st.nccl.channels == 1 ? "" : "s");
+        if (rc != TC_OK) {
+            prog_free(p);
+            continue;
+        }
+        pl->nccl[i] = p;
+        pl->nccl_us[i] = us;
+        snprintf(pl->nccl_pick[i], sizeof pl->nccl_pick[i], "%s %s, %d channel%s",
+                 st.nccl.algo, st.nccl.proto, st.nccl.channels,
+                 st.nccl.channels == 1 ? "" : "s");
+        if (!ref) {
             seen_s[i] = nccl_render_s(pl, i, seen_s);
             pl->nccl_write_s += seen_s[i];
-        } else {
-            prog_free(p);
+            continue;
         }
+        if (!beyond++)
+            note(pl, "NCCL's schedule breaks the runtime's limits from %s on (%.130s): timed "
+                 "beyond them as the yardstick (NCCL runs it natively), not written; "
+                 "nccl[] has its times", sz(pl->sizes[i], at), e.msg);
+        if (!pl->o.by_default) {
+            double ti = now_s();
+            nccl_variants(pl, i);
+            pl->nccl_vcost_s[i] = now_s() - ti;
+        }
+        pl->nccl_ref[i] = 1;
+        pl->nccl[i] = NULL;
+        prog_free(p);
     }
 }
 
@@ -1145,7 +1178,7 @@ static void choose(plan *pl)
                 pl->win[m][i] = W_NONE;
                 continue;
             }
-            if (pl->nccl_us[i] < 0 || !pl->nccl[i] ||
+            if (pl->nccl_us[i] < 0 || (!pl->nccl[i] && !pl->nccl_ref[i]) ||
                 (pl->o.by_default && pl->nccl_us[i] > pl->cands[order[0]].us[i])) {
                 pl->win[m][i] = order[0];
                 continue;
@@ -1303,10 +1336,11 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
      * the model variants, which every choice needs where a candidate beats
      * it: what that took per second of its timing is what the budget
      * reserves for judging the candidates */
+    if (!o->by_default)
+        variant_topologies(pl);     /* time_nccl times a reference in them at once */
     time_nccl(pl);
     double tv = now_s();
     if (!o->by_default) {
-        variant_topologies(pl);
         for (int i = 0; i < pl->nsizes; i++)
             if (pl->nccl[i]) {
                 double ti = now_s();
@@ -1955,10 +1989,26 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
             char name[64];
             nccl_rel(pl, s, name, sizeof name);
             cJSON_AddStringToObject(o, "file", name);
-            cJSON_AddStringToObject(o, "picked", pl->nccl_pick[s]);
-            cJSON_AddNumberToObject(o, "predicted_us", pl->nccl_us[s]);
         } else {
             cJSON_AddNullToObject(o, "file");
+        }
+        if (pl->nccl_us[s] >= 0) {
+            cJSON_AddStringToObject(o, "picked", pl->nccl_pick[s]);
+            cJSON_AddNumberToObject(o, "predicted_us", pl->nccl_us[s]);
+        }
+        if (pl->nccl_ref[s])
+            cJSON_AddStringToObject(o, "not_written", "breaks the runtime's limits (NCCL runs "
+                                    "it natively): timed beyond them as the yardstick");
+        if (pl->nccl_vdone[s]) {
+            /* its time under each model variant (null: not timed there),
+             * for taccl-run DIR where no file holds it */
+            cJSON *v = cJSON_AddObjectToObject(o, "variants_us");
+            for (int k = 0; k < VAR_COUNT; k++)
+                if (pl->nccl_v[s][k] >= 0)
+                    cJSON_AddNumberToObject(v, variant_get((variant_id)k)->name,
+                                            pl->nccl_v[s][k]);
+                else
+                    cJSON_AddNullToObject(v, variant_get((variant_id)k)->name);
         }
         cJSON_AddItemToArray(nc, o);
     }
