@@ -1,6 +1,7 @@
 /* test_ptime.c — the time of a program by the cost model (sched/ptime):
  * hand-computed makespans for a hop, a dependency, a reduction on receive,
- * a NIC two senders share, the FIFO depth, alpha as a delay, and the errors (no route, a
+ * a NIC two senders share, the FIFO depth, alpha as a delay, two threadblocks on one
+ * connection's end, and the errors (no route, a
  * dependency on nothing, a program that cannot finish).  Runs from the
  * repository root (bundled topologies). */
 #include <setjmp.h>
@@ -194,6 +195,33 @@ static void assert_refused(const prog *p, const topo *t, long long size, const c
     assert_near(us, 42);
 }
 
+/* Two threadblocks of rank 0 share one end of a connection (chan 0 to
+ * rank 1; a hazard the checker reports, which runs all the same), both
+ * waiting on a copy: they take the connection's message slots in
+ * threadblock order, so tb 1's message is the first rank 1 receives and
+ * the first on the link (one lane): the copy, both hops in turn, and the
+ * receiver's copy between its two receives where that is longer than a
+ * hop.  Woken in another order, tb 2 would take the first slot while tb 1
+ * is sent first, and the receiver would wait a hop longer. */
+static void test_shared_end(void **state)
+{
+    (void)state;
+    topo *t = ndv2();
+    prog *p = prog_new("shared", COLL_ALLGATHER, 2, 4);
+    prog_gpu *g0 = prog_add_gpu(p, 4, 4, 0);
+    prog_add_step(prog_add_tb(g0, -1, -1, 0), ST_CPY, BUF_I, 0, BUF_O, 0, 1, -1, -1);
+    prog_add_step(prog_add_tb(g0, 1, -1, 0), ST_S, BUF_I, 0, BUF_O, 0, 1, 0, 0);
+    prog_add_step(prog_add_tb(g0, 1, -1, 0), ST_S, BUF_I, 1, BUF_O, 1, 1, 0, 0);
+    prog_tb *r = prog_add_tb(prog_add_gpu(p, 4, 4, 0), -1, 0, 0);
+    prog_add_step(r, ST_R, BUF_I, 0, BUF_O, 0, 1, -1, -1);
+    prog_add_step(r, ST_CPY, BUF_O, 0, BUF_O, 2, 1, -1, -1);
+    prog_add_step(r, ST_R, BUF_I, 1, BUF_O, 1, 1, -1, -1);
+    double c = cost_copy_us(t, MB), h = hop(t, 0, 1, MB);
+    assert_near(timed(p, t, 4 * MB), c + h + fmax(h, c));
+    prog_free(p);
+    topo_free(t);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -240,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_shared_nic),
         cmocka_unit_test(test_fifo_depth),
         cmocka_unit_test(test_alpha_delay),
+        cmocka_unit_test(test_shared_end),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,6 +56,9 @@ typedef struct {
     int ends[2];                /* threadblocks receiving [0] and sending [1] on it: the
                                    first, in threadblock order, of a list in P->next_end */
     int head;                   /* ring index of the oldest */
+    int head_taken;             /* a reducing receive holds the oldest until it is
+                                   done: another receiver on the connection (a shared
+                                   end) waits for the next, not the same one */
     double arrive[COST_FIFO_SLOTS]; /* its messages' arrival, INFINITY = on the way */
 } pconn;
 
@@ -99,6 +102,11 @@ typedef struct {
     int nres;
     int *next_end;              /* [2 * ntb]: the next threadblock at the same end of
                                    the same connection ([2g] receiving, [2g+1] sending), -1 */
+    int rank_wake;              /* two threadblocks share a connection's end (a hazard
+                                   the checker reports, which runs all the same): after
+                                   every step each waiting threadblock of the rank runs
+                                   again, in threadblock order, as the order in which
+                                   they take its messages then depends on it */
     pev *q;
     int nq, cq;
     uint64_t seq;
@@ -127,10 +135,21 @@ static void wake_conn(ptimer *P, const pconn *c, double now)
             post(P, now, T_RUN, g);
 }
 
+static void wake_rank(ptimer *P, int rank, double now)
+{
+    for (int g = P->first[rank]; g < P->first[rank + 1]; g++)
+        if (P->tbs[g].state == S_START && P->tbs[g].pc < P->tbs[g].tb->nsteps)
+            post(P, now, T_RUN, g);
+}
+
 /* b has stepped on: the threadblocks whose dependency on it is now met run
  * again now (the others stay listed). */
 static void wake_deps(ptimer *P, ptb *b, double now)
 {
+    if (P->rank_wake) {
+        wake_rank(P, b->rank, now);
+        return;
+    }
     int *link = &b->dep_waiters;
     while (*link >= 0) {
         int w = *link;
@@ -166,6 +185,7 @@ static void received(ptimer *P, ptb *b, double now)
     pconn *c = &P->conns[b->in];
     c->head = (c->head + 1) % COST_FIFO_SLOTS;
     c->queued--;
+    c->head_taken = 0;
     wake_conn(P, c, now);
     if (step_sends(b->tb->steps[b->pc].type))
         b->state = S_SEND;
@@ -182,7 +202,7 @@ static void advance(ptimer *P, int g, double now)
         double bytes = st->cnt * P->chunk;
         if (b->state == S_START) {
             if (!dep_met(P, b, st)) {
-                if (b->dep_next == -2) {    /* wait on the tb it depends on */
+                if (b->dep_next == -2 && !P->rank_wake) {   /* wait on the tb it depends on */
                     ptb *d = &P->tbs[P->first[b->rank] + st->depid];
                     b->dep_next = d->dep_waiters;
                     d->dep_waiters = g;
@@ -202,10 +222,11 @@ static void advance(ptimer *P, int g, double now)
             }
         } else if (b->state == S_RECV) {
             pconn *c = &P->conns[b->in];
-            if (c->queued == 0 || !(c->arrive[c->head] <= now))
+            if (c->queued == 0 || c->head_taken || !(c->arrive[c->head] <= now))
                 return;
             if (step_reduces(st->type)) {   /* reduced as it landed */
                 b->state = S_BUSY;
+                c->head_taken = 1;
                 post(P, cost_reduce_end_us(P->t, P->proto, c->route.bw_gbps, bytes,
                                            c->arrive[c->head], b->ready),
                      T_DONE, g);
@@ -284,7 +305,8 @@ static void freed(ptimer *P, const pconn *c, double now)
             ch->w[ch->n++] = (pwaiter){P->tbs[w].first, w};
         }
         P->res_waiters[r] = -1;
-        qsort(ch->w, (size_t)ch->n, sizeof *ch->w, chain_cmp);
+        if (ch->n > 1)
+            qsort(ch->w, (size_t)ch->n, sizeof *ch->w, chain_cmp);
         chain_next(P, r, now);
     }
 }
@@ -458,10 +480,12 @@ static int setup(ptimer *P, tc_err *err)
         if (b->in >= 0) {
             P->next_end[2 * g] = P->conns[b->in].ends[0];
             P->conns[b->in].ends[0] = g;
+            P->rank_wake |= P->next_end[2 * g] >= 0;
         }
         if (b->out >= 0) {
             P->next_end[2 * g + 1] = P->conns[b->out].ends[1];
             P->conns[b->out].ends[1] = g;
+            P->rank_wake |= P->next_end[2 * g + 1] >= 0;
         }
     }
     P->lanes = cost_lanes_new(P->t);
