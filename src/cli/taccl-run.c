@@ -672,10 +672,13 @@ static int plan_check_set(const cli *c, plan_run *pr, tc_err *err)
 /* NCCL's times at `size` as plan.json gives them where the plan wrote no
  * file for it (nccl[].not_written: its schedule breaks the runtime's
  * limits, so the plan timed it beyond them, formats.md section 7): 1 and
- * *v filled (-1 where a variant has none) when the default is there. */
-static int plan_nccl_times(const plan_run *pr, long long size, variant_times *v)
+ * *v filled (-1 where a variant has none) when the timing this run uses
+ * is there (the default, or steps/tiles as asked: *us).  They are the
+ * plan's topology's: with --topo, none. */
+static int plan_nccl_times(const cli *c, const plan_run *pr, const topo *t, long long size,
+                           variant_times *v, double *us)
 {
-    cJSON *a = pr->planj ? cJSON_GetObjectItem(pr->planj, "nccl") : NULL, *o;
+    cJSON *a = pr->planj && !pr->own ? cJSON_GetObjectItem(pr->planj, "nccl") : NULL, *o;
     cJSON_ArrayForEach(o, a) {
         cJSON *s = cJSON_GetObjectItem(o, "size_bytes"), *vu = cJSON_GetObjectItem(o,
                                                                                 "variants_us");
@@ -686,7 +689,9 @@ static int plan_nccl_times(const plan_run *pr, long long size, variant_times *v)
             cJSON *x = cJSON_GetObjectItem(vu, variant_get((variant_id)k)->name);
             v->us[k] = cJSON_IsNumber(x) && x->valuedouble > 0 ? x->valuedouble : -1;
         }
-        return v->us[VAR_DEFAULT] > 0;
+        *us = v->us[run_tiles(&c->run, t) == variant_tiles(VAR_DEFAULT) ? VAR_DEFAULT
+                                                                         : VAR_PASSES];
+        return *us > 0;
     }
     return 0;
 }
@@ -722,10 +727,8 @@ static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
         c->run.bound = plan_bound(pr, t);
     if (rc == TC_OK && nref)
         rc = nccl_time(c, nref, npath, t, size, &w.nccl_us, err);
-    else if (rc == TC_OK && plan_nccl_times(pr, size, &w.vnccl)) {
-        w.nccl_us = w.vnccl.us[VAR_DEFAULT];
+    else if (rc == TC_OK && t && plan_nccl_times(c, pr, t, size, &w.vnccl, &w.nccl_us))
         w.nccl_planned = 1;
-    }
     if (rc == TC_OK && p) {
         char why[600];
         rc = run_one(&c->run, p, t, w.padded > 0 ? w.padded : size, pr->mode, &w.us,

@@ -858,6 +858,7 @@ static double nccl_render_s(plan *pl, int i, double *seen_s)
 }
 
 static void nccl_variants(plan *pl, int i);
+static double time_variant(const plan *pl, const prog *p, long long s, int v, double base);
 
 /* NCCL's schedule at every size, timed.  Where the runtime cannot load it
  * (DGX H100 x128: a ring over 1024 ranks is 1023 steps in a threadblock,
@@ -917,11 +918,18 @@ static void time_nccl(plan *pl)
             note(pl, "NCCL's schedule breaks the runtime's limits from %s on (%.130s): timed "
                  "beyond them as the yardstick (NCCL runs it natively), not written; "
                  "nccl[] has its times", sz(pl->sizes[i], at), e.msg);
+        double ti = now_s();
         if (!pl->o.by_default) {
-            double ti = now_s();
             nccl_variants(pl, i);
-            pl->nccl_vcost_s[i] = now_s() - ti;
+        } else {
+            /* no variants judge this plan, but taccl-run DIR times its
+             * files in both timings (the default and --steps/--tiles) */
+            pl->nccl_vdone[i] = 1;
+            for (int v = 0; v < VAR_COUNT; v++)
+                pl->nccl_v[i][v] = v == VAR_DEFAULT || v == VAR_PASSES
+                                       ? time_variant(pl, p, s, v, us) : -1;
         }
+        pl->nccl_vcost_s[i] = now_s() - ti;
         pl->nccl_ref[i] = 1;
         pl->nccl[i] = NULL;
         prog_free(p);

@@ -71,3 +71,27 @@ print("x NCCL", row.get("x_nccl"))' "$TMP/plan/plan.json" "$TMP/sweep.json"
 
 expect "the text table marks the plan's NCCL time" 0 "plan timed it unwritten" -- \
     "$R" "$TMP/plan" --sweep 1M:1M --no-data
+
+"$R" "$TMP/plan" --sweep 1M:1M --no-data --steps --json -q >"$TMP/steps.json"
+expect "with --steps the row's NCCL time is plan.json's steps timing" 0 "steps" -- python3 -c '
+import json, sys
+plan = json.load(open(sys.argv[1]))["nccl"][0]["variants_us"]
+row = json.load(open(sys.argv[2]))
+row = row["rows"][0] if "rows" in row else row
+assert row["nccl_from"] == "plan.json" and row["nccl_us"] == plan["steps"], (row, plan)
+print("steps", row["nccl_us"])' "$TMP/plan/plan.json" "$TMP/steps.json"
+
+expect "with --topo the plan's NCCL times are not used (they are its topology's)" 0 "" -- \
+    bash -c '"$1" "$2" --topo "$3" --sweep 1M:1M --no-data --json -q |
+             python3 -c "import json,sys; r=json.load(sys.stdin); r=r[\"rows\"][0] if \"rows\" in r else r; sys.exit(r[\"nccl_us\"] is not None)"' \
+    _ "$R" "$TMP/plan" "$TMP/h64.json"
+
+# --by-default judges in no variant; taccl-run DIR still finds NCCL's time
+"$S" -q --plan "$TMP/h64.json" --collective allgather --sizes 1M:1M --by-default \
+    --time-budget $((30 * SLOW)) -o "$TMP/plan-bd" 2>/dev/null
+expect "a --by-default plan gives NCCL's time in both timings" 0 "both" -- python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+v = j["nccl"][0]["variants_us"]
+assert v["default"] > 0 and v["steps"] > 0 and v["delay"] is None, v
+print("both", v["default"], v["steps"])' "$TMP/plan-bd/plan.json"
