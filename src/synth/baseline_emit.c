@@ -86,14 +86,14 @@ int bl_block_chunks(const bld *b, int q, int c, int base_shift, int *v, int len)
     return len;
 }
 
-/* Group sorted offset pairs into runs contiguous on both sides, cnt <= 71.
- * run_start[i], run_len[i]; returns the number of runs. */
-int bl_make_runs(const int *src, const int *dst, int len, int *rs, int *rl)
+/* Group sorted offset pairs into runs contiguous on both sides, cnt <= 71
+ * (and b->run_cap).  run_start[i], run_len[i]; returns the number of runs. */
+int bl_make_runs(const bld *b, const int *src, const int *dst, int len, int *rs, int *rl)
 {
-    int nr = 0;
+    int nr = 0, cap = b->run_cap > 0 && b->run_cap < MAX_CNT ? b->run_cap : MAX_CNT;
     for (int i = 0; i < len;) {
         int j = i + 1;
-        while (j < len && j - i < MAX_CNT && src[j] == src[j - 1] + 1 && dst[j] == dst[j - 1] + 1)
+        while (j < len && j - i < cap && src[j] == src[j - 1] + 1 && dst[j] == dst[j - 1] + 1)
             j++;
         rs[nr] = i;
         rl[nr] = j - i;
@@ -125,9 +125,9 @@ void bl_emit_round_rdep(bld *b, int r, int tb, const bl_round *rs, sref d1, sref
 {
     int *srs = xmalloc((size_t)(rs->ns + 1) * sizeof *srs), *srl = xmalloc((size_t)(rs->ns + 1) * sizeof *srl);
     int *rrs = xmalloc((size_t)(rs->nr + 1) * sizeof *rrs), *rrl = xmalloc((size_t)(rs->nr + 1) * sizeof *rrl);
-    int nsr = bl_make_runs(rs->soff, rs->soff, rs->ns, srs, srl);
+    int nsr = bl_make_runs(b, rs->soff, rs->soff, rs->ns, srs, srl);
     const int *lo = rs->rty == ST_R ? rs->roff : rs->loff;
-    int nrr = bl_make_runs(lo, rs->roff, rs->nr, rrs, rrl);
+    int nrr = bl_make_runs(b, lo, rs->roff, rs->nr, rrs, rrl);
     int si = 0, ri = 0, w;
     while ((w = bl_window_next(&si, &ri, nsr, nrr)) >= 0) {
         if (w == 0) {

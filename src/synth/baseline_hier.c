@@ -31,6 +31,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "../model/cost.h"
 #include "../util/mem.h"
 
 /* Offsets of channel c's chunks in the rail-l blocks of nodes
@@ -123,13 +124,13 @@ static void phase_reduce(bld *b, hier *h, int r, buf_kind dst, int compact)
             int d0 = h->halves == 1 ? 0 : part == 0 ? (d ^ D) & ~(D - 1) : d & ~(D - 1);
             int nl = rail_offsets(b, G, l, d0, D, c, 0, 0, h->lo);
             rail_offsets(b, G, l, d0, D, c, compact, 0, h->ro);
-            int nruns = bl_make_runs(h->lo, h->ro, nl, h->rs, h->rl);
+            int nruns = bl_make_runs(b, h->lo, h->ro, nl, h->rs, h->rl);
             for (int k = 1; k < G; k++) {
                 int lp = (l + k) % G, tb = LTB(h, k), si = 0, ri = 0, w;
                 int ns = rail_offsets(b, G, lp, d0, D, c, 0, 0, h->so);
                 int *srs = xmalloc(((size_t)ns + 1) * sizeof *srs);
                 int *srl = xmalloc(((size_t)ns + 1) * sizeof *srl);
-                int nsr = bl_make_runs(h->so, h->so, ns, srs, srl);
+                int nsr = bl_make_runs(b, h->so, h->so, ns, srs, srl);
                 while ((w = bl_window_next(&si, &ri, nsr, nruns)) >= 0) {
                     if (w == 0) {
                         int x = srs[si - 1];
@@ -249,6 +250,19 @@ int bl_build_hier(bld *b, const bl_args *a, tc_err *err)
     int scratch = k == COLL_REDUCESCATTER ? h.N * KM : 0;
     if (!bl_new_prog(b, n * KM, scratch, err))
         return TC_INPUT;
+    /* The runtimes run a step of cnt chunks as cnt operations, one FIFO
+     * slot each, once a chunk fills the tile (sched/tile.h).  Both ends of
+     * an exchange send before they receive, so a step of more chunks than
+     * the FIFO holds deadlocks there (DGX H100 x16 AllReduce 1 GiB: runs
+     * of 16 chunks, every threadblock stuck on a full FIFO; in one pass it
+     * ran).  Steps of one operation each keep the sends within the window
+     * (bl_window_next): under Simple's tile, so the sizes below it keep
+     * their long runs, one alpha each. */
+    if (b->size_bytes > 0) {
+        long long chunk = b->size_bytes / ((long long)n * KM);
+        long long mc = chunk > 0 ? cost_proto_tile_bytes(COST_SIMPLE) / chunk : MAX_CNT;
+        b->run_cap = mc < 1 ? 1 : mc < MAX_CNT ? (int)mc : MAX_CNT;
+    }
     size_t cap = (size_t)n * KM + 1;
     h.so = xmalloc(cap * sizeof *h.so);
     h.lo = xmalloc(cap * sizeof *h.lo);

@@ -37,6 +37,9 @@ typedef struct {
     int KM;
     int pat_agg;        /* pat: pieces one message carries (NCCL's postFreq) */
     int max_steps;      /* the target's steps per tb (0: no limit) */
+    int run_cap;        /* chunks per step at most (0: MAX_CNT): hier's exchanges at
+                           sizes whose chunks fill the runtimes' tile (bl_build_hier) */
+    long long size_bytes;   /* the size it is built for (0: unknown) */
     prog *p;
 } bld;
 
@@ -132,8 +135,9 @@ prog *bl_new_prog(bld *b, int C, int s_chunks, tc_err *err);
 /* Chunk offsets of channel c inside block q (KM chunks from q*KM), appended
  * to v; returns the new length. */
 int bl_block_chunks(const bld *b, int q, int c, int base_shift, int *v, int len);
-/* Group sorted offset pairs into runs contiguous on both sides, cnt <= 71. */
-int bl_make_runs(const int *src, const int *dst, int len, int *rs, int *rl);
+/* Group sorted offset pairs into runs contiguous on both sides, cnt <= 71
+ * and <= b->run_cap where set. */
+int bl_make_runs(const bld *b, const int *src, const int *dst, int len, int *rs, int *rl);
 /* One exchange with one peer on tb: send runs of (sbuf, soff[ns]) and
  * receive runs into (rbuf, roff[nr]) with receive type rty (ST_R, or a
  * reduction with local operand lbuf, loff[]); sends at most FIFO_WINDOW

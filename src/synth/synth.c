@@ -921,6 +921,7 @@ static int try_hier_halving(pipeline *P, tc_err *err)
         baseline_opts_default(&bo);
         bo.channels = HALVING_CHANNELS[i];
         bo.target = P->o->runtime;
+        bo.size_bytes = P->size;    /* its steps fit the runtimes' passes there */
         tc_err e;
         tc_err_clear(&e);
         double us = NAN, us1 = NAN;   /* judged by (tiled with --tiles); one pass */

@@ -116,3 +116,19 @@ sys.exit(0 if fl and abs(fl - want) <= 1e-6 * want else 1)
 PY
 )
 verdict $? "the partial-sums floor on DGX H100 x2 at 16 MiB" "$out"
+
+# At 1 GiB on 16 nodes each rail's blocks are one run of 16 chunks; the
+# runtimes run such a step as 16 operations of one FIFO slot each, and both
+# ends of the node's exchange send before they receive: with runs that long
+# every threadblock waited on a full FIFO (taccl-run: deadlock) and the
+# synthesizer dropped the candidate.  Steps of one operation run through.
+python3 - "$ROOT/scripts" "$TMP/h16.json" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import gen_topologies as g
+json.dump(g.dgx_h100(16), open(sys.argv[2], "w"))
+PY
+"$BIN/taccl-synth" --algo hier "$TMP/h16.json" --collective allreduce --size 1G \
+    --target unlimited -q -o "$TMP/h16.xml"
+expect "hier AllReduce at 1 GiB on 16 DGX H100 nodes runs in the runtimes' passes" 0 \
+    "completed" -- "$BIN/taccl-run" "$TMP/h16.xml" --target unlimited --no-data
