@@ -83,7 +83,7 @@ check_entry() {
     fi
 }
 
-entries=0
+entries=0 small=0
 while read -r name tool with want line re; do
     case "$name" in ''|'#'*) continue ;; esac
     case "$name" in gen/*) file=$GEN/${name#gen/} ;; *) file=$BAD/$name ;; esac
@@ -91,12 +91,20 @@ while read -r name tool with want line re; do
         echo "# skip - $name: TACCL_BAD_BIG=0"
         continue
     fi
-    # Each input runs with no output file and with one already there; under
-    # TACCL_QUICK (make check's sanitized lane, whose plain lane runs both)
-    # one of the two, alternately, so the sanitizers see every input once.
+    # Each input runs with no output file and with one already there.  make
+    # check's two lanes share them: its sanitized lane (TACCL_QUICK) one of
+    # the two, alternately, so the sanitizers see every input once, and its
+    # plain lane (TACCL_FEW) the other; the generated big inputs, which only
+    # the plain lane runs, both.  make check-full runs both everywhere.
     ROUNDS="fresh existing"
-    if [ -n "${TACCL_QUICK:-}" ]; then
-        if [ $((entries % 2)) = 0 ]; then ROUNDS=fresh; else ROUNDS=existing; fi
+    if [ "${name#gen/}" = "$name" ]; then
+        parity=$((small % 2))
+        small=$((small + 1))
+        if [ -n "${TACCL_QUICK:-}" ]; then
+            if [ $parity = 0 ]; then ROUNDS=fresh; else ROUNDS=existing; fi
+        elif [ -n "${TACCL_FEW:-}" ]; then
+            if [ $parity = 0 ]; then ROUNDS=existing; else ROUNDS=fresh; fi
+        fi
     fi
     check_entry "$name" "$tool" "$file" "$with" "$want" "$line" "$re"
     entries=$((entries + 1))
