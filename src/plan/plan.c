@@ -267,14 +267,6 @@ static double files_s(const plan *pl)
                           : 0);
 }
 
-static long long prog_steps(const prog *p)
-{
-    long long n = 0;
-    for (int r = 0; r < p->ngpu; r++)
-        for (int i = 0; i < p->gpus[r].ntbs; i++)
-            n += p->gpus[r].tbs[i].nsteps;
-    return n;
-}
 
 /* The seconds kept back from the syntheses for what follows them: judging
  * in the model variants the JUDGE_EXPECT fastest candidates known so far
@@ -1275,7 +1267,7 @@ static void prepare_and_time(plan *pl, int budgeted)
             c->modes = loads(pl, c->p) ? verified_modes(c->p, pl->t) : 0;
             pl->verify_s += now_s() - tv;
             pl->nverified++;
-            long long n = c->modes && c->owns && c->p->nvls_channels <= 0 ? prog_steps(c->p) : 0;
+            long long n = c->modes && c->owns && c->p->nvls_channels <= 0 ? prog_steps_total(c->p) : 0;
             if (n > pl->most_steps)
                 pl->most_steps = n;
             if (c->owns && c->synthesized && !(c->modes & 2))
@@ -1313,7 +1305,7 @@ static void measure_verify_cap(plan *pl)
         double t0 = now_s();
         verifies(cand_prog((cand *)c), pl->t, 0, s);
         pl->verify_cap_s = now_s() - t0;
-        pl->verify_cap_steps = prog_steps(c->p);
+        pl->verify_cap_steps = prog_steps_total(c->p);
         return;
     }
 }

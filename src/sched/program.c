@@ -156,6 +156,15 @@ int buf_parse(const char *s, buf_kind *out)
 }
 
 
+long long prog_steps_total(const prog *p)
+{
+    long long n = 0;
+    for (int r = 0; r < p->ngpu; r++)
+        for (int t = 0; t < p->gpus[r].ntbs; t++)
+            n += p->gpus[r].tbs[t].nsteps;
+    return n;
+}
+
 long long prog_parser_nodes(const prog *p, int *worst_rank)
 {
     long long worst = 0;

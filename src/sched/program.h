@@ -130,6 +130,9 @@ typedef struct prog {
  * steps), the largest over ranks; *worst_rank (may be NULL) which rank. */
 long long prog_parser_nodes(const prog *p, int *worst_rank);
 
+/* The steps of every threadblock of every rank. */
+long long prog_steps_total(const prog *p);
+
 enum {
     PROG_HAS_NAME = 1,
     PROG_HAS_OUTOFPLACE = 2,
