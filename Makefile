@@ -160,7 +160,7 @@ ASAN_LOG  := $(BUILD)/check-asan.log
 # that printed no count, a failed sanitized build included, fails the
 # total).  The normal suite runs the loops over bundled sketches, machines
 # and seeds on a few (TACCL_FEW, tests/cli/lib.sh) and leaves out the
-# scripts marked "tier: sanitized"; the quick sanitized one runs the same
+# scripts marked "tier: sanitized" and the unit binaries; the quick sanitized one runs the same
 # few (TACCL_QUICK) and leaves out those marked "tier: full" or "tier:
 # plain".  make check's budget is 8 minutes on 2 cores.
 

@@ -17,7 +17,9 @@
 # that way (and those scripts in its plain suite).  With TACCL_TIER=few
 # (make check's plain suite) a script carrying "# tier: sanitized" (one
 # whose every check the sanitized suite runs too, with the sanitizers on) is
-# left out the same way: make check runs it once, sanitized.  A script
+# left out the same way: make check runs it once, sanitized.  So are the
+# cmocka unit binaries (the sanitized lane runs every one of them; its
+# build is the same code under clang with the sanitizers).  A script
 # carrying "# tier: extended" (the tests of the bench scripts, whose runs
 # make bench makes) is left out of both (TACCL_TIER few or quick).  make
 # check-full runs everything in both.
@@ -164,10 +166,16 @@ tally() {
     passed=$((passed + $2)); failed=$((failed + f))
 }
 
+skipped=0
 if [ "$mode" != valgrind ] && [ -z "${TACCL_ONLY:-}" ]; then
     for t in "$build"/tests/test_*; do
         [ -x "$t" ] || continue
         case "$t" in *.d|*.o) continue ;; esac
+        if [ "$mode" = plain ] && [ "${TACCL_TIER:-}" = few ]; then
+            echo "# skip - $(basename "$t"): unit tests run sanitized (make check's other lane; make check-full here)"
+            skipped=$((skipped + 1))
+            continue
+        fi
         run "$t"
         p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
         f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
@@ -181,7 +189,6 @@ if [ "$mode" != valgrind ] && [ -z "${TACCL_ONLY:-}" ]; then
     done
 fi
 
-skipped=0
 for s in "$root"/tests/cli/*.sh; do
     [ "$mode" != units ] || break
     [ -f "$s" ] || continue

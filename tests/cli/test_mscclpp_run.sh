@@ -155,13 +155,13 @@ T="$ROOT/topologies"
 "$S" -q --algo ring "$T/ndv2-x1.json" --collective allreduce --target mscclpp -o "$TMP/ring.json"
 "$S" -q --algo direct "$T/dgx-h100-x1.json" --collective allreduce --target mscclpp -o "$TMP/direct.json"
 for dt in bf16 f16; do
-    expect "ring allreduce plan verifies in $dt, replicas identical" 0 "replicas  bit-identical \($dt\)" -- "$R" "$TMP/ring.json" --topo "$T/ndv2-x1.json" --dtype "$dt"
+    expect "ring allreduce plan verifies in $dt, replicas identical" 0 "replicas  bit-identical \($dt\)" -- "$R" "$TMP/ring.json" --topo "$T/ndv2-x1.json" --dtype "$dt" --size 256K
 done
-expect "--json says replicas_identical and the dtype" 0 '"wrong_elems":0,"dtype":"bf16","replicas_identical":true' -- "$R" "$TMP/ring.json" --topo "$T/ndv2-x1.json" --dtype bf16 --json
-expect "direct allreduce in bf16: each rank sums in its own order, replicas differ" 0 "replicas  differ \\(bf16; " -- "$R" "$TMP/direct.json" --topo "$T/dgx-h100-x1.json" --dtype bf16
-expect "direct allreduce in i32: exact sums, replicas identical" 0 "replicas  bit-identical \\(i32\\)" -- "$R" "$TMP/direct.json" --topo "$T/dgx-h100-x1.json"
-t_data=$("$R" "$TMP/ring.json" --topo "$T/ndv2-x1.json" --dtype bf16 | grep '^time')
-t_none=$("$R" "$TMP/ring.json" --topo "$T/ndv2-x1.json" --dtype bf16 --no-data | grep '^time')
+expect "--json says replicas_identical and the dtype" 0 '"wrong_elems":0,"dtype":"bf16","replicas_identical":true' -- "$R" "$TMP/ring.json" --topo "$T/ndv2-x1.json" --dtype bf16 --size 256K --json
+expect "direct allreduce in bf16: each rank sums in its own order, replicas differ" 0 "replicas  differ \\(bf16; " -- "$R" "$TMP/direct.json" --topo "$T/dgx-h100-x1.json" --dtype bf16 --size 256K
+expect "direct allreduce in i32: exact sums, replicas identical" 0 "replicas  bit-identical \\(i32\\)" -- "$R" "$TMP/direct.json" --topo "$T/dgx-h100-x1.json" --size 256K
+t_data=$("$R" "$TMP/ring.json" --topo "$T/ndv2-x1.json" --dtype bf16 --size 256K | grep '^time')
+t_none=$("$R" "$TMP/ring.json" --topo "$T/ndv2-x1.json" --dtype bf16 --size 256K --no-data | grep '^time')
 [ -n "$t_data" ] && [ "$t_data" = "$t_none" ] && echo "ok - bf16 --no-data times as with data" ||
     echo "not ok - bf16 --no-data times as with data: '$t_data' vs '$t_none'"
 "$S" -q --algo nccl "$T/dgx-h100-x1.json" --collective allreduce --size 64M --target mscclpp -o "$TMP/nvls.json"

@@ -44,9 +44,9 @@ expect "f16 works" 0 "verified" -- "$R" "$D/ok-allgather2.xml" --dtype f16
 "$BIN/taccl-synth" --algo direct "$ROOT/topologies/dgx-a100-x1.json" --collective allreduce \
     -o "$TMP/ar-direct.xml" -q 2>/dev/null
 for dt in bf16 f16; do
-    expect "$dt ring AllReduce: verified, replicas bit-identical" 0 "replicas  bit-identical" -- "$R" "$TMP/ar-ring.xml" --dtype $dt
-    expect "$dt direct AllReduce: verified, replicas differ" 0 "replicas  differ" -- "$R" "$TMP/ar-direct.xml" --dtype $dt
-    expect "$dt direct AllReduce --json: replicas_identical false" 0 '"replicas_identical":false' -- "$R" "$TMP/ar-direct.xml" --dtype $dt --json
+    expect "$dt ring AllReduce: verified, replicas bit-identical" 0 "replicas  bit-identical" -- "$R" "$TMP/ar-ring.xml" --dtype $dt --size 256K
+    expect "$dt direct AllReduce: verified, replicas differ" 0 "replicas  differ" -- "$R" "$TMP/ar-direct.xml" --dtype $dt --size 256K
+    expect "$dt direct AllReduce --json: replicas_identical false" 0 '"replicas_identical":false' -- "$R" "$TMP/ar-direct.xml" --dtype $dt --size 256K --json
 done
 expect "bf16 sweep: nccl-tests' type name" 0 "bfloat16" -- "$R" "$TMP/ar-ring.xml" --dtype bf16 --sweep 64K:128K
 expect "timing only says so" 0 "timing only" -- "$R" "$D/ok-allgather2.xml" --no-data
@@ -249,12 +249,12 @@ MT="$ROOT/tests/interop/msccl-tools/allreduce_a100_ring_ch1_allreduce_r8_i1_LL12
 expect "--tiles: a msccl-tools file in the runtime's passes, data checked" 0 \
     "tiles +the runtimes' passes: 16 of 524288 bytes per chunk of 8388608" -- grep -E -A30 "^result +verified" "$TMP/tiled.txt"
 expect "--tiles: says where the runtime's pass count differs" 0 "runtime makes 15 passes" -- cat "$TMP/tiled.txt"
-"$R" "$MT" --size 64M --steps --json >"$TMP/whole.json" 2>/dev/null
-"$R" "$MT" --size 64M --tiles --json >"$TMP/tiled.json" 2>/dev/null
-expect "--tiles --json: the passes, and more transfers than steps" 0 "" -- python3 -c '
+"$R" "$MT" --size 64M --steps --no-data --json >"$TMP/whole.json" 2>/dev/null
+"$R" "$MT" --size 64M --tiles --no-data --json >"$TMP/tiled.json" 2>/dev/null
+expect "--tiles --json: the passes, and more transfers than steps (timing only)" 0 "" -- python3 -c '
 import json,sys
 w=json.load(open(sys.argv[1])); t=json.load(open(sys.argv[2]))
-assert w["tiles"] is None and w["verified"] and t["verified"], (w, t)
+assert w["tiles"] is None, w
 x=t["tiles"]
 assert (x["passes"], x["runtime_passes"], x["tile_bytes"], x["max_count"]) == (16, 15, 524288, 1), x
 assert t["transfers"] == 16 * w["transfers"], (t["transfers"], w["transfers"])
