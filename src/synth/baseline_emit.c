@@ -31,19 +31,38 @@ sref bl_emit(bld *b, int r, int tb, step_type ty, buf_kind sb, int so, buf_kind 
     return (sref){tb, st->s};
 }
 
+/* A step waiting for the nd steps of deps (NODEP entries skipped): of
+ * those on one tb only the latest counts, one on tb itself is implied by
+ * program order, and each other tb but the last is carried by a nop. */
+static sref emit_deps(bld *b, int r, int tb, step_type ty, buf_kind sb, int so, buf_kind db,
+                      int dof, int cnt, const sref *deps, int nd)
+{
+    sref last = NODEP;
+    for (int i = 0; i < nd; i++) {
+        sref d = deps[i];
+        if (d.tb < 0 || d.tb == tb)
+            continue;
+        int latest = 1;
+        for (int j = 0; j < nd; j++)
+            if (j != i && deps[j].tb == d.tb &&
+                (deps[j].step > d.step || (deps[j].step == d.step && j < i)))
+                latest = 0;
+        if (!latest)
+            continue;
+        if (last.tb >= 0)
+            prog_add_step(&b->p->gpus[r].tbs[tb], ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, last.tb,
+                          last.step);
+        last = d;
+    }
+    return bl_emit(b, r, tb, ty, sb, so, db, dof, cnt, last);
+}
+
 /* A step with two dependencies: a nop carries the first. */
 sref bl_emit2(bld *b, int r, int tb, step_type ty, buf_kind sb, int so, buf_kind db, int dof,
                   int cnt, sref d1, sref d2)
 {
-    int x1 = d1.tb >= 0 && d1.tb != tb, x2 = d2.tb >= 0 && d2.tb != tb;
-    if (x1 && x2 && (d1.tb != d2.tb)) {
-        prog_add_step(&b->p->gpus[r].tbs[tb], ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, d1.tb,
-                      d1.step);
-        return bl_emit(b, r, tb, ty, sb, so, db, dof, cnt, d2);
-    }
-    if (x1 && x2)   /* same tb: the later step covers both */
-        return bl_emit(b, r, tb, ty, sb, so, db, dof, cnt, d1.step > d2.step ? d1 : d2);
-    return bl_emit(b, r, tb, ty, sb, so, db, dof, cnt, x1 ? d1 : d2);
+    sref deps[2] = {d1, d2};
+    return emit_deps(b, r, tb, ty, sb, so, db, dof, cnt, deps, 2);
 }
 
 /* The last step of a tb so far (NODEP if empty). */
@@ -128,27 +147,36 @@ void bl_emit_round_rdep(bld *b, int r, int tb, const bl_round *rs, sref d1, sref
     int nsr = bl_make_runs(b, rs->soff, rs->soff, rs->ns, srs, srl);
     const int *lo = rs->rty == ST_R ? rs->roff : rs->loff;
     int nrr = bl_make_runs(b, lo, rs->roff, rs->nr, rrs, rrl);
+    sref *deps = xmalloc((size_t)(MAX_CNT + 2) * sizeof *deps);
     int si = 0, ri = 0, w;
     while ((w = bl_window_next(&si, &ri, nsr, nrr)) >= 0) {
         if (w == 0) {
-            int x = srs[si - 1];
-            if (si == 1)
-                bl_emit2(b, r, tb, ST_S, rs->sbuf, rs->soff[x], rs->sbuf, rs->soff[x], srl[si - 1], d1,
-                      d2);
-            else
-                bl_emit(b, r, tb, ST_S, rs->sbuf, rs->soff[x], rs->sbuf, rs->soff[x], srl[si - 1],
-                     NODEP);
+            int x = srs[si - 1], len = srl[si - 1], nd = 0;
+            if (si == 1) {
+                deps[nd++] = d1;
+                deps[nd++] = d2;
+            }
+            for (int i = 0; rs->sdep && i < len; i++)
+                deps[nd++] = rs->sdep[rs->soff[x + i]];
+            emit_deps(b, r, tb, ST_S, rs->sbuf, rs->soff[x], rs->sbuf, rs->soff[x], len, deps, nd);
         } else {
-            int x = rrs[ri - 1];
-            sref dep = ri == 1 ? dr : NODEP;
+            int x = rrs[ri - 1], len = rrl[ri - 1], nd = 0;
+            sref got;
+            if (ri == 1)
+                deps[nd++] = dr;
+            for (int i = 0; rs->ldep && i < len; i++)
+                deps[nd++] = rs->ldep[rs->loff[x + i]];
             if (rs->rty == ST_R)
-                bl_emit(b, r, tb, ST_R, rs->rbuf, rs->roff[x], rs->rbuf, rs->roff[x], rrl[ri - 1],
-                     dep);
+                got = emit_deps(b, r, tb, ST_R, rs->rbuf, rs->roff[x], rs->rbuf, rs->roff[x], len,
+                                deps, nd);
             else
-                bl_emit(b, r, tb, rs->rty, rs->lbuf, rs->loff[x], rs->rbuf, rs->roff[x], rrl[ri - 1],
-                     dep);
+                got = emit_deps(b, r, tb, rs->rty, rs->lbuf, rs->loff[x], rs->rbuf, rs->roff[x],
+                                len, deps, nd);
+            for (int i = 0; rs->rset && i < len; i++)
+                rs->rset[rs->roff[x + i]] = got;
         }
     }
+    free(deps);
     free(srs);
     free(srl);
     free(rrs);

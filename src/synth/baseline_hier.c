@@ -67,6 +67,9 @@ typedef struct {
     int *so, *lo, *ro;          /* offset lists, room for the whole buffer */
     int *rs, *rl;               /* runs */
     sref *chain;                /* phase 1: the last reduction of each run so far */
+    sref *fin;                  /* [chunk offset] phase 1's last reduction of it */
+    sref *got;                  /* [chunk offset of o] the last doubling round's
+                                   receive of it */
     sref *after1a, *after1;     /* [K] phase 1's last step of channel c on rank r:
                                    the partner's half of the nodes, all */
     sref *halved;               /* [K] the halving's last step of channel c */
@@ -147,6 +150,9 @@ static void phase_reduce(bld *b, hier *h, int r, buf_kind dst, int compact)
                 free(srs);
                 free(srl);
             }
+            for (int x = 0; x < nruns; x++)
+                for (int i = 0; i < h->rl[x]; i++)
+                    h->fin[h->ro[h->rs[x] + i]] = h->chain[x];
             h->after1[c] = bl_last_of(b, r, LTB(h, G - 1));
             if (part == 0 || h->halves == 1)
                 h->after1a[c] = h->after1[c];
@@ -175,7 +181,15 @@ static void phase_halving(bld *b, hier *h, int r, buf_kind cur, int compact, int
             } else {
                 rail_offsets(b, G, l, mb, D, c, compact, 0, h->ro);
             }
-            bl_round rd = {sb, h->so, ns, ST_RRC, sb, rb, h->lo, h->ro, nl};
+            bl_round rd = {sb, h->so, ns, ST_RRC, sb, rb, h->lo, h->ro, nl, NULL, NULL, NULL};
+            /* the first round's sends of the partner's half wait for their
+             * own chunks' reductions, not the whole half (halves 2) */
+            if (first && G > 1 && h->halves == 2) {
+                rd.sdep = rd.ldep = h->fin;
+                after1a = after1 = NODEP;
+            }
+            if (last && !rs_final)
+                rd.rset = h->got;   /* my node's block of the rail, now final */
             sref dep = first ? after1a : bl_last_of(b, r, HTB(h, k + 1));
             bl_emit_round_rdep(b, r, HTB(h, k), &rd, NODEP, dep, first ? after1 : NODEP);
         }
@@ -195,7 +209,8 @@ static void phase_doubling(bld *b, hier *h, int r, int from_input, sref copied)
             int own = from_input && k == 0;
             int ns = rail_offsets(b, G, l, gb, D, c, 0, own ? -r * b->KM : 0, h->so);
             int nr = rail_offsets(b, G, l, pb, D, c, 0, 0, h->ro);
-            bl_round rd = {own ? BUF_I : BUF_O, h->so, ns, ST_R, BUF_O, BUF_O, h->ro, h->ro, nr};
+            bl_round rd = {own ? BUF_I : BUF_O, h->so, ns, ST_R, BUF_O, BUF_O, h->ro, h->ro, nr,
+                           NULL, h->got, NULL};
             sref d1 = from_input && k == 1 ? copied : NODEP;
             sref d2 = k == 0 ? (from_input ? NODEP : h->halved[c])
                              : bl_last_of(b, r, DTB(h, k - 1));
@@ -219,13 +234,19 @@ static void phase_gather(bld *b, hier *h, int r, sref copied, int reduced)
     for (int c = 0; c < b->K; c++)
         for (int part = 2 - h->halves; part < 2; part++) {
             int d0 = h->halves == 1 ? 0 : part == 0 ? d & ~(D - 1) : (d ^ D) & ~(D - 1);
-            sref done = part == 1 ? h->doubled[c] : h->L > 1 ? h->doubled_a[c]
+            /* two halves: each send of the partner's half waits for the
+             * last doubling round's receive of its own chunks (`got`), not
+             * the whole round; in an AllReduce my half's likewise for the
+             * round (or the halving) that made its chunks final */
+            int own = h->halves == 2 && (part == 1 || reduced);
+            sref done = own ? NODEP : part == 1 ? h->doubled[c] : h->L > 1 ? h->doubled_a[c]
                         : reduced ? h->halved[c] : NODEP;
             for (int k = 1; k < G; k++) {
                 int lp = (l + k) % G;
                 int ns = rail_offsets(b, G, l, d0, D, c, 0, 0, h->so);
                 int nr = rail_offsets(b, G, lp, d0, D, c, 0, 0, h->ro);
-                bl_round rd = {BUF_O, h->so, ns, ST_R, BUF_O, BUF_O, h->ro, h->ro, nr};
+                bl_round rd = {BUF_O, h->so, ns, ST_R, BUF_O, BUF_O, h->ro, h->ro, nr,
+                               own ? h->got : NULL, NULL, NULL};
                 bl_emit_round(b, r, LTB(h, k), &rd, copied, done);
             }
         }
@@ -270,12 +291,16 @@ int bl_build_hier(bld *b, const bl_args *a, tc_err *err)
     h.rs = xmalloc(cap * sizeof *h.rs);
     h.rl = xmalloc(cap * sizeof *h.rl);
     h.chain = xmalloc(cap * sizeof *h.chain);
+    h.fin = xmalloc(cap * sizeof *h.fin);
+    h.got = xmalloc(cap * sizeof *h.got);
     h.after1 = xmalloc((size_t)b->K * sizeof *h.after1);
     h.after1a = xmalloc((size_t)b->K * sizeof *h.after1a);
     h.doubled_a = xmalloc((size_t)b->K * sizeof *h.doubled_a);
     h.halved = xmalloc((size_t)b->K * sizeof *h.halved);
     h.doubled = xmalloc((size_t)b->K * sizeof *h.doubled);
     for (int r = 0; r < n; r++) {
+        for (size_t i = 0; i < cap; i++)
+            h.fin[i] = h.got[i] = NODEP;
         hier_tbs(b, &h, r);
         if (k == COLL_ALLGATHER) {
             int ctb = bl_tb_new(b, r, -1, -1, 0);
@@ -299,6 +324,8 @@ int bl_build_hier(bld *b, const bl_args *a, tc_err *err)
     free(h.rs);
     free(h.rl);
     free(h.chain);
+    free(h.fin);
+    free(h.got);
     free(h.after1);
     free(h.after1a);
     free(h.doubled_a);

@@ -141,7 +141,12 @@ int bl_make_runs(const bld *b, const int *src, const int *dst, int len, int *rs,
 /* One exchange with one peer on tb: send runs of (sbuf, soff[ns]) and
  * receive runs into (rbuf, roff[nr]) with receive type rty (ST_R, or a
  * reduction with local operand lbuf, loff[]); sends at most FIFO_WINDOW
- * ahead of receives.  The first send carries d1 and d2. */
+ * ahead of receives.  The first send carries d1 and d2; with sdep, each
+ * send also waits for sdep[o] of every chunk offset o it sends (a chunk
+ * made final by a step of its own, so a send need not wait for a whole
+ * phase); with ldep, each reducing receive waits likewise for its local
+ * operand's chunks; with rset, each receive sets rset[o] of the chunks it
+ * wrote. */
 typedef struct {
     buf_kind sbuf;
     const int *soff;
@@ -150,6 +155,10 @@ typedef struct {
     buf_kind lbuf, rbuf;    /* reduction operand, destination */
     const int *loff, *roff;
     int nr;
+    const sref *sdep;       /* [offset in sbuf] or NULL */
+    sref *rset;             /* [offset in rbuf] or NULL */
+    const sref *ldep;       /* [offset in lbuf] or NULL: a reducing receive
+                               waits for its local operand's chunks */
 } bl_round;
 void bl_emit_round(bld *b, int r, int tb, const bl_round *rs, sref d1, sref d2);
 /* The same, the first receive also waiting for dr (what it reduces onto
