@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/sim.h"
 #include "model/cost.h"
 #include "model/topo.h"
 #include "sched/ptime.h"
@@ -222,6 +223,132 @@ static void test_shared_end(void **state)
     topo_free(t);
 }
 
+/* ---- random programs: the prediction is the executor's time ----
+ *
+ * The plans and the synthesizer choose by ptime, taccl-run judges by
+ * exec/sim: two event loops written apart.  Random valid programs (each
+ * connection end on one threadblock, routes that exist) with several tbs
+ * a rank, both directions on one tb, reductions, copies and cross-tb
+ * dependencies, on machines of every kind bundled: both must agree on
+ * whether the program finishes and, when it does, on its time. */
+static unsigned long long lcg;
+static int rnd(int n)
+{
+    lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (int)((lcg >> 33) % (unsigned)n);
+}
+
+static prog *random_prog(const topo *t, int *n_out)
+{
+    enum { R = 8, T = 5, C = 8 };
+    int n = 2 + rnd(R - 1);
+    if (n > t->nranks)
+        n = t->nranks;
+    prog *p = prog_new("random", COLL_ALLGATHER, n, C);
+    int ntb[R], sp[R][T], rp[R][T], ch[R][T];
+    for (int r = 0; r < n; r++) {
+        prog_gpu *g = prog_add_gpu(p, C, C * n, 0);
+        ntb[r] = 1 + rnd(T - 1);
+        for (int k = 0; k < ntb[r]; k++) {
+            int s = rnd(n), q = rnd(n), c = rnd(2);
+            for (int j = 0; j < k; j++) {  /* one tb per connection end */
+                if (ch[r][j] == c && sp[r][j] == s)
+                    s = r;
+                if (ch[r][j] == c && rp[r][j] == q)
+                    q = r;
+            }
+            if (s != r && topo_route_of(t, r, s).kind == ROUTE_NONE)
+                s = r;
+            if (q != r && topo_route_of(t, q, r).kind == ROUTE_NONE)
+                q = r;
+            sp[r][k] = s == r ? -1 : s;
+            rp[r][k] = q == r ? -1 : q;
+            ch[r][k] = c;
+            prog_add_tb(g, sp[r][k], rp[r][k], c);
+        }
+    }
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++)
+            for (int c = 0; c < 2; c++) {
+                int S = -1, Q = -1;
+                for (int k = 0; k < ntb[a]; k++)
+                    if (sp[a][k] == b && ch[a][k] == c)
+                        S = k;
+                for (int k = 0; k < ntb[b]; k++)
+                    if (rp[b][k] == a && ch[b][k] == c)
+                        Q = k;
+                if (S < 0 || Q < 0)
+                    continue;
+                for (int m = 1 + rnd(4); m > 0; m--) {
+                    int cnt = 1 + rnd(2), off = rnd(C - cnt + 1);
+                    prog_add_step(&p->gpus[a].tbs[S], ST_S, BUF_I, off, BUF_O, off, cnt, -1, -1);
+                    prog_add_step(&p->gpus[b].tbs[Q], rnd(3) ? ST_R : ST_RRC, BUF_O, off, BUF_O,
+                                  off, cnt, -1, -1);
+                }
+            }
+    for (int r = 0; r < n; r++)
+        for (int k = 0; k < ntb[r]; k++) {
+            prog_tb *tb = &p->gpus[r].tbs[k];
+            if (rnd(3) == 0)
+                prog_add_step(tb, ST_CPY, BUF_I, 0, BUF_O, 0, 1, -1, -1);
+            int o = rnd(ntb[r]);
+            if (tb->nsteps > 1 && o != k && p->gpus[r].tbs[o].nsteps > 0 && rnd(2)) {
+                tb->steps[tb->nsteps - 1].depid = o;
+                tb->steps[tb->nsteps - 1].deps = rnd(p->gpus[r].tbs[o].nsteps);
+            }
+        }
+    *n_out = n;
+    return p;
+}
+
+static void test_random_agrees_with_sim(void **state)
+{
+    (void)state;
+    static const char *const machines[] = {"ndv2-x2", "dgx-h100-x2", "dgx2-x2", "dgx-a100-x2",
+                                           "torus-2d-4x4", "cs-chip4x2"};
+    int compared = 0, refused = 0;
+    for (size_t mi = 0; mi < sizeof machines / sizeof *machines; mi++) {
+        char path[128];
+        snprintf(path, sizeof path, "topologies/%s.json", machines[mi]);
+        tc_err e;
+        topo *t = topo_load(path, &e);
+        if (!t)
+            fail_msg("cannot load %s: %s", path, e.msg);
+        for (int it = 0; it < 1500; it++) {
+            lcg = 7919ULL * (unsigned long long)it + 17 + 1000003ULL * mi;
+            int n;
+            prog *p = random_prog(t, &n);
+            long long size = 8LL * n * 65536 * (1 + rnd(16));
+            double pt = -1;
+            tc_err e1, e2;
+            int ok1 = ptime_run(p, t, size, &pt, &e1) == 0;
+            sim_opts o;
+            memset(&o, 0, sizeof o);
+            o.size_bytes = size;
+            sim_result sr;
+            memset(&sr, 0, sizeof sr);
+            hazard_list hz;
+            memset(&hz, 0, sizeof hz);
+            int ok2 = sim_run(p, t, &o, &sr, &hz, &e2) == 0 && sr.completed;
+            hazard_list_free(&hz);
+            if (ok1 != ok2)
+                fail_msg("%s program %d: ptime %s, the executor %s (%s)", machines[mi], it,
+                         ok1 ? "finishes" : "refuses", ok2 ? "finishes" : "does not",
+                         ok1 ? "" : e1.msg);
+            if (ok1 && !(fabs(pt - sr.time_us) <= 1e-9 * (1 + pt)))
+                fail_msg("%s program %d (%d ranks, %lld B): ptime %.9g us, the executor %.9g us",
+                         machines[mi], it, n, size, pt, sr.time_us);
+            compared += ok1;
+            refused += !ok1;
+            prog_free(p);
+        }
+        topo_free(t);
+    }
+    /* most programs finish; the deadlocked ones are refused by both */
+    assert_true(compared > 8000);
+    assert_true(refused > 0);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -269,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_fifo_depth),
         cmocka_unit_test(test_alpha_delay),
         cmocka_unit_test(test_shared_end),
+        cmocka_unit_test(test_random_agrees_with_sim),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
