@@ -75,7 +75,7 @@ static int butterfly_allgather(bld *b, int L, tc_err *err)
                 int d = 1 << k, gb = r & ~(d - 1), pb = (r ^ d) & ~(d - 1);
                 int ns = blocks_offsets(b, gb, d, c, k == 0 ? -r * KM : 0, so);
                 int nr = blocks_offsets(b, pb, d, c, 0, ro);
-                bl_round rs = {k == 0 ? BUF_I : BUF_O, so, ns, ST_R, BUF_O, BUF_O, ro, ro, nr, NULL, NULL, NULL};
+                bl_round rs = {k == 0 ? BUF_I : BUF_O, so, ns, ST_R, BUF_O, BUF_O, ro, ro, nr, NULL, NULL, NULL, 0};
                 sref d1 = k == 1 ? copied : NODEP;
                 sref d2 = k == 0 ? NODEP : bl_last_of(b, r, c * L + k - 1);
                 bl_emit_round(b, r, c * L + k, &rs, d1, d2);
@@ -121,7 +121,7 @@ static int butterfly_halving(bld *b, int L, int allreduce, tc_err *err)
                 int ns = blocks_offsets(b, pb, d, c, sshift, so);
                 int nl = blocks_offsets(b, mb, d, c, lshift, lo);
                 blocks_offsets(b, mb, d, c, rshift, ro);
-                bl_round rs = {sb, so, ns, ST_RRC, lb, rb, lo, ro, nl, NULL, NULL, NULL};
+                bl_round rs = {sb, so, ns, ST_RRC, lb, rb, lo, ro, nl, NULL, NULL, NULL, 0};
                 sref dep = first ? NODEP : bl_last_of(b, r, c * L + k + 1);
                 bl_emit_round(b, r, c * L + k, &rs, NODEP, dep);
             }
@@ -131,7 +131,7 @@ static int butterfly_halving(bld *b, int L, int allreduce, tc_err *err)
                 int d = 1 << k, gb = r & ~(d - 1), pb = (r ^ d) & ~(d - 1);
                 int ns = blocks_offsets(b, gb, d, c, 0, so);
                 int nr = blocks_offsets(b, pb, d, c, 0, ro);
-                bl_round rs = {BUF_O, so, ns, ST_R, BUF_O, BUF_O, ro, ro, nr, NULL, NULL, NULL};
+                bl_round rs = {BUF_O, so, ns, ST_R, BUF_O, BUF_O, ro, ro, nr, NULL, NULL, NULL, 0};
                 sref dep = k == 0 ? NODEP : bl_last_of(b, r, c * L + k - 1);
                 bl_emit_round(b, r, c * L + k, &rs, NODEP, dep);
             }

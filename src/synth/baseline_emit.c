@@ -74,13 +74,18 @@ sref bl_last_of(const bld *b, int r, int tb)
 
 /* Interleave a tb's ns sends and nr receives, sends at most FIFO_WINDOW
  * ahead: returns 0 (emit the next send), 1 (the next receive) or -1. */
-int bl_window_next(int *si, int *ri, int ns, int nr)
+int bl_window_next_w(int *si, int *ri, int ns, int nr, int window)
 {
-    if (*si < ns && (*si < *ri + FIFO_WINDOW || *ri >= nr))
+    if (*si < ns && (*si < *ri + window || *ri >= nr))
         return (*si)++, 0;
     if (*ri < nr)
         return (*ri)++, 1;
     return -1;
+}
+
+int bl_window_next(int *si, int *ri, int ns, int nr)
+{
+    return bl_window_next_w(si, ri, ns, nr, FIFO_WINDOW);
 }
 
 prog *bl_new_prog(bld *b, int C, int s_chunks, tc_err *err)
@@ -149,7 +154,8 @@ void bl_emit_round_rdep(bld *b, int r, int tb, const bl_round *rs, sref d1, sref
     int nrr = bl_make_runs(b, lo, rs->roff, rs->nr, rrs, rrl);
     sref *deps = xmalloc((size_t)(MAX_CNT + 2) * sizeof *deps);
     int si = 0, ri = 0, w;
-    while ((w = bl_window_next(&si, &ri, nsr, nrr)) >= 0) {
+    int win = rs->window > 0 ? rs->window : FIFO_WINDOW;
+    while ((w = bl_window_next_w(&si, &ri, nsr, nrr, win)) >= 0) {
         if (w == 0) {
             int x = srs[si - 1], len = srl[si - 1], nd = 0;
             if (si == 1) {

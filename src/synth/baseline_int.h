@@ -131,6 +131,8 @@ sref bl_last_of(const bld *b, int r, int tb);
 /* Interleave a tb's ns sends and nr receives, sends at most FIFO_WINDOW
  * ahead: returns 0 (emit the next send), 1 (the next receive) or -1. */
 int bl_window_next(int *si, int *ri, int ns, int nr);
+/* The same, sends at most `window` ahead (1: each send then its receive). */
+int bl_window_next_w(int *si, int *ri, int ns, int nr, int window);
 prog *bl_new_prog(bld *b, int C, int s_chunks, tc_err *err);
 /* Chunk offsets of channel c inside block q (KM chunks from q*KM), appended
  * to v; returns the new length. */
@@ -159,6 +161,8 @@ typedef struct {
     sref *rset;             /* [offset in rbuf] or NULL */
     const sref *ldep;       /* [offset in lbuf] or NULL: a reducing receive
                                waits for its local operand's chunks */
+    int window;             /* sends at most this many ahead of receives
+                               (0: FIFO_WINDOW) */
 } bl_round;
 void bl_emit_round(bld *b, int r, int tb, const bl_round *rs, sref d1, sref d2);
 /* The same, the first receive also waiting for dr (what it reduces onto
