@@ -667,6 +667,36 @@ static void test_too_large_before_building(void **state)
 
 /* Hand-made multi-node shapes: one rank per node, and NICs on only some
  * ranks (the ring must enter and leave each node through them). */
+/* --algo hier in every variant the synthesizer tries: channels (the
+ * pipeline's halves), chunks, the node's reduction interleaved or not,
+ * steps capped to one chunk (a size whose chunks fill the runtimes' tile),
+ * each collective: the data checked in every mode it claims. */
+static void test_hier_variants(void **state)
+{
+    (void)state;
+    static const char *const machines[] = {"topologies/dgx-h100-x2.json"};
+    static const coll_kind colls[] = {COLL_ALLGATHER, COLL_REDUCESCATTER, COLL_ALLREDUCE};
+    for (size_t m = 0; m < sizeof machines / sizeof *machines; m++) {
+        tc_err e;
+        topo *t = topo_load(machines[m], &e);
+        if (!t)
+            fail_msg("%s: %s", machines[m], e.msg);
+        for (size_t c = 0; c < sizeof colls / sizeof *colls; c++)
+            for (int ch = 1; ch <= 4; ch += 3)
+                for (int v = 0; v < 4; v++) {
+                    baseline_opts o;
+                    baseline_opts_default(&o);
+                    o.target = RT_UNLIMITED;
+                    o.channels = ch;
+                    o.chunks = 1 + (v & 1);
+                    o.node_interleave = v >> 1;
+                    o.size_bytes = (v & 1) ? 1LL << 30 : 0;
+                    verify("hier", t, colls[c], &o);
+                }
+        topo_free(t);
+    }
+}
+
 static void test_small_multinode(void **state)
 {
     (void)state;
@@ -917,6 +947,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_too_large_before_building),
         cmocka_unit_test(test_small_multinode),
+        cmocka_unit_test(test_hier_variants),
         cmocka_unit_test(test_direct_many_ranks),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_nccl_bundled),

@@ -68,6 +68,11 @@ typedef struct {
     const nccl_graph *graph;    /* nccl (and the ring and tree it builds with): the
                                    channels NCCL built, from its graph dump, instead
                                    of a search; NULL = search */
+    int node_interleave;    /* hier: inside a node each reduction tb sends one
+                               run, then reduces the run it gets back (1),
+                               instead of sending up to the FIFO's 8 ahead
+                               (0): the node's first runs are summed sooner,
+                               at the cost of sends waiting on reductions */
     int switch_ops;         /* nccl, nvls: the output can hold switch (multimem)
                                operations, an MSCCL++ plan: NCCL's NVLS
                                choice is kept; 0: NCCL's best choice

@@ -134,7 +134,8 @@ static void phase_reduce(bld *b, hier *h, int r, buf_kind dst, int compact)
                 int *srs = xmalloc(((size_t)ns + 1) * sizeof *srs);
                 int *srl = xmalloc(((size_t)ns + 1) * sizeof *srl);
                 int nsr = bl_make_runs(b, h->so, h->so, ns, srs, srl);
-                while ((w = bl_window_next(&si, &ri, nsr, nruns)) >= 0) {
+                int win = b->node_interleave ? 1 : FIFO_WINDOW;
+                while ((w = bl_window_next_w(&si, &ri, nsr, nruns, win)) >= 0) {
                     if (w == 0) {
                         int x = srs[si - 1];
                         bl_emit(b, r, tb, ST_S, BUF_I, h->so[x], BUF_I, h->so[x], srl[si - 1],

@@ -40,6 +40,7 @@ typedef struct {
     int run_cap;        /* chunks per step at most (0: MAX_CNT): hier's exchanges at
                            sizes whose chunks fill the runtimes' tile (bl_build_hier) */
     long long size_bytes;   /* the size it is built for (0: unknown) */
+    int node_interleave;    /* hier: baseline_opts.node_interleave */
     prog *p;
 } bld;
 

@@ -469,6 +469,7 @@ prog *bl_build_plain(const char *algo, const topo *t, coll_kind k, const baselin
         pat_plan(t, k, o, &b);
     b.max_steps = runtime_get(o->target)->max_steps_per_tb;
     b.size_bytes = o->size_bytes;
+    b.node_interleave = o->node_interleave;
     long long km = (long long)b.K * b.M;
     long long chunks = is_tree ? 2 * km : (k == COLL_ALLREDUCE && (!strcmp(kind, "direct") ||
                                                                    !strcmp(kind, "butterfly")))

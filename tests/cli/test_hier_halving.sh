@@ -5,7 +5,8 @@
 # channels a pipeline) and the partial-sums floor taccl-run reports beside
 # the bound.  On DGX H100 x2 (--hierarchical, 16 GPUs, about a second):
 #   - at 16 MiB, where the pipeline beats the rings, it is kept: the winner
-#     is hier-halving, no built candidate is faster, the file verifies with
+#     is hier-halving (the fastest of its channel counts and of the best one
+#     with the node's reduction interleaved), no built candidate is faster, the file verifies with
 #     data at the predicted time (within 0.5 %) and is no slower than NCCL's
 #     own schedule (--algo nccl) at that size;
 #   - at 4 MiB, where it is slower, the rings are kept (the choice is the
@@ -53,6 +54,16 @@ if any(c["predicted_us"] < s["predicted_us"] - 1e-6 for c in built):
     bad.append("a built candidate is faster than the one kept: %s" % built)
 if len(built) < 2:
     bad.append("only %d candidate built: %s" % (len(built), s["candidates"]))
+# the channel counts tried and the best one again with the node's reduction
+# interleaved, each with its time in the note; the candidate is the fastest
+import re
+hh = [c for c in s["candidates"] if c["label"] == "hier-halving"][0]
+tried = re.findall(r"(\d+)( interleaved)?: ([0-9.]+) us", hh["note"])
+if not any(x[1] for x in tried):
+    bad.append("no interleaved variant tried: %s" % hh["note"])
+if tried and abs(min(float(x[2]) for x in tried) - hh["predicted_us"]) > 0.05:
+    bad.append("hier-halving %.3f us is not the fastest it tried: %s" % (hh["predicted_us"],
+                                                                      hh["note"]))
 if not (r.get("verified") and r.get("data_checked")):
     bad.append("did not verify with data: %s" % r.get("error"))
 t = r.get("time_us") or 0
