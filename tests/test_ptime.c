@@ -340,6 +340,7 @@ static void test_random_agrees_with_sim(void **state)
                          machines[mi], it, n, size, pt, sr.time_us);
             compared += ok1;
             refused += !ok1;
+            sim_result_free(&sr);
             prog_free(p);
         }
         topo_free(t);
