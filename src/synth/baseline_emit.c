@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../util/mem.h"
+#include "../util/tcassert.h"
 
 /* ====================================================== building blocks */
 
@@ -32,29 +33,40 @@ sref bl_emit(bld *b, int r, int tb, step_type ty, buf_kind sb, int so, buf_kind 
 }
 
 /* A step waiting for the nd steps of deps (NODEP entries skipped): of
- * those on one tb only the latest counts, one on tb itself is implied by
- * program order, and each other tb but the last is carried by a nop. */
+ * those on one tb only the latest counts (the first of equal ones), one on
+ * tb itself is implied by program order, and each other tb but the last,
+ * in the order of the deps kept, is carried by a nop.  One pass: a step's
+ * deps name a few tbs. */
 static sref emit_deps(bld *b, int r, int tb, step_type ty, buf_kind sb, int so, buf_kind db,
                       int dof, int cnt, const sref *deps, int nd)
 {
-    sref last = NODEP;
+    sref u[MAX_CNT + 2];
+    int at[MAX_CNT + 2], nu = 0;
+    TC_ASSERT(nd <= MAX_CNT + 2);
     for (int i = 0; i < nd; i++) {
         sref d = deps[i];
         if (d.tb < 0 || d.tb == tb)
             continue;
-        int latest = 1;
-        for (int j = 0; j < nd; j++)
-            if (j != i && deps[j].tb == d.tb &&
-                (deps[j].step > d.step || (deps[j].step == d.step && j < i)))
-                latest = 0;
-        if (!latest)
-            continue;
-        if (last.tb >= 0)
-            prog_add_step(&b->p->gpus[r].tbs[tb], ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, last.tb,
-                          last.step);
-        last = d;
+        int j = 0;
+        while (j < nu && u[j].tb != d.tb)
+            j++;
+        if (j == nu) {
+            u[nu] = d, at[nu++] = i;
+        } else if (d.step > u[j].step) {
+            u[j] = d, at[j] = i;
+        }
     }
-    return bl_emit(b, r, tb, ty, sb, so, db, dof, cnt, last);
+    for (int k = 1; k < nu; k++)    /* in the order of the deps kept */
+        for (int j = k; j > 0 && at[j - 1] > at[j]; j--) {
+            sref t = u[j];
+            int a = at[j];
+            u[j] = u[j - 1], at[j] = at[j - 1];
+            u[j - 1] = t, at[j - 1] = a;
+        }
+    for (int k = 0; k + 1 < nu; k++)
+        prog_add_step(&b->p->gpus[r].tbs[tb], ST_NOP, BUF_NONE, -1, BUF_NONE, -1, 0, u[k].tb,
+                      u[k].step);
+    return bl_emit(b, r, tb, ty, sb, so, db, dof, cnt, nu ? u[nu - 1] : NODEP);
 }
 
 /* A step with two dependencies: a nop carries the first. */
