@@ -889,17 +889,6 @@ static int try_blocks(pipeline *P, int forced, tc_err *err)
  * the times need not fall from 1 to 2). */
 static const int HALVING_CHANNELS[] = {1, 2, 4, 8, 16, 32};
 
-/* ReduceScatter and AllReduce on a hierarchical call: the rail-wise
- * recursive halving (and doubling) of baseline_hier.c (--algo hier), its
- * channels a pipeline of the node's reduction, the NICs and the node's
- * gather, as one more candidate, timed by the cost model (sched/ptime,
- * the program as written) at the channel counts HALVING_CHANNELS (up to
- * the first one the target's limits or the size refuse), the fastest
- * kept.  Why: the AllGather's rings reversed keep every NIC busy for the
- * bytes a ReduceScatter needs, but the node's reduction and the
- * rails overlap little (DGX-2 x8 at 1 GiB: the NICs busy 0.69 of the
- * ReduceScatter's time), where these channels keep the NICs busy from the
- * first channel's reduction to the last one's gather. */
 /* --algo hier at `channels` (node_interleave as given), built and timed:
  * the program (its predicted_us its time in one pass) and in *us its time
  * as candidates are judged (tiled with --tiles); NULL with e set if the
@@ -936,6 +925,17 @@ static prog *hier_halving_at(pipeline *P, int channels, int interleave, double *
     return p;
 }
 
+/* ReduceScatter and AllReduce on a hierarchical call: the rail-wise
+ * recursive halving (and doubling) of baseline_hier.c (--algo hier), its
+ * channels a pipeline of the node's reduction, the NICs and the node's
+ * gather, as one more candidate, timed by the cost model (sched/ptime,
+ * the program as written) at the channel counts HALVING_CHANNELS (up to
+ * the first one the target's limits or the size refuse), the fastest
+ * kept.  Why: the AllGather's rings reversed keep every NIC busy for the
+ * bytes a ReduceScatter needs, but the node's reduction and the
+ * rails overlap little (DGX-2 x8 at 1 GiB: the NICs busy 0.69 of the
+ * ReduceScatter's time), where these channels keep the NICs busy from the
+ * first channel's reduction to the last one's gather. */
 static int try_hier_halving(pipeline *P, tc_err *err)
 {
     const char *name = "hier-halving";
