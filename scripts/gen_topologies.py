@@ -506,6 +506,22 @@ def cs_cluster2():
     }
 
 
+# ------------------------------------------------------------- runtime latency
+
+def with_runtime(t, whose):
+    """t with "runtime_latency": whose ("nccl" or "rccl") after its rank
+    counts: the runtime's per-step and per-call latencies on top of the
+    hops' (src/model/cost.h, "Runtime latency"; docs/design.md section 4).
+    Set on every GPU machine a runtime of NCCL's family runs; not on the
+    TACOS networks (no runtime is named for them) or the chip devices."""
+    out = {}
+    for k, v in t.items():
+        out[k] = v
+        if k == "ranks_per_node":
+            out["runtime_latency"] = whose
+    return out
+
+
 # ------------------------------------------------------------- the writer
 
 def dump(v, indent=0):
@@ -538,6 +554,8 @@ def main():
     for make in (dgx_a100, dgx_h100, ndv4, ndv5, mi300x):
         topos += [make(n) for n in (1, 2, 4)]
     topos += [mi250(1), mi250(2)]
+    topos = [with_runtime(t, "rccl" if t["name"].startswith("mi") else "nccl")
+             if t["name"].startswith(("ndv", "dgx", "mi")) else t for t in topos]
     for t in topos:
         path = os.path.join(out, t["name"] + ".json")
         with open(path, "w", encoding="utf-8") as f:

@@ -28,6 +28,16 @@ static inline topo *fx_topo(const char *name)
     return t;
 }
 
+/* topologies/NAME.json without its runtime latency (model/cost.h,
+ * "Runtime latency"): for the tests that hand-compute times from the hops'
+ * alpha and bandwidth alone; the runtime latency has tests of its own. */
+static inline topo *fx_topo_bare(const char *name)
+{
+    topo *t = fx_topo(name);
+    t->rt_latency = TOPO_RTLAT_NONE;
+    return t;
+}
+
 /* sketches/NAME.json, checked against t */
 static inline sketch *fx_sketch(const char *name, const topo *t)
 {

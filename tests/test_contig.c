@@ -22,6 +22,7 @@
 #include "sched/lower.h"
 #include "sched/algo.h"
 #include "synth/contig.h"
+#include "synth/order.h"
 #include "model/cost.h"
 
 #define TOL 1e-6
@@ -100,6 +101,8 @@ static topo *parse(const char *json)
     return t;
 }
 
+/* A bundled topology without its runtime latency: the list schedules
+ * below time a hop as held until it lands (test_runtime_latency has it). */
 static topo *load(const char *name)
 {
     const char *r = getenv("TACCL_ROOT");
@@ -109,6 +112,7 @@ static topo *load(const char *name)
     topo *t = topo_load(path, &e);
     if (!t)
         fail_msg("cannot load %s: %s", path, e.msg);
+    t->rt_latency = TOPO_RTLAT_NONE;
     return t;
 }
 
@@ -920,6 +924,54 @@ static void test_shared_port_served_in_request_order(void **state)
     topo_free(t);
 }
 
+/* With the runtime's latency (ndv2-x2 as bundled, "runtime_latency":
+ * "nccl"): a hop holds its link or NIC for alpha + bytes / B and lands the
+ * runtime's per-step latency later.  Stage 2's schedule of a routing, then
+ * stage 3 with grouping (4 KiB chunks, so joins pay): the MILP admits its
+ * own replay as the incumbent, never ends worse than it, and the lowered
+ * file runs in exactly the predicted time plus the runtime's base latency
+ * of a call. */
+static void test_runtime_latency(void **state)
+{
+    (void)state;
+    topo *t = load("ndv2-x2");
+    t->rt_latency = TOPO_RTLAT_NCCL;
+    topo_route nic = topo_route_of(t, 0, 8);
+    assert_true(nic.lat_us == 14.0 && topo_route_of(t, 0, 1).lat_us == 3.4);
+    double cb = 4096;
+    algo *routing = hier_allgather(t, 1, cb), *in = NULL, *out = NULL;
+    tc_err e;
+    assert_int_equal(order_schedule(routing, t, cb, NULL, &in, NULL, &e), TC_OK);
+    contig_opts o = quiet_opts();
+    o.time_limit_s = 2;
+    contig_stats st;
+    assert_int_equal(contig_solve(in, t, cb, &o, &out, &st, &e), TC_OK);
+    assert_true(st.candidates > 0);
+    assert_int_equal(st.incumbent_used, 1);
+    assert_true(st.milp_exact_us <= st.objective * (1 + 1e-7));
+    assert_true(out->predicted_us <= st.ungrouped_us * (1 + 1e-9));
+    assert_true(out->predicted_us <= in->predicted_us * (1 + 1e-9));
+    lower_opts lo;
+    lower_opts_default(&lo);
+    lo.size_bytes = (long long)cb * t->nranks;
+    prog *p = lower_algo(out, t, &lo, &e);
+    if (!p)
+        fail_msg("lower: %s", e.msg);
+    run_opts ro;
+    run_opts_default(&ro);
+    ro.size_bytes = lo.size_bytes;
+    run_report rr;
+    assert_int_equal(run_schedule(p, t, &ro, &rr, &e), TC_OK);
+    assert_true(rr.verified);
+    NEAR(run_report_time_us(&rr), out->predicted_us + cost_call_us(t, COST_SIMPLE));
+    run_report_free(&rr);
+    prog_free(p);
+    algo_free(out);
+    algo_free(in);
+    algo_free(routing);
+    topo_free(t);
+}
+
 static void test_empty(void **state)
 {
     (void)state;
@@ -1038,6 +1090,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_cycle_rejected),
         cmocka_unit_test(test_shared_port_served_in_request_order),
+        cmocka_unit_test(test_runtime_latency),
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_replay_pre_post),
     };

@@ -34,9 +34,13 @@ static void test_hop_cost(void **state)
 {
     (void)state;
     topo *t = load("topologies/ndv2-x2.json");
+    t->rt_latency = TOPO_RTLAT_NONE;            /* the hops' figures alone */
     topo_route r = topo_route_of(t, 0, 1);
     assert_near(cost_hop_us(&r, 1e6), 0.7 + 20.0, 1e-12);
     assert_near(cost_hop_us(&r, 0), 0.7, 1e-15);
+    assert_near(cost_hold_us(t, &r, 1e6), 0.7 + 20.0, 1e-12);
+    assert_false(cost_delayed(t, &r));
+    assert_near(cost_call_us(t, COST_SIMPLE), 0, 0);
     r = topo_route_of(t, 2, 9);                 /* NIC: 1 MiB at 12.5 GB/s */
     assert_near(cost_hop_us(&r, 1048576), 1.3 + 83.88608, 1e-9);
     r = topo_route_of(t, 4, 4);                 /* a copy at 450 GB/s */
@@ -45,6 +49,48 @@ static void test_hop_cost(void **state)
     assert_int_equal(r.kind, ROUTE_NONE);
     assert_true(isinf(cost_hop_us(&r, 1)));
     assert_true(isinf(cost_hop_us(NULL, 1)));
+    topo_free(t);
+}
+
+/* The runtime's latency, as bundled ("runtime_latency": "nccl"): a hop
+ * lands NCCL's per-step ring latency of its protocol and hardware later
+ * (NVLink 0.6 / 1.9 / 3.4 us for LL / LL128 / Simple, the network 2.7 /
+ * 4.0 / 14.0), holding its resources no longer; a call costs NCCL's ring
+ * base latency once (6.6 / 14 / 8.4).  RCCL's table on an AMD machine;
+ * nothing on a chip device. */
+static void test_runtime_latency(void **state)
+{
+    (void)state;
+    topo *t = load("topologies/ndv2-x2.json");
+    assert_int_equal(t->rt_latency, TOPO_RTLAT_NCCL);
+    topo_route link = topo_route_of(t, 0, 1), nic = topo_route_of(t, 2, 9);
+    assert_near(link.lat_us, 3.4, 0);
+    assert_near(nic.lat_us, 14.0, 0);
+    assert_near(cost_hop_us(&link, 1e6), 0.7 + 20.0 + 3.4, 1e-12);
+    assert_near(cost_hold_us(t, &link, 1e6), 0.7 + 20.0, 1e-12);
+    assert_true(cost_delayed(t, &link));
+    topo_route r = cost_proto_route(t, link, COST_LL);
+    assert_near(r.lat_us, 0.6, 0);
+    assert_near(cost_hop_us(&r, 0), 0.7 * 0.6 / 3.4 + 0.6, 1e-12);
+    assert_near(cost_proto_route(t, nic, COST_LL128).lat_us, 4.0, 0);
+    assert_near(cost_call_us(t, COST_LL), 6.6, 0);
+    assert_near(cost_call_us(t, COST_LL128), 14.0, 0);
+    assert_near(cost_call_us(t, COST_SIMPLE), 8.4, 0);
+    t->alpha_delay = 1;             /* alpha as latency too: both after the bytes */
+    assert_near(cost_hold_us(t, &link, 1e6), 20.0, 1e-12);
+    assert_near(cost_hop_us(&link, 1e6), 0.7 + 20.0 + 3.4, 1e-12);
+    topo_free(t);
+    t = load("topologies/mi250-x1.json");
+    assert_int_equal(t->rt_latency, TOPO_RTLAT_RCCL);
+    link = topo_route_of(t, 0, 1);
+    assert_near(link.lat_us, 3.6, 0);
+    assert_near(cost_proto_route(t, link, COST_LL).lat_us, 0.8, 0);
+    topo_free(t);
+    t = load("topologies/cs-chip4.json");
+    t->rt_latency = TOPO_RTLAT_NCCL;    /* no runtime of NCCL's on a chip */
+    link = topo_route_of(t, 0, 1);
+    assert_near(cost_proto_route(t, link, COST_LL).lat_us, 0, 0);
+    assert_near(cost_call_us(t, COST_SIMPLE), 0, 0);
     topo_free(t);
 }
 
@@ -142,7 +188,7 @@ static void test_link_resource(void **state)
     assert_int_equal(t->links[res[0]].dst, 1);
     assert_int_equal(cost_res_lanes(t, res[0]), t->links[res[0]].mult > 1 ? t->links[res[0]].mult : 1);
     /* a route naming a switch neither rank is on holds nothing */
-    topo_route bad = {ROUTE_SWITCH, -1, 99, -1, -1, 1, 1};
+    topo_route bad = {ROUTE_SWITCH, -1, 99, -1, -1, 1, 1, 0};
     assert_int_equal(cost_route_res(t, &bad, 0, 1, res), 0);
     topo_free(t);
 }
@@ -208,6 +254,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hop_cost),
+        cmocka_unit_test(test_runtime_latency),
         cmocka_unit_test(test_local_cost),
         cmocka_unit_test(test_protocols),
         cmocka_unit_test(test_resource_numbering),

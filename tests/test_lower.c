@@ -260,6 +260,7 @@ static void test_ndv2_allgather_relays_through_destinations(void **state)
     topo *t = topo_load(path, &e);
     if (!t)
         fail_msg("cannot load %s: %s", path, e.msg);
+    t->rt_latency = TOPO_RTLAT_NONE;    /* asap_hop holds a hop until it lands */
     int n = 16;
     long long size = 16LL * 4096;
     algo *a = algo_new(COLL_ALLGATHER, n, 1);

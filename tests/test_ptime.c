@@ -22,12 +22,15 @@
 
 #define MB 1000000LL
 
+/* NDv2 x2 without its runtime latency: the hand-computed times below are
+ * the hops' alone (test_runtime_latency adds it). */
 static topo *ndv2(void)
 {
     tc_err e;
     topo *t = topo_load("topologies/ndv2-x2.json", &e);
     if (!t)
         fail_msg("cannot load ndv2-x2: %s", e.msg);
+    t->rt_latency = TOPO_RTLAT_NONE;
     return t;
 }
 
@@ -182,6 +185,33 @@ static void test_alpha_delay(void **state)
     t->alpha_delay = 0;                             /* the default: 3 whole hops */
     assert_near(timed(p, t, 3 * MB), 3 * (nvl.alpha_us + nvl_hold));
     assert_near(cost_hold_us(t, &nvl, 1e6), nvl.alpha_us + nvl_hold);
+    prog_free(p);
+    topo_free(t);
+}
+
+/* The runtime's latency (NDv2 as bundled, NCCL's): each of three sends in
+ * a row over one NVLink holds it alpha + bytes / B, and lands NCCL's
+ * Simple step latency (3.4 us) later, so the sends follow one another
+ * without waiting for it and the last lands 3.4 us after its bytes; the
+ * call adds NCCL's base latency (8.4 us Simple; 0.6 and 6.6 under LL). */
+static void test_runtime_latency(void **state)
+{
+    (void)state;
+    topo *t = ndv2();
+    t->rt_latency = TOPO_RTLAT_NCCL;
+    topo_route nvl = topo_route_of(t, 0, 1);
+    double hold = nvl.alpha_us + 1e6 / (nvl.bw_gbps * 1e3);
+    prog *p = prog_new("pipe", COLL_ALLGATHER, 2, 3);
+    prog_tb *s = prog_add_tb(prog_add_gpu(p, 3, 3, 0), 1, -1, 0);
+    prog_tb *r = prog_add_tb(prog_add_gpu(p, 3, 3, 0), -1, 0, 0);
+    for (int k = 0; k < 3; k++) {
+        prog_add_step(s, ST_S, BUF_I, k, BUF_NONE, 0, 1, -1, -1);
+        prog_add_step(r, ST_R, BUF_NONE, 0, BUF_O, k, 1, -1, -1);
+    }
+    assert_near(timed(p, t, 3 * MB), 3 * hold + 3.4 + 8.4);
+    snprintf(p->proto, sizeof p->proto, "LL");
+    double ll = nvl.alpha_us * 0.6 / 3.4 + 1e6 / (nvl.bw_gbps * 0.5e3);
+    assert_near(timed(p, t, 3 * MB), 3 * ll + 0.6 + 6.6);
     prog_free(p);
     topo_free(t);
 }
@@ -396,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_shared_nic),
         cmocka_unit_test(test_fifo_depth),
         cmocka_unit_test(test_alpha_delay),
+        cmocka_unit_test(test_runtime_latency),
         cmocka_unit_test(test_shared_end),
         cmocka_unit_test(test_random_agrees_with_sim),
         cmocka_unit_test(test_errors),

@@ -4,7 +4,10 @@
  * yields a symmetric routing, the MILP never does worse than its heuristic
  * seed, a time limit still returns a valid routing, uc-min / uc-max steer
  * the number of switch connections, route_check() catches bad routings, and
- * a rank some chunk cannot reach is named with the rule that forbids it. */
+ * a rank some chunk cannot reach is named with the rule that forbids it.
+ * On the bundled topologies without their runtime latency (the times
+ * derived here are the hops' alone), except where a test says so;
+ * test_order and test_contig time the stages with it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -173,7 +176,7 @@ static void assert_ndv2_sk1_relay(const algo *a, const topo *t)
 static void test_relay_ndv2_sk1(void **state)
 {
     (void)state;
-    topo *t = fx_topo("ndv2-x2");
+    topo *t = fx_topo_bare("ndv2-x2");
     sketch *s = fx_sketch("ndv2-x2-sk-1", t);
     double bytes = 1048576.0 / 16;
     route_opts o = quiet_opts();
@@ -206,7 +209,7 @@ static void test_relay_ndv2_sk1(void **state)
 static void test_latency_first_trees(void **state)
 {
     (void)state;
-    topo *t = fx_topo("ndv2-x2");
+    topo *t = fx_topo_bare("ndv2-x2");
     sketch *s = fx_sketch("ndv2-x2-sk-1", t);
     double bytes = 64;
     route_opts o = quiet_opts();
@@ -264,7 +267,7 @@ static void test_latency_first_trees(void **state)
 static void test_symmetry_substitution(void **state)
 {
     (void)state;
-    topo *t = fx_topo("ndv2-x2");
+    topo *t = fx_topo_bare("ndv2-x2");
     sketch *s = fx_sketch("ndv2-x2-sk-1", t);
     double bytes = 1048576.0 / 16;
     route_opts o = quiet_opts();
@@ -310,10 +313,10 @@ static void test_symmetry_substitution(void **state)
 /* The MILP starts from the heuristic, so it is never worse in its own
  * objective, and its relaxed makespan never exceeds the heuristic's real
  * one; on DGX-2 x2 sk-2 its routing also schedules shorter in stage 2. */
-static void test_milp_not_worse_than_heuristic(void **state)
+static void milp_not_worse(int runtime_latency)
 {
-    (void)state;
-    topo *t = fx_topo("dgx2-x2");
+    topo *t = fx_topo_bare("dgx2-x2");
+    t->rt_latency = runtime_latency ? TOPO_RTLAT_NCCL : TOPO_RTLAT_NONE;
     sketch *s = fx_sketch("dgx2-x2-sk-2", t);
     double bytes = 1048576.0 / 32;
     route_opts o = quiet_opts();
@@ -351,6 +354,13 @@ static void test_milp_not_worse_than_heuristic(void **state)
     topo_free(t);
 }
 
+static void test_milp_not_worse_than_heuristic(void **state)
+{
+    (void)state;
+    milp_not_worse(0);
+    milp_not_worse(1);      /* the runtime's latency: resources held alpha + bytes / B */
+}
+
 /* dgx2-x2-sk-1: odd GPU 2k+1 sends to even GPU 2k of the other node; chunks
  * of 2k and 2k+1 leave through 2k+1, its own first.  Proving this model
  * optimal without cuts takes GLPK tens of seconds: a 1 s limit must still
@@ -358,7 +368,7 @@ static void test_milp_not_worse_than_heuristic(void **state)
 static void test_time_limit_and_rev_map(void **state)
 {
     (void)state;
-    topo *t = fx_topo("dgx2-x2");
+    topo *t = fx_topo_bare("dgx2-x2");
     sketch *s = fx_sketch("dgx2-x2-sk-1", t);
     double bytes = 1048576.0 / 64;
     route_opts o = quiet_opts();
@@ -403,7 +413,7 @@ static void test_time_limit_and_rev_map(void **state)
 static void test_alltoall_ndv2_sk2(void **state)
 {
     (void)state;
-    topo *t = fx_topo("ndv2-x2");
+    topo *t = fx_topo_bare("ndv2-x2");
     sketch *s = fx_sketch("ndv2-x2-sk-2", t);
     double bytes = 1048576.0 / 16;
     route_opts o = quiet_opts();
@@ -469,7 +479,7 @@ static void test_uc_min_max(void **state)
 static void test_build_only_and_determinism(void **state)
 {
     (void)state;
-    topo *t = fx_topo("ndv2-x2");
+    topo *t = fx_topo_bare("ndv2-x2");
     sketch *s = fx_sketch("ndv2-x2-sk-1", t);
     double bytes = 1048576.0 / 16;
     route_opts o = quiet_opts();
@@ -552,7 +562,7 @@ static int crossings(const algo *a, int rpn)
 static void test_spare_nics(void **state)
 {
     (void)state;
-    topo *t = fx_topo("dgx2-x2");
+    topo *t = fx_topo_bare("dgx2-x2");
     sketch *g1 = dgx2_rails(t, 1, 1), *g2 = dgx2_rails(t, 2, 1);
     sketch *r1 = dgx2_rails(t, 1, 0), *r2 = dgx2_rails(t, 2, 0);
     double bytes = 1073741824.0 / 64;
@@ -611,7 +621,7 @@ static void test_spare_nics(void **state)
 static void test_coarse_seed(void **state)
 {
     (void)state;
-    topo *t = fx_topo("dgx2-x2");
+    topo *t = fx_topo_bare("dgx2-x2");
     sketch *s1 = dgx2_rail_sketch(t, 1), *s2 = dgx2_rail_sketch(t, 2);
     sketch *s3 = dgx2_rail_sketch(t, 3);
     double bytes = 1073741824.0 / 64;
@@ -674,7 +684,7 @@ static void test_coarse_seed(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
-    topo *t = fx_topo("ndv2-x2");
+    topo *t = fx_topo_bare("ndv2-x2");
     sketch *s = fx_sketch("ndv2-x2-sk-1", t);
     route_opts o = quiet_opts();
     algo *a = NULL;
@@ -684,7 +694,7 @@ static void test_refusals(void **state)
     assert_int_equal(route_solve(s, t, COLL_ALLREDUCE, 1000, &o, &a, NULL, &e), TC_INPUT);
     assert_int_equal(route_solve(s, t, COLL_ALLGATHER, 0, &o, &a, NULL, &e), TC_INPUT);
     assert_int_equal(route_heuristic(s, t, COLL_ALLGATHER, -1, &o, &a, &e), TC_INPUT);
-    topo *one = fx_topo("ndv2-x1");
+    topo *one = fx_topo_bare("ndv2-x1");
     assert_int_equal(route_solve(s, one, COLL_ALLGATHER, 1000, &o, &a, NULL, &e), TC_INPUT);
     assert_non_null(strstr(e.msg, "nodes"));
     topo_free(one);
@@ -775,7 +785,7 @@ static void test_unreachable_named(void **state)
 static void test_size_guard(void **state)
 {
     (void)state;
-    topo *t = fx_topo("torus-2d-32x32");
+    topo *t = fx_topo_bare("torus-2d-32x32");
     sketch *s = parse_sketch("{\"nnodes\": 1}", t);
     route_opts o = quiet_opts();
     o.build_only = 1;
@@ -789,7 +799,7 @@ static void test_size_guard(void **state)
     assert_non_null(strstr(e.msg, "give the sketch symmetry_offsets"));
     sketch_free(s);
     topo_free(t);
-    t = fx_topo("torus-2d-8x8");
+    t = fx_topo_bare("torus-2d-8x8");
     s = fx_sketch("torus-2d-8x8-sk-1", t);
     route_stats plain;
     o.use_symmetry = 0;
@@ -809,7 +819,7 @@ static void test_size_guard(void **state)
 static void test_route_check_catches(void **state)
 {
     (void)state;
-    topo *t = fx_topo("ndv2-x2");
+    topo *t = fx_topo_bare("ndv2-x2");
     sketch *s = fx_sketch("ndv2-x2-sk-1", t);
     route_opts o = quiet_opts();
     algo *a = NULL;

@@ -40,7 +40,7 @@ int topo_cluster_of(const topo *t, int rank)
 }
 topo_route topo_route_of(const topo *t, int a, int b)
 {
-    topo_route r = {ROUTE_NONE, -1, -1, -1, -1, 0, 0};
+    topo_route r = {ROUTE_NONE, -1, -1, -1, -1, 0, 0, 0};
     if (a == b) {
         r.kind = ROUTE_SELF;
         r.bw_gbps = t->copy_gbps;

@@ -1111,8 +1111,9 @@ static void test_large_torus_index(void **state)
 
 /* The model variants' topologies (model/variant.h): ports turns DGX-2's
  * switch into a link per ordered pair at its figures, nodes and NICs as
- * they were; nccl-lat sets NCCL's ring latencies as latency only; delay
- * only the mode; the timing-only rows change no topology. */
+ * they were; rt-lat takes the runtime's latency away where the topology
+ * has it and sets NCCL's where it has none; delay only the mode; the
+ * timing-only rows change no topology. */
 static void test_variants(void **state)
 {
     (void)state;
@@ -1130,11 +1131,17 @@ static void test_variants(void **state)
     assert_near(r.bw_gbps, 125, 1e-12);
     assert_int_equal(topo_route_of(v, 3, 19).kind, ROUTE_NIC);
     topo_free(v);
-    assert_int_equal(variant_topo(t, VAR_NCCL_LAT, &v, &e), TC_OK);
-    assert_int_equal(v->alpha_delay, 1);
-    assert_near(topo_route_of(v, 3, 7).alpha_us, 3.4, 1e-12);
-    assert_near(topo_route_of(v, 3, 19).alpha_us, 14.0, 1e-12);
-    assert_near(topo_route_of(v, 3, 19).bw_gbps, topo_route_of(t, 3, 19).bw_gbps, 1e-12);
+    assert_int_equal(t->rt_latency, TOPO_RTLAT_NCCL);
+    assert_int_equal(variant_topo(t, VAR_RTLAT, &v, &e), TC_OK);
+    assert_int_equal(v->rt_latency, TOPO_RTLAT_NONE);
+    assert_int_equal(v->alpha_delay, 0);
+    assert_near(topo_route_of(v, 3, 7).alpha_us, 0.35, 1e-12);
+    assert_near(topo_route_of(v, 3, 7).lat_us, 0, 0);
+    topo *w;                                /* and back: NCCL's where it has none */
+    assert_int_equal(variant_topo(v, VAR_RTLAT, &w, &e), TC_OK);
+    assert_int_equal(w->rt_latency, TOPO_RTLAT_NCCL);
+    assert_near(topo_route_of(w, 3, 19).lat_us, 14.0, 0);
+    topo_free(w);
     topo_free(v);
     assert_int_equal(variant_topo(t, VAR_DELAY, &v, &e), TC_OK);
     assert_int_equal(v->alpha_delay, 1);
@@ -1142,15 +1149,15 @@ static void test_variants(void **state)
     topo_free(v);
     assert_int_equal(variant_topo(t, VAR_PASSES, &v, &e), TC_OK);
     assert_null(v);
-    assert_near(variant_call_us(VAR_NCCL_LAT, COST_LL128), 14.0, 1e-12);
-    assert_near(variant_call_us(VAR_DELAY, COST_LL128), 0, 0);
     assert_int_equal(variant_applies(t, VAR_PORTS), 1);
+    assert_int_equal(variant_applies(t, VAR_RTLAT), 1);
     topo_free(t);
     t = load_ok("topologies/ndv2-x1.json");
     assert_int_equal(variant_applies(t, VAR_PORTS), 0);
     topo_free(t);
     t = load_ok("topologies/cs-chip4.json");
     assert_int_equal(variant_applies(t, VAR_PASSES), 0);
+    assert_int_equal(variant_applies(t, VAR_RTLAT), 0);
     topo_free(t);
     /* a ratio's range: the default's in it, a variant timed on one side only left out */
     variant_times ref = {{10, 8, 4, -1, 20}}, sch = {{5, 4, 4, 3, -1}};

@@ -129,13 +129,17 @@ static void test_nvswitch_machine(void **state)
     assert_int_equal(t->nlinks, 0);
     assert_int_equal(t->nswitches, 1);
     assert_near(t->switches[0].bw_gbps, 18 * 20.6);
-    assert_near(t->switches[0].alpha_us, 3.4);
+    /* the hop's alpha the bundled machines' (0.7 us); NCCL's per-step
+     * latency (3.4 us over NVLink, 14 over the network) is the runtime's */
+    assert_near(t->switches[0].alpha_us, 0.7);
+    assert_int_equal(t->rt_latency, TOPO_RTLAT_NCCL);
+    assert_near(topo_route_of(t, 0, 1).lat_us, 3.4);
     assert_int_equal(t->nnics, 2);
     /* Each GPU gets the NIC beside it on its PCI switch. */
     assert_int_equal(t->nic_of_rank[0], 0);
     assert_int_equal(t->nic_of_rank[1], 1);
     assert_near(t->nics[0].bw_gbps, 50.0);
-    assert_near(t->nics[0].alpha_us, 14.0);
+    assert_near(t->nics[0].alpha_us, 2.6);
     topo_free(t);
 
     /* --nodes copies the node; --net overrides the dump's speed. */
@@ -218,7 +222,9 @@ static void test_xgmi_and_pci(void **state)
     topo_route r = topo_route_of(t, 0, 1);
     assert_int_equal(r.kind, ROUTE_LINK);
     assert_near(r.bw_gbps, 48.0);
-    assert_near(r.alpha_us, 3.6);     /* RCCL's xGMI (NVLINK) Simple latency */
+    assert_near(r.alpha_us, 0.7);
+    assert_int_equal(t->rt_latency, TOPO_RTLAT_RCCL);
+    assert_near(r.lat_us, 3.6);       /* RCCL's xGMI (NVLINK) Simple latency, the runtime's */
     r = topo_route_of(t, 0, 2);
     assert_int_equal(r.kind, ROUTE_LINK);
     assert_near(r.bw_gbps, 96.0);
@@ -226,7 +232,7 @@ static void test_xgmi_and_pci(void **state)
     r = topo_route_of(t, 1, 2);
     assert_int_equal(r.kind, ROUTE_SWITCH);
     assert_near(r.bw_gbps, 48.0);
-    assert_near(r.alpha_us, 5.7);
+    assert_near(r.alpha_us, 0.7);
     topo_free(t);
 }
 

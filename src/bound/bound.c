@@ -1222,9 +1222,20 @@ static int compute(const topo *t, coll_kind k, bound_model *out, tc_err *err)
     return rc;
 }
 
+/* The least base latency of a call any protocol pays on t. */
+static double call_floor(const topo *t)
+{
+    double lo = INFINITY;
+    for (int p = 0; p < COST_NPROTO; p++)
+        lo = fmin(lo, cost_call_us(t, (cost_proto)p));
+    return isfinite(lo) ? lo : 0;
+}
+
 int bound_compute(const topo *t, coll_kind k, bound_model *out, tc_err *err)
 {
     int rc = compute(t, k, out, err);
+    if (rc == TC_OK && t->nranks > 1)
+        out->call_us = call_floor(t);
     if (rc != TC_OK || k != COLL_ALLREDUCE || t->nranks < 2)
         return rc;
     bound_model rs, ag;
@@ -1245,7 +1256,7 @@ double bound_floor_us(const bound_model *b, double size_bytes)
     if (!b || b->ps_us_per_byte <= 0)
         return 0;
     double bw = size_bytes * b->ps_us_per_byte;
-    return bw > b->latency_us ? bw : b->latency_us;
+    return (bw > b->latency_us ? bw : b->latency_us) + b->call_us;
 }
 
 double bound_time_us(const bound_model *b, double size_bytes)
@@ -1253,5 +1264,5 @@ double bound_time_us(const bound_model *b, double size_bytes)
     if (!b)
         return 0;
     double bw = size_bytes * b->us_per_byte;
-    return bw > b->latency_us ? bw : b->latency_us;
+    return (bw > b->latency_us ? bw : b->latency_us) + b->call_us;
 }

@@ -37,18 +37,22 @@ typedef struct {
      * beside the bound, never as it. */
     double ps_us_per_byte;
     char ps_why[256];
+    /* The runtime's base latency of a call, the least any protocol pays
+     * (model/cost.h cost_call_us; 0 without a runtime_latency): every run
+     * pays it once, after the rest, so the bound and the floor add it. */
+    double call_us;
 } bound_model;
 
 /* Compute the bound model of collective k over all ranks of t.
  * TC_INPUT if the topology cannot perform it at all (a rank unreachable). */
 int bound_compute(const topo *t, coll_kind k, bound_model *out, tc_err *err);
 
-/* max(latency_us, size_bytes * us_per_byte); size_bytes is the larger
- * per-rank buffer (nccl-tests convention). */
+/* max(latency_us, size_bytes * us_per_byte) + call_us; size_bytes is the
+ * larger per-rank buffer (nccl-tests convention). */
 double bound_time_us(const bound_model *b, double size_bytes);
 
 /* The partial-sums floor at size_bytes: max(latency_us, size_bytes *
- * ps_us_per_byte); 0 when b has none (not an AllReduce). */
+ * ps_us_per_byte) + call_us; 0 when b has none (not an AllReduce). */
 double bound_floor_us(const bound_model *b, double size_bytes);
 
 #endif

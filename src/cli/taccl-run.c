@@ -158,7 +158,7 @@ static const args_opt OPTS[] = {
              "fit in 1 GiB, timing only above, said in the row)"},
     {.name = "--variants", .field = offsetof(cli, run.variants), .set = 1, .modes = M_FILE,
      .help = "with --sweep: also time every row under each model\n"
-             "variant (steps or tiles, delay, ports, nccl-lat; docs/\n"
+             "variant (steps or tiles, delay, ports, rt-lat; docs/\n"
              "design.md section 4), timing only, as a column (JSON:\n"
              "\"variants\" per row; null where one does not apply)"},
     {.name = "--embed-to", .value = "OUT", .field = offsetof(cli, embed_to), .modes = M_FILE,

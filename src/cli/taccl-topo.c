@@ -253,6 +253,15 @@ static int cmd_show(int argc, char **argv)
            t->ranks_per_node, t->nranks, t->kind == TOPO_GPU ? "gpu" : "chip",
            topo_arch_name(t->arch));
     printf("local     copy %g GB/s, reduce %g GB/s\n", t->copy_gbps, t->reduce_gbps);
+    if (t->rt_latency != TOPO_RTLAT_NONE)
+        printf("runtime   %s's latencies on top of the hops' alpha: %g us a step over NVLink, "
+               "%g over the network (Simple), %g us a call\n",
+               t->rt_latency == TOPO_RTLAT_RCCL ? "RCCL" : "NCCL",
+               topo_nccl_latency(TOPO_NCCL_HW_NVLINK, TOPO_NCCL_SIMPLE,
+                                 t->rt_latency == TOPO_RTLAT_RCCL),
+               topo_nccl_latency(TOPO_NCCL_HW_NET, TOPO_NCCL_SIMPLE,
+                                 t->rt_latency == TOPO_RTLAT_RCCL),
+               topo_nccl_base_latency(TOPO_NCCL_SIMPLE));
     const cJSON *e;
     int i = 0;
     const cJSON *links = cJSON_GetObjectItemCaseSensitive(j, "links");

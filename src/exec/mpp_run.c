@@ -778,9 +778,8 @@ static double xfer(mrun *m, tbst *s, int a, int b, long long bytes, double ready
         *land = ready + cost_copy_us(t, (double)bytes);
         return *land;
     }
-    topo_route rt = topo_route_of(t, a, b);
-    if (m->P->proto_ll)
-        rt = cost_proto_route(t, rt, COST_LL);
+    topo_route rt = cost_proto_route(t, topo_route_of(t, a, b),
+                                     m->P->proto_ll ? COST_LL : COST_SIMPLE);
     int res[2], lane[2];
     int nr = cost_hop_res(t, a, b, res);
     double start = nr > 0 ? cost_lanes_start(m->lanes, res, nr, ready, lane) : ready;
@@ -807,7 +806,8 @@ static double alpha_of(mrun *m, int a, int b)
     if (a == b)
         return 0;
     topo_route rt = topo_route_of(m->T, a, b);
-    return isfinite(rt.alpha_us) ? rt.alpha_us : 0;
+    double lat = cost_proto_route(m->T, rt, m->P->proto_ll ? COST_LL : COST_SIMPLE).lat_us;
+    return isfinite(rt.alpha_us) ? rt.alpha_us + lat : 0;
 }
 
 /* Member index of rank r in switch S (r is a member). */
@@ -2059,7 +2059,8 @@ int mpp_run(const mpp_plan *P, const topo *T, const mpp_opts *O, mpp_report *R, 
                 }
             }
     R->finished = finished;
-    R->time_us = tmax;
+    /* the runtime's base latency, once a call (model/cost.h) */
+    R->time_us = tmax + cost_call_us(T, P->proto_ll ? COST_LL : COST_SIMPLE);
     if (O->bound && ck >= 0) {
         R->has_bound = 1;
         R->bound_us = bound_time_us(O->bound, (double)size);

@@ -207,8 +207,6 @@ void run_variants(const prog *p, const topo *t, const run_opts *o, long long siz
                   double us_known, run_variant_set *set, variant_times *vt)
 {
     variant_set_for(set, t);
-    cost_proto proto = COST_SIMPLE;
-    cost_proto_parse(p->proto, &proto);
     long long moved;
     prog *resolved = rtdep_resolve(p, &moved);
     const prog *q = resolved ? resolved : p;
@@ -228,7 +226,7 @@ void run_variants(const prog *p, const topo *t, const run_opts *o, long long siz
             tiles = variant_tiles(VAR_DEFAULT);
         }
         double us = time_only(q, set->t[v] ? set->t[v] : t, size, mode, tiles);
-        vt->us[v] = us < 0 ? -1 : us + variant_call_us((variant_id)v, proto);
+        vt->us[v] = us < 0 ? -1 : us;
     }
     prog_free(resolved);
 }
@@ -432,12 +430,18 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
         fprintf(f, "time      %.3f us  algbw %.3f GB/s  busbw %.3f GB/s  (%s, %lld transfers)\n",
                 s->time_us, algbw, algbw * coll_busbw_factor(p->coll, p->ngpus),
                 mode_name(r->modes[m]), s->transfers);
+        if (s->call_us > 0)
+            fprintf(f, "          of which %.1f us the runtime's base latency of a call "
+                       "(runtime_latency %s)\n", s->call_us,
+                    t->rt_latency == TOPO_RTLAT_RCCL ? "rccl" : "nccl");
         if (r->has_bound && o->bound)
             fprintf(f, "bound     %.3f us lower bound, ratio %.3f (1.0 = optimal); latency %.3f us: %s; "
-                       "bandwidth %.3f us: %s\n",
+                       "bandwidth %.3f us: %s%s\n",
                     r->bound_us, s->time_us > 0 ? r->bound_us / s->time_us : 0.0,
                     o->bound->latency_us, o->bound->latency_why,
-                    o->bound->us_per_byte * (double)r->size_bytes, o->bound->bandwidth_why);
+                    o->bound->us_per_byte * (double)r->size_bytes, o->bound->bandwidth_why,
+                    o->bound->call_us > 0 ? "; the larger of the two plus a call's base latency "
+                                            "(the least of any protocol)" : "");
         if (r->has_bound && o->bound && o->bound->ps_us_per_byte > 0) {
             double fl = bound_floor_us(o->bound, (double)r->size_bytes);
             fprintf(f, "floor     %.3f us partial-sums floor, ratio %.3f (what schedules that "
@@ -593,6 +597,7 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
     if (s && p) {
         double algbw = coll_algbw_gbps(p->coll, (double)r->size_bytes, s->time_us);
         cJSON_AddNumberToObject(j, "time_us", s->time_us);
+        cJSON_AddNumberToObject(j, "call_us", s->call_us);
         cJSON_AddNumberToObject(j, "algbw_gbps", algbw);
         cJSON_AddNumberToObject(j, "busbw_gbps", algbw * coll_busbw_factor(p->coll, p->ngpus));
         cJSON_AddNumberToObject(j, "chip_syncs", (double)s->chip_syncs);
@@ -610,6 +615,7 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
         cJSON_AddNumberToObject(j, "exec_seconds", s->wall_exec_s);
         if (r->has_bound) {
             cJSON_AddNumberToObject(j, "lower_bound_us", r->bound_us);
+            cJSON_AddNumberToObject(j, "lower_bound_call_us", o && o->bound ? o->bound->call_us : 0);
             cJSON_AddNumberToObject(j, "bound_ratio", s->time_us > 0 ? r->bound_us / s->time_us : 0);
         } else {
             cJSON_AddNullToObject(j, "lower_bound_us");

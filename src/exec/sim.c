@@ -462,7 +462,7 @@ static void xfer_request(sim *S, int g, double now)
     const sim_observer *ob = S->o->obs;
     if (ob && ob->xfer) {
         sim_xfer_event e = {x->id, c->src, c->dst, c->chan, b->tb_index, x->send_step, x->cnt,
-                            (double)x->bytes, b->t_ask, start, end, c->nres,
+                            (double)x->bytes, b->t_ask, start, end, start + hold, c->nres,
                             {c->res[0], c->res[1]}, {lane[0], lane[1]}};
         ob->xfer(ob->ctx, &e);
     }
@@ -480,7 +480,7 @@ static void xfer_request(sim *S, int g, double now)
     /* the sender is done when it frees the resources (start + hold = end
      * where alpha is held); where alpha is latency the data lands later */
     push_event(S, start + hold, EV_XFER_END, g);
-    if (S->t->alpha_delay)
+    if (cost_delayed(S->t, &c->route))
         push_event(S, end, EV_ARRIVE, b->msg);
 }
 
@@ -516,7 +516,7 @@ static void xfer_end(sim *S, int g, double now)
         msg_register(S, m);
     b->msg = -1;
     wake_res_waiters(S, c);
-    if (!S->t->alpha_delay) {           /* else it lands at its EV_ARRIVE */
+    if (!cost_delayed(S->t, &c->route)) { /* else it lands at its EV_ARRIVE */
         x->arrived = 1;
         wake_list(S, &c->recv_waiters, now);
     }
@@ -1145,6 +1145,9 @@ int sim_run(const prog *p, const topo *t, const sim_opts *o, sim_result *r, haza
     r->wall_exec_s = now_s() - t0;
 
     r->completed = r->steps_run == S.nsteps;
+    r->call_us = cost_call_us(t, S.proto);
+    if (r->completed)
+        r->time_us += r->call_us;
     if (!r->completed)
         report_deadlock(&S);
     else

@@ -41,9 +41,10 @@ typedef struct {
     int tb, step;           /* the sending tb (index in src's <gpu>) and step */
     int cnt;                /* chunks */
     double bytes;
-    double t_req, t_start, t_end;   /* asked, started (every lane free), landed
-                                       (where alpha is a delay its lanes were
-                                       free alpha before t_end) */
+    double t_req, t_start, t_end;   /* asked, started (every lane free), landed */
+    double t_free;          /* its lanes free again: t_end, or before it where
+                               alpha is a delay or the runtime's latency
+                               follows the bytes (model/cost.h) */
     int nres;               /* the resources it held (model/cost numbering) */
     int res[2], lane[2];
 } sim_xfer_event;
@@ -73,7 +74,10 @@ typedef struct {
 typedef struct {
     int completed;          /* every step ran (no deadlock) */
     int verified;           /* completed, data checked (data mode) and correct */
-    double time_us;
+    double time_us;         /* the call's time: its last step's end plus the
+                               runtime's base latency (call_us) */
+    double call_us;         /* model/cost.h cost_call_us: 0 without a
+                               runtime_latency */
     long long chunk_bytes;
     long long steps_run;
     long long transfers;

@@ -201,7 +201,7 @@ static void put_xfers(text *o, const trace *tr, unsigned char *lane_used)
             lane_used[(size_t)x->res[k] * MAX_LANES + lane] = 1;
             cJSON *e = event(name, "transfer", "X", tr->p->ngpu, x->res[k] * MAX_LANES + lane,
                              x->t_start);
-            cJSON_AddNumberToObject(e, "dur", x->t_end - x->t_start);
+            cJSON_AddNumberToObject(e, "dur", x->t_free - x->t_start);     /* held */
             cJSON *a = cJSON_AddObjectToObject(e, "args");
             cJSON_AddNumberToObject(a, "src", x->src);
             cJSON_AddNumberToObject(a, "dst", x->dst);
@@ -209,6 +209,7 @@ static void put_xfers(text *o, const trace *tr, unsigned char *lane_used)
             cJSON_AddNumberToObject(a, "chunks", x->cnt);
             cJSON_AddNumberToObject(a, "bytes", x->bytes);
             cJSON_AddNumberToObject(a, "asked_us", x->t_req);
+            cJSON_AddNumberToObject(a, "lands_us", x->t_end);
             cJSON_AddStringToObject(a, "proto", tr->p->proto);
             put(o, e);
         }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../util/mem.h"
+#include "topo_nccl.h"
 
 /* ------------------------------------------------------------ resources */
 
@@ -160,13 +161,20 @@ double cost_hop_us(const topo_route *rt, double bytes)
 {
     if (!rt || rt->kind == ROUTE_NONE || !(rt->bw_gbps > 0))
         return INFINITY;
-    return rt->alpha_us + bytes / (rt->bw_gbps * 1e3);
+    return rt->alpha_us + bytes / (rt->bw_gbps * 1e3) + rt->lat_us;
 }
 
 double cost_hold_us(const topo *t, const topo_route *rt, double bytes)
 {
     double us = cost_hop_us(rt, bytes);
-    return t && t->alpha_delay && isfinite(us) ? us - rt->alpha_us : us;
+    if (!isfinite(us))
+        return us;
+    return us - rt->lat_us - (t && t->alpha_delay ? rt->alpha_us : 0);
+}
+
+int cost_delayed(const topo *t, const topo_route *rt)
+{
+    return (t && t->alpha_delay) || (rt && rt->lat_us > 0);
 }
 
 /* ------------------------------------------------------------ protocols */
@@ -215,15 +223,34 @@ long long cost_proto_tile_bytes(cost_proto p)
     return cost_proto_steps_bytes(p, p == COST_LL || p == COST_LL128 ? 1 : MSCCL_CHUNKSTEPS);
 }
 
+/* topo_nccl's protocol index of p. */
+static topo_nccl_proto nccl_proto(cost_proto p)
+{
+    return p == COST_LL ? TOPO_NCCL_LL : p == COST_LL128 ? TOPO_NCCL_LL128 : TOPO_NCCL_SIMPLE;
+}
+
 topo_route cost_proto_route(const topo *t, topo_route rt, cost_proto p)
 {
-    if (p == COST_SIMPLE || p < 0 || p >= COST_NPROTO || t->kind == TOPO_CHIP ||
-        rt.kind == ROUTE_NONE || rt.kind == ROUTE_SELF)
+    if (p < 0 || p >= COST_NPROTO || t->kind == TOPO_CHIP || rt.kind == ROUTE_NONE ||
+        rt.kind == ROUTE_SELF)
         return rt;
     int hw = rt.kind == ROUTE_NIC ? HW_NET : HW_NVLINK;
+    if (t->rt_latency != TOPO_RTLAT_NONE)
+        rt.lat_us = topo_nccl_latency(hw == HW_NET ? TOPO_NCCL_HW_NET : TOPO_NCCL_HW_NVLINK,
+                                      nccl_proto(p), t->rt_latency == TOPO_RTLAT_RCCL);
+    if (p == COST_SIMPLE)
+        return rt;
     rt.alpha_us *= nccl_ring_lat[hw][p] / nccl_ring_lat[hw][COST_SIMPLE];
     rt.bw_gbps *= nccl_ring_bw[p];
     return rt;
+}
+
+double cost_call_us(const topo *t, cost_proto p)
+{
+    if (!t || t->kind == TOPO_CHIP || t->rt_latency == TOPO_RTLAT_NONE || p < 0 ||
+        p >= COST_NPROTO)
+        return 0;
+    return topo_nccl_base_latency(nccl_proto(p));
 }
 
 double cost_alpha_floor(const topo *t, double alpha_us, int nic)

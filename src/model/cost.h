@@ -35,7 +35,20 @@
  *   a request books the first instant all its resources are free and a
  *   resource booked ahead idles until then, as stages 2 and 3 plan.
  * - At most COST_FIFO_SLOTS sends on one connection are outstanding
- *   (sent, not yet received). */
+ *   (sent, not yet received).
+ *
+ * Runtime latency.  Where a GPU topology says "runtime_latency": "nccl"
+ * (or "rccl"), the runtime's own latencies come on top of the hops':
+ * every hop's data arrives, after its hold, the runtime's per-step
+ * latency of the program's protocol for that hop's kind of hardware later
+ * (NCCL's hwLat ring row: NVLink 0.6 / 1.9 / 3.4 us for LL / LL128 /
+ * Simple, the network 2.7 / 4.0 / 14.0; RCCL's default table on AMD,
+ * xGMI counting as NVLink; topo_nccl.h), as latency only, holding nothing;
+ * and a call costs the runtime's base latency once (NCCL's ring baseLat:
+ * 6.6 / 14 / 8.4 us, cost_call_us).  It is NCCL's own latency model
+ * (tuning.cc: baseLat + nsteps x hwLat), which brought the executor
+ * within x/ 1.25 of NCCL's estimates at small sizes where the bare hops
+ * were 3-12x faster (bench/nccl-model.md). */
 #ifndef TACCL_COST_H
 #define TACCL_COST_H
 
@@ -84,13 +97,18 @@ int cost_hop_res(const topo *t, int a, int b, int res[2]);
 
 /* ------------------------------------------------------------ costs */
 
-/* Microseconds to move `bytes` over rt: alpha + bytes / B (INFINITY when
- * the route is none or has no bandwidth). */
+/* Microseconds from a hop's start until its data has arrived: alpha +
+ * bytes / B + the runtime's latency rt->lat_us (INFINITY when the route is
+ * none or has no bandwidth). */
 double cost_hop_us(const topo_route *rt, double bytes);
 
-/* Microseconds the hop holds its resources (and its sender): the same as
- * cost_hop_us, or bytes / B alone where t->alpha_delay. */
+/* Microseconds the hop holds its resources (and its sender): alpha +
+ * bytes / B, or bytes / B alone where t->alpha_delay. */
 double cost_hold_us(const topo *t, const topo_route *rt, double bytes);
+
+/* 1 where a hop's data arrives later than its hold ends (alpha is a delay,
+ * or the route carries a runtime latency), 0 where it arrives then. */
+int cost_delayed(const topo *t, const topo_route *rt);
 
 /* ------------------------------------------------------------ protocols
  *
@@ -118,9 +136,15 @@ int cost_proto_parse(const char *s, cost_proto *out);
 const char *cost_proto_name(cost_proto p);
 
 /* rt as protocol p moves data over it in topology t: alpha and bandwidth
- * scaled as above (rt unchanged for Simple, a chip device, a route to self
- * or none). */
+ * scaled as above (unchanged for Simple), and lat_us the runtime's
+ * per-step latency for p where t has a runtime_latency (rt unchanged on a
+ * chip device, a route to self or none). */
 topo_route cost_proto_route(const topo *t, topo_route rt, cost_proto p);
+
+/* The runtime's base latency for one call of a program of protocol p on
+ * t (NCCL's ring baseLat where t has a runtime_latency; 0 otherwise, and
+ * on a chip device). */
+double cost_call_us(const topo *t, cost_proto p);
 
 /* NCCL's default connection buffers, COST_FIFO_SLOTS steps each: one step
  * of protocol p is 512 KiB under Simple (DEFAULT_BUFFSIZE 4 MiB), 64 KiB

@@ -15,6 +15,11 @@
  *               holds its link, ports or NICs for alpha + s / B; "delay":
  *               for s / B only, and arrives alpha after that (alpha as pure
  *               latency, TE-CCL's model; model/cost.h)
+ *     "runtime_latency": "none" | "nccl" | "rccl",  optional, default
+ *               "none": on a GPU device, the runtime's own latencies added
+ *               to the hops': NCCL's (RCCL's) per-step latency of the
+ *               protocol on every hop, as latency only, and its base
+ *               latency once per call (model/cost.h, "Runtime latency")
  *     "arbitration": "ready" | "reserve",   optional, default "ready": a
  *               transfer starts only when every resource it needs is free
  *               now and otherwise waits, so no resource idles while a
@@ -92,6 +97,7 @@
  * and per rank the ascending list of switches it belongs to. */
 #include "topo.h"
 #include "topo_int.h"
+#include "topo_nccl.h"
 
 #include "../util/jsonin.h"
 
@@ -475,7 +481,8 @@ static int read_ranks(pstate *ps, const cJSON *obj, int min, const char *what,
 
 static const char *const top_keys[] = {
     "name", "description", "notes", "is_default", "nodes", "ranks_per_node",
-    "alpha_mode", "arbitration", "fabric", "device", "local", "links", "switches", "nics"};
+    "alpha_mode", "runtime_latency", "arbitration", "fabric", "device", "local", "links",
+    "switches", "nics"};
 static const char *const gpu_keys[] = {"kind", "arch", "source", "notes"};
 static const char *const chip_keys[] = {
     "kind", "chips_per_node", "clusters_per_chip", "dma_bytes", "source",
@@ -542,6 +549,27 @@ static int read_choice(jsonin_ctx *c, const cJSON *root, const char *key, const 
     }
     jsonin_push_key(c, key, 0);
     int rc = jsonin_fail(c, "expected \"%s\" or \"%s\", got %s", first, second,
+                         jsonin_got(c, it, g, sizeof g));
+    jsonin_pop(c);
+    return rc;
+}
+
+/* "runtime_latency": "none", "nccl" or "rccl" (absent: none). */
+static int read_rtlat(jsonin_ctx *c, const cJSON *root, topo_rtlat *out)
+{
+    static const char *const names[] = {"none", "nccl", "rccl"};
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "runtime_latency");
+    char g[64];
+    *out = TOPO_RTLAT_NONE;
+    if (!it)
+        return TC_OK;
+    for (int i = 0; cJSON_IsString(it) && it->valuestring && i < NKEYS(names); i++)
+        if (strcmp(it->valuestring, names[i]) == 0) {
+            *out = (topo_rtlat)i;
+            return TC_OK;
+        }
+    jsonin_push_key(c, "runtime_latency", 0);
+    int rc = jsonin_fail(c, "expected \"none\", \"nccl\" or \"rccl\", got %s",
                          jsonin_got(c, it, g, sizeof g));
     jsonin_pop(c);
     return rc;
@@ -1197,7 +1225,8 @@ static int parse_top(pstate *ps, const cJSON *root)
         return rc;
     }
     t->nranks = (int)nranks;
-    if ((rc = read_choice(c, root, "alpha_mode", "hold", "delay", &t->alpha_delay)) ||
+    if ((rc = read_rtlat(c, root, &t->rt_latency)) ||
+        (rc = read_choice(c, root, "alpha_mode", "hold", "delay", &t->alpha_delay)) ||
         (rc = read_choice(c, root, "arbitration", "ready", "reserve", &t->arb_reserve)) ||
         (rc = read_choice(c, root, "fabric", "fat-tree", "rails", &t->rails)))
         return rc;
@@ -1423,9 +1452,19 @@ static int find_switch(const topo *t, int a, int b)
     return best;
 }
 
+/* The runtime's per-step latency under Simple on a route of kind k
+ * (model/cost.h, "Runtime latency"): 0 without one, or on a chip. */
+static double route_lat(const topo *t, topo_route_kind k)
+{
+    if (t->rt_latency == TOPO_RTLAT_NONE || t->kind == TOPO_CHIP)
+        return 0;
+    return topo_nccl_latency(k == ROUTE_NIC ? TOPO_NCCL_HW_NET : TOPO_NCCL_HW_NVLINK,
+                             TOPO_NCCL_SIMPLE, t->rt_latency == TOPO_RTLAT_RCCL);
+}
+
 topo_route topo_route_of(const topo *t, int a, int b)
 {
-    topo_route r = {ROUTE_NONE, -1, -1, -1, -1, 0, 0};
+    topo_route r = {ROUTE_NONE, -1, -1, -1, -1, 0, 0, 0};
     if (!t || a < 0 || b < 0 || a >= t->nranks || b >= t->nranks)
         return r;
     if (a == b) {
@@ -1439,6 +1478,7 @@ topo_route topo_route_of(const topo *t, int a, int b)
         r.link = l;
         r.alpha_us = t->links[l].alpha_us;
         r.bw_gbps = t->links[l].bw_gbps;
+        r.lat_us = route_lat(t, r.kind);
         return r;
     }
     int s = find_switch(t, a, b);
@@ -1447,6 +1487,7 @@ topo_route topo_route_of(const topo *t, int a, int b)
         r.sw = s;
         r.alpha_us = t->switches[s].alpha_us;
         r.bw_gbps = t->switches[s].bw_gbps;
+        r.lat_us = route_lat(t, r.kind);
         return r;
     }
     if (t->nic_of_rank && topo_node_of(t, a) != topo_node_of(t, b)) {
@@ -1461,6 +1502,7 @@ topo_route topo_route_of(const topo *t, int a, int b)
             r.nic_dst = nb;
             r.alpha_us = x->alpha_us > y->alpha_us ? x->alpha_us : y->alpha_us;
             r.bw_gbps = x->bw_gbps < y->bw_gbps ? x->bw_gbps : y->bw_gbps;
+            r.lat_us = route_lat(t, r.kind);
         }
     }
     return r;

@@ -38,6 +38,11 @@ typedef enum {
     TOPO_ARCH_BLACKWELL     /* B200, sm_100 */
 } topo_arch;
 
+/* "runtime_latency": whose per-step and per-call latencies the runtime adds
+ * (model/cost.h, "Runtime latency"): none, NCCL's (the MSCCL runtimes and
+ * MSCCL++ on NVIDIA GPUs) or RCCL's (on AMD GPUs). */
+typedef enum { TOPO_RTLAT_NONE, TOPO_RTLAT_NCCL, TOPO_RTLAT_RCCL } topo_rtlat;
+
 /* One direction of a point-to-point link, global ranks. */
 typedef struct {
     int src, dst;
@@ -110,6 +115,10 @@ typedef struct topo {
                                node only (its rail); 0, the default
                                ("fat-tree"): every NIC reaches every other
                                node's NICs (a non-blocking network) */
+    topo_rtlat rt_latency;  /* the runtime's own latencies on a GPU device
+                               ("runtime_latency"): NONE (the default), or
+                               NCCL's or RCCL's per-step and per-call
+                               figures (model/cost.h) */
     int arb_reserve;        /* 1: a transfer books the first instant every
                                resource it needs is free, which idle until
                                then ("arbitration": "reserve"); 0, the
@@ -186,6 +195,10 @@ typedef struct {
     int link, sw, nic_src, nic_dst;
     double alpha_us;
     double bw_gbps;
+    double lat_us;      /* the runtime's per-step latency (latency only, held
+                           by nothing) where the topology has a
+                           runtime_latency, else 0: Simple's here,
+                           cost_proto_route's for another protocol */
 } topo_route;
 
 /* Pick the route for a -> b: a direct link if one exists (the fastest if

@@ -290,6 +290,9 @@ static char *to_json(const topo *t, int nnodes)
               nnodes, t->ranks_per_node);
     if (t->alpha_delay)
         sb_puts(&b, "  \"alpha_mode\": \"delay\",\n");
+    if (t->rt_latency != TOPO_RTLAT_NONE)
+        sb_printf(&b, "  \"runtime_latency\": \"%s\",\n",
+                  t->rt_latency == TOPO_RTLAT_RCCL ? "rccl" : "nccl");
     if (t->arb_reserve)
         sb_puts(&b, "  \"arbitration\": \"reserve\",\n");
     if (t->rails)

@@ -189,12 +189,24 @@ double topo_nccl_base_latency(topo_nccl_proto p)
 static const char *const PROTO_NAME[3] = {"LL", "LL128", "Simple"};
 static const char *const HW_NAME[3] = {"NVLINK", "PCI", "NET"};
 
-/* "alpha: NCCL hwLat[NVLINK][Ring][Simple] (file:lines@commit)" */
+/* A hop's alpha as imported, by hardware class: the figures the bundled
+ * machines assume (TE-CCL's NVLink alpha, teccl/topologies/ndv2.py, for
+ * NVLink, xGMI and PCI; its InfiniBand alpha, teccl/topologies/dgx2.py,
+ * for the network), so that an imported machine and its bundled twin time
+ * alike.  NCCL's per-step latency is not the hop's: the imported topology
+ * says "runtime_latency", which adds it (model/cost.h). */
+static const double HOP_ALPHA_US[3] = {0.7, 0.7, 2.6};
+
+/* "alpha: assumed 0.7 us ...; NCCL hwLat[NVLINK][Ring][Simple] 3.4 us (file:lines@commit)
+ * is the runtime's latency" */
 static const char *lat_source(char *buf, size_t n, topo_nccl_hw hw, topo_nccl_proto p, int amd)
 {
-    snprintf(buf, n, "alpha: %s hwLat[%s][Ring][%s] (%s)", amd ? "RCCL" : "NCCL", HW_NAME[hw],
-             PROTO_NAME[p], amd ? "src/graph/tuning.cc:75-81" RCCL_AT
-                                : "src/graph/tuning.cc:158-172" NCCL_AT);
+    snprintf(buf, n, "alpha: assumed %g us, the bundled machines' figure (TE-CCL's %s alpha); "
+             "%s hwLat[%s][Ring][%s] %g us (%s) is the runtime's per-step latency "
+             "(runtime_latency), not the hop's", HOP_ALPHA_US[hw],
+             hw == TOPO_NCCL_HW_NET ? "InfiniBand" : "NVLink", amd ? "RCCL" : "NCCL", HW_NAME[hw],
+             PROTO_NAME[p], topo_nccl_latency(hw, p, amd),
+             amd ? "src/graph/tuning.cc:75-81" RCCL_AT : "src/graph/tuning.cc:158-172" NCCL_AT);
     return buf;
 }
 
@@ -725,9 +737,10 @@ static char *build(ictx *c, xmlNodePtr root)
     for (int i = 0, k = 0; i < c->ng; i++) if (c->g[i].host == 0) hg[k++] = i;
 
     const gpu_model *m = forced ? forced : model_of(sm, c->amd ? gcn : NULL);
-    double lat_nv = topo_nccl_latency(TOPO_NCCL_HW_NVLINK, TOPO_NCCL_SIMPLE, c->amd);
-    double lat_pci = topo_nccl_latency(TOPO_NCCL_HW_PCI, TOPO_NCCL_SIMPLE, c->amd);
-    double lat_net = topo_nccl_latency(TOPO_NCCL_HW_NET, TOPO_NCCL_SIMPLE, c->amd);
+    /* a hop's own alpha: the bundled machines' assumed figures; NCCL's
+     * per-step latencies are the runtime's (runtime_latency below) */
+    double lat_nv = HOP_ALPHA_US[TOPO_NCCL_HW_NVLINK], lat_pci = HOP_ALPHA_US[TOPO_NCCL_HW_PCI];
+    double lat_net = HOP_ALPHA_US[TOPO_NCCL_HW_NET];
     double per_link = c->amd ? topo_nccl_xgmi_bw(gcn) : topo_nccl_nvlink_bw(sm);
     char rule[512];
     if (c->amd)
@@ -850,6 +863,7 @@ static char *build(ictx *c, xmlNodePtr root)
     cJSON_AddStringToObject(out, "description", desc);
     cJSON_AddNumberToObject(out, "nodes", nodes);
     cJSON_AddNumberToObject(out, "ranks_per_node", rpn);
+    cJSON_AddStringToObject(out, "runtime_latency", c->amd ? "rccl" : "nccl");
     int fat_tree = o->fabric != TOPO_NCCL_FABRIC_RAILS;
     if (nodes > 1 && !fat_tree)
         cJSON_AddStringToObject(out, "fabric", "rails");

@@ -24,8 +24,8 @@ static const variant_info VARIANTS[VAR_COUNT] = {
 #endif
     [VAR_DELAY] = {"delay", "alpha as latency only (alpha_mode delay)"},
     [VAR_PORTS] = {"ports", "switch ports not shared: each switch a link per pair of its ranks"},
-    [VAR_NCCL_LAT] = {"nccl-lat", "NCCL's ring latencies (3.4 us NVLink, 14 us network, "
-                                  "Simple) as latency only, plus its ring base latency per call"},
+    [VAR_RTLAT] = {"rt-lat", "the runtime's latency the other way: without it where the "
+                             "topology has it, NCCL's where it has none"},
 };
 
 const variant_info *variant_get(variant_id v)
@@ -43,7 +43,7 @@ int variant_applies(const topo *t, variant_id v)
 {
     if (v == VAR_PORTS)
         return t->nswitches > 0;
-    if (v == VAR_PASSES)
+    if (v == VAR_PASSES || v == VAR_RTLAT)
         return t->kind == TOPO_GPU;
     return 1;
 }
@@ -75,31 +75,18 @@ static void edit_ports(const topo *t, cJSON *j)
     cJSON_ReplaceItemInObject(j, "switches", cJSON_CreateArray());
 }
 
-/* nccl-lat: alpha of every hop NCCL's ring Simple latency for its class. */
-static void set_alpha(cJSON *j, const char *group, double us)
+/* rt-lat: the topology's "runtime_latency" taken away, or NCCL's set. */
+static void edit_rtlat(const topo *t, cJSON *j)
 {
-    cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, group)) {
-        cJSON_DeleteItemFromObject(e, "alpha");
-        cJSON_DeleteItemFromObject(e, "alpha_us");
-        cJSON_AddNumberToObject(e, "alpha_us", us);
-    }
-}
-
-static void edit_nccl_lat(cJSON *j)
-{
-    double nv = topo_nccl_latency(TOPO_NCCL_HW_NVLINK, TOPO_NCCL_SIMPLE, 0);
-    set_alpha(j, "links", nv);
-    set_alpha(j, "switches", nv);
-    set_alpha(j, "nics", topo_nccl_latency(TOPO_NCCL_HW_NET, TOPO_NCCL_SIMPLE, 0));
-    cJSON_DeleteItemFromObject(j, "alpha_mode");
-    cJSON_AddStringToObject(j, "alpha_mode", "delay");
+    cJSON_DeleteItemFromObject(j, "runtime_latency");
+    if (t->rt_latency == TOPO_RTLAT_NONE)
+        cJSON_AddStringToObject(j, "runtime_latency", "nccl");
 }
 
 int variant_topo(const topo *t, variant_id v, topo **out, tc_err *err)
 {
     *out = NULL;
-    if (v != VAR_DELAY && v != VAR_PORTS && v != VAR_NCCL_LAT)
+    if (v != VAR_DELAY && v != VAR_PORTS && v != VAR_RTLAT)
         return TC_OK;
     char *text = topo_to_json(t);
     cJSON *j = text ? cJSON_Parse(text) : NULL;
@@ -113,7 +100,7 @@ int variant_topo(const topo *t, variant_id v, topo **out, tc_err *err)
     } else if (v == VAR_PORTS) {
         edit_ports(t, j);
     } else {
-        edit_nccl_lat(j);
+        edit_rtlat(t, j);
     }
     char *edited = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
@@ -122,14 +109,6 @@ int variant_topo(const topo *t, variant_id v, topo **out, tc_err *err)
     *out = topo_parse(edited, label, err);
     free(edited);
     return *out ? TC_OK : TC_INPUT;
-}
-
-double variant_call_us(variant_id v, cost_proto p)
-{
-    if (v != VAR_NCCL_LAT)
-        return 0;
-    return topo_nccl_base_latency(p == COST_LL ? TOPO_NCCL_LL
-                                  : p == COST_LL128 ? TOPO_NCCL_LL128 : TOPO_NCCL_SIMPLE);
 }
 
 int variant_ratio_range(const variant_times *ref, const variant_times *sched, double *lo,

@@ -18,12 +18,10 @@
  *             of its ranks, at the switch's alpha and bandwidth, so that
  *             transfers from one rank to different peers do not wait for
  *             one another's port (an upper end for an NVSwitch)
- *   nccl-lat  NCCL's latency model (bench/nccl-model.md): every link and
- *             switch hop's alpha NCCL's per-step ring latency over NVLink,
- *             every NIC hop's its latency over the network (Simple; LL and
- *             LL128 scale as every alpha does, model/cost.h), as latency
- *             only, plus NCCL's ring base latency per call for the
- *             schedule's protocol
+ *   rt-lat    the runtime's latency the other way (model/cost.h, "Runtime
+ *             latency"): without it where the topology has it (the model
+ *             before it was the bundled machines' default), NCCL's where a
+ *             GPU topology has none
  *
  * default and one of steps/tiles are the same run: which of the two the
  * default is, is VARIANT_DEFAULT_TILES below; the other is a variant. */
@@ -39,7 +37,7 @@ typedef enum {
     VAR_PASSES,     /* "tiles" or "steps": the timing the default is not */
     VAR_DELAY,
     VAR_PORTS,
-    VAR_NCCL_LAT,
+    VAR_RTLAT,
     VAR_COUNT
 } variant_id;
 
@@ -48,7 +46,7 @@ typedef enum {
 #define VARIANT_DEFAULT_TILES 1
 
 typedef struct {
-    const char *name;   /* "default", "tiles", "delay", "ports", "nccl-lat" */
+    const char *name;   /* "default", "tiles", "delay", "ports", "rt-lat" */
     const char *what;   /* one line: what it changes */
 } variant_info;
 
@@ -66,10 +64,6 @@ int variant_applies(const topo *t, variant_id v);
  * NULL when v does not change t's figures (default, steps/tiles).  TC_OK,
  * or TC_INPUT with err set (the changed topology did not load). */
 int variant_topo(const topo *t, variant_id v, topo **out, tc_err *err);
-
-/* What v adds to every call of a schedule run with protocol p (us): NCCL's
- * ring base latency under nccl-lat, 0 otherwise. */
-double variant_call_us(variant_id v, cost_proto p);
 
 /* A schedule's times under every variant (< 0: not timed: the variant
  * does not apply, or the run failed) and the range of ratios they give

@@ -1103,9 +1103,7 @@ static double time_variant(const plan *pl, const prog *p, long long s, int v, do
     double us;
     tc_err e;
     int ok = prog_time(p, pl->vt[v] ? pl->vt[v] : pl->t, s, tiles, &us, &e) == TC_OK;
-    cost_proto proto = COST_SIMPLE;
-    cost_proto_parse(p->proto, &proto);
-    return ok ? us + variant_call_us((variant_id)v, proto) : -1;
+    return ok ? us : -1;
 }
 
 static void nccl_variants(plan *pl, int i)

@@ -342,7 +342,7 @@ static void ask(ptimer *P, int g, double now)
     b->first = -1;
     double bytes = b->tb->steps[b->pc].cnt * P->chunk;
     double end = start + cost_hop_us(&c->route, bytes);
-    if (!P->t->alpha_delay) {
+    if (!cost_delayed(P->t, &c->route)) {
         cost_lanes_hold(P->lanes, c->res, lane, c->nres, end);
         post(P, end, T_ARRIVE, g);
         return;
@@ -537,7 +537,7 @@ int ptime_run(const prog *p, const topo *t, long long size_bytes, double *us, tc
             rc = tc_err_set(err, TC_INPUT, "the program cannot finish: %lld steps never run",
                             P.steps_left);
         else
-            *us = P.end;
+            *us = P.end + cost_call_us(t, P.proto);
     }
     cost_lanes_free(P.lanes);
     for (int k = 0; k < P.nres; k++)

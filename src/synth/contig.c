@@ -153,8 +153,10 @@ typedef struct {
     int *cs, *ca, *cf, *cy;     /* [n] by position; -1 = none */
     double *lbs, *ubs, *lba, *uba;
     double *dur, *beta, *red, *alpha;  /* [n] by position, one chunk */
-    double *lat;                /* [n] alpha where it is a delay (the hop frees its
-                                   resources that long before it lands), else 0 */
+    double *lat;                /* [n] how long before it lands the hop frees its
+                                   resources: alpha where it is a delay, plus the
+                                   runtime's latency (model/cost.h) */
+    double *rl;                 /* [n] the runtime's latency alone */
     int nce;                    /* work-cut chain elements, lane by lane in order */
     int *ce_q, *ce_P, *ce_M;    /* position, columns P and M */
     unsigned char *ce_first;    /* first element of its lane */
@@ -176,6 +178,7 @@ static void milp_free(milp *m)
     free(m->red);
     free(m->alpha);
     free(m->lat);
+    free(m->rl);
     free(m->ce_q);
     free(m->ce_P);
     free(m->ce_M);
@@ -256,15 +259,24 @@ static void row3(lp *p, int c1, double v1, int c2, double v2, int c3, double v3,
 }
 
 /* "after >= ready(u) + rhs_extra" where ready(u) = a_u + red_u, or, for a
- * groupable reducing u, a_u + (a_u - s_u - alpha_u) * red_u / beta_u. */
+ * groupable reducing u, a_u + (a_u - s_u - alpha_u - rl_u) * red_u / beta_u
+ * (its chunks' reduction: the group's bytes over beta). */
 static void row_after_ready(const milp *m, int after, int u)
 {
     if (m->red[u] > 0 && m->cf[u] >= 0) {
         double rho = m->red[u] / m->beta[u];
-        row3(m->p, after, 1, m->ca[u], -(1 + rho), m->cs[u], rho, -rho * m->alpha[u], INFINITY);
+        row3(m->p, after, 1, m->ca[u], -(1 + rho), m->cs[u], rho,
+             -rho * (m->alpha[u] + m->rl[u]), INFINITY);
     } else {
         row2(m->p, after, 1, m->ca[u], -1, m->red[u], INFINITY);
     }
+}
+
+/* The runtime's per-step latency of the send at position q (0 without
+ * one): it lands that long after its last byte, holding nothing. */
+static double rt_lat(const ctx *c, int q)
+{
+    return c->rt[c->ord[q]].lat_us;
 }
 
 /* Valid inequalities without big-M, which the LP relaxation otherwise
@@ -360,12 +372,14 @@ static void milp_build(const ctx *c, const groups *g, const sched *S1, double T,
     m->red = xmalloc((size_t)n * sizeof *m->red);
     m->alpha = xmalloc((size_t)n * sizeof *m->alpha);
     m->lat = xmalloc((size_t)n * sizeof *m->lat);
+    m->rl = xmalloc((size_t)n * sizeof *m->rl);
     for (int q = 0; q < n; q++) {
         int i = c->ord[q];
         m->dur[q] = cost_hop_us(&c->rt[i], c->cb);
         m->beta[q] = c->beta[i];
         m->alpha[q] = c->rt[i].alpha_us;
-        m->lat[q] = c->t->alpha_delay ? m->alpha[q] : 0;
+        m->rl[q] = c->rt[i].lat_us;
+        m->lat[q] = (c->t->alpha_delay ? m->alpha[q] : 0) + m->rl[q];
         m->red[q] = c->red[i];
     }
     milp_bounds(c, g, S1, T, m);
@@ -384,18 +398,21 @@ static void milp_build(const ctx *c, const groups *g, const sched *S1, double T,
         m->cf[q] = m->cy[q] = -1;
         if (g->cpred[q] >= 0 || g->csucc[q] >= 0) {
             snprintf(name, sizeof name, "f%d", c->ord[q]);
-            m->cf[q] = lp_add_col(p, name, m->lba[q], m->uba[q], 0, 0);
+            m->cf[q] = lp_add_col(p, name, m->lba[q] - rt_lat(c, q), m->uba[q] - rt_lat(c, q),
+                                  0, 0);
         }
         if (g->cpred[q] >= 0) {
             snprintf(name, sizeof name, "y%d", c->ord[q]);
             m->cy[q] = lp_add_col(p, name, 0, 1, 0, 1);
         }
     }
-    /* a transfer lasts at least its own chunk */
+    /* a transfer lasts at least its own chunk; f is its end before the
+     * runtime's latency (model/cost.h), which comes once a transfer */
     for (int q = 0; q < n; q++) {
         if (m->cf[q] >= 0) {
-            row2(p, m->cf[q], 1, m->cs[q], -1, m->dur[q], INFINITY);
-            row2(p, m->ca[q], 1, m->cf[q], -1, 0, INFINITY);
+            double rl = rt_lat(c, q);
+            row2(p, m->cf[q], 1, m->cs[q], -1, m->dur[q] - rl, INFINITY);
+            row2(p, m->ca[q], 1, m->cf[q], -1, rl, INFINITY);
         } else {
             row2(p, m->ca[q], 1, m->cs[q], -1, m->dur[q], INFINITY);
         }
@@ -474,7 +491,8 @@ static double *milp_incumbent(const ctx *c, const groups *g, const milp *m,
         x[m->cs[q]] = S->start[T];
         x[m->ca[q]] = S->end[T];
         if (m->cf[q] >= 0)
-            x[m->cf[q]] = fmin(S->end[T], S->start[T] + m->alpha[q] + gpos[q] * m->beta[q]);
+            x[m->cf[q]] = fmin(S->end[T] - rt_lat(c, q),
+                               S->start[T] + m->alpha[q] + gpos[q] * m->beta[q]);
         if (m->cy[q] >= 0)
             x[m->cy[q]] = joined ? 1 : 0;
     }

@@ -244,7 +244,7 @@ int contig_ctx_init(ctx *c, const algo *a, const topo *t, double cb, tc_err *err
         const algo_send *s = &a->sends[i];
         int ok = s->src >= 0 && s->dst >= 0 && s->src < t->nranks && s->dst < t->nranks;
         c->rt[i] = ok ? topo_route_of(t, s->src, s->dst) : (topo_route){ROUTE_NONE, -1, -1, -1,
-                                                                        -1, 0, 0};
+                                                                        -1, 0, 0, 0};
         int rc = check_send(c, i, err);
         if (rc != TC_OK)
             return rc;

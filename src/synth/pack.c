@@ -383,7 +383,7 @@ int pack_trees(const sketch *s, const topo *t, double chunk_bytes, const pack_op
     P.depth = xcalloc((size_t)n, sizeof *P.depth);
     for (int h = 0; h < M.nhops; h++)
         for (int q = 0; q < M.hops[h].nres; q++)
-            P.d[2 * h + q] = M.hops[h].cost / M.lanes[M.hops[h].res[q]];
+            P.d[2 * h + q] = M.hops[h].hold / M.lanes[M.hops[h].res[q]];
     trees T, B;
     route_trees_init(&T, &M);
     route_trees_init(&B, &M);

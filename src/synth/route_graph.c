@@ -177,6 +177,7 @@ static void build_hops(rmodel *M)
             h.v = v;
             h.nres = cost_route_res(t, &rt, u, v, h.res);
             h.cost = cost_hop_us(&rt, M->chunk_bytes);
+            h.hold = cost_hold_us(t, &rt, M->chunk_bytes);
             if (h.nres == 0 || !isfinite(h.cost))
                 continue;
             h.inter = node_of(M, u) != node_of(M, v);

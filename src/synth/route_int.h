@@ -71,6 +71,9 @@ typedef struct {
     int pair_ok;        /* inter: the sketch allows (u, v)'s local ranks to cross */
     int is_switch;      /* route through a switch */
     double cost;        /* us for one chunk on this hop, uncontended (cost_hop_us) */
+    double hold;        /* us it holds its resources (cost_hold_us): cost less
+                           alpha where alpha is a delay and the runtime's
+                           latency (model/cost.h) */
     int nres, res[2];   /* order.h numbering; res[0] is the sending side */
     int uc;             /* -1, or SK_UC_MIN / SK_UC_MAX: a counted switch connection */
 } hop;

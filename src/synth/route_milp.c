@@ -297,7 +297,7 @@ static void chunk_rows(milp *P, int c, int *in_start, int *in_sl, int *out_start
             for (int q2 = q; q2 < out_start[u + 1]; q2++) {
                 const hop *h2 = &M->hops[M->cand_hop[out_sl[q2]]];
                 if (h2->nres == 2 && h2->res[0] == r) {
-                    rb_add(&P->rb, P->xcol[out_sl[q2]], -h2->cost);
+                    rb_add(&P->rb, P->xcol[out_sl[q2]], -h2->hold);
                     cnt++;
                 }
             }
@@ -394,7 +394,7 @@ static void global_rows(milp *P)
         double lanes = M->lanes[r];
         rb_clear(&P->rb);
         for (int k = cnt[r]; k < cnt[r + 1]; k++)
-            rb_add(&P->rb, P->xcol[items[k]], -M->hops[M->cand_hop[items[k]]].cost / lanes);
+            rb_add(&P->rb, P->xcol[items[k]], -M->hops[M->cand_hop[items[k]]].hold / lanes);
         if (P->ucol >= 0) {
             double load = -rb_eval(P);
             if (M->s->intra == SK_INTRA_MINMAX && load > P->uinc)
@@ -489,7 +489,7 @@ double route_relaxed_time(const rmodel *M, const trees *T)
             if (arr[v] > t)
                 t = arr[v];
             for (int q = 0; q < h->nres; q++)
-                load[h->res[q]] += h->cost / M->lanes[h->res[q]];
+                load[h->res[q]] += h->hold / M->lanes[h->res[q]];
         }
         /* a rank's sends of c through one port or NIC, after c reached it:
          * the receivers v of each sender u's such sends, in v order */
@@ -510,9 +510,9 @@ double route_relaxed_time(const rmodel *M, const trees *T)
                 port[M->hops[par[kid[k]]].res[0]] = 0;
             for (int k = start[u]; k < start[u + 1]; k++) {
                 const hop *h = &M->hops[par[kid[k]]];
-                port[h->res[0]] += h->cost;
-                if (arr[u] + port[h->res[0]] > t)
-                    t = arr[u] + port[h->res[0]];
+                port[h->res[0]] += h->hold;
+                if (arr[u] + port[h->res[0]] + h->cost - h->hold > t)
+                    t = arr[u] + port[h->res[0]] + h->cost - h->hold;
             }
         }
     }

@@ -155,7 +155,7 @@ static void heuristic_tree(const rmodel *M, int c, int *par, double *load, int *
         par[h->v] = best;
         arr[h->v] = arr[h->u] + h->cost;
         for (int q = 0; q < h->nres; q++)
-            load[h->res[q]] += h->cost;
+            load[h->res[q]] += h->hold;
     }
     /* hops of dropped relays give their load back */
     int *was = xmalloc((size_t)n * sizeof *was);
@@ -164,7 +164,7 @@ static void heuristic_tree(const rmodel *M, int c, int *par, double *load, int *
     for (int v = 0; v < n; v++)
         if (was[v] >= 0 && par[v] < 0)
             for (int q = 0; q < M->hops[was[v]].nres; q++)
-                load[M->hops[was[v]].res[q]] -= M->hops[was[v]].cost;
+                load[M->hops[was[v]].res[q]] -= M->hops[was[v]].hold;
     free(was);
 }
 
@@ -191,7 +191,7 @@ void route_heuristic_trees(const rmodel *M, trees *T)
             for (int v = 0; v < n; v++)
                 if (pm[v] >= 0)
                     for (int q = 0; q < M->hops[pm[v]].nres; q++)
-                        load[M->hops[pm[v]].res[q]] += M->hops[pm[v]].cost;
+                        load[M->hops[pm[v]].res[q]] += M->hops[pm[v]].hold;
         }
     }
     for (int c = 0; c < M->nchunks; c++)

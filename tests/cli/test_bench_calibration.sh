@@ -357,12 +357,12 @@ import sys, types; sys.path.insert(0, sys.argv[1] + "/scripts")
 import bench_report as br
 sec = types.SimpleNamespace(topo="no-such-topology", topo_path="/nonexistent.json",
                             coll="allgather", key="x")
-nv = {"default": 100.0, "steps": 80.0, "delay": 60.0, "ports": None, "nccl-lat": 140.0}
-ov = {"default": 50.0, "steps": 40.0, "delay": 75.0, "ports": 30.0, "nccl-lat": 70.0}
+nv = {"default": 100.0, "steps": 80.0, "delay": 60.0, "ports": None, "rt-lat": 140.0}
+ov = {"default": 50.0, "steps": 40.0, "delay": 75.0, "ports": 30.0, "rt-lat": 70.0}
 e = br.nccl_estimates(sec, 1 << 20, 100.0, None, 50.0, "ring", nv, ov)
 ok = e["model"] == 2.0 and e["steps"] == 2.0 and e["delay"] == 0.8
 ok &= "ports" not in e          # NCCL not timed under it: no ratio
-ok &= e["nccl-lat"] == 2.0
+ok &= e["rt-lat"] == 2.0
 ok &= min(e.values()) == 0.8 and max(e.values()) >= 2.0
 # rows without variants (an older results.json): the model estimate alone
 e = br.nccl_estimates(sec, 1 << 20, 100.0, None, 50.0, "ring")

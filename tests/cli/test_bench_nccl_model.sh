@@ -6,10 +6,12 @@
 # NCCL estimate are taccl-synth --algo nccl --json's own, its time is
 # taccl-run's for the same file run by hand (at the file's size_bytes), ratio = time / estimate, the
 # within column and the summary count follow from the ratios, a row outside
-# ×/÷ 1.25 carries its variants (launch: plus NCCL's base latency; latency:
-# the file run by hand on the topology with NCCL's per-step latencies as
-# alphas; nccl-lat: NCCL's tree LL latencies as latency only, plus its base
-# latency), and --from-json writes the same page again.
+# ×/÷ 1.25 carries its variants (no-rt-lat: the file run by hand on the
+# topology without its runtime latency; launch: that plus NCCL's base
+# latency; latency: the file run by hand on the topology with NCCL's
+# per-step latencies as alphas instead of the runtime's; nccl-lat: NCCL's
+# tree LL latencies as latency only, plus its base latency), a row within
+# no-rt-lat and nccl-lat, and --from-json writes the same page again.
 source "$(dirname "$0")/lib.sh"
 
 T="$ROOT/topologies/ndv2-x2.json"
@@ -23,6 +25,8 @@ expect "the table has its columns" 0 "" -- grep -qF \
 python3 - "$T" "$TMP/lat.json" <<'EOF'
 import json, sys
 t = json.load(open(sys.argv[1]))
+t.pop("runtime_latency")
+json.dump(t, open(sys.argv[2].replace("lat.json", "bare.json"), "w"))
 for g, a in (("links", 3.4), ("switches", 3.4), ("nics", 14.0)):
     for e in t.get(g, []):
         e["alpha_us"] = a
@@ -47,6 +51,8 @@ for s in 1024 1073741824; do
         >"$TMP/l$s.json" 2>/dev/null
     "$BIN/taccl-run" "$TMP/n$s.xml" --topo "$TMP/ncl.json" --size "$z" --no-data --json \
         >"$TMP/c$s.json" 2>/dev/null
+    "$BIN/taccl-run" "$TMP/n$s.xml" --topo "$TMP/bare.json" --size "$z" --no-data --json \
+        >"$TMP/b$s.json" 2>/dev/null
 done
 expect "rows, ratios, verdicts, summary and variants are taccl-synth's and taccl-run's own" 0 \
     "^consistent$" -- python3 - "$TMP" <<'EOF'
@@ -69,24 +75,26 @@ for s, name in ((1024, "1K"), (1073741824, "1G")):
         name, sy["algo"], sy["proto"], sy["channels"], sy["estimate_us"], t, ratio,
         "yes" if inside else "no")
     assert line in md, "no row " + line
+    v = r["variants"]
+    bt = json.load(open(os.path.join(d, "b%d.json" % s)))["time_us"]
+    assert bt < t and abs(v["no-rt-lat"] - bt / sy["estimate_us"]) < 1e-9, ("no-rt-lat", v, bt)
+    base = {"tree": {"LL": 6.8, "LL128": 14.0, "Simple": 8.4},
+            "ring": {"LL": 6.6, "LL128": 14.0, "Simple": 8.4}}[sy["algo"]][sy["proto"]]
+    ct = json.load(open(os.path.join(d, "c%d.json" % s)))["time_us"]
+    if sy["algo"] == "tree" and sy["proto"] == "LL":   # the nccl-lat topology above is tree LL's
+        assert abs(v["nccl-lat"] - (ct + base) / sy["estimate_us"]) < 1e-9, ("nccl-lat", v, ct)
     if not inside:
-        v = r["variants"]
-        base = {"tree": {"LL": 6.8, "LL128": 14.0, "Simple": 8.4},
-                "ring": {"LL": 6.6, "LL128": 14.0, "Simple": 8.4}}[sy["algo"]][sy["proto"]]
-        want = (t + base) / sy["estimate_us"]
+        want = (bt + base) / sy["estimate_us"]
         assert abs(v["launch"] - want) < 1e-9, ("launch", v["launch"], want)
         lt = json.load(open(os.path.join(d, "l%d.json" % s)))["time_us"]
         assert abs(v["latency"] - lt / sy["estimate_us"]) < 1e-9, ("latency", v["latency"], lt)
         assert abs(v["latency+launch"] - (lt + base) / sy["estimate_us"]) < 1e-9
-        assert (sy["algo"], sy["proto"]) == ("tree", "LL"), "the nccl-lat topology above is tree LL's"
-        ct = json.load(open(os.path.join(d, "c%d.json" % s)))["time_us"]
-        assert abs(v["nccl-lat"] - (ct + base) / sy["estimate_us"]) < 1e-9, ("nccl-lat", v, ct)
     else:
-        assert list(r["variants"]) == ["nccl-lat"], "a row within: NCCL's latency model only"
-assert n_in == 1, "want one row within and one outside here, got %d within" % n_in
+        assert sorted(r["variants"]) == ["nccl-lat", "no-rt-lat"], "a row within: two variants"
 assert "Within ×/÷ 1.25: **%d of 2** rows" % n_in in md, "summary count"
-nl = sum(0.8 <= r["variants"]["nccl-lat"] <= 1.25 for r in rows)
-assert "run on every row: **%d of 2** within" % nl in md, "summary count under nccl-lat"
+for vn in ("no-rt-lat", "nccl-lat"):
+    nl = sum(0.8 <= r["variants"][vn] <= 1.25 for r in rows)
+    assert "`%s`" % vn in md and ("run on every row: **%d of 2** within" % nl) in md, vn
 print("consistent")
 EOF
 

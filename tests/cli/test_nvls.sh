@@ -77,7 +77,7 @@ expect "a NIC does not take nvls" 2 "nics\[0\]\.nvls: unknown key" -- "$TP" show
 # the importer sets it where NCCL runs NVLS: sm >= 90 on an NVSwitch
 N="$ROOT/tests/data/nccl-topo"
 expect "import: an H100 NVSwitch reduces (NCCL's NVLS graph)" 0 \
-    "nvls \(in-switch reduction and multicast\): 306 GB/s per port, alpha 3.4 us, reductions sum" \
+    "nvls \(in-switch reduction and multicast\): 306 GB/s per port, alpha 0.7 us, reductions sum" \
     -- "$TP" show "$N/azure-ndv5-topo.xml" --gpu h100 --nvlink switch:18 --net 400Gb/s
 if "$TP" show "$N/azure-ndv4-topo.xml" --gpu a100 --nvlink switch:12 --net 200Gb/s 2>&1 | grep -q nvls; then
     echo "not ok - import: an A100 NVSwitch does not reduce"; else echo "ok - import: an A100 NVSwitch does not reduce"; fi
