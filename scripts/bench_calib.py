@@ -307,6 +307,7 @@ def set_latencies(t):
         for g in t.get(group, []):
             g.pop("alpha", None)
             g["alpha_us"] = lat
+    t.pop("runtime_latency", None)     # instead of the runtime's, not on top
 
 
 def variant_topology(path, which, out):
@@ -336,8 +337,12 @@ def variant_topology(path, which, out):
             n["bandwidth_gbps"] *= f
         if which.startswith("latency+"):
             set_latencies(t)
+            t.pop("runtime_latency", None)
     elif which == "reserve":
         t["arbitration"] = "reserve"
+    elif which == "no-rt-lat":
+        if t.pop("runtime_latency", "none") == "none":
+            return False     # the topology has no runtime latency to take away
     elif which not in ("latency", "delay", "latency+delay"):
         return False     # launch, proto, nccl-model: no topology of their own
     else:

@@ -21,9 +21,10 @@ latency per call, the runtimes' tiles, switch ports, arbitration), and the
 ratio under each is recorded.  Rows outside are grouped by NCCL's algorithm
 and protocol, one node or several, and which side is slower; each group's
 dominant cause is the variant that brings most of its rows within
-tolerance (ties: the smaller median |log ratio|).  NCCL's latency model
-(nccl-lat), the candidate default, is also run on every row within, and the
-summary counts the rows within under it.
+tolerance (ties: the smaller median |log ratio|).  The model without the
+runtime's latency (no-rt-lat, the default before it) and NCCL's latency
+model (nccl-lat, the evidence for it) are also run on every row within, and
+the summary counts the rows within under each.
 
     scripts/bench_nccl_model.py BIN_DIR [--out bench/nccl-model.md] [--json F]
         [--sizes 1K,4K,...] [--all-sizes] [--only REGEX] [--jobs N]
@@ -89,6 +90,9 @@ HW_LAT = {"nvlink": {"tree": {"LL": 0.6, "LL128": 1.25, "Simple": 4.0},
                   "ring": {"LL": 2.7, "LL128": 4.0, "Simple": 14.0}}}
 
 VARIANTS = [
+    ("no-rt-lat", "no runtime latency: the topology without its runtime_latency (the hops' "
+                  "alpha alone, no per-step or per-call latency of the runtime: the default "
+                  "before 2026-12-06)"),
     ("nccl-lat", "NCCL's latency model: each hop's alpha NCCL's per-step latency for the "
                  "algorithm and protocol (tree LL128 1.25 us NVLink, 8.5 network; ring LL "
                  "on several nodes 1 us NVLink, its network overhead), as latency only "
@@ -101,8 +105,9 @@ VARIANTS = [
                 "Simple; LL and LL128 scaled as usual) instead of the topology's (0.35-2.6 us)"),
     ("delay", "alpha as latency only (alpha_mode delay) instead of holding the hop's link, "
               "switch port or NIC for alpha + bytes / B"),
-    ("launch", "NCCL's base latency per call added to the executor's time (tree LL 6.8, "
-               "LL128 14, Simple 8.4 us; ring LL 6.6, LL128 14, Simple 8.4)"),
+    ("launch", "NCCL's base latency per call added to the executor's time without its "
+               "runtime latency (tree LL 6.8, LL128 14, Simple 8.4 us; ring LL 6.6, LL128 14, "
+               "Simple 8.4)"),
     ("latency+launch", "both the latency and the launch changes"),
     ("latency+delay+launch", "NCCL's per-step latency as latency only, plus its base latency"),
     ("steps", "the program once, each step one transfer (taccl-run --steps; the default is "
@@ -111,7 +116,8 @@ VARIANTS = [
     ("reserve", "arbitration reserve: a transfer books its resources ahead and they idle "
                 "until then"),
 ]
-ARITH = {"launch": None, "latency+launch": "latency", "latency+delay+launch": "latency+delay"}
+ARITH = {"launch": "no-rt-lat", "latency+launch": "latency",
+         "latency+delay+launch": "latency+delay"}
 
 
 def machines():
@@ -188,6 +194,7 @@ def nccl_lat_topology(path, algo, proto, nodes, out):
             e.pop("alpha", None)
             e["alpha_us"] = lat
     t["alpha_mode"] = "delay"
+    t.pop("runtime_latency", None)     # NCCL's latencies instead of the runtime's
     t["name"] = "%s-nccl-lat" % t.get("name", "topo")
     with open(out, "w") as fo:
         json.dump(t, fo)
@@ -274,10 +281,12 @@ def case(a, machine, nodes, coll, size, work):
     else:
         row["ratio"] = row["time_us"] / row["estimate_us"]
         if not a.no_variants:
-            # every variant for a row outside; NCCL's latency model (the
-            # candidate default) for every row
+            # every variant for a row outside; NCCL's latency model and the
+            # model without the runtime's latency (the default before it)
+            # for every row
             row["variants"] = variants(a, row, xml, topo, work, stem,
-                                       None if not within(row["ratio"]) else ["nccl-lat"])
+                                       None if not within(row["ratio"])
+                                       else ["no-rt-lat", "nccl-lat"])
     os.remove(xml)
     return row
 
@@ -384,19 +393,23 @@ def write(a, rows, skipped):
             "; %d rows failed to run" % (len(rows) - len(ok)) if len(rows) > len(ok) else ""),
         "",
     ]
-    nl = [r["variants"]["nccl-lat"] for r in ok if (r.get("variants") or {}).get("nccl-lat")]
-    if nl:
-        L += ["Under NCCL's latency model (variant `nccl-lat`, below: NCCL's per-step latencies "
-              "as latency only, plus its base latency per call), run on every row: **%d of %d** "
-              "within (%s)." % (
-                  sum(within(x) for x in nl), len(nl), "; ".join(
-                      "%s-%s: %d of %d, %d by default" % (
-                          size_name(lo), size_name(hi // 2),
-                          sum(within(r["variants"]["nccl-lat"]) for r in band),
-                          len(band), sum(within(r["ratio"]) for r in band))
-                      for lo, hi in ((1 << 10, 1 << 20), (1 << 20, 64 << 20), (64 << 20, 2 << 30))
-                      for band in [[r for r in ok if lo <= r["size"] < hi and
-                                    (r.get("variants") or {}).get("nccl-lat")]] if band)), ""]
+    for vn, what in (("no-rt-lat", "Without the runtime's latency (variant `no-rt-lat`: the "
+                                   "hops' alpha alone, the default before the runtime latency)"),
+                     ("nccl-lat", "Under NCCL's latency model (variant `nccl-lat`, below: NCCL's "
+                                  "per-step latencies as the hops' alpha, as latency only, plus "
+                                  "its base latency per call)")):
+        nl = [r["variants"][vn] for r in ok if (r.get("variants") or {}).get(vn)]
+        if not nl:
+            continue
+        L += ["%s, run on every row: **%d of %d** within (%s)." % (
+            what, sum(within(x) for x in nl), len(nl), "; ".join(
+                "%s-%s: %d of %d, %d by default" % (
+                    size_name(lo), size_name(hi // 2),
+                    sum(within(r["variants"][vn]) for r in band),
+                    len(band), sum(within(r["ratio"]) for r in band))
+                for lo, hi in ((1 << 10, 1 << 20), (1 << 20, 64 << 20), (64 << 20, 2 << 30))
+                for band in [[r for r in ok if lo <= r["size"] < hi and
+                              (r.get("variants") or {}).get(vn)]] if band)), ""]
     head = ["machine"] + COLLS + ["all", "median ratio"]
     body = []
     for m in sorted({r["machine"] for r in rows}):
@@ -433,7 +446,7 @@ def write(a, rows, skipped):
     # groups of rows outside
     L += ["## Rows outside tolerance, grouped", ""]
     vnames = [v for v, _ in VARIANTS]
-    with_v = [r for r in out_rows if r.get("variants")]   # (rows within: nccl-lat only)
+    with_v = [r for r in out_rows if r.get("variants")]   # (rows within: two variants only)
     if not with_v:
         L += ["No variants were run (--no-variants)." if out_rows else "None.", ""]
     else:

@@ -64,12 +64,14 @@ NVLINK_EFF = 370.0 / 450.0
 LIMIT = re.compile(r"parser holds|uint32")
 
 VARIANTS = [
+    ("no-rt-lat", "no runtime latency: the topology without its runtime_latency (the hops' "
+                  "alpha alone: the default before 2026-12-06)"),
     ("delay", "alpha as latency only (alpha_mode delay) instead of holding the hop's link, "
               "switch port or NIC for alpha + bytes / B"),
     ("latency", "NCCL's per-step latency as every hop's alpha (3.4 us NVLink, 14 us network) "
                 "instead of the topology's"),
-    ("launch", "NCCL's base latency per call added (ring/tree 6.6-14 us by protocol; NVLS "
-               "25 us, its hwLatency with base 0)"),
+    ("launch", "NCCL's base latency per call added to the time without the runtime latency "
+               "(ring/tree 6.6-14 us by protocol; NVLS 25 us, its hwLatency with base 0)"),
     ("nccl-lat", "NCCL's latency model (per-step latencies as latency only, plus its base "
                  "latency; ring and tree only)"),
     ("eff", "NCCL's bandwidth factors for the pick over the executor's (tree LL / 3.8, tree "
@@ -236,10 +238,13 @@ def variants(a, row, f, topo, work, stem):
 
     for name, _ in VARIANTS:
         us = None
-        if name in ("delay", "latency", "ports"):
+        if name in ("no-rt-lat", "delay", "latency", "ports"):
             us = topo_run(bench_calib.variant_topology(topo, name, vt))
         elif name == "launch":
-            us = base + lat if lat is not None else None
+            bare = topo_run(bench_calib.variant_topology(topo, "no-rt-lat", vt))
+            if bare is None:        # the topology has no runtime latency
+                bare = base
+            us = bare + lat if lat is not None else None
         elif name == "nccl-lat":
             if algo in bench_nccl_model.HW_LAT["nvlink"] and lat is not None:
                 bench_nccl_model.nccl_lat_topology(topo, algo, proto, row["nodes"], vt)

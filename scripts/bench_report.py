@@ -1980,7 +1980,7 @@ SUMMARY_GPU = (("1 KiB", lambda n: KIB), ("1 MiB", lambda n: MIB),
                ("1 GiB", lambda n: GIB))
 # the model variants taccl-run --variants times every row under
 # (src/model/variant.c; "default" is the "model" estimate below)
-VARIANTS = ("steps", "delay", "ports", "nccl-lat")
+VARIANTS = ("steps", "delay", "ports", "rt-lat")
 # the NCCL estimates a "× NCCL" range spans: the model's, under each model
 # variant (NCCL's schedule and ours timed alike), and bench_calib.py's
 # arithmetic variants, which apply at every size of every configuration
@@ -2215,7 +2215,8 @@ def summary_md(data, secs, meta, plotted):
         "of the executor's model variants (`taccl-run --sweep --variants`, "
         "docs/design.md §4): **steps** (each program once, no tile "
         "passes), **delay** (α as latency only), **ports** (switch ports "
-        "not shared), **nccl-lat** (NCCL's latency model); and the "
+        "not shared), **rt-lat** (the runtime's latency the other way: "
+        "without it on the bundled machines); and the "
         "arithmetic ones of the calibration (scripts/bench_calib.py): "
         "**launch**, both calls also pay NCCL's base "
         "latency per call (6.6–14 µs by algorithm and protocol), which the "
