@@ -42,8 +42,24 @@ CUBE_MESH_ADJ = ("adjacency from TACCL taccl/topologies/generic.py ndv2() "
                  "(also TE-CCL teccl/topologies/ndv2.py)")
 
 
+# ------------------------------------------------------------- runtime latency
+
+def with_runtime(t, whose):
+    """t with "runtime_latency": whose ("nccl" or "rccl") after its rank
+    counts: the runtime's per-step and per-call latencies on top of the
+    hops' (src/model/cost.h, "Runtime latency"; docs/design.md section 4).
+    Set on every GPU machine a runtime of NCCL's family runs; not on the
+    TACOS networks (no runtime is named for them) or the chip devices."""
+    out = {}
+    for k, v in t.items():
+        out[k] = v
+        if k == "ranks_per_node":
+            out["runtime_latency"] = whose
+    return out
+
+
 def ndv2(nodes):
-    return {
+    return with_runtime({
         "name": "ndv2-x%d" % nodes,
         "description": "Azure NDv2 x%d: 8 V100 per node in a hybrid "
                        "cube-mesh (DGX-1 style NVLink), one InfiniBand NIC "
@@ -68,11 +84,11 @@ def ndv2(nodes):
                        "12.5 GB/s each way, alpha 1.3 us; one NIC per node "
                        "shared by all 8 GPUs (TACCL ndv2: nics_per_node = 1)"},
         ],
-    }
+    }, "nccl")
 
 
 def dgx2(nodes):
-    return {
+    return with_runtime({
         "name": "dgx2-x%d" % nodes,
         "description": "NVIDIA DGX-2 x%d: 16 V100 on NVSwitch, 8 InfiniBand "
                        "NICs per node each shared by GPUs 2k and 2k+1; "
@@ -97,7 +113,7 @@ def dgx2(nodes):
                        "other node)"}
             for k in range(8)
         ],
-    }
+    }, "nccl")
 
 
 # Modern 8-GPU nodes: NVSwitch inside, one InfiniBand NIC per GPU.  Link
@@ -132,7 +148,7 @@ def nvswitch_node(name, nodes, what, arch, port_gbps, port_source, nic_gbps,
           "source": "%s; %s" % (port_source, NVSWITCH_ALPHA)}
     if nvls:
         sw["nvls"] = nvls
-    return {
+    return with_runtime({
         "name": "%s-x%d" % (name, nodes),
         "description": "%s x%d: 8 GPUs on NVSwitch, one InfiniBand NIC per "
                        "GPU" % (what, nodes),
@@ -146,7 +162,7 @@ def nvswitch_node(name, nodes, what, arch, port_gbps, port_source, nic_gbps,
              "source": "%s; %s" % (nic_source, IB_ALPHA)}
             for g in range(8)
         ],
-    }
+    }, "nccl")
 
 
 A100_PORT = ("NVIDIA DGX A100 datasheet / A100 whitepaper: third-generation "
@@ -231,7 +247,7 @@ def xgmi_node(name, nodes, desc, part, local, pairs, link_gbps, link_source,
               nics):
     """8 AMD GPUs (or GCDs) joined by the xGMI `pairs`, one link each, and
     the NICs given as (ranks, GB/s, source)."""
-    return {
+    return with_runtime({
         "name": "%s-x%d" % (name, nodes),
         "description": desc % nodes,
         "nodes": nodes,
@@ -248,7 +264,7 @@ def xgmi_node(name, nodes, desc, part, local, pairs, link_gbps, link_source,
              "source": "%s; %s" % (src, IB_ALPHA)}
             for ranks, gbps, src in nics
         ],
-    }
+    }, "rccl")
 
 
 def mi300x(nodes):
@@ -298,7 +314,7 @@ def dgx1():
     double = round(2e6 / 46e3, 7)
     table1 = ("TACCL paper Table 1: NDv2/DGX-1 NVLink alpha 0.7 us, beta "
               "46 us/MB, so 1e6 B / 46 us = %s GB/s per single NVLink")
-    return {
+    return with_runtime({
         "name": "dgx1",
         "description": "NVIDIA DGX-1: 8 V100 in the hybrid cube-mesh, one "
                        "node; NVLink figures from TACCL's Table 1",
@@ -315,7 +331,7 @@ def dgx1():
              "bandwidth_gbps": single, "multiplicity": 1,
              "source": (table1 % single) + "; " + CUBE_MESH_ADJ},
         ],
-    }
+    }, "nccl")
 
 
 # Direct-connect networks of the TACOS benchmark (docs/references.md): one
@@ -506,22 +522,6 @@ def cs_cluster2():
     }
 
 
-# ------------------------------------------------------------- runtime latency
-
-def with_runtime(t, whose):
-    """t with "runtime_latency": whose ("nccl" or "rccl") after its rank
-    counts: the runtime's per-step and per-call latencies on top of the
-    hops' (src/model/cost.h, "Runtime latency"; docs/design.md section 4).
-    Set on every GPU machine a runtime of NCCL's family runs; not on the
-    TACOS networks (no runtime is named for them) or the chip devices."""
-    out = {}
-    for k, v in t.items():
-        out[k] = v
-        if k == "ranks_per_node":
-            out["runtime_latency"] = whose
-    return out
-
-
 # ------------------------------------------------------------- the writer
 
 def dump(v, indent=0):
@@ -554,8 +554,6 @@ def main():
     for make in (dgx_a100, dgx_h100, ndv4, ndv5, mi300x):
         topos += [make(n) for n in (1, 2, 4)]
     topos += [mi250(1), mi250(2)]
-    topos = [with_runtime(t, "rccl" if t["name"].startswith("mi") else "nccl")
-             if t["name"].startswith(("ndv", "dgx", "mi")) else t for t in topos]
     for t in topos:
         path = os.path.join(out, t["name"] + ".json")
         with open(path, "w", encoding="utf-8") as f:
