@@ -338,7 +338,8 @@ static const args_opt OPTS[] = {
      .usage = ""},
     {.name = "--by-default", .field = offsetof(cli, by_default), .set = 1, .modes = M_PLAN,
      .help = "plan mode: pick at each size the candidate fastest by the\n"
-             "default model alone (default: the one whose worst x NCCL\n"
+             "default model alone, timed in the runtimes' tile passes\n"
+             "unless --steps (default: the one whose worst x NCCL\n"
              "over the model variants is best, NCCL unless a candidate\n"
              "wins in every variant; docs/design.md section 4)"},
     {.name = "--sizes", .value = "LO:HI", .parse = args_range, .field = offsetof(cli, sizes_lo),

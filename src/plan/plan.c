@@ -1322,8 +1322,13 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
      * every size costs about 8x (DGX H100 x4 AllReduce 64M:128M, baselines:
      * 6.0 s against 47.7 s of CPU); the passes still judge every choice,
      * as the model variant they are (timed for the few candidates that
-     * could win, choose()) */
-    pl->tiles = o->tiles > 0 && t->kind == TOPO_GPU;
+     * could win, choose()).  --by-default judges by the default model
+     * alone, so it times the candidates in the passes, the default timing:
+     * in one pass a butterfly AllGather under LL on DGX H100 x16 at 1 MiB
+     * took 42 us and won, and deadlocked in the passes, where it was
+     * verified */
+    pl->tiles = (o->tiles > 0 || (o->tiles < 0 && o->by_default && VARIANT_DEFAULT_TILES)) &&
+                t->kind == TOPO_GPU;
     pl->sel = runtime_get(o->target)->selects_as;
     pl->executor = !runtime_get(pl->sel)->inplace_only;
     pl->given = xcalloc((size_t)o->nsketches + 1, sizeof *pl->given);
