@@ -86,6 +86,15 @@ static void test_runtime_latency(void **state)
     assert_near(link.lat_us, 3.6, 0);
     assert_near(cost_proto_route(t, link, COST_LL).lat_us, 0.8, 0);
     topo_free(t);
+    /* what a port gives a tile's operation in the passes: 2 MiB under
+     * Simple holds a 450 GB/s port 0.7 us + 4.66 us (LL and LL128 give less) */
+    t = load("topologies/dgx-h100-x1.json");
+    assert_near(cost_tile_gbps(t, 0.7, 450, 0), 2097152.0 / (0.7 + 2097152.0 / 450e3) / 1e3,
+                1e-9);
+    assert_near(cost_tile_gbps(t, 0, 450, 0), 450, 0);
+    t->alpha_delay = 1;                 /* alpha held by nothing: the whole bandwidth */
+    assert_near(cost_tile_gbps(t, 0.7, 450, 0), 450, 0);
+    topo_free(t);
     t = load("topologies/cs-chip4.json");
     t->rt_latency = TOPO_RTLAT_NCCL;    /* no runtime of NCCL's on a chip */
     link = topo_route_of(t, 0, 1);

@@ -1153,7 +1153,7 @@ static int alltoall_flow(const view *v, const net *N, double *upb, char *why, si
 
 /* ------------------------------------------------------------ entry points */
 
-static int compute(const topo *t, coll_kind k, bound_model *out, tc_err *err)
+static int compute(const topo *t, coll_kind k, bound_model *out, int latency, tc_err *err)
 {
     if (!out)
         return tc_err_set(err, TC_INPUT, "bound_compute: no output");
@@ -1173,7 +1173,7 @@ static int compute(const topo *t, coll_kind k, bound_model *out, tc_err *err)
     view_build(&v, t);
     net N;
     net_build(&N, &v);
-    int rc = latency_bound(&v, &N, out, err);
+    int rc = latency ? latency_bound(&v, &N, out, err) : TC_OK;
     if (rc == TC_OK) {
         best_cut b = {0, ""};
         cut_bounds(&b, &v, k);
@@ -1231,16 +1231,51 @@ static double call_floor(const topo *t)
     return isfinite(lo) ? lo : 0;
 }
 
+/* The bandwidth part of k on t with every link, switch port and NIC at
+ * what one tile's operation gets of it (cost_tile_gbps) into out's
+ * passes_us_per_byte and passes_why; nothing where that changes no
+ * resource (alpha 0 or a delay, a chip device). */
+static void passes_part(const topo *t, coll_kind k, bound_model *out)
+{
+    topo *c = topo_clone(t);
+    int changed = 0;
+    for (int i = 0; c && i < c->nlinks; i++) {
+        double g = cost_tile_gbps(t, c->links[i].alpha_us, c->links[i].bw_gbps, 0);
+        changed |= g < c->links[i].bw_gbps;
+        c->links[i].bw_gbps = g;
+    }
+    for (int i = 0; c && i < c->nswitches; i++) {
+        double g = cost_tile_gbps(t, c->switches[i].alpha_us, c->switches[i].bw_gbps, 0);
+        changed |= g < c->switches[i].bw_gbps;
+        c->switches[i].bw_gbps = g;
+    }
+    for (int i = 0; c && i < c->nnics; i++) {
+        double g = cost_tile_gbps(t, c->nics[i].alpha_us, c->nics[i].bw_gbps, 1);
+        changed |= g < c->nics[i].bw_gbps;
+        c->nics[i].bw_gbps = g;
+    }
+    bound_model b;
+    tc_err e;
+    if (c && changed && compute(c, k, &b, 0, &e) == TC_OK && b.us_per_byte > 0) {
+        out->passes_us_per_byte = b.us_per_byte;
+        snprintf(out->passes_why, sizeof out->passes_why, "%.190s, each resource at what an "
+                 "operation of one tile gets of it", b.bandwidth_why);
+    }
+    topo_free(c);
+}
+
 int bound_compute(const topo *t, coll_kind k, bound_model *out, tc_err *err)
 {
-    int rc = compute(t, k, out, err);
+    int rc = compute(t, k, out, 1, err);
     if (rc == TC_OK && t->nranks > 1)
         out->call_us = call_floor(t);
+    if (rc == TC_OK && t->nranks > 1 && t->kind == TOPO_GPU)
+        passes_part(t, k, out);
     if (rc != TC_OK || k != COLL_ALLREDUCE || t->nranks < 2)
         return rc;
     bound_model rs, ag;
-    if ((rc = compute(t, COLL_REDUCESCATTER, &rs, err)) != TC_OK ||
-        (rc = compute(t, COLL_ALLGATHER, &ag, err)) != TC_OK) {
+    if ((rc = compute(t, COLL_REDUCESCATTER, &rs, 1, err)) != TC_OK ||
+        (rc = compute(t, COLL_ALLGATHER, &ag, 1, err)) != TC_OK) {
         memset(out, 0, sizeof *out);
         return rc;
     }
@@ -1256,6 +1291,14 @@ double bound_floor_us(const bound_model *b, double size_bytes)
     if (!b || b->ps_us_per_byte <= 0)
         return 0;
     double bw = size_bytes * b->ps_us_per_byte;
+    return (bw > b->latency_us ? bw : b->latency_us) + b->call_us;
+}
+
+double bound_passes_us(const bound_model *b, double size_bytes)
+{
+    if (!b || !(b->passes_us_per_byte > 0))
+        return 0;
+    double bw = size_bytes * b->passes_us_per_byte;
     return (bw > b->latency_us ? bw : b->latency_us) + b->call_us;
 }
 

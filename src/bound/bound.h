@@ -41,6 +41,14 @@ typedef struct {
      * (model/cost.h cost_call_us; 0 without a runtime_latency): every run
      * pays it once, after the rest, so the bound and the floor add it. */
     double call_us;
+    /* The bandwidth part in the runtimes' tile passes (0: not computed, or
+     * it does not apply: alpha a delay, a chip device): every resource at
+     * what an operation of one tile gets of it (model/cost.h
+     * cost_tile_gbps), so a bound on every MSCCL program timed in the
+     * passes, taccl-run's default, and not on one timed in one pass or an
+     * MSCCL++ plan.  Equal to us_per_byte where alpha is 0. */
+    double passes_us_per_byte;
+    char passes_why[256];
 } bound_model;
 
 /* Compute the bound model of collective k over all ranks of t.
@@ -50,6 +58,10 @@ int bound_compute(const topo *t, coll_kind k, bound_model *out, tc_err *err);
 /* max(latency_us, size_bytes * us_per_byte) + call_us; size_bytes is the
  * larger per-rank buffer (nccl-tests convention). */
 double bound_time_us(const bound_model *b, double size_bytes);
+
+/* The bound in the runtimes' tile passes: max(latency_us, size_bytes *
+ * passes_us_per_byte) + call_us; 0 where passes_us_per_byte is 0. */
+double bound_passes_us(const bound_model *b, double size_bytes);
 
 /* The partial-sums floor at size_bytes: max(latency_us, size_bytes *
  * ps_us_per_byte) + call_us; 0 when b has none (not an AllReduce). */

@@ -79,6 +79,8 @@ int run_schedule(const prog *p, const topo *t, const run_opts *o, run_report *r,
         r->has_bound = 1;
         r->bound_us = bound_time_us(o->bound, (double)r->size_bytes);
         r->floor_us = bound_floor_us(o->bound, (double)r->size_bytes);
+        if (run_tiles(o, t))
+            r->passes_us = bound_passes_us(o->bound, (double)r->size_bytes);
     }
     r->static_ok = check_program(p, &lim, &r->hz) == 0;
     for (int i = 0; i < r->hz.n; i++)
@@ -442,6 +444,10 @@ void run_report_print(FILE *f, const run_report *r, const prog *p, const topo *t
                     o->bound->us_per_byte * (double)r->size_bytes, o->bound->bandwidth_why,
                     o->bound->call_us > 0 ? "; the larger of the two plus a call's base latency "
                                             "(the least of any protocol)" : "");
+        if (r->passes_us > 0)
+            fprintf(f, "passes    %.3f us lower bound in the runtimes' tile passes, ratio %.3f: "
+                       "%s\n", r->passes_us, s->time_us > 0 ? r->passes_us / s->time_us : 0.0,
+                    o->bound->passes_why);
         if (r->has_bound && o->bound && o->bound->ps_us_per_byte > 0) {
             double fl = bound_floor_us(o->bound, (double)r->size_bytes);
             fprintf(f, "floor     %.3f us partial-sums floor, ratio %.3f (what schedules that "
@@ -620,6 +626,14 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
         } else {
             cJSON_AddNullToObject(j, "lower_bound_us");
             cJSON_AddNullToObject(j, "bound_ratio");
+        }
+        if (r->passes_us > 0) {
+            cJSON_AddNumberToObject(j, "lower_bound_passes_us", r->passes_us);
+            cJSON_AddNumberToObject(j, "bound_passes_ratio",
+                                    s->time_us > 0 ? r->passes_us / s->time_us : 0);
+        } else {
+            cJSON_AddNullToObject(j, "lower_bound_passes_us");
+            cJSON_AddNullToObject(j, "bound_passes_ratio");
         }
         floor_json(j, r->floor_us, s->time_us);
     } else {

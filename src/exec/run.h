@@ -54,6 +54,9 @@ typedef struct {
     int verified;
     int has_bound;
     double bound_us;        /* lower bound at this size (has_bound) */
+    double passes_us;       /* the bound in the runtimes' tile passes at this
+                               size, where the run is timed in them
+                               (bound_passes_us; 0 = none) */
     double floor_us;        /* AllReduce: the partial-sums floor at this size
                                (bound_floor_us; 0 = none) */
     int tiled;              /* the run was timed in the runtimes' passes (run_opts.tiles) */

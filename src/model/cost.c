@@ -253,6 +253,22 @@ double cost_call_us(const topo *t, cost_proto p)
     return topo_nccl_base_latency(nccl_proto(p));
 }
 
+double cost_tile_gbps(const topo *t, double alpha_us, double bw_gbps, int nic)
+{
+    if (!(bw_gbps > 0) || !(alpha_us > 0) || t->alpha_delay || t->kind == TOPO_CHIP)
+        return bw_gbps;
+    int hw = nic ? HW_NET : HW_NVLINK;
+    double least = INFINITY;        /* us per byte */
+    for (int p = 0; p < COST_NPROTO; p++) {
+        double a = alpha_us * nccl_ring_lat[hw][p] / nccl_ring_lat[hw][COST_SIMPLE];
+        double b = bw_gbps * nccl_ring_bw[p] * 1e3;
+        double c = a / (double)cost_proto_tile_bytes((cost_proto)p) + 1.0 / b;
+        if (c < least)
+            least = c;
+    }
+    return 1.0 / least / 1e3;
+}
+
 double cost_alpha_floor(const topo *t, double alpha_us, int nic)
 {
     if (t->kind == TOPO_CHIP)

@@ -161,6 +161,15 @@ long long cost_proto_steps_bytes(cost_proto p, int steps);
  * program (docs/design.md section 8). */
 long long cost_proto_tile_bytes(cost_proto p);
 
+/* The most GB/s a resource of `bw_gbps` and `alpha_us` (as the topology
+ * gives them, for Simple) carries in the runtimes' tile passes: there every
+ * operation moves at most one tile of its protocol and holds the resource
+ * alpha + bytes / B for it, so a byte costs at least alpha_p / tile_p +
+ * 1 / B_p under protocol p; the least of those over the protocols, as
+ * GB/s (bw_gbps itself where alpha is a delay, or 0; nic: the network's
+ * protocol figures).  What a bound in the passes uses (bound.h). */
+double cost_tile_gbps(const topo *t, double alpha_us, double bw_gbps, int nic);
+
 /* The smallest alpha a hop of `alpha_us` (as the topology gives it, for
  * Simple) costs under any protocol: what a lower bound on every schedule
  * must use (nic: the hop crosses the network).  alpha_us on a chip device. */
