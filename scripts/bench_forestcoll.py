@@ -186,7 +186,7 @@ def bound_rows(a, run_bin, synth_bin, plans):
         bound = d.get("lower_bound_us", d.get("bound_us"))
         # the bound in the runtimes' passes, each resource at what one tile's
         # operation gets of it (taccl-run's lower_bound_passes_us)
-        passes = d.get("lower_bound_passes_us")
+        passes = d.get("lower_bound_passes_us", d.get("bound_passes_us"))
         checks = [(d["time_us"], bound, ""),
                   (dd["time_us"], dd["lower_bound_us"], " with alpha as latency")]
         if passes:

@@ -366,6 +366,7 @@ typedef struct {
     int verified;           /* the picked file verified (1 on fallback) */
     int data;               /* data checked */
     double bound_us;        /* < 0 none */
+    double passes_us;       /* the bound in the runtimes' tile passes, <= 0 none */
     long long padded;       /* > 0: the call padded to this many bytes runs `picked`
                                (unpadded, the runtime runs NCCL) */
     char why[640];          /* an NCCL fallback's reason, a padded call's how */
@@ -377,8 +378,8 @@ typedef struct {
 /* Time (and check) p at `size` in `mode` with the options `base`; TC_OK and
  * the results filled, or an error. */
 static int run_one(const run_opts *base, const prog *p, const topo *t, long long size, int mode,
-                   double *us, int *verified, int *data, double *bound_us, char *why,
-                   size_t whysz, tc_err *err)
+                   double *us, int *verified, int *data, double *bound_us, double *passes_us,
+                   char *why, size_t whysz, tc_err *err)
 {
     run_opts ro = *base;
     ro.mode = mode;
@@ -400,6 +401,8 @@ static int run_one(const run_opts *base, const prog *p, const topo *t, long long
     *us = run_report_time_us(&r);
     *verified = r.verified;
     *bound_us = r.has_bound ? r.bound_us : -1;
+    if (passes_us)
+        *passes_us = r.has_bound ? r.passes_us : 0;
     const hazard *h = r.verified ? NULL : run_report_verdict(&r);
     if (why && whysz)
         snprintf(why, whysz, "%s", h ? h->msg : r.verified ? "" : "did not verify");
@@ -460,7 +463,7 @@ static int nccl_time(const cli *c, const prog *nref, const char *path, const top
     int v, d;
     double b;
     char why[600];
-    int rc = run_one(&ro, nref, t, served_size(nref, size), 0, us, &v, &d, &b, why, sizeof why,
+    int rc = run_one(&ro, nref, t, served_size(nref, size), 0, us, &v, &d, &b, NULL, why, sizeof why,
                      err);
     if (rc != TC_OK)
         tc_err_prefix(err, "%s", path);
@@ -517,6 +520,8 @@ static void plan_row_json(cJSON *a, const plan_row *w, const pick_set *set, coll
     }
     if (w->bound_us >= 0)
         cJSON_AddNumberToObject(o, "bound_us", w->bound_us);
+    if (w->passes_us > 0)
+        cJSON_AddNumberToObject(o, "bound_passes_us", w->passes_us);
     cJSON_AddItemToArray(a, o);
 }
 
@@ -732,7 +737,7 @@ static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
     if (rc == TC_OK && p) {
         char why[600];
         rc = run_one(&c->run, p, t, w.padded > 0 ? w.padded : size, pr->mode, &w.us,
-                     &w.verified, &w.data, &w.bound_us, why, sizeof why, err);
+                     &w.verified, &w.data, &w.bound_us, &w.passes_us, why, sizeof why, err);
         if (rc != TC_OK)
             tc_err_prefix(err, "%s", ppath);
         else if (!w.verified && pr->all_ok && !c->quiet)
