@@ -162,6 +162,8 @@ static void test_switch(void **state)
      * 2 MiB / B (Simple's tile, the cheapest per byte here): the same cut
      * at that bandwidth; no call latency without a runtime_latency */
     b = compute(t, COLL_ALLGATHER);
+    assert_true(b.passes_us_per_byte == 0);     /* bound_compute leaves it out */
+    bound_add_passes(t, COLL_ALLGATHER, &b);
     const double T = 2097152.0, Bt = T / (0.5 + T / B);
     assert_rel(b.passes_us_per_byte, 0.75 / Bt, 1e-9);
     assert_rel(bound_passes_us(&b, 1e9), 1e9 * 0.75 / Bt, 1e-9);
@@ -338,6 +340,7 @@ static void test_exact_cut_forestcoll(void **state)
     assert_non_null(strstr(b.bandwidth_why, "narrowest cut over all vertex sets"));
     b = compute(t, COLL_REDUCESCATTER);
     assert_rel(gib * b.us_per_byte, 3032.0, 1e-4);
+    bound_add_passes(t, COLL_REDUCESCATTER, &b);
     assert_true(b.passes_us_per_byte == 0);    /* alpha 0: the passes cost nothing more */
     topo_free(t);
     t = load("tests/data/forestcoll/forestcoll-a100-x2.json");

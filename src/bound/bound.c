@@ -1231,12 +1231,10 @@ static double call_floor(const topo *t)
     return isfinite(lo) ? lo : 0;
 }
 
-/* The bandwidth part of k on t with every link, switch port and NIC at
- * what one tile's operation gets of it (cost_tile_gbps) into out's
- * passes_us_per_byte and passes_why; nothing where that changes no
- * resource (alpha 0 or a delay, a chip device). */
-static void passes_part(const topo *t, coll_kind k, bound_model *out)
+void bound_add_passes(const topo *t, coll_kind k, bound_model *out)
 {
+    if (!t || !out || t->nranks < 2 || t->kind != TOPO_GPU)
+        return;
     topo *c = topo_clone(t);
     int changed = 0;
     for (int i = 0; c && i < c->nlinks; i++) {
@@ -1269,8 +1267,6 @@ int bound_compute(const topo *t, coll_kind k, bound_model *out, tc_err *err)
     int rc = compute(t, k, out, 1, err);
     if (rc == TC_OK && t->nranks > 1)
         out->call_us = call_floor(t);
-    if (rc == TC_OK && t->nranks > 1 && t->kind == TOPO_GPU)
-        passes_part(t, k, out);
     if (rc != TC_OK || k != COLL_ALLREDUCE || t->nranks < 2)
         return rc;
     bound_model rs, ag;

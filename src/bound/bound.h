@@ -41,8 +41,9 @@ typedef struct {
      * (model/cost.h cost_call_us; 0 without a runtime_latency): every run
      * pays it once, after the rest, so the bound and the floor add it. */
     double call_us;
-    /* The bandwidth part in the runtimes' tile passes (0: not computed, or
-     * it does not apply: alpha a delay, a chip device): every resource at
+    /* The bandwidth part in the runtimes' tile passes (bound_add_passes;
+     * 0: not computed, or it does not apply: alpha a delay, a chip device):
+     * every resource at
      * what an operation of one tile gets of it (model/cost.h
      * cost_tile_gbps), so a bound on every MSCCL program timed in the
      * passes, taccl-run's default, and not on one timed in one pass or an
@@ -58,6 +59,14 @@ int bound_compute(const topo *t, coll_kind k, bound_model *out, tc_err *err);
 /* max(latency_us, size_bytes * us_per_byte) + call_us; size_bytes is the
  * larger per-rank buffer (nccl-tests convention). */
 double bound_time_us(const bound_model *b, double size_bytes);
+
+/* Fill b's passes_us_per_byte and passes_why (b from bound_compute(t, k)):
+ * the bandwidth part of k on t with every link, switch port and NIC at
+ * what one tile's operation gets of it (model/cost.h cost_tile_gbps), the
+ * cuts computed once more; nothing where that changes no resource (alpha 0
+ * or a delay), nor on a chip device.  What taccl-run reports, not what the
+ * synthesizer needs, so bound_compute leaves it out. */
+void bound_add_passes(const topo *t, coll_kind k, bound_model *b);
 
 /* The bound in the runtimes' tile passes: max(latency_us, size_bytes *
  * passes_us_per_byte) + call_us; 0 where passes_us_per_byte is 0. */

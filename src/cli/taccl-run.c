@@ -579,6 +579,8 @@ static const bound_model *plan_bound(plan_run *pr, const topo *t)
         free(pr->bound_key);
         pr->bound_key = key;
         pr->bound_ok = bound_compute(t, pr->k, &pr->bound, &berr) == TC_OK;
+        if (pr->bound_ok)
+            bound_add_passes(t, pr->k, &pr->bound);
     } else {
         free(key);
     }
@@ -969,8 +971,10 @@ static int file_main(cli *c)
      * on stdout, so stderr keeps to the one line of a failure. */
     tc_err berr;
     tc_err_clear(&berr);
-    if (bound_compute(t, p->coll, &bound, &berr) == TC_OK)
+    if (bound_compute(t, p->coll, &bound, &berr) == TC_OK) {
+        bound_add_passes(t, p->coll, &bound);
         c->run.bound = &bound;
+    }
 
     const char *clash = option_clash(c);
     if (clash) {
