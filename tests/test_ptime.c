@@ -1,7 +1,8 @@
 /* test_ptime.c — the time of a program by the cost model (sched/ptime):
  * hand-computed makespans for a hop, a dependency, a reduction on receive,
  * a NIC two senders share, the FIFO depth, alpha as a delay, two threadblocks on one
- * connection's end, and the errors (no route, a
+ * connection's end, random programs against the executor and the lower bound
+ * (ptime_lower_us) against both timings, and the errors (no route, a
  * dependency on nothing, a program that cannot finish).  Runs from the
  * repository root (bundled topologies). */
 #include <setjmp.h>
@@ -336,7 +337,7 @@ static void test_random_agrees_with_sim(void **state)
     (void)state;
     static const char *const machines[] = {"ndv2-x2", "dgx-h100-x2", "dgx2-x2", "dgx-a100-x2",
                                            "torus-2d-4x4", "cs-chip4x2"};
-    int compared = 0, refused = 0;
+    int compared = 0, refused = 0, bounded = 0;
     for (size_t mi = 0; mi < sizeof machines / sizeof *machines; mi++) {
         char path[128];
         snprintf(path, sizeof path, "topologies/%s.json", machines[mi]);
@@ -368,6 +369,18 @@ static void test_random_agrees_with_sim(void **state)
             if (ok1 && !(fabs(pt - sr.time_us) <= 1e-9 * (1 + pt)))
                 fail_msg("%s program %d (%d ranks, %lld B): ptime %.9g us, the executor %.9g us",
                          machines[mi], it, n, size, pt, sr.time_us);
+            /* the lower bound a plan leaves candidates untimed by holds
+             * in one pass and, for every 8th, in the runtimes' passes */
+            double lo = -1;
+            if (ok1 && (ptime_lower_us(p, t, size, 0, &lo, &e1) != 0 || !(lo <= pt * (1 + 1e-9))))
+                fail_msg("%s program %d: lower bound %.9g us above its time %.9g us",
+                         machines[mi], it, lo, pt);
+            double tt = -1;
+            if (ok1 && it % 8 == 0 && ptime_run_as(p, t, size, 1, &tt, &e1) == 0 &&
+                (ptime_lower_us(p, t, size, 1, &lo, &e2) != 0 || !(lo <= tt * (1 + 1e-9))))
+                fail_msg("%s program %d: lower bound %.9g us above its time in passes %.9g us",
+                         machines[mi], it, lo, tt);
+            bounded += ok1 && lo > 0.5 * pt;
             compared += ok1;
             refused += !ok1;
             sim_result_free(&sr);
@@ -378,6 +391,7 @@ static void test_random_agrees_with_sim(void **state)
     /* most programs finish; the deadlocked ones are refused by both */
     assert_true(compared > 8000);
     assert_true(refused > 0);
+    assert_true(bounded > compared / 4);    /* and the bound is no trivial one */
 }
 
 static void test_errors(void **state)

@@ -566,3 +566,67 @@ int ptime_run_as(const prog *p, const topo *t, long long size_bytes, int tiles, 
     prog_free(tp);
     return rc;
 }
+
+int ptime_lower_us(const prog *p, const topo *t, long long size_bytes, int tiles, double *us,
+                   tc_err *err)
+{
+    if (!p || !t || p->nchunksperloop <= 0 || size_bytes <= 0 || p->ngpu > t->nranks)
+        return tc_err_set(err, TC_INPUT, "cannot time this program: no topology, no size, "
+                          "or more ranks than the topology has");
+    if (tiles < 0)
+        tiles = t->kind == TOPO_GPU && VARIANT_DEFAULT_TILES;
+    int passes = 1, mc = 1 << 30;   /* once: every step one operation */
+    if (tiles && tile_needed(p, size_bytes) &&
+        tile_shape(p, size_bytes, &passes, &mc, err) != TC_OK)
+        return TC_INPUT;
+    cost_proto proto = COST_SIMPLE;
+    cost_proto_parse(p->proto, &proto);
+    int nres = cost_nres(t);
+    double *held = xcalloc((size_t)nres + 1, sizeof *held);   /* per resource */
+    double chunk = (double)(size_bytes / p->nchunksperloop), most = 0;
+    int rc = TC_OK;
+    for (int r = 0; r < p->ngpu && rc == TC_OK; r++)
+        for (int i = 0; i < p->gpus[r].ntbs && rc == TC_OK; i++) {
+            const prog_tb *tb = &p->gpus[r].tbs[i];
+            topo_route rt = {0};
+            int res[2], n = 0;
+            if (tb->send >= 0 && tb->send < p->ngpu) {
+                rt = cost_proto_route(t, topo_route_of(t, r, tb->send), proto);
+                n = cost_route_res(t, &rt, r, tb->send, res);
+            }
+            double busy = 0;
+            for (int s = 0; s < tb->nsteps; s++) {
+                const prog_step *st = &tb->steps[s];
+                double bytes = st->cnt * chunk;   /* over every pass */
+                if (st->type == ST_CPY)
+                    busy += cost_copy_us(t, bytes);
+                else if (st->type == ST_RE || step_reduces(st->type))
+                    busy += cost_reduce_us(t, bytes);
+                if (!step_sends(st->type))
+                    continue;
+                if ((n == 0 && rt.kind != ROUTE_SELF) || !(rt.bw_gbps > 0)) {
+                    rc = tc_err_set(err, TC_INPUT, "no route from rank %d to rank %d in the "
+                                    "topology", r, tb->send);
+                    break;
+                }
+                /* the hold is alpha (unless a delay) plus bytes over the
+                 * bandwidth: per operation, and the bytes once; it holds
+                 * its threadblock and a lane of each of its resources */
+                double ops = (double)tile_step_ops(st, passes, mc) * passes;
+                double h0 = cost_hold_us(t, &rt, 0);
+                double h = ops * h0 + (cost_hold_us(t, &rt, bytes) - h0);
+                busy += h;
+                for (int k = 0; k < n; k++)
+                    held[res[k]] += h;
+            }
+            if (busy > most)
+                most = busy;
+        }
+    for (int k = 0; k < nres; k++)
+        if (cost_res_lanes(t, k) > 0 && held[k] / cost_res_lanes(t, k) > most)
+            most = held[k] / cost_res_lanes(t, k);
+    free(held);
+    if (rc == TC_OK)
+        *us = most + cost_call_us(t, proto);
+    return rc;
+}

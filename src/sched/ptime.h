@@ -35,4 +35,17 @@ int ptime_run(const prog *p, const topo *t, long long size_bytes, double *us, tc
 int ptime_run_as(const prog *p, const topo *t, long long size_bytes, int tiles, double *us,
                  tc_err *err);
 
+/* A lower bound on what ptime_run_as(p, t, size_bytes, tiles) gives, in
+ * O(steps) and without unrolling the passes: each threadblock runs its
+ * operations one after another, and a send holds its threadblock and a
+ * lane of each resource of its hop at least its hold (model/cost.h), a
+ * copy or reduction its threadblock its local time, so no run ends before
+ * its busiest threadblock's sum of those, or its busiest resource's over
+ * its lanes (plus the call's latency).  What a plan uses to leave untimed a candidate that cannot
+ * beat NCCL's schedule.  TC_INPUT (err set) where the timing would refuse
+ * the size (not whole chunks, a tile that splits no element) or a peer has
+ * no route. */
+int ptime_lower_us(const prog *p, const topo *t, long long size_bytes, int tiles, double *us,
+                   tc_err *err);
+
 #endif

@@ -91,22 +91,23 @@ static void unroll_rank(const prog_gpu *g, prog_gpu *h, int passes, int mc, tile
     free(first);
 }
 
-prog *tile_prog(const prog *p, long long size_bytes, tile_info *info, tc_err *err)
+int tile_step_ops(const prog_step *x, int passes, int max_count)
 {
-    tile_info local;
-    tile_info *in = info ? info : &local;
-    *in = (tile_info){0};
+    return ops_of(x, passes, max_count);
+}
+
+/* The shape and the runtime's own pass count (the chunk over the tile,
+ * rounded up) of p at size_bytes. */
+static int shape(const prog *p, long long size_bytes, long long *passes_out, long long *mc_out,
+                 long long *runtime_passes, tc_err *err)
+{
     int C = p->nchunksperloop;
-    if (C < 1 || size_bytes < 1 || size_bytes % C != 0) {
-        tc_err_set(err, TC_INPUT, "tiles: size %lld bytes is not a multiple of the %d chunks "
-                   "per loop", size_bytes, C);
-        return NULL;
-    }
+    if (C < 1 || size_bytes < 1 || size_bytes % C != 0)
+        return tc_err_set(err, TC_INPUT, "tiles: size %lld bytes is not a multiple of the %d "
+                          "chunks per loop", size_bytes, C);
     cost_proto proto = COST_SIMPLE;
-    if (p->proto[0] && !cost_proto_parse(p->proto, &proto)) {
-        tc_err_set(err, TC_INPUT, "tiles: unknown protocol '%s'", p->proto);
-        return NULL;
-    }
+    if (p->proto[0] && !cost_proto_parse(p->proto, &proto))
+        return tc_err_set(err, TC_INPUT, "tiles: unknown protocol '%s'", p->proto);
     long long chunk = size_bytes / C, tile = cost_proto_tile_bytes(proto);
     long long passes = (chunk + tile - 1) / tile;
     long long mc = tile / chunk;
@@ -114,21 +115,47 @@ prog *tile_prog(const prog *p, long long size_bytes, tile_info *info, tc_err *er
         mc = 1;
     if (mc > 71)
         mc = 71;                    /* MSCCL_MAX_COUNT: a step's cnt never exceeds it */
-    in->runtime_passes = passes;
-    if (passes > 1 && chunk % 4 != 0) {
-        tc_err_set(err, TC_INPUT, "tiles: a chunk of %lld bytes is not whole 4-byte elements, "
-                   "so it does not split into tiles", chunk);
-        return NULL;
-    }
+    *runtime_passes = passes;
+    if (passes > 1 && chunk % 4 != 0)
+        return tc_err_set(err, TC_INPUT, "tiles: a chunk of %lld bytes is not whole 4-byte "
+                          "elements, so it does not split into tiles", chunk);
     /* equal tiles of whole elements: the runtime's count, or the next
      * count that splits the chunk so (its last tile is the remainder) */
     while (passes > 1 && (chunk % passes != 0 || chunk / passes % 4 != 0))
         passes++;
-    if ((long long)C * passes > (1LL << 30)) {
-        tc_err_set(err, TC_INPUT, "tiles: %d chunks in %lld passes is too many sub-chunks", C,
-                   passes);
+    if ((long long)C * passes > (1LL << 30))
+        return tc_err_set(err, TC_INPUT, "tiles: %d chunks in %lld passes is too many "
+                          "sub-chunks", C, passes);
+    *passes_out = passes;
+    *mc_out = mc;
+    return TC_OK;
+}
+
+int tile_shape(const prog *p, long long size_bytes, int *passes, int *max_count, tc_err *err)
+{
+    long long n, mc, rp;
+    if (shape(p, size_bytes, &n, &mc, &rp, err) != TC_OK)
+        return TC_INPUT;
+    *passes = (int)n;
+    *max_count = (int)mc;
+    return TC_OK;
+}
+
+prog *tile_prog(const prog *p, long long size_bytes, tile_info *info, tc_err *err)
+{
+    tile_info local;
+    tile_info *in = info ? info : &local;
+    *in = (tile_info){0};
+    long long passes, mc, runtime_passes;
+    if (shape(p, size_bytes, &passes, &mc, &runtime_passes, err) != TC_OK)
         return NULL;
-    }
+    int C = p->nchunksperloop;
+    long long chunk = size_bytes / C;
+    cost_proto proto = COST_SIMPLE;
+    if (p->proto[0])
+        cost_proto_parse(p->proto, &proto);
+    long long tile = cost_proto_tile_bytes(proto);
+    in->runtime_passes = (int)runtime_passes;
     /* the unrolled program's size, before building it */
     long long ops = 0;
     for (int r = 0; r < p->ngpu; r++)

@@ -45,6 +45,14 @@ typedef struct {
  * not whole 4-byte elements. */
 prog *tile_prog(const prog *p, long long size_bytes, tile_info *info, tc_err *err);
 
+/* The passes (equal tiles) and chunks per operation within a pass that
+ * tile_prog(p, size_bytes) unrolls with, without unrolling: TC_OK, or
+ * TC_INPUT (err set) where tile_prog would refuse the size. */
+int tile_shape(const prog *p, long long size_bytes, int *passes, int *max_count, tc_err *err);
+
+/* The operations step x becomes in each pass of that shape. */
+int tile_step_ops(const prog_step *x, int passes, int max_count);
+
 /* 0 when tile_prog(p, size_bytes) would be p itself (every chunk within
  * one tile and every step's cnt chunks within one operation), so that a
  * timing in passes may time p; 1 otherwise (or when it would refuse). */
