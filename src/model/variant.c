@@ -39,6 +39,11 @@ int variant_tiles(variant_id v)
     return (v == VAR_PASSES) != (VARIANT_DEFAULT_TILES != 0);
 }
 
+int variant_judges(variant_id v)
+{
+    return !(v == VAR_PASSES && VARIANT_DEFAULT_TILES);
+}
+
 int variant_applies(const topo *t, variant_id v)
 {
     if (v == VAR_PORTS)
@@ -118,7 +123,7 @@ int variant_ratio_range(const variant_times *ref, const variant_times *sched, do
     *lo = INFINITY;
     *hi = -INFINITY;
     for (int v = 0; v < VAR_COUNT; v++) {
-        if (ref->us[v] < 0 || sched->us[v] <= 0)
+        if (!variant_judges((variant_id)v) || ref->us[v] < 0 || sched->us[v] <= 0)
             continue;
         double x = ref->us[v] / sched->us[v];
         *lo = fmin(*lo, x);

@@ -11,7 +11,8 @@
  *
  *   default   the model as the topology states it
  *   steps     the program run once, each step one transfer of its whole
- *             cnt chunks (no tile passes)
+ *             cnt chunks (no tile passes): shown, not judged (no MSCCL
+ *             runtime runs a program so, variant_judges)
  *   tiles     the MSCCL runtimes' tile passes (taccl-run --tiles)
  *   delay     alpha as latency only ("alpha_mode": "delay")
  *   ports     switch ports not shared: each switch a link per ordered pair
@@ -55,6 +56,12 @@ const variant_info *variant_get(variant_id v);
 /* 1 when v runs the program in the runtimes' tile passes, 0 once per step. */
 int variant_tiles(variant_id v);
 
+/* 1 when v counts in a range of ratios and in a plan's worst case: every
+ * variant but the timing no MSCCL runtime performs (with the passes the
+ * default, "steps": the runtimes run every program in tile passes, so a
+ * time in one pass is shown beside the others, never judged). */
+int variant_judges(variant_id v);
+
 /* Whether v can change a time on t: 0 for ports on a topology without
  * switches, for tiles on a chip/cluster device (the runtimes' passes are
  * a GPU runtime's); 1 otherwise. */
@@ -72,8 +79,9 @@ typedef struct {
     double us[VAR_COUNT];
 } variant_times;
 
-/* The ratio ref/sched under each variant both were timed in; *lo, *hi
- * the smallest and largest (the default's ratio is always among them);
+/* The ratio ref/sched under each judging variant (variant_judges) both
+ * were timed in; *lo, *hi the smallest and largest (the default's ratio is
+ * always among them);
  * returns how many variants gave a ratio (0: not even the default). */
 int variant_ratio_range(const variant_times *ref, const variant_times *sched, double *lo,
                         double *hi);

@@ -92,7 +92,9 @@ typedef struct {
     char proto[16];         /* the protocol this candidate runs p with */
     int synthesized;        /* from a sketch (has an in-place copy if it needs one) */
     int modes;              /* bit 0 out of place, bit 1 in place: verified */
-    double us[MAXSIZES];    /* at each size; < 0 = cannot serve it */
+    double us[MAXSIZES];    /* at each size; < 0 = cannot serve it, or bounded */
+    char bounded[MAXSIZES]; /* not timed there: its lower bound (sched/ptime.h's
+                               ptime_lower_us) is no faster than NCCL's schedule */
     double cost_s[MAXSIZES];    /* seconds timing it at each size took */
     /* under the model variants (model/variant.h), timed only where a choice
      * needs them (vdone): each variant's x NCCL (NAN where the variant does
@@ -155,6 +157,7 @@ struct plan {
     double prof_outside;    /* its calls outside the plan's sizes */
     double kept_least;      /* the least time a kept file saves when the file limit
                                dropped some (else -1) */
+    double kept_total;      /* what the kept files save together */
     int nranges, capr;
     range *ranges;
     runtime sel;            /* whose rules pick among the files (runtime_info.selects_as) */
@@ -193,6 +196,7 @@ struct plan {
                                with data, at a small size), in all */
     int nverified;          /* and how many */
     int judged;             /* candidates x sizes judged in the variants */
+    int nbounded;           /* candidates x sizes not timed: bounded (cand.bounded) */
     double judge_s;         /* and the seconds that took */
     double fast_so_far[2][MAXSIZES];    /* per mode and size, the fastest candidate's
                                            time by default so far (judge_new), 0 none */
@@ -261,10 +265,14 @@ static double files_s(const plan *pl)
     double cap = pl->verify_cap_s;
     if (pl->verify_cap_steps > 0 && pl->most_steps > pl->verify_cap_steps)
         cap *= (double)pl->most_steps / (double)pl->verify_cap_steps;
+    /* at most a file per mode and size (a 1G:1G plan writes two, where
+     * the runtime's limit of 16 once kept 52 s of a 60 s budget for them
+     * and left the judging none) */
+    int files = most > 0 ? most : FILES_EXPECT;
+    if (files > 2 * pl->nsizes)
+        files = 2 * pl->nsizes;
     return pl->slack_s + pl->nccl_write_s +
-           (pl->nverified ? (most > 0 ? most : FILES_EXPECT) *
-                                fmax(pl->verify_s / pl->nverified, cap)
-                          : 0);
+           (pl->nverified ? files * fmax(pl->verify_s / pl->nverified, cap) : 0);
 }
 
 
@@ -446,6 +454,7 @@ static void time_all(plan *pl, cand *c)
 {
     for (int i = 0; i < pl->nsizes; i++) {
         c->us[i] = -1;
+        c->bounded[i] = 0;
         long long s = pl->sizes[i];
         if (s % size_unit(c->p) != 0)
             continue;
@@ -463,6 +472,16 @@ static void time_all(plan *pl, cand *c)
         }
         double us, t0 = now_s();
         tc_err e;
+        /* no faster than NCCL's schedule even at its lower bound: it
+         * cannot be picked at s, so it is not timed there (LL at 1 GiB
+         * unrolls into tens of thousands of passes) */
+        if (pl->nccl_us[i] >= 0 && c->p->nvls_channels <= 0 &&
+            ptime_lower_us(c->p, pl->t, s, pl->tiles, &us, &e) == TC_OK &&
+            us >= pl->nccl_us[i]) {
+            c->bounded[i] = 1;
+            pl->nbounded++;
+            continue;
+        }
         if (prog_time(c->p, pl->t, s, pl->tiles, &us, &e) == TC_OK)
             c->us[i] = us;
         c->cost_s[i] = now_s() - t0;
@@ -1013,9 +1032,84 @@ static double range_value(const plan *pl, const range *g)
     return saved_us(pl, g->cand, g->first, g->last);
 }
 
+/* 1 where candidate k may serve size i in mode m: the size's winner, or a
+ * candidate judged there that wins in every judging variant too. */
+static int may_serve(const plan *pl, int k, int m, int i)
+{
+    const cand *c = &pl->cands[k];
+    if (pl->win[m][i] == k)
+        return 1;
+    return (c->modes & (1 << m)) && c->us[i] >= 0 && c->vdone[i] && c->worst[i] > 1.0 + 1e-9;
+}
+
+/* The files of one mode under a limit: best[f], the most a set of f runs
+ * of sizes saves (each run served by one candidate that may serve every
+ * size of it, the sizes outside a run NCCL's), and in pick[f][i] the
+ * candidate serving size i in that set (-1: NCCL).  A run per file, by
+ * dynamic programming over the sizes: at <= 48 sizes and the limit's few
+ * files, a few candidates x sizes^2 x files. */
+static void best_runs(const plan *pl, int m, int most, double *best, int (*pick)[MAXSIZES])
+{
+    int n = pl->nsizes, F = most;
+    /* v[i][f]: the most sizes [0, i) save in f runs; how: the run ending
+     * there (its first size and candidate, -1 none: size i-1 is NCCL's) */
+    double (*v)[MAXSIZES + 1] = xcalloc((size_t)(n + 1), sizeof *v);
+    int (*from)[MAXSIZES + 1] = xcalloc((size_t)(n + 1), sizeof *from);
+    int (*by)[MAXSIZES + 1] = xcalloc((size_t)(n + 1), sizeof *by);
+    for (int i = 0; i <= n; i++)
+        for (int f = 0; f <= F; f++)
+            v[i][f] = i == 0 && f == 0 ? 0 : -INFINITY;
+    for (int i = 0; i < n; i++)
+        for (int f = 0; f <= F; f++) {
+            if (v[i][f] == -INFINITY)
+                continue;
+            if (v[i][f] > v[i + 1][f]) {     /* size i to NCCL */
+                v[i + 1][f] = v[i][f];
+                from[i + 1][f] = i;
+                by[i + 1][f] = -1;
+            }
+            if (f == F)
+                continue;
+            for (int k = 0; k < pl->ncands; k++)
+                for (int j = i; j < n && may_serve(pl, k, m, j); j++) {
+                    double x = v[i][f] + saved_us(pl, k, i, j);
+                    if (x > v[j + 1][f + 1]) {
+                        v[j + 1][f + 1] = x;
+                        from[j + 1][f + 1] = i;
+                        by[j + 1][f + 1] = k;
+                    }
+                }
+        }
+    for (int f = 0; f <= F; f++) {
+        /* the best with at most f runs */
+        int g = 0;
+        for (int h = 0; h <= f; h++)
+            if (v[n][h] > v[n][g])
+                g = h;
+        best[f] = v[n][g];
+        for (int i = 0; i < n; i++)
+            pick[f][i] = -1;
+        for (int i = n, h = g; i > 0 && best[f] > -INFINITY;) {
+            int a = from[i][h], k = by[i][h];
+            for (int q = a; q < i; q++)
+                pick[f][q] = k;
+            h -= k >= 0;
+            i = a;
+        }
+    }
+    free(v);
+    free(from);
+    free(by);
+}
+
 /* The legacy runtime loads at most its max_files of MSCCL_XML_FILES
- * (exec/pick.h) and ignores the rest: keep the files worth the most, give
- * the other sizes to NCCL, and say so. */
+ * (exec/pick.h) and ignores the rest: keep the set of files that saves the
+ * most over both modes, a run of sizes each, served by a candidate that
+ * wins in every model variant at each of its sizes (not only the runs
+ * each size's winner makes: on DGX A100 x2 ReduceScatter the winners
+ * split 128 MiB..1 GiB in two, and dropping the smallest of three files
+ * gave away 8 KiB..2 MiB where one file for the two halves saved more);
+ * NCCL serves the rest, and says so. */
 static void cap_files(plan *pl)
 {
     const runtime_info *ri = runtime_get(pl->sel);
@@ -1024,33 +1118,42 @@ static void cap_files(plan *pl)
         files += pl->ranges[r].cand >= 0;
     if (most == 0 || files <= most)
         return;
-    while (files > most) {
-        int worst = -1;
-        double wv = INFINITY;
-        for (int r = 0; r < pl->nranges; r++) {
-            if (pl->ranges[r].cand < 0)
-                continue;
-            double v = range_value(pl, &pl->ranges[r]);
-            if (v < wv) {
-                wv = v;
-                worst = r;
-            }
-        }
-        range *g = &pl->ranges[worst];
-        for (int i = g->first; i <= g->last; i++)
-            pl->win[g->mode][i] = W_DROPPED(g->cand);
-        g->cand = W_DROPPED(g->cand);
-        files--;
+    double (*best)[2] = xcalloc((size_t)most + 1, sizeof *best);
+    int (*pick[2])[MAXSIZES];
+    double *b = xcalloc((size_t)most + 1, sizeof *b);
+    for (int m = 0; m < 2; m++) {
+        pick[m] = xcalloc((size_t)most + 1, sizeof *pick[m]);
+        best_runs(pl, m, most, b, pick[m]);
+        for (int f = 0; f <= most; f++)
+            best[f][m] = b[f];
     }
+    free(b);
+    int f0 = 0;     /* out of place's share of the files */
+    for (int f = 1; f <= most; f++)
+        if (best[f][0] + best[most - f][1] > best[f0][0] + best[most - f0][1])
+            f0 = f;
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < pl->nsizes; i++) {
+            int k = pick[m][m ? most - f0 : f0][i], w = pl->win[m][i];
+            pl->win[m][i] = k >= 0 ? k : w >= 0 ? W_DROPPED(w) : w;
+        }
+    free(pick[0]);
+    free(pick[1]);
+    free(best);
+    make_ranges(pl);
     pl->kept_least = INFINITY;
+    pl->kept_total = 0;
     for (int r = 0; r < pl->nranges; r++)
-        if (pl->ranges[r].cand >= 0 && range_value(pl, &pl->ranges[r]) < pl->kept_least)
-            pl->kept_least = range_value(pl, &pl->ranges[r]);
+        if (pl->ranges[r].cand >= 0) {
+            pl->kept_least = fmin(pl->kept_least, range_value(pl, &pl->ranges[r]));
+            pl->kept_total += range_value(pl, &pl->ranges[r]);
+        }
     char n[32], who[96];
     snprintf(n, sizeof n, "%d", most);
     snprintf(who, sizeof who, "%s loads at most %s", ri->label, n);
-    note(pl, "%s files: the %s saving the most us over NCCL summed over the calls "
-         "(profile) are kept, NCCL serves the rest", who, n);
+    note(pl, "%s files: the %s that together save the most us over NCCL summed over the "
+         "calls (profile) are kept, each serving a run of sizes where its schedule wins in "
+         "every model variant; NCCL serves the rest", who, n);
     make_ranges(pl);
 }
 
@@ -1133,7 +1236,7 @@ static double worst_ratio(plan *pl, int k, int i)
         /* a variant NCCL's schedule cannot be timed in gives no ratio; one
          * this candidate cannot be timed in, where NCCL's is, it does not win */
         c->vx[i][v] = n < 0 ? NAN : us > 0 ? n / us : -INFINITY;
-        if (!isnan(c->vx[i][v]))
+        if (!isnan(c->vx[i][v]) && variant_judges((variant_id)v))
             c->worst[i] = fmin(c->worst[i], c->vx[i][v]);
     }
     return c->worst[i];
@@ -1164,7 +1267,7 @@ static void choose(plan *pl)
     } else {
         char names[160] = "";
         for (int v = 0; v < VAR_COUNT; v++)
-            if (pl->vok[v])
+            if (pl->vok[v] && variant_judges((variant_id)v))
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                          names[0] ? ", " : "", variant_get((variant_id)v)->name);
         note(pl, "picked at each size by the worst x NCCL over the model variants (%s; "
@@ -1190,7 +1293,10 @@ static void choose(plan *pl)
             }
             pl->fastest[m][i] = n ? order[0] : -1;
             if (n == 0) {
-                pl->win[m][i] = W_NONE;
+                int bounded = 0;
+                for (int k = 0; k < pl->ncands; k++)
+                    bounded |= (pl->cands[k].modes & (1 << m)) && pl->cands[k].bounded[i];
+                pl->win[m][i] = bounded ? W_NCCL_FASTEST : W_NONE;
                 continue;
             }
             if (pl->nccl_us[i] < 0 || (!pl->nccl[i] && !pl->nccl_ref[i]) ||
@@ -1318,16 +1424,13 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     plan *pl = xcalloc(1, sizeof *pl);
     pl->t = t;
     pl->o = *o;
-    /* in one pass unless --tiles: timing every candidate in the passes at
-     * every size costs about 8x (DGX H100 x4 AllReduce 64M:128M, baselines:
-     * 6.0 s against 47.7 s of CPU); the passes still judge every choice,
-     * as the model variant they are (timed for the few candidates that
-     * could win, choose()).  --by-default judges by the default model
-     * alone, so it times the candidates in the passes, the default timing:
-     * in one pass a butterfly AllGather under LL on DGX H100 x16 at 1 MiB
-     * took 42 us and won, and deadlocked in the passes, where it was
-     * verified */
-    pl->tiles = (o->tiles > 0 || (o->tiles < 0 && o->by_default && VARIANT_DEFAULT_TILES)) &&
+    /* in the runtimes' passes, the default timing, unless --steps: a plan
+     * picks for the runtime that will run its files.  (In one pass, with
+     * the passes only judged as a variant, a butterfly AllGather under LL
+     * on DGX H100 x16 at 1 MiB took 42 us and won, and deadlocked in the
+     * passes; and NDv2 x4's packed trees, 1.15x NCCL in the passes at 1
+     * GiB, lost to it in one pass, which no runtime performs.) */
+    pl->tiles = (o->tiles > 0 || (o->tiles < 0 && VARIANT_DEFAULT_TILES)) &&
                 t->kind == TOPO_GPU;
     pl->sel = runtime_get(o->target)->selects_as;
     pl->executor = !runtime_get(pl->sel)->inplace_only;
@@ -1349,20 +1452,22 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     pl->slack_s = fmax(1.0, BUDGET_SLACK * budget);
     add_baselines(pl);
     add_switch_candidates(pl);
-    /* the baselines are timed first: what one candidate's timing costs is
-     * what the estimates below are made of */
-    int nbase = pl->ncands;
-    prepare_and_time(pl, 0);
-    pl->cand_s = nbase ? (now_s() - t0) / nbase : 0;
-    measure_verify_cap(pl);
-    /* NCCL's schedule at every size, before the syntheses: it depends on
-     * nothing they make, and the budget then knows what it cost; and under
-     * the model variants, which every choice needs where a candidate beats
-     * it: what that took per second of its timing is what the budget
-     * reserves for judging the candidates */
+    /* NCCL's schedule at every size first: it depends on nothing the
+     * candidates make, a candidate whose lower bound it beats is not timed
+     * (time_all), and the budget then knows what it cost; and under the
+     * model variants, which every choice needs where a candidate beats it:
+     * what that took per second of its timing is what the budget reserves
+     * for judging the candidates */
     if (!o->by_default)
         variant_topologies(pl);     /* time_nccl times a reference in them at once */
     time_nccl(pl);
+    /* then the baselines: what one candidate's timing costs is what the
+     * estimates below are made of */
+    int nbase = pl->ncands;
+    double tb = now_s();
+    prepare_and_time(pl, 0);
+    pl->cand_s = nbase ? (now_s() - tb) / nbase : 0;
+    measure_verify_cap(pl);
     double tv = now_s();
     if (!o->by_default) {
         for (int i = 0; i < pl->nsizes; i++)
@@ -1402,8 +1507,10 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     prepare_and_time(pl, 1);     /* any not timed after its synthesis */
     judge_new(pl, 0);
     if (!o->quiet)
-        fprintf(stderr, "taccl-synth: plan: %d candidates timed at %d sizes (%.1f s)\n",
-                pl->ncands, pl->nsizes, now_s() - t0);
+        fprintf(stderr, "taccl-synth: plan: %d candidates timed at %d sizes (%.1f s; %d "
+                "candidate%s x sizes left untimed, NCCL's schedule faster than their lower "
+                "bound)\n", pl->ncands, pl->nsizes, now_s() - t0, pl->nbounded,
+                pl->nbounded == 1 ? "" : "s");
     weigh(pl);
     double tc = now_s();
     choose(pl);
@@ -1864,9 +1971,9 @@ static const char *fallback_reason(const plan *pl, const range *g, char *buf, si
     int k = W_DROPPED_CAND(g->cand);
     double v = saved_us(pl, k, g->first, g->last);
     snprintf(buf, n, "dropped: %s loads at most %d files (MSCCL_MAX_NUM_ALGOS); %s was the "
-             "fastest here but saves %.1f us over the calls, %.1f us less than the least of "
-             "the files kept (%.1f us); the runtime runs NCCL", ri->label, ri->max_files,
-             pl->cands[k].label, v, pl->kept_least - v, pl->kept_least);
+             "fastest here and saves %.1f us over the calls, but the files kept save %.1f us "
+             "together, more than any set with it; the runtime runs NCCL", ri->label,
+             ri->max_files, pl->cands[k].label, v, pl->kept_total);
     return "file_limit";
 }
 
@@ -1969,6 +2076,7 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
                 cJSON_AddStringToObject(o, "dropped", pl->cands[k].label);
                 cJSON_AddNumberToObject(o, "saved_us", saved_us(pl, k, g->first, g->last));
                 cJSON_AddNumberToObject(o, "kept_least_saved_us", pl->kept_least);
+                cJSON_AddNumberToObject(o, "kept_saved_us", pl->kept_total);
             }
             cJSON_AddItemToObject(o, "sizes", pred);
             cJSON_AddItemToArray(fb, o);

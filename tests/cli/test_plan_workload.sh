@@ -50,7 +50,7 @@ expect "... in plan.json's fallback too" 0 '"why":[[:space:]]+"nccl_fastest"' --
 C="$TMP/cs"
 "$S" --plan "$T/cs-cluster2.json" --collective allreduce --no-propose --sizes 1K:1M -o "$C" -q
 expect "a dropped file's range says it was dropped and what it saved" 0 \
-    "^ +2048 .*NCCL fallback \(dropped: msccl \(the legacy runtime\) loads at most 4 files.*direct Simple was the fastest here but saves 2\.4 us" \
+    "^ +2048 .*NCCL fallback \(dropped: msccl \(the legacy runtime\) loads at most 4 files.*direct Simple was the fastest here and saves 2\.4 us" \
     -- "$R" "$C" --size 2K
 expect "... in plan.json, beside what the kept files save" 0 "ok" -- python3 - "$C/plan.json" <<'PY'
 import json, sys
@@ -72,7 +72,7 @@ printf '# bytes count\n4096 1000\n 262144, 3\n' >"$TMP/prof.txt"
 expect "--profile keeps the files saving the most over the job's calls" 0 \
     "allreduce-1K-lt128K-outofplace.xml" -- ls "$TMP/csp"
 expect "... and drops the one for 1M (no call there), saying so" 0 \
-    "^ +1048576 .*NCCL fallback \(dropped: .*tree Simple was the fastest here but saves 0\.0 us" \
+    "^ +1048576 .*NCCL fallback \(dropped: .*tree Simple was the fastest here and saves 0\.0 us" \
     -- "$R" "$TMP/csp" --size 1M
 expect "plan.json names the profile and its calls per size" 0 "ok" -- python3 - "$TMP/csp/plan.json" "$TMP/prof.txt" <<'PY'
 import json, sys
