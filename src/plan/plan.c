@@ -1050,7 +1050,7 @@ static int may_serve(const plan *pl, int k, int m, int i)
  * files, a few candidates x sizes^2 x files. */
 static void best_runs(const plan *pl, int m, int most, double *best, int (*pick)[MAXSIZES])
 {
-    int n = pl->nsizes, F = most;
+    int n = pl->nsizes, F = most < n ? most : n;    /* more runs than sizes: none */
     /* v[i][f]: the most sizes [0, i) save in f runs; how: the run ending
      * there (its first size and candidate, -1 none: size i-1 is NCCL's) */
     double (*v)[MAXSIZES + 1] = xcalloc((size_t)(n + 1), sizeof *v);
@@ -1080,10 +1080,10 @@ static void best_runs(const plan *pl, int m, int most, double *best, int (*pick)
                     }
                 }
         }
-    for (int f = 0; f <= F; f++) {
+    for (int f = 0; f <= most; f++) {
         /* the best with at most f runs */
         int g = 0;
-        for (int h = 0; h <= f; h++)
+        for (int h = 0; h <= f && h <= F; h++)
             if (v[n][h] > v[n][g])
                 g = h;
         best[f] = v[n][g];
