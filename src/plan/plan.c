@@ -134,8 +134,12 @@ struct plan {
     const topo *t;
     plan_opts o;
     int tiles;              /* 1: every candidate timed in the runtimes' tile
-                               passes (--tiles), 0: the program once (the
-                               plan's default; the passes are a variant) */
+                               passes, 0: the program once (--steps/--tiles, else
+                               rt_tiles) */
+    int rt_tiles;           /* how the target runtime runs a file: 1 in the MSCCL
+                               runtimes' tile passes (an MSCCL file on a GPU
+                               topology), 0 once (an MSCCL++ plan, a chip/cluster
+                               device); the model variants time so */
     int nsizes;
     long long sizes[MAXSIZES];
     int ncands, capc;
@@ -737,7 +741,6 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
         so.tiles = pl->tiles;
         if (trees) {
             so.route = SYNTH_ROUTE_TREES;
-            so.tiles = pl->t->kind == TOPO_GPU;
         }
         prog *p = NULL;
         synth_stats st;
@@ -954,7 +957,8 @@ static void time_nccl(plan *pl)
              * files in both timings (the default and --steps/--tiles) */
             pl->nccl_vdone[i] = 1;
             for (int v = 0; v < VAR_COUNT; v++)
-                pl->nccl_v[i][v] = v == VAR_DEFAULT || v == VAR_PASSES
+                pl->nccl_v[i][v] = v == VAR_DEFAULT ||
+                                           (v == VAR_PASSES && pl->rt_tiles)
                                        ? time_variant(pl, p, s, v, us) : -1;
         }
         pl->nccl_vcost_s[i] = now_s() - ti;
@@ -1116,7 +1120,9 @@ static void cap_files(plan *pl)
     int files = 0, most = ri->max_files;
     for (int r = 0; r < pl->nranges; r++)
         files += pl->ranges[r].cand >= 0;
-    if (most == 0 || files <= most)
+    /* MSCCL++ takes any number of plans added to its algorithm collection
+     * (docs/mscclpp.md section 10): the legacy runtime's limit is not its */
+    if (most == 0 || files <= most || pl->o.mscclpp)
         return;
     double (*best)[2] = xcalloc((size_t)most + 1, sizeof *best);
     int (*pick[2])[MAXSIZES];
@@ -1193,10 +1199,11 @@ static prog *cand_prog(cand *c)
  * timing (pl->tiles), reused where v is that timing. */
 static double time_variant(const plan *pl, const prog *p, long long s, int v, double base)
 {
-    int tiles = variant_tiles((variant_id)v);
-    if (v != VAR_DEFAULT && v != VAR_PASSES)
-        tiles = variant_tiles(VAR_DEFAULT);
-    else if (tiles == pl->tiles || p->nvls_channels > 0 || !tile_needed(p, s))
+    /* default and the other variants as the target runtime runs a file;
+     * VAR_PASSES the other timing (shown, not judged; none for MSCCL++) */
+    int tiles = v == VAR_PASSES ? !pl->rt_tiles : pl->rt_tiles;
+    if ((v == VAR_DEFAULT || v == VAR_PASSES) &&
+        (tiles == pl->tiles || p->nvls_channels > 0 || !tile_needed(p, s)))
         return base;    /* a plan of switch operations has no tile passes */
     /* ports gives each pair a link of its own and removes the switches: a
      * plan of switch operations moves its data by multimem operations,
@@ -1246,7 +1253,9 @@ static void variant_topologies(plan *pl)
 {
     for (int v = 0; v < VAR_COUNT; v++) {
         tc_err e;
+        /* an MSCCL++ plan has no tile passes to time it in */
         pl->vok[v] = variant_applies(pl->t, (variant_id)v) &&
+                     !(v == VAR_PASSES && pl->o.mscclpp) &&
                      variant_topo(pl->t, (variant_id)v, &pl->vt[v], &e) == TC_OK;
     }
 }
@@ -1429,9 +1438,11 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
      * the passes only judged as a variant, a butterfly AllGather under LL
      * on DGX H100 x16 at 1 MiB took 42 us and won, and deadlocked in the
      * passes; and NDv2 x4's packed trees, 1.15x NCCL in the passes at 1
-     * GiB, lost to it in one pass, which no runtime performs.) */
-    pl->tiles = (o->tiles > 0 || (o->tiles < 0 && VARIANT_DEFAULT_TILES)) &&
-                t->kind == TOPO_GPU;
+     * GiB, lost to it in one pass, which no MSCCL runtime performs.)  An
+     * MSCCL++ plan has no passes: its candidates are timed once, as
+     * taccl-run times the plan, and judged so. */
+    pl->rt_tiles = t->kind == TOPO_GPU && !o->mscclpp && VARIANT_DEFAULT_TILES;
+    pl->tiles = o->tiles < 0 ? pl->rt_tiles : o->tiles > 0 && t->kind == TOPO_GPU;
     pl->sel = runtime_get(o->target)->selects_as;
     pl->executor = !runtime_get(pl->sel)->inplace_only;
     pl->given = xcalloc((size_t)o->nsketches + 1, sizeof *pl->given);

@@ -102,3 +102,13 @@ ok = (len(nv) == 3 and all(any(u is not None for u in c["predicted_us"]) for c i
       and rows[1048576]["file"] == "nccl/nccl-1048576.xml")
 print("ok" if ok else (labels, rows))
 ' "$TMP/plan"
+
+# an MSCCL++ plan is timed once, as taccl-run times it (no tile passes), and
+# the legacy runtime's 4-file limit is not MSCCL++'s (it kept 4 of 5 here)
+"$S" --plan "$T/dgx-h100-x1.json" --collective allreduce --target mscclpp --sizes 1K:256K \
+    --no-propose -q -o "$TMP/plan5" >/dev/null 2>&1
+expect "an MSCCL++ plan is timed in one pass and keeps more than 4 files" 0 "^steps 5 0$" -- \
+    python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1] + "/plan.json"))
+print(j["timing"], len(j["files"]), sum("loads at most" in n for n in j["notes"]))' "$TMP/plan5"
