@@ -76,6 +76,8 @@
 /* ... and of a packed-trees proposal's first (--route trees: no MILP; 0.1
  * to 6 s measured on the bundled machines at 1 GiB, chunkup 1 to 16) */
 #define TREES_FIRST_S 6
+/* The shortest MILP stage a plan gives a synthesis to fit its budget */
+#define STAGE_MIN_S 1.0
 #define SKETCH_MAX_BYTES (16L << 20)        /* a given sketch copied into the plan */
 /* The plan's own copy of the topology and its ownership marker: plan.json's
  * commands name the copy and the sketches under sketches/, so they run from
@@ -192,6 +194,7 @@ struct plan {
                                time counted at every size it is picked */
     long long verify_cap_steps; /* the steps of the program verify_cap_s was measured on */
     long long most_steps;   /* the most steps of a verified candidate's program */
+    long long verify_steps; /* the steps the candidates' verifications ran (verify_s) */
     double verify_cap_s;    /* seconds one verification with data at the largest
                                size whose buffers fit VERIFY_DATA_MAX took (a
                                baseline's, measured once): a file's verification
@@ -266,9 +269,16 @@ static double files_s(const plan *pl)
     /* a file's verification at the cap's size grows with its program's
      * steps (DGX H100 x128 AllGather: 4 files verified in 21.3 s where a
      * baseline's 1.6 s each was kept) */
-    double cap = pl->verify_cap_s;
-    if (pl->verify_cap_steps > 0 && pl->most_steps > pl->verify_cap_steps)
-        cap *= (double)pl->most_steps / (double)pl->verify_cap_steps;
+    /* a verification's seconds as its data's part plus a part per step:
+     * the per step from the candidates' verifications at a small size
+     * (where the steps are nearly all of it), the data's from the one at
+     * the cap's size less its steps' part.  (Scaled as a whole by the
+     * steps, a 1 GiB plan of packed trees with 8 chunks per rank kept 52
+     * s of a 60 s budget for two files that took 0.3 s.) */
+    double per_step = pl->verify_steps > 0 ? pl->verify_s / (double)pl->verify_steps : 0;
+    double data = fmax(pl->verify_cap_s - per_step * (double)pl->verify_cap_steps, 0);
+    double cap = data + per_step * (double)(pl->most_steps > pl->verify_cap_steps
+                                                ? pl->most_steps : pl->verify_cap_steps);
     /* at most a file per mode and size (a 1G:1G plan writes two, where
      * the runtime's limit of 16 once kept 52 s of a 60 s budget for them
      * and left the judging none) */
@@ -716,6 +726,22 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
                                                        SYNTH_FIRST_FIXED_S) +
                      nadd * cand_cost_s(pl);
         double left = deadline - reserve_s(pl) - now_s();
+        /* a MILP sketch's stages get at most what the time left allows a
+         * synthesis that runs to its limits (SYNTH_FIRST_*), and return the
+         * best schedule found by then; under STAGE_MIN_S it is not tried.
+         * (NDv2 x4 ReduceScatter at 1 GiB in a 60 s budget: the relay
+         * sketch, whose synthesis takes 0.2 s, was estimated at 64 s with
+         * 20 s stages and never tried; and a sketch estimated by a fast one
+         * before it ran its 20 s stages past a 15 s budget.) */
+        double rest_s = SYNTH_FIRST_FIXED_S + nadd * cand_cost_s(pl);
+        double fit_s = (left - rest_s) / SYNTH_FIRST_STAGES;
+        int shortened = 0;
+        if (!trees && fit_s < stage_s) {
+            shortened = 1;
+            stage_s = fmax(fit_s, STAGE_MIN_S);
+            double worst = SYNTH_FIRST_STAGES * stage_s + rest_s;
+            est = fit_s < STAGE_MIN_S ? worst : fmin(est, worst);
+        }
         if (est > left) {
             char w[112];
             snprintf(w, sizeof w, "sketch %s at %s", stem, a);
@@ -731,7 +757,7 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
         so.has_coll = 1;
         so.coll = pl->o.coll;
         so.size_bytes = at[i];
-        so.route_time_s = so.contig_time_s = pl->o.stage_time_s > 0 ? pl->o.stage_time_s : 20;
+        so.route_time_s = so.contig_time_s = stage_s;
         so.runtime = pl->o.target;
         so.backend = s->backend == SK_SOLVER_CBC ? LP_CBC : LP_GLPK;
         so.quiet = 1;
@@ -748,7 +774,8 @@ static int add_sketch(plan *pl, sketch *s, const char *stem, const char *path, i
         tc_err_clear(&e);
         if (!pl->o.quiet)
             fprintf(stderr, "taccl-synth: plan: synthesizing %s at %s (%.0f s of the time "
-                    "budget left, %.0f s estimated)\n", stem, a, left, est);
+                    "budget left, %.0f s estimated%s)\n", stem, a, left, est,
+                    shortened ? ", its MILP stages shortened to fit" : "");
         double ts = now_s();
         int rc = synth_run(s, pl->t, &so, &p, &st, &e);
         seen_s = fmax(seen_s, now_s() - ts);
@@ -1377,8 +1404,11 @@ static void prepare_and_time(plan *pl, int budgeted)
             c->modes = 0;
         } else {
             double tv = now_s();
-            c->modes = loads(pl, c->p) ? verified_modes(c->p, pl->t) : 0;
+            int ld = loads(pl, c->p);
+            c->modes = ld ? verified_modes(c->p, pl->t) : 0;
             pl->verify_s += now_s() - tv;
+            if (ld && c->p->nvls_channels <= 0)     /* a run in each mode */
+                pl->verify_steps += 2 * prog_steps_total(c->p);
             pl->nverified++;
             long long n = c->modes && c->owns && c->p->nvls_channels <= 0 ? prog_steps_total(c->p) : 0;
             if (n > pl->most_steps)
