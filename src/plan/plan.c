@@ -2194,9 +2194,13 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
         cJSON_AddBoolToObject(o, "outofplace", c->modes & 1);
         cJSON_AddBoolToObject(o, "inplace", (c->modes & 2) != 0);
         cJSON *us = cJSON_AddArrayToObject(o, "predicted_us");
-        for (int i = 0; i < pl->nsizes; i++)
+        cJSON *bd = cJSON_AddArrayToObject(o, "bounded_sizes");
+        for (int i = 0; i < pl->nsizes; i++) {
             cJSON_AddItemToArray(us, c->modes && c->us[i] >= 0 ? cJSON_CreateNumber(c->us[i])
                                                               : cJSON_CreateNull());
+            if (c->modes && c->bounded[i])
+                cJSON_AddItemToArray(bd, cJSON_CreateNumber((double)pl->sizes[i]));
+        }
         cJSON_AddItemToArray(cs, o);
     }
     cJSON *notes = cJSON_AddArrayToObject(j, "notes");

@@ -296,6 +296,32 @@ if [ "$n" -ge 1 ] && [ "$n" -le 4 ] && grep -q "loads at most 4 files" "$TMP/leg
 else
     echo "not ok - a legacy plan keeps at most 4 files and says why ($n files)"
 fi
+# a candidate is left untimed at a size where NCCL's schedule beats its lower
+# bound (sched/ptime.h, ptime_lower_us): run there, each is indeed slower
+"$S" --plan "$T/ndv2-x2.json" --collective allgather --sizes 1K:64M --no-propose -q \
+    -o "$TMP/bounded" 2>/dev/null
+expect "candidates left untimed by their lower bound are slower than NCCL's schedule there" 0 \
+    "^ok ([3-9]|[1-9][0-9]) runs$" -- python3 -c '
+import json, os, subprocess, sys
+d, S, R = sys.argv[1:4]
+j = json.load(open(d + "/plan.json"))
+nccl = {n["size_bytes"]: n["predicted_us"] for n in j["nccl"]}
+runs = 0
+for c in j["candidates"]:
+    b = [x for x in c["bounded_sizes"] if nccl.get(x)]
+    if not b:
+        continue
+    cmd = c["command"].split()
+    assert cmd[0] == "taccl-synth", cmd
+    subprocess.run([S] + cmd[1:] + ["-q"], cwd=d, check=True)
+    for size in (b[0], b[-1]):
+        out = subprocess.run([R, os.path.join(d, cmd[-1]), "--size", str(size), "--no-data",
+                              "--json"], capture_output=True, text=True, check=True).stdout
+        t = json.loads(out)["time_us"]
+        assert t >= nccl[size] * (1 - 1e-9), (c["label"], size, t, nccl[size])
+        runs += 1
+print("ok", runs, "runs")' "$TMP/bounded" "$S" "$R"
+
 # which 4: the set that saves the most, a run of sizes each served by a
 # schedule that wins in every variant there, not the 4 best runs of each
 # size's own winner: on DGX A100 x2 ReduceScatter the winners split 128
