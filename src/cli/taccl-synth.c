@@ -329,11 +329,11 @@ static const args_opt OPTS[] = {
     {.name = "--tiles", .field = offsetof(cli, tiles), .set = 1, .modes = M_SKETCH | M_PLAN,
      .usage = "--tiles|--steps",
      .help = "judge the candidates in the runtimes' tile passes,\n"
-             "taccl-run's default timing (sketch mode: the default on\n"
-             "a GPU topology for an MSCCL file; plan mode: time every\n"
-             "candidate and NCCL's schedule so); --steps: in one pass\n"
-             "(plan mode's default: a plan still judges every choice\n"
-             "in the passes, as a model variant)"},
+             "taccl-run's default timing (the default on a GPU topology\n"
+             "for an MSCCL file, in sketch and plan mode; a plan times\n"
+             "every candidate and NCCL's schedule so); --steps: in one\n"
+             "pass, as stages 2 and 3 plan (never judged otherwise: no\n"
+             "MSCCL runtime runs a program so)"},
     {.name = "--steps", .field = offsetof(cli, tiles), .set = 0, .modes = M_SKETCH | M_PLAN,
      .usage = ""},
     {.name = "--by-default", .field = offsetof(cli, by_default), .set = 1, .modes = M_PLAN,
