@@ -253,6 +253,13 @@ double cost_call_us(const topo *t, cost_proto p)
     return topo_nccl_base_latency(nccl_proto(p));
 }
 
+double cost_switch_call_us(const topo *t, int several_nodes)
+{
+    if (t && t->kind == TOPO_GPU && t->rt_latency == TOPO_RTLAT_NCCL)
+        return topo_nccl_nvls_latency(several_nodes);
+    return cost_call_us(t, COST_SIMPLE);
+}
+
 double cost_tile_gbps(const topo *t, double alpha_us, double bw_gbps, int nic)
 {
     if (!(bw_gbps > 0) || !(alpha_us > 0) || t->alpha_delay || t->kind == TOPO_CHIP)

@@ -146,6 +146,12 @@ topo_route cost_proto_route(const topo *t, topo_route rt, cost_proto p);
  * on a chip device). */
 double cost_call_us(const topo *t, cost_proto p);
 
+/* The same for a program of switch operations (multimem loads and stores,
+ * docs/nvls.md) on t, over one node or several: NCCL's NVLS latency per
+ * call where t has NCCL's runtime latency (topo_nccl_nvls_latency), else
+ * cost_call_us's Simple figure. */
+double cost_switch_call_us(const topo *t, int several_nodes);
+
 /* NCCL's default connection buffers, COST_FIFO_SLOTS steps each: one step
  * of protocol p is 512 KiB under Simple (DEFAULT_BUFFSIZE 4 MiB), 64 KiB
  * of LL lines (8 lines x 512 threads x 16 bytes a step) and 614400 bytes

@@ -186,6 +186,11 @@ double topo_nccl_base_latency(topo_nccl_proto p)
     return RING_BASE[p];
 }
 
+double topo_nccl_nvls_latency(int several_nodes)
+{
+    return 25.0 + (several_nodes ? 18.0 : 0);
+}
+
 static const char *const PROTO_NAME[3] = {"LL", "LL128", "Simple"};
 static const char *const HW_NAME[3] = {"NVLINK", "PCI", "NET"};
 
