@@ -377,6 +377,10 @@ def case(a, machine, coll, sched, size, work):
                     d["path"] = plan_path(json.load(open(out)), ev, d.get("time_us"))
                 else:
                     d["path"] = xml_path(ev)
+                    # the runtime's base latency of the call, after the
+                    # last step (taccl-run's call_us, design.md section 4)
+                    if isinstance(d["path"], dict) and d.get("call_us"):
+                        d["path"]["runtime base latency"] = d["call_us"]
             except (ValueError, KeyError, IndexError) as e:
                 d["path"] = "trace not read: %s" % e
             if not a.keep:
