@@ -85,6 +85,7 @@ typedef struct {
     int verified;
     int finished;           /* every block ran to its end */
     double time_us;
+    double call_us;         /* of it, the runtime's latency of the call (model/cost.h) */
     long long wrong_elems;
     int replicas_identical; /* data checked, AllReduce: 1 every rank's output equals rank 0's
                              * bit for bit, 0 not; -1 not judged (data.h) */

@@ -141,6 +141,7 @@ char *mpp_report_json(const mpp_report *r, const mpp_plan *p, const topo *t, con
         cJSON_AddBoolToObject(j, "finished", r->finished);
         if (r->finished) {
             cJSON_AddNumberToObject(j, "time_us", r->time_us);
+            cJSON_AddNumberToObject(j, "call_us", r->call_us);
             int ck = p ? mpp_coll(p) : -1;
             if (ck >= 0) {
                 double algbw = coll_algbw_gbps((coll_kind)ck, (double)r->size_bytes, r->time_us);

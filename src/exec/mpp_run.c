@@ -2061,8 +2061,9 @@ int mpp_run(const mpp_plan *P, const topo *T, const mpp_opts *O, mpp_report *R, 
     R->finished = finished;
     /* the runtime's base latency, once a call (model/cost.h): NCCL's NVLS
      * latency for a plan of switch operations */
-    R->time_us = tmax + (P->has_switch ? cost_switch_call_us(T, P->nranks > T->ranks_per_node)
-                                       : cost_call_us(T, P->proto_ll ? COST_LL : COST_SIMPLE));
+    R->call_us = P->has_switch ? cost_switch_call_us(T, P->nranks > T->ranks_per_node)
+                               : cost_call_us(T, P->proto_ll ? COST_LL : COST_SIMPLE);
+    R->time_us = tmax + R->call_us;
     if (O->bound && ck >= 0) {
         R->has_bound = 1;
         R->bound_us = bound_time_us(O->bound, (double)size);

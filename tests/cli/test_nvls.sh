@@ -153,6 +153,8 @@ j = json.loads(p.stdout)
 print(j["time_us"], j["busbw_gbps"], p.stderr.strip())
 sys.exit(0 if p.returncode == 0 and j["finished"] and 460 * 0.9 <= j["busbw_gbps"] <= 480 * 1.1 else 1)
 PY
+expect "... of which a call's NVLS latency, NCCL's 25 us on one node" 0 '"call_us": ?25[,}]' \
+    -- "$R" "$TMP/nv1g.json" --topo "$T/dgx-h100-x1.json" --size 1G --no-data --json
 expect "--json says nvls" 0 '"algo": ?"nvls"' \
     -- "$S" -q --algo nccl "$T/ndv5-x1.json" --collective allreduce --size 64M -o "$TMP/nv5.json" --json
 expect "XML falls back to NCCL's best choice without NVLS and says so" 0 \
