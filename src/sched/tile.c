@@ -96,10 +96,10 @@ int tile_step_ops(const prog_step *x, int passes, int max_count)
     return ops_of(x, passes, max_count);
 }
 
-/* The shape and the runtime's own pass count (the chunk over the tile,
- * rounded up) of p at size_bytes. */
-static int shape(const prog *p, long long size_bytes, long long *passes_out, long long *mc_out,
-                 long long *runtime_passes, tc_err *err)
+/* The shape of p at size_bytes into *in: chunk and tile bytes, passes,
+ * the runtime's own pass count (the chunk over the tile, rounded up) and
+ * chunks per operation; ops and steps are left to the unrolling. */
+static int shape(const prog *p, long long size_bytes, tile_info *in, tc_err *err)
 {
     int C = p->nchunksperloop;
     if (C < 1 || size_bytes < 1 || size_bytes % C != 0)
@@ -115,7 +115,7 @@ static int shape(const prog *p, long long size_bytes, long long *passes_out, lon
         mc = 1;
     if (mc > 71)
         mc = 71;                    /* MSCCL_MAX_COUNT: a step's cnt never exceeds it */
-    *runtime_passes = passes;
+    in->runtime_passes = (int)passes;
     if (passes > 1 && chunk % 4 != 0)
         return tc_err_set(err, TC_INPUT, "tiles: a chunk of %lld bytes is not whole 4-byte "
                           "elements, so it does not split into tiles", chunk);
@@ -126,18 +126,20 @@ static int shape(const prog *p, long long size_bytes, long long *passes_out, lon
     if ((long long)C * passes > (1LL << 30))
         return tc_err_set(err, TC_INPUT, "tiles: %d chunks in %lld passes is too many "
                           "sub-chunks", C, passes);
-    *passes_out = passes;
-    *mc_out = mc;
+    in->chunk_bytes = chunk;
+    in->tile_bytes = tile;
+    in->passes = (int)passes;
+    in->max_count = (int)mc;
     return TC_OK;
 }
 
 int tile_shape(const prog *p, long long size_bytes, int *passes, int *max_count, tc_err *err)
 {
-    long long n, mc, rp;
-    if (shape(p, size_bytes, &n, &mc, &rp, err) != TC_OK)
+    tile_info in = {0};
+    if (shape(p, size_bytes, &in, err) != TC_OK)
         return TC_INPUT;
-    *passes = (int)n;
-    *max_count = (int)mc;
+    *passes = in.passes;
+    *max_count = in.max_count;
     return TC_OK;
 }
 
@@ -146,16 +148,10 @@ prog *tile_prog(const prog *p, long long size_bytes, tile_info *info, tc_err *er
     tile_info local;
     tile_info *in = info ? info : &local;
     *in = (tile_info){0};
-    long long passes, mc, runtime_passes;
-    if (shape(p, size_bytes, &passes, &mc, &runtime_passes, err) != TC_OK)
+    if (shape(p, size_bytes, in, err) != TC_OK)
         return NULL;
     int C = p->nchunksperloop;
-    long long chunk = size_bytes / C;
-    cost_proto proto = COST_SIMPLE;
-    if (p->proto[0])
-        cost_proto_parse(p->proto, &proto);
-    long long tile = cost_proto_tile_bytes(proto);
-    in->runtime_passes = (int)runtime_passes;
+    long long passes = in->passes, mc = in->max_count;
     /* the unrolled program's size, before building it */
     long long ops = 0;
     for (int r = 0; r < p->ngpu; r++)
@@ -168,10 +164,6 @@ prog *tile_prog(const prog *p, long long size_bytes, tile_info *info, tc_err *er
                    "at a smaller size", passes, ops, TILE_MAX_OPS);
         return NULL;
     }
-    in->chunk_bytes = chunk;
-    in->tile_bytes = tile;
-    in->passes = (int)passes;
-    in->max_count = (int)mc;
     prog *q = prog_new(p->name, p->coll, p->ngpus, C * (int)passes);
     if (!q) {
         tc_err_set(err, TC_INPUT, "tiles: out of memory");
