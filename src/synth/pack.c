@@ -68,6 +68,19 @@ static void touch(packer *P, int h, double sign)
     }
 }
 
+/* What rank v's ways in cost now: the prices of the resources its
+ * in-hops hold on its side. */
+static double in_price(const packer *P, int v)
+{
+    const rmodel *M = P->M;
+    double s = 0;
+    for (int i = M->in_start[v]; i < M->in_start[v + 1]; i++) {
+        const hop *x = &M->hops[M->in_hop[i]];
+        s += P->price[x->res[x->nres - 1]];
+    }
+    return s;
+}
+
 /* Chunk c's tree grown from its origin: each step the candidate hop from
  * the tree to a rank off it of least marginal price (ties: the lower hop),
  * its load counted at once.  par: c's row. */
@@ -82,7 +95,7 @@ static int grow(packer *P, int c, int *par)
     P->depth[o] = 0;
     for (int added = 1; added < n; added++) {
         int best = -1;
-        double bp = INFINITY;
+        double bp = INFINITY, bin = -1;    /* bin: best's in_price, once asked */
         for (int i = lo; i < hi; i++) {
             int h = M->cand_hop[i];
             const hop *x = &M->hops[h];
@@ -93,11 +106,23 @@ static int grow(packer *P, int c, int *par)
                 if (P->f[2 * h + q] > 0)    /* an overflowed price times 0 is no NaN */
                     p += P->price[x->res[q]] * P->f[2 * h + q];
             /* ties (within rounding): the shallower sender, so the
-             * tree's fill over the tile passes is short */
-            if (best < 0 || p < bp * (1 - 1e-9) ||
-                (p <= bp * (1 + 1e-9) && P->depth[x->u] < P->depth[M->hops[best].u])) {
+             * tree's fill over the tile passes is short; then the
+             * receiver whose own way in is dearer (two GCDs behind one
+             * NIC: it brings the chunk to the one whose links are
+             * fuller, and the other takes it over the emptier link) */
+            int tie = best >= 0 && p <= bp * (1 + 1e-9) && p >= bp * (1 - 1e-9);
+            int du = tie ? P->depth[x->u] - P->depth[M->hops[best].u] : 0;
+            double xin = -1;
+            if (tie && du == 0 && x->v != M->hops[best].v) {
+                if (bin < 0)
+                    bin = in_price(P, M->hops[best].v);
+                xin = in_price(P, x->v);
+            }
+            if (best < 0 || p < bp * (1 - 1e-9) || (tie && du < 0) ||
+                (xin >= 0 && xin > bin * (1 + 1e-9))) {
                 bp = p;
                 best = h;
+                bin = xin;
             }
         }
         if (best < 0)
@@ -338,6 +363,135 @@ static void shallower(packer *P, trees *B, double cap)
     free(dep2);
 }
 
+/* ------------------------------------------ the largest load, lowered */
+
+/* Moves at most, in all. */
+#define PACK_DESCEND_MOVES 100000
+
+/* Whether rank v of tree par may hang from hop h instead of its own: h
+ * brings it, and h's sender is not v or below it. */
+static int rehangs(const rmodel *M, const int *par, int v, int h)
+{
+    return M->hops[h].v == v && h != par[v] && !below(M, par, M->hops[h].u, v);
+}
+
+/* Whether every resource hop h touches is below top. */
+static int fits(const packer *P, int h, double top)
+{
+    const hop *x = &P->M->hops[h];
+    for (int q = 0; q < x->nres; q++)
+        if (P->load[x->res[q]] >= top)
+            return 0;
+    return 1;
+}
+
+/* Whether hop h1 touches every resource of hop h at or above top. */
+static int covers(const packer *P, int h1, int h, double top)
+{
+    const hop *x = &P->M->hops[h], *y = &P->M->hops[h1];
+    for (int q = 0; q < x->nres; q++) {
+        if (P->load[x->res[q]] < top)
+            continue;
+        int hit = 0;
+        for (int q1 = 0; q1 < y->nres; q1++)
+            hit |= y->res[q1] == x->res[q];
+        if (!hit)
+            return 0;
+    }
+    return 1;
+}
+
+/* A second move making room for a first: some rank y of some tree c2
+ * (c's own included) whose hop covers every resource the first move's hop
+ * h overfilled moves to a sender whose hop leaves h and itself below top.
+ * Applied when found (1), else nothing changed (0). */
+static int make_room(packer *P, trees *B, int h, double top)
+{
+    const rmodel *M = P->M;
+    int n = M->nranks;
+    for (int c2 = 0; c2 < M->nchunks; c2++) {
+        int *par2 = &B->par[(size_t)c2 * n];
+        for (int y = 0; y < n; y++) {
+            int h1 = par2[y];
+            if (h1 < 0 || !covers(P, h1, h, top))
+                continue;
+            for (int j = M->cand_start[c2]; j < M->cand_start[c2 + 1]; j++) {
+                int h2 = M->cand_hop[j];
+                if (!rehangs(M, par2, y, h2))
+                    continue;
+                touch(P, h1, -1);
+                touch(P, h2, 1);
+                if (fits(P, h2, top) && fits(P, h, top)) {
+                    par2[y] = h2;
+                    return 1;
+                }
+                touch(P, h2, -1);
+                touch(P, h1, 1);
+            }
+        }
+    }
+    return 0;
+}
+
+/* Lower the packing's largest load by moving ranks: a rank whose hop
+ * touches a resource at the largest load moves, with the ranks below it,
+ * to another sender of its tree whose hop leaves every resource it
+ * touches below that load -- or, where that hop would reach it, together
+ * with a second move (make_room) taking another tree's hop off what it
+ * would fill.  Each move takes load off a resource at the largest and
+ * leaves none there that was not, so the resources at it fall in number
+ * until none is left and the largest is lower; the search ends when no
+ * such move exists.  The price passes approximate the least largest load
+ * and stop where such moves are open: on the bundled MI250 x2 at k = 4
+ * they leave the links between the two GCDs of a package at 3.5 chunks
+ * and others at 5, the NICs bringing the package's chunks to one GCD
+ * where bringing some to the other would let that one forward them.
+ * Deterministic: trees, ranks and hops in index order, the first move.
+ * Returns the largest load; *sq the sum of squared loads. */
+static double descend(packer *P, trees *B, double *sq)
+{
+    const rmodel *M = P->M;
+    int n = M->nranks;
+    double ml;
+    measure(P, B, &ml, sq);
+    for (int moves = 0; moves < PACK_DESCEND_MOVES;) {
+        double top = ml * (1 - 1e-9);
+        int moved = 0;
+        for (int c = 0; c < M->nchunks && moves < PACK_DESCEND_MOVES; c++) {
+            int *par = &B->par[(size_t)c * n];
+            for (int v = 0; v < n; v++) {
+                int h0 = par[v], hot = 0;
+                if (h0 < 0)
+                    continue;
+                for (int q = 0; q < M->hops[h0].nres; q++)
+                    hot |= P->load[M->hops[h0].res[q]] >= top;
+                if (!hot)
+                    continue;
+                for (int i = M->cand_start[c]; i < M->cand_start[c + 1]; i++) {
+                    int h = M->cand_hop[i];
+                    if (!rehangs(M, par, v, h))
+                        continue;
+                    touch(P, h0, -1);
+                    touch(P, h, 1);
+                    par[v] = h;
+                    if (fits(P, h, top) || make_room(P, B, h, top)) {
+                        moved = 1;
+                        moves++;
+                        break;
+                    }
+                    par[v] = h0;
+                    touch(P, h, -1);
+                    touch(P, h0, 1);
+                }
+            }
+        }
+        if (!moved)
+            break;
+        measure(P, B, &ml, sq);     /* drift-free, and the new largest */
+    }
+    return ml;
+}
+
 /* The exact cut bound as the largest load it forces: the AllGather of
  * N * chunks_per_rank chunks; 0 when there is none. */
 static double bound_load(const rmodel *M)
@@ -436,6 +590,9 @@ int pack_trees(const sketch *s, const topo *t, double chunk_bytes, const pack_op
             }
         }
     }
+    double dl = descend(&P, &B, &bsq);
+    if (dl < best)
+        best = dl;
     shallower(&P, &B, best);
     int *order = xmalloc((size_t)n * sizeof *order);
     for (int c = 0; c < M.nchunks; c++)

@@ -27,9 +27,19 @@
  * sum over its resources of exp(g * load / L) (L: the exact cut bound's
  * load, bound.h, so a load at the bound prices e^g), its own earlier hops
  * counted; then every tree in turn is removed and regrown against the
- * others' loads, for rounds at increasing g.  The best packing seen (least
- * largest load, then least sum of squared loads, then the first) is kept,
- * then made shallow at that load (up to 64 ranks): a rank moves to a
+ * others' loads, for rounds at increasing g.  Ties between hops of equal
+ * price go to the shallower sender, then to the receiver whose own hops in
+ * are dearer: two GCDs behind one NIC (MI250) get a chunk over it at one
+ * price, and the one whose links are fuller should take it, the other
+ * forwarding it over the emptier link (the bundled MI250 x2 at k = 4:
+ * 6724.9 -> 6388.6 us of largest load, bound 6194.7).  The best packing
+ * seen (least largest load, then least sum of squared loads, then the
+ * first) is kept and its largest load lowered by moves: a rank whose hop
+ * touches a resource at the largest load moves, with the ranks below it,
+ * to another sender whose hop stays below it, or together with a second
+ * move taking another hop off what the first would fill (DGX-2 x2, k = 2:
+ * 8074.1 -> 8068.7 us), until no such move is left.  It is then made
+ * shallow at that load (up to 64 ranks): a rank moves to a
  * shallower sender in its tree where no resource goes above the largest
  * load, or paired with another tree's move off the resource it would
  * overfill, while the trees' sum of depths falls; under the runtimes'
