@@ -341,7 +341,8 @@ static const args_opt OPTS[] = {
              "default model alone, timed in the runtimes' tile passes\n"
              "unless --steps (default: the one whose worst x NCCL\n"
              "over the model variants is best, NCCL unless a candidate\n"
-             "wins in every variant; docs/design.md section 4)"},
+             "wins by default and loses in none; docs/design.md\n"
+             "section 8)"},
     {.name = "--sizes", .value = "LO:HI", .parse = args_range, .field = offsetof(cli, sizes_lo),
      .field2 = offsetof(cli, sizes_hi),
      .expect = "LO:HI sizes with 0 < LO <= HI, e.g. 1K:1G (LO:LO for one size)", .modes = M_PLAN,

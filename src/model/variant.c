@@ -44,6 +44,11 @@ int variant_judges(variant_id v)
     return !(v == VAR_PASSES && VARIANT_DEFAULT_TILES);
 }
 
+int variant_beats(double x_default, double x_worst)
+{
+    return x_default > 1.0 + 1e-9 && x_worst >= 1.0 - VARIANT_TIE;
+}
+
 int variant_applies(const topo *t, variant_id v)
 {
     if (v == VAR_PORTS)

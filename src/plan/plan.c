@@ -111,7 +111,7 @@ typedef struct {
  * why NCCL serves it (each a fallback, no file). */
 #define W_NCCL_FASTEST (-1)     /* NCCL's schedule is at least as fast as every candidate */
 #define W_NONE (-2)             /* no candidate verified and could be timed at the size */
-#define W_NCCL_VARIANT (-3)     /* a candidate is faster by default, none in every variant */
+#define W_NCCL_VARIANT (-3)     /* a candidate is faster by default, each slower in a variant */
 #define W_BUDGET (-4)           /* a candidate is faster by default, but the time budget
                                    ended before one was judged in every variant */
 #define W_DROPPED(k) (-5 - (k)) /* candidate k won, its file dropped by the file limit */
@@ -1064,13 +1064,14 @@ static double range_value(const plan *pl, const range *g)
 }
 
 /* 1 where candidate k may serve size i in mode m: the size's winner, or a
- * candidate judged there that wins in every judging variant too. */
+ * candidate judged there that beats NCCL's schedule too (variant_beats). */
 static int may_serve(const plan *pl, int k, int m, int i)
 {
     const cand *c = &pl->cands[k];
     if (pl->win[m][i] == k)
         return 1;
-    return (c->modes & (1 << m)) && c->us[i] >= 0 && c->vdone[i] && c->worst[i] > 1.0 + 1e-9;
+    return (c->modes & (1 << m)) && c->us[i] > 0 && c->vdone[i] && pl->nccl_us[i] > 0 &&
+           variant_beats(pl->nccl_us[i] / c->us[i], c->worst[i]);
 }
 
 /* The files of one mode under a limit: best[f], the most a set of f runs
@@ -1136,7 +1137,7 @@ static void best_runs(const plan *pl, int m, int most, double *best, int (*pick)
 /* The legacy runtime loads at most its max_files of MSCCL_XML_FILES
  * (exec/pick.h) and ignores the rest: keep the set of files that saves the
  * most over both modes, a run of sizes each, served by a candidate that
- * wins in every model variant at each of its sizes (not only the runs
+ * beats NCCL's schedule (variant_beats) at each of its sizes (not only the runs
  * each size's winner makes: on DGX A100 x2 ReduceScatter the winners
  * split 128 MiB..1 GiB in two, and dropping the smallest of three files
  * gave away 8 KiB..2 MiB where one file for the two halves saved more);
@@ -1288,8 +1289,9 @@ static void variant_topologies(plan *pl)
 }
 
 /* Per mode and size: the candidate whose worst x NCCL over the model
- * variants is best, if that worst is above 1 (it wins in every variant);
- * else NCCL (ties go to NCCL: no file is the simpler plan).  Candidates are
+ * variants is best, if it is faster by default and no slower in any
+ * variant (variant_beats: within VARIANT_TIE is a tie); else NCCL (ties by
+ * default go to NCCL: no file is the simpler plan).  Candidates are
  * tried in the default model's order, fastest first, and the search stops
  * at the first whose default ratio cannot beat the best worst case found (a
  * worst case is at most the default's), so variants are timed only for the
@@ -1307,7 +1309,8 @@ static void choose(plan *pl)
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                          names[0] ? ", " : "", variant_get((variant_id)v)->name);
         note(pl, "picked at each size by the worst x NCCL over the model variants (%s; "
-             "docs/design.md section 4): NCCL%s unless a candidate is faster in every one",
+             "docs/design.md section 4): NCCL%s unless a candidate is faster by default and "
+             "no slower in any (0.01 %% a tie)",
              names, "");
     }
     int *order = xcalloc((size_t)pl->ncands + 1, sizeof *order);
@@ -1344,13 +1347,16 @@ static void choose(plan *pl)
                 pl->win[m][i] = W_NCCL_FASTEST;
                 continue;
             }
-            /* a ratio within rounding of 1 is a tie (one schedule timed
-             * twice, as NCCL's ring can be ours), and ties go to NCCL */
+            /* a default ratio within rounding of 1 is a tie (one schedule
+             * timed twice, as NCCL's ring can be ours), and ties go to
+             * NCCL; in the other variants a tie is within VARIANT_TIE
+             * (variant_beats).  bw: the best worst case so far, to beat */
             int best = W_NCCL_VARIANT;
-            double bw = 1.0 + 1e-9;
+            double bw = 1.0 - VARIANT_TIE;
             for (int j = 0; j < n; j++) {
                 int k = order[j];
-                if (pl->nccl_us[i] / pl->cands[k].us[i] <= bw)
+                double x = pl->nccl_us[i] / pl->cands[k].us[i];
+                if (x <= 1.0 + 1e-9 || x <= bw)
                     break;
                 /* the budget is a promise: a judging that its estimate
                  * says would end past the deadline (less writing the
@@ -1362,7 +1368,7 @@ static void choose(plan *pl)
                 if (!pl->cands[k].vdone[i] && est > left) {
                     int rest = 0;
                     for (int q = j; q < n; q++)
-                        rest += pl->nccl_us[i] / pl->cands[order[q]].us[i] > bw;
+                        rest += pl->nccl_us[i] / pl->cands[order[q]].us[i] > fmax(bw, 1.0 + 1e-9);
                     char w[112], a[32];
                     snprintf(w, sizeof w, "judging at %s %s: %d candidate%s faster by default",
                              sz(pl->sizes[i], a), m ? "in place" : "out of place", rest,
@@ -1374,7 +1380,7 @@ static void choose(plan *pl)
                 }
                 pl->judged += !pl->cands[k].vdone[i];
                 double w = worst_ratio(pl, k, i);
-                if (w > bw) {
+                if (w > bw && variant_beats(x, w)) {
                     bw = w;
                     best = k;
                 }
@@ -1991,9 +1997,9 @@ static const char *fallback_reason(const plan *pl, const range *g, char *buf, si
         return "nccl_fastest";
     }
     if (g->cand == W_NCCL_VARIANT) {
-        snprintf(buf, n, "faster than NCCL's schedule by the default model, but no candidate "
-                 "is faster in every model variant (docs/design.md section 4): the runtime "
-                 "runs NCCL");
+        snprintf(buf, n, "faster than NCCL's schedule by the default model, but every such "
+                 "candidate is slower in some model variant (docs/design.md section 8): the "
+                 "runtime runs NCCL");
         return "nccl_in_some_variant";
     }
     if (g->cand == W_BUDGET) {
