@@ -176,3 +176,20 @@ expect "glres in a type the topology's switch does not reduce is refused" 2 "^ta
 expect "--sweep: sizes outside the plan's range are rows not run, not failures" 0 "2097152 .* not run: .*outside the plan's" -- "$R" "$C/dsl-tests/single_node/allgather_nvls_zero_copy_pkt_n4.json" --sweep 512K:2M
 expect "--sweep: no size that can run is exit 2" 2 "no size in the range can run" -- "$R" "$C/dsl-tests/single_node/allgather_nvls_zero_copy_pkt_n4.json" --sweep 2M:4M
 expect "--sweep: a racy plan fails its rows" 1 "some sizes did not verify" -- "$R" "$TMP/nowait.json" --sweep 64K:128K
+
+# A transfer does not book its link or port ahead while it waits: taccl's
+# direct AllGather on DGX H100 x1 (8 blocks a rank, each putting to one
+# peer) runs in the time its ports need, as the same schedule's MSCCL XML
+# does in one pass (what a plan predicts for an MSCCL++ file); booking
+# ahead had left ports idle for 6279.6 us, 3x its bound.
+"$BIN/taccl-synth" --algo direct "$T/dgx-h100-x1.json" --collective allgather --proto Simple -o "$TMP/direct.json" -q
+"$BIN/taccl-synth" --algo direct "$T/dgx-h100-x1.json" --collective allgather --proto Simple -o "$TMP/direct.xml" -q
+expect "an MSCCL++ plan's time is its XML's in one pass, within 1 %, and near its bound" 0 "^ok" -- python3 -c '
+import json, subprocess, sys
+R, j, x, t = sys.argv[1:5]
+run = lambda *a: json.loads(subprocess.run([R, *a, "--topo", t, "--size", "1G", "--no-data", "--json"],
+                                           capture_output=True, text=True).stdout)
+a, b = run(j), run(x, "--steps")
+assert abs(a["time_us"] / b["time_us"] - 1) < 0.01, (a["time_us"], b["time_us"])
+assert a["time_us"] < 1.02 * a["bound_us"], (a["time_us"], a["bound_us"])
+print("ok %.1f %.1f" % (a["time_us"], b["time_us"]))' "$R" "$TMP/direct.json" "$TMP/direct.xml" "$T/dgx-h100-x1.json"
