@@ -811,6 +811,23 @@ static void plan_json(const cli *c, plan_run *pr, int single, const char *error)
     cJSON_Delete(j);
 }
 
+/* A plan of MSCCL++ files (plan.json "target": "mscclpp" with files):
+ * the picking here is MSCCL XML's, which would see no file and print every
+ * size as NCCL's.  TC_INPUT naming what to run instead; TC_OK otherwise. */
+static int mpp_dir_refused(const char *dir, const cJSON *planj, tc_err *err)
+{
+    const cJSON *tg = planj ? cJSON_GetObjectItemCaseSensitive(planj, "target") : NULL;
+    const cJSON *files = planj ? cJSON_GetObjectItemCaseSensitive(planj, "files") : NULL;
+    if (!cJSON_IsString(tg) || strcmp(tg->valuestring, "mscclpp") || !cJSON_IsArray(files) ||
+        cJSON_GetArraySize(files) == 0)
+        return TC_OK;
+    const cJSON *f0 = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(files, 0), "file");
+    return tc_err_set(err, TC_INPUT, "%s/plan.json: \"target\": \"mscclpp\": taccl-run DIR "
+                      "picks among MSCCL XML files, not MSCCL++ plans; run each file, as "
+                      "plan.json's files[] say which sizes it serves (taccl-run %s/%s --sweep "
+                      "LO:HI)", dir, dir, cJSON_IsString(f0) ? f0->valuestring : "FILE.json");
+}
+
 /* taccl-run DIR --size S | --sweep LO:HI */
 static int dir_main(cli *c)
 {
@@ -829,7 +846,9 @@ static int dir_main(cli *c)
         rc = TC_INPUT;
     else {
         pr.planj = plan_json_load(c->file);
-        rc = plan_check_set(c, &pr, &err);
+        rc = mpp_dir_refused(c->file, pr.planj, &err);
+        if (rc == TC_OK)
+            rc = plan_check_set(c, &pr, &err);
     }
     if (rc == TC_OK) {
         pr.rt = c->run.target != RT_ANY ? runtime_get(c->run.target)->selects_as

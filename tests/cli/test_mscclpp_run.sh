@@ -193,3 +193,11 @@ a, b = run(j), run(x, "--steps")
 assert abs(a["time_us"] / b["time_us"] - 1) < 0.01, (a["time_us"], b["time_us"])
 assert a["time_us"] < 1.02 * a["bound_us"], (a["time_us"], a["bound_us"])
 print("ok %.1f %.1f" % (a["time_us"], b["time_us"]))' "$R" "$TMP/direct.json" "$TMP/direct.xml" "$T/dgx-h100-x1.json"
+
+# taccl-run DIR picks among MSCCL XML files: on a plan of MSCCL++ files it
+# would find none and print every size as NCCL's; it says what to run.
+"$S" --plan "$T/dgx-h100-x1.json" --collective allgather --sizes 1G:1G --no-propose --target mscclpp \
+    --time-budget 30 -q -o "$TMP/mpp-plan"
+expect "taccl-run DIR on an MSCCL++ plan: exit 2, naming a file to run instead" 2 \
+    '^taccl-run: .*/plan.json: "target": "mscclpp": taccl-run DIR picks among MSCCL XML files, not MSCCL\+\+ plans; run each file.*taccl-run .*/allgather-1G-le1G-outofplace.json --sweep LO:HI' \
+    -- "$R" "$TMP/mpp-plan" --size 1G --no-data
