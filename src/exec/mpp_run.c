@@ -1107,7 +1107,8 @@ static int can_run(mrun *m, tbst *s, const inst *in, double *ready, char *why, s
                 need += op->chan[j] == op->chan[i];
             if (cs->n - cs->head < need) {
                 const mpp_chan *c = &m->P->gpu[s->rank].chan[op->ch][rc];
-                snprintf(why, nwhy, "%s on %s channel %d (to rank %d) waits for signal %lld but rank %d "
+                if (why)
+                    snprintf(why, nwhy, "%s on %s channel %d (to rank %d) waits for signal %lld but rank %d "
                          "signals it %d time%s: waited more often than signalled", mpp_op_name(op->type),
                          op->ch == MCH_PORT ? "port" : "memory", rc, c->peer, cs->waited + need, c->peer,
                          cs->n, cs->n == 1 ? "" : "s");
@@ -1125,7 +1126,8 @@ static int can_run(mrun *m, tbst *s, const inst *in, double *ready, char *why, s
             for (int j = 0; j < i; j++)
                 need += op->sem[j] == op->sem[i];
             if (q->init_left + (q->n - q->head) < need) {
-                snprintf(why, nwhy, "sem_acquire of semaphore %d waits for a sem_release that never "
+                if (why)
+                    snprintf(why, nwhy, "sem_acquire of semaphore %d waits for a sem_release that never "
                          "comes (acquired more often than released)", op->sem[i]);
                 return 0;
             }
@@ -1139,8 +1141,9 @@ static int can_run(mrun *m, tbst *s, const inst *in, double *ready, char *why, s
         if (s->bar_gen < 0)
             return 1; /* arriving is always possible */
         if (b->done_gen < s->bar_gen) {
-            snprintf(why, nwhy, "barrier %d waits for %d threadblocks, %d arrived", op->barrier_id,
-                     op->barrier_n, b->arrived);
+            if (why)
+                snprintf(why, nwhy, "barrier %d waits for %d threadblocks, %d arrived",
+                         op->barrier_id, op->barrier_n, b->arrived);
             return 0;
         }
         if (b->done_t > *ready)
@@ -1180,7 +1183,8 @@ static int can_run(mrun *m, tbst *s, const inst *in, double *ready, char *why, s
             int ok = pkt_ready(m, s, s->rank, b, off * 2, size0, &cur, &s->pkt_ready);
             s->pkt_cursor += cur - c0;
             if (!ok) {
-                snprintf(why, nwhy, "%s polls LL packets at rank %d's %s buffer bytes %lld..%lld "
+                if (why)
+                    snprintf(why, nwhy, "%s polls LL packets at rank %d's %s buffer bytes %lld..%lld "
                          "(chunk %d) whose flags are never set: nothing writes them", mpp_op_name(op->type),
                          s->rank, bufname(b), off * 2 + cur * 16, off * 2 + 2 * size0 - 1, op->src[i].index);
                 return 0;
@@ -2017,8 +2021,13 @@ int mpp_run(const mpp_plan *P, const topo *T, const mpp_opts *O, mpp_report *R, 
 
     /* The loop: the block with the earliest start among those that can run. */
     long long *checked = xcalloc((size_t)(m.NT ? m.NT : 1), sizeof(long long));
+    /* a runnable block's time, as of progress seen[g]: an op that waits
+     * for its link (below) changes no block's state, so the scan after it
+     * reuses them */
+    long long *seen = xcalloc((size_t)(m.NT ? m.NT : 1), sizeof(long long));
+    double *seen_t = xcalloc((size_t)(m.NT ? m.NT : 1), sizeof(double));
     for (int g = 0; g < m.NT; g++)
-        checked[g] = -1;
+        checked[g] = seen[g] = -1;
     for (;;) {
         int best = -1;
         double best_t = 0;
@@ -2033,10 +2042,14 @@ int mpp_run(const mpp_plan *P, const topo *T, const mpp_opts *O, mpp_report *R, 
             if (checked[g] == m.progress)
                 continue; /* blocked, and nothing happened since */
             double ready;
-            char w[400];
-            if (!can_run(&m, s, &s->prog[s->pc], &ready, w, sizeof w)) {
+            if (seen[g] == m.progress) {
+                ready = seen_t[g];
+            } else if (!can_run(&m, s, &s->prog[s->pc], &ready, NULL, 0)) {
                 checked[g] = m.progress;
                 continue;
+            } else {
+                seen[g] = m.progress;
+                seen_t[g] = ready;
             }
             if (s->not_before > ready)
                 ready = s->not_before;
@@ -2089,6 +2102,8 @@ int mpp_run(const mpp_plan *P, const topo *T, const mpp_opts *O, mpp_report *R, 
         checked[best] = -1;
     }
     free(checked);
+    free(seen);
+    free(seen_t);
     int finished = 1;
     double tmax = 0;
     for (int g = 0; g < m.NT; g++) {
