@@ -28,7 +28,12 @@ ratio is printed beside, against its bound); a time below the bound stops
 the script (the bound is a bound on every bundled machine).
 
     scripts/bench_forestcoll.py BIN_DIR OUT.md [--plans DIR] [--bound-budget S]
-                                [--only forestcoll|bound] [--rows M:C,...]
+                                [--only forestcoll|bound] [--rows M:C,...] [--mscclpp]
+
+--mscclpp adds to each row of the second table the plan made with --target
+mscclpp: its out-of-place file as MSCCL++ runs it (each operation once on
+its whole chunk, no tile passes), or NCCL's schedule where it wrote none,
+against the same bound (plans in DIR/mpp-bound-<machine>-<collective>).
 
 --rows M:C,... makes the second table's rows for those machines and
 collectives only (dgx1:allgather,mi250-x2:reducescatter; C may be * for all
@@ -137,6 +142,27 @@ def bound_machines():
     return out
 
 
+def mpp_row(a, run_bin, synth_bin, plans, mach, coll, topo):
+    """The 1 GiB plan made with --target mscclpp: the time of what serves a
+    1 GiB call out of place (its MSCCL++ file as taccl-run runs it, or
+    NCCL's schedule the plan kept) and which."""
+    pdir = os.path.join(plans, "mpp-bound-%s-%s" % (mach, coll))
+    if not os.path.isdir(pdir):
+        r = subprocess.run([synth_bin, "--plan", topo, "--collective", coll, "-o", pdir, "-q",
+                            "--sizes", "1G:1G", "--time-budget", str(a.bound_budget),
+                            "--target", "mscclpp"])
+        if r.returncode != 0:
+            sys.exit("taccl-synth --plan %s %s --target mscclpp failed" % (mach, coll))
+    pj = json.load(open(os.path.join(pdir, "plan.json")))
+    f = next((x["file"] for x in pj["files"] if x["mode"] == "outofplace" and
+              x["min_bytes"] <= (1 << 30) < x["max_bytes_excl"]), None)
+    target = os.path.join(pdir, f) if f else os.path.join(pdir, pj["nccl"][0]["file"])
+    d = run(run_bin, [target, "--topo", topo, "--no-data"] + (["--size", "1G"] if f else []))
+    if d.get("error") or d.get("refused") or d.get("verified") is False:
+        sys.exit("taccl-run %s: %s" % (target, d.get("error") or d.get("refused")))
+    return (d["time_us"], f or "NCCL (no file)")
+
+
 def bound_rows(a, run_bin, synth_bin, plans):
     """The second table's rows: our 1 GiB plan in the default timing against
     the exact bound."""
@@ -196,9 +222,13 @@ def bound_rows(a, run_bin, synth_bin, plans):
                 sys.exit("%s %s: the exact bound %.3f us is above the time %.3f us%s"
                          % (mach, coll, b_us, t_us, how))
         plan_s = float(open(secs).read()) if os.path.exists(secs) else None
+        mpp = mpp_row(a, run_bin, synth_bin, plans, mach, coll, topo) if a.mscclpp else (None, None)
+        if mpp[0] is not None and mpp[0] < bound * (1 - 1e-9):
+            sys.exit("%s %s: the exact bound %.3f us is above the MSCCL++ file's time %.3f us"
+                     % (mach, coll, bound, mpp[0]))
         rows.append((mach, ranks, coll, d["time_us"], bound,
                      d.get("picked") or "NCCL (no file)", plan_s,
-                     dd["lower_bound_us"] / dd["time_us"], passes))
+                     dd["lower_bound_us"] / dd["time_us"], passes) + mpp)
     order = {c: i for i, c in enumerate(BOUND_COLLS)}
     machines = [os.path.basename(t)[:-len(".json")] for t in bound_machines()]
     return sorted(rows, key=lambda r: (machines.index(r[0]), order[r[2]]))
@@ -227,9 +257,20 @@ def bound_lines(rows, budget, note):
         "the passes, not on one timed in one pass or an MSCCL++ plan), and time against it." %
         (budget, BOUND_TARGET),
         "",
+    ]
+    mpp = any(r[9] is not None for r in rows)
+    if mpp:
+        lines += ["MSCCL++ plan (`--mscclpp`): `taccl-synth --plan TOPO --collective C --sizes 1G:1G "
+                  "--time-budget %s --target mscclpp`, its out-of-place file run by `taccl-run "
+                  "FILE.json --topo T --size 1G --no-data` (MSCCL++ runs each operation once on "
+                  "its whole chunk, with no tile passes, so alpha is paid once an operation), or "
+                  "NCCL's schedule where that plan wrote no file; bound / time against the same "
+                  "exact bound." % budget, ""]
+    lines += [
         "| machine | GPUs | collective | time | bound | bound / time | file picked | plan s "
-        "| bound / time, alpha as latency | passes | passes / time |",
-        "|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|",
+        "| bound / time, alpha as latency | passes | passes / time |" +
+        (" MSCCL++ plan | bound / time |" if mpp else ""),
+        "|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|" + ("---:|---:|" if mpp else ""),
     ]
     for r in rows:
         ratio = r[4] / r[3]
@@ -239,7 +280,9 @@ def bound_lines(rows, budget, note):
                      % (r[0], r[1], r[2], r[3], r[4], mark,
                         "`%s`" % r[5] if r[5].endswith(".xml") else r[5],
                         "%.1f" % r[6] if r[6] is not None else "-", r[7],
-                        "%.1f" % r[8] if r[8] else "-", "%.3f" % (r[8] / r[3]) if r[8] else "-"))
+                        "%.1f" % r[8] if r[8] else "-", "%.3f" % (r[8] / r[3]) if r[8] else "-") +
+                     (" %.1f | %.3f |" % (r[9], r[4] / r[9]) if mpp and r[9] else
+                      (" - | - |" if mpp else "")))
     judged = [r for r in rows if r[2] != "allreduce"]
     if not judged:
         sys.exit("no bundled GPU machine found under topologies/")
@@ -254,6 +297,16 @@ def bound_lines(rows, budget, note):
         lines.append("Against the bound in the runtimes' passes, >= %.2f: %d of %d rows%s."
                      % (BOUND_TARGET, len(inp) - len(below_p), len(inp),
                         "" if not below_p else " (not: %s)" % ", ".join(below_p)))
+    inm = [r for r in judged if r[9]]
+    if inm:
+        below_m = ["%s %s %.3f" % (r[0], r[2], r[4] / r[9]) for r in inm
+                   if r[4] / r[9] < BOUND_TARGET]
+        lines.append("The plan made with --target mscclpp (its file as MSCCL++ runs it, or NCCL's "
+                     "schedule), >= %.2f of the exact bound: %d of %d rows%s; the better of the "
+                     "two plans: %d of %d." % (
+                         BOUND_TARGET, len(inm) - len(below_m), len(inm),
+                         "" if not below_m else " (not: %s)" % ", ".join(below_m),
+                         sum(1 for r in inm if r[4] / min(r[3], r[9]) >= BOUND_TARGET), len(inm)))
     allr = [r[4] / r[3] for r in rows if r[2] == "allreduce"]
     if allr:
         lines.append("AllReduce against its bound: %.3f to %.3f." % (min(allr), max(allr)))
@@ -275,6 +328,10 @@ def main():
                     help="--time-budget of each 1 GiB plan of the bound table (seconds)")
     ap.add_argument("--only", choices=("forestcoll", "bound"),
                     help="make one table only")
+    ap.add_argument("--mscclpp", action="store_true",
+                    help="beside each row of the second table, the plan made with --target "
+                         "mscclpp and its out-of-place file run as MSCCL++ runs it (one op per "
+                         "chunk, no tile passes)")
     ap.add_argument("--rows", help="the second table's rows for these MACHINE:COLLECTIVE "
                     "pairs only (C may be *), comma-separated")
     a = ap.parse_args()
