@@ -151,10 +151,19 @@ char *mpp_report_json(const mpp_report *r, const mpp_plan *p, const topo *t, con
         } else {
             cJSON_AddNullToObject(j, "time_us");
         }
-        if (r->has_bound)
+        /* lower_bound_us and bound_ratio as an MSCCL XML run names them
+         * (docs/formats.md section 5); bound_us, the same, as before */
+        if (r->has_bound) {
             cJSON_AddNumberToObject(j, "bound_us", r->bound_us);
-        else
+            cJSON_AddNumberToObject(j, "lower_bound_us", r->bound_us);
+        } else {
             cJSON_AddNullToObject(j, "bound_us");
+            cJSON_AddNullToObject(j, "lower_bound_us");
+        }
+        if (r->has_bound && r->finished && r->time_us > 0)
+            cJSON_AddNumberToObject(j, "bound_ratio", r->bound_us / r->time_us);
+        else
+            cJSON_AddNullToObject(j, "bound_ratio");
         if (r->has_bound && r->floor_us > 0)
             cJSON_AddNumberToObject(j, "partial_sums_floor_us", r->floor_us);
         else
@@ -239,8 +248,10 @@ int mpp_sweep(FILE *f, const mpp_plan *p, const topo *t, const mpp_opts *o, long
                 cJSON_AddNullToObject(row, "time_us");
             cJSON_AddNumberToObject(row, "algbw_gbps", algbw);
             cJSON_AddNumberToObject(row, "busbw_gbps", busbw);
-            if (r.has_bound)
+            if (r.has_bound) {
                 cJSON_AddNumberToObject(row, "bound_us", r.bound_us);
+                cJSON_AddNumberToObject(row, "lower_bound_us", r.bound_us);
+            }
             if (!r.verified)
                 cJSON_AddStringToObject(row, "error", verdict(&r));
             if (!json)

@@ -184,7 +184,7 @@ expect "--sweep: a racy plan fails its rows" 1 "some sizes did not verify" -- "$
 # ahead had left ports idle for 6279.6 us, 3x its bound.
 "$BIN/taccl-synth" --algo direct "$T/dgx-h100-x1.json" --collective allgather --proto Simple -o "$TMP/direct.json" -q
 "$BIN/taccl-synth" --algo direct "$T/dgx-h100-x1.json" --collective allgather --proto Simple -o "$TMP/direct.xml" -q
-expect "an MSCCL++ plan's time is its XML's in one pass, within 1 %, and near its bound" 0 "^ok" -- python3 -c '
+expect "an MSCCL++ plan's time is its XML's in one pass, within 1 %, and near its bound (lower_bound_us, bound_ratio)" 0 "^ok" -- python3 -c '
 import json, subprocess, sys
 R, j, x, t = sys.argv[1:5]
 run = lambda *a: json.loads(subprocess.run([R, *a, "--topo", t, "--size", "1G", "--no-data", "--json"],
@@ -192,6 +192,8 @@ run = lambda *a: json.loads(subprocess.run([R, *a, "--topo", t, "--size", "1G", 
 a, b = run(j), run(x, "--steps")
 assert abs(a["time_us"] / b["time_us"] - 1) < 0.01, (a["time_us"], b["time_us"])
 assert a["time_us"] < 1.02 * a["bound_us"], (a["time_us"], a["bound_us"])
+# the bound under the names an MSCCL file's run gives it
+assert a["lower_bound_us"] == a["bound_us"] and abs(a["bound_ratio"] - a["bound_us"] / a["time_us"]) < 1e-12, a
 print("ok %.1f %.1f" % (a["time_us"], b["time_us"]))' "$R" "$TMP/direct.json" "$TMP/direct.xml" "$T/dgx-h100-x1.json"
 
 # taccl-run DIR picks among MSCCL XML files: on a plan of MSCCL++ files it
