@@ -192,7 +192,7 @@ run = lambda *a: json.loads(subprocess.run([R, *a, "--topo", t, "--size", "1G", 
 a, b = run(j), run(x, "--steps")
 assert abs(a["time_us"] / b["time_us"] - 1) < 0.01, (a["time_us"], b["time_us"])
 assert a["time_us"] < 1.02 * a["bound_us"], (a["time_us"], a["bound_us"])
-# the bound under the names an MSCCL file's run gives it
+# the bound under the names an MSCCL file run gives it
 assert a["lower_bound_us"] == a["bound_us"] and abs(a["bound_ratio"] - a["bound_us"] / a["time_us"]) < 1e-12, a
 print("ok %.1f %.1f" % (a["time_us"], b["time_us"]))' "$R" "$TMP/direct.json" "$TMP/direct.xml" "$T/dgx-h100-x1.json"
 
