@@ -31,8 +31,9 @@
 #                beside our plans made with --tiles, on its MI250 x2 and
 #                A100 x2, AllGather and ReduceScatter, 64M / 256M / 1G, with
 #                the exact bound and its optimum (~10 min), then our 1 GiB
-#                plans against the exact bound on every bundled GPU machine
-#                (--time-budget 60 each, about an hour): build/bench/
+#                plans against the exact bound on every bundled GPU machine,
+#                for MSCCL XML and for MSCCL++ (--mscclpp; --time-budget 60
+#                each, about an hour and a half): build/bench/
 #                forestcoll.md, or with UPDATE=1 the tracked bench/forestcoll.md;
 #                make bench runs it too (not with TOPO=)
 #   make bench-mscclpp  the same schedules as MSCCL XML and as MSCCL++
@@ -249,7 +250,7 @@ bench-forestcoll: deps
 	@mkdir -p $(BUILD)/bench
 	@scripts/bench_forestcoll.py $(BUILD)/bin \
 	    $(if $(filter 1 yes true,$(UPDATE)),bench/forestcoll.md,$(BUILD)/bench/forestcoll.md) \
-	    $(if $(PLANS),--plans $(PLANS))
+	    --mscclpp $(if $(PLANS),--plans $(PLANS))
 
 # libFuzzer: the library and the targets built with clang and the fuzzer,
 # address and undefined-behaviour sanitizers into their own directory, then
