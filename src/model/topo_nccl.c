@@ -188,7 +188,7 @@ double topo_nccl_base_latency(topo_nccl_proto p)
 
 double topo_nccl_nvls_latency(int several_nodes)
 {
-    return 25.0 + (several_nodes ? 18.0 : 0);
+    return TOPO_NCCL_NVLS_HWLAT_NVLINK + (several_nodes ? TOPO_NCCL_NVLS_HWLAT_NET : 0);
 }
 
 static const char *const PROTO_NAME[3] = {"LL", "LL128", "Simple"};

@@ -118,9 +118,15 @@ double topo_nccl_latency(topo_nccl_hw hw, topo_nccl_proto p, int amd);
  * model adds to every call before the per-step latencies. */
 double topo_nccl_base_latency(topo_nccl_proto p);
 
+/* NCCL's hwLatencies for NVLS, Simple (us): NVLink and network
+ * (tuning.cc:155-175 at 5067397); src/synth/nccl_tune.c's tables hold them
+ * too, from here. */
+#define TOPO_NCCL_NVLS_HWLAT_NVLINK 25.0
+#define TOPO_NCCL_NVLS_HWLAT_NET 18.0
+
 /* NCCL's latency for one NVLS call (us): its NVLink hwLatency for NVLS,
  * which replaces the base latency, plus its network one where the call
- * spans nodes (tuning.cc:155-175 and 424-426 at 5067397): 25, or 43. */
+ * spans nodes (tuning.cc:424-426 at 5067397): 25, or 43. */
 double topo_nccl_nvls_latency(int several_nodes);
 
 #endif

@@ -32,9 +32,11 @@ static const double BASE_LAT[NCCL_NALGO][3] = {
 /* hwLatencies[hw][algo][proto] (us): NVLink, network (tuning.cc:155-175 at
  * NCCL 5067397; the NVLS rows are Simple only) */
 static const double HW_LAT_NVLINK[NCCL_NALGO][3] = {
-    {0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}};
+    {0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, TOPO_NCCL_NVLS_HWLAT_NVLINK}, {0, 0, 25},
+    {0, 0, 4.0}};
 static const double HW_LAT_NET[NCCL_NALGO][3] = {
-    {5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}};
+    {5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, TOPO_NCCL_NVLS_HWLAT_NET}, {0, 0, 20.9},
+    {0, 0, 14}};
 
 #define NVLS_NCHANNELS_SM90 16
 #define NVLS_NCHANNELS_SM100 32
