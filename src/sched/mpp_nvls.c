@@ -224,15 +224,16 @@ static cJSON *port_put(const char *kind, const char *st, int si, int rb, int di,
     return o;
 }
 
-/* A switch op over cnt chunks at index at: glres (input channel 0 to output
- * channel 1) or gstore (local chunks of buffer st from si, to channel sw). */
+/* A switch op over cnt chunks: glres (switch channel sw_src at si to
+ * switch channel sw_dst at at) or gstore (local chunks of buffer st from
+ * si, to channel sw_dst at at). */
 static cJSON *sw_op(const char *name, const char *st, int si, int sw_src, int sw_dst, int at,
                     int cnt)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", name);
     cJSON *src = cJSON_CreateArray(), *dst = cJSON_CreateArray();
-    cJSON *r = st ? ref(NULL, 0, st, si) : ref("switch_channel_id", sw_src, NULL, at);
+    cJSON *r = st ? ref(NULL, 0, st, si) : ref("switch_channel_id", sw_src, NULL, si);
     cJSON_SetIntValue(cJSON_GetObjectItem(r, "size"), cnt);
     cJSON_AddItemToArray(src, r);
     r = ref("switch_channel_id", sw_dst, NULL, at);
@@ -257,32 +258,41 @@ static cJSON *sw_op(const char *name, const char *st, int si, int sw_src, int sw
  * peer's output (pws, one NIC each way); a step later it waits for the
  * peers' piece and stores each by multicast at its place in the node.
  *
- * AllReduce (input and output g*K*P*N chunks, scratch K*P*(N+1)): block c of
- * rank l owns slice (l, c) in P pieces of N sub-chunks, one per node; piece
- * p is chunks ((l*K + c)*P + p)*N .. +N.  For each piece: load-reduce it
- * from the node's inputs and store the node's sum by multicast into the
- * node's outputs (glres: MSCCL++'s switch has no reduce into one rank, so
- * the node's other ranks receive it too and later receive the total over
- * it), and put sub-chunk b into rail peer b's scratch at (c*P + p)*N + a.
+ * AllReduce (input and output g*K*P*N chunks, scratch K*P*(N+1), and
+ * 2*K*P*N more for the pair's sums, below): block c of rank l owns slice
+ * (l, c) in P pieces of N sub-chunks, one per node; piece p is chunks
+ * ((l*K + c)*P + p)*N .. +N.  For each piece: load-reduce it from the
+ * node's inputs and store the node's sum by multicast (glres) into the
+ * scratch of the pair l & ~1, l | 1, at K*P*(N+1) + (((l & 1)*K + c)*P +
+ * p)*N, and put sub-chunk b into rail peer b's scratch at (c*P + p)*N + a.
+ * Why a pair: MSCCL++'s executor has no reduce into one rank (its parser
+ * refuses glre) and cuMulticastCreate is reported to refuse one device
+ * (docs/nvls.md section 6), so the smallest group a sum can land in is
+ * two ranks; each port then takes 3/8 of a buffer in the first step on 8
+ * GPUs, not 9/8 (the sum stored into every rank of the node).  With an
+ * odd g the sums go to the node's outputs, as they did before.
  * Then: wait, add the N - 1 partial sums and sub-chunk a into scratch at
  * K*P*N + c*P + p (re), put that total at sub-chunk a of each peer's output
- * and copy it to sub-chunk a of its own; then wait for the peers' totals and store the piece by multicast into the node's outputs
- * (gstore).  A reduce-scatter and an all-gather of each piece along the
- * rails, sub-chunk j summed on node j, while the switch serves the next
- * piece (the steps are interleaved, see below).  In place the input and output alias: a slice's
- * chunks are read and written by its owner's block only, as on one node.
- * No put's source is written before the flush of its channel or before
+ * and copy it to sub-chunk a of its own; then wait for the peers' totals
+ * and store the piece by multicast into the node's outputs (gstore).  A
+ * reduce-scatter and an all-gather of each piece along the rails,
+ * sub-chunk j summed on node j, while the switch serves the next piece
+ * (the steps are interleaved, see below).  In place the input and output
+ * alias: a slice's chunks are read and written by its owner's block only,
+ * as on one node.  No put's source is written before the flush of its channel or before
  * the peer it went to has signalled receipt. */
 static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
 {
     int n = N * g, a = r / g, l = r % g, nr = N - 1;
     int ar = k == COLL_ALLREDUCE;
-    int nsw = ar ? 2 : 1;
+    int pair = ar && g % 2 == 0;        /* the node's sums go to a pair's scratch */
+    int nsw = ar ? 2 + pair : 1;
+    int ps = K * P * (N + 1);           /* the pair's region of scratch */
     cJSON *G = cJSON_CreateObject();
     cJSON_AddNumberToObject(G, "id", r);
     cJSON_AddNumberToObject(G, "input_chunks", ar ? g * K * P * N : K * P);
     cJSON_AddNumberToObject(G, "output_chunks", ar ? g * K * P * N : n * K * P);
-    cJSON_AddNumberToObject(G, "scratch_chunks", ar ? K * P * (N + 1) : 0);
+    cJSON_AddNumberToObject(G, "scratch_chunks", ar ? ps + (pair ? 2 * K * P * N : 0) : 0);
     cJSON *chans = cJSON_AddArrayToObject(G, "channels");
     cJSON *mem = cJSON_CreateObject();
     cJSON_AddStringToObject(mem, "channel_type", "memory");
@@ -300,12 +310,14 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
     cJSON_AddItemToArray(chans, port);
     for (int sw = 0; sw < nsw; sw++)
         for (int c = 0; c < K; c++) {
-            cJSON *ch = switch_chan(ar && sw == 0 ? "i" : "o", g);
-            /* the node's ranks, not 0..g-1 */
+            /* kinds: the node's inputs (AllReduce), its outputs, the pair's
+             * scratch (ranks a*g + (l & ~1) and the next) */
+            int m = sw == 2 ? 2 : g, base = a * g + (sw == 2 ? (l & ~1) : 0);
+            cJSON *ch = switch_chan(sw == 2 ? "s" : ar && sw == 0 ? "i" : "o", m);
             cJSON *rs = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(ch,
                                                                 "rank_groups"), 0), "ranks");
-            for (int i = 0; i < g; i++)
-                cJSON_SetIntValue(cJSON_GetArrayItem(rs, i), a * g + i);
+            for (int i = 0; i < m; i++)
+                cJSON_SetIntValue(cJSON_GetArrayItem(rs, i), base + i);
             cJSON_AddItemToArray(chans, ch);
         }
     /* remote buffers: each rail peer's output (and, AllReduce, scratch) */
@@ -365,22 +377,29 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
             for (int t = 0; t <= P + 1; t++) {
                 if (t < P) {
                     int s0 = ((l * K + c) * P + t) * N;   /* piece t's first chunk */
-                    cJSON_AddItemToArray(ops, sw_op("glres", NULL, 0, 0, 1, s0, N));
+                    int ns = ps + (((l & 1) * K + c) * P + t) * N;
+                    cJSON_AddItemToArray(ops, pair ? sw_op("glres", NULL, s0, 0, 2, ns, N)
+                                                   : sw_op("glres", NULL, s0, 0, 1, s0, N));
                     cJSON_AddItemToArray(ops, nop());   /* the node's sum, read by the puts */
-                    /* remote buffers: 2bi output, 2bi+1 scratch; no flush: the
-                     * source is next written by the peer's total, sent after
-                     * the peer has this piece, or after the flush below */
+                    /* remote buffers: 2bi output, 2bi+1 scratch; no flush:
+                     * in the pair's scratch the source is never written
+                     * again; in the output it is next written by the peer's
+                     * total, sent after the peer has this piece, or after
+                     * the flush below */
                     for (int bi = 0; bi < nr; bi++)
-                        cJSON_AddItemToArray(ops, port_put("pws", "o", s0 + peer[bi], 2 * bi + 1,
+                        cJSON_AddItemToArray(ops, port_put("pws", pair ? "s" : "o",
+                                                           (pair ? ns : s0) + peer[bi], 2 * bi + 1,
                                                            (c * P + t) * N + a, 1, pch[bi]));
                 }
                 if (t >= 1 && t <= P) {
                     int q = t - 1, s0 = ((l * K + c) * P + q) * N;
+                    int ns = ps + (((l & 1) * K + c) * P + q) * N;
                     port_wait(ops, pch, nr);
                     cJSON *re = cJSON_CreateObject();
                     cJSON_AddStringToObject(re, "name", "re");
                     cJSON *src = cJSON_AddArrayToObject(re, "src_buff");
-                    cJSON_AddItemToArray(src, ref(NULL, 0, "o", s0 + a));
+                    cJSON_AddItemToArray(src, pair ? ref(NULL, 0, "s", ns + a)
+                                                   : ref(NULL, 0, "o", s0 + a));
                     for (int bi = 0; bi < nr; bi++)
                         cJSON_AddItemToArray(src, ref(NULL, 0, "s", (c * P + q) * N + peer[bi]));
                     /* the total into scratch, which nothing writes again, so

@@ -46,6 +46,28 @@ print(runs, "runs")
 sys.exit(1 if bad else 0)
 PY
 
+# ---- hier-nvls AllReduce stores a node's sum into a pair of ranks, not
+# the whole node: on DGX H100 x2 at 1 GiB every port then takes 11/8 of
+# the buffer at the switch's 306 GB/s, not 17/8 (7456.5 us, a floor for
+# the old plan, which ran 7525.0); the glres's destination is a switch
+# channel over two ranks of scratch
+"$S" -q --algo hier-nvls "$T/dgx-h100-x2.json" --collective allreduce --channels 16 --chunks 4 \
+    --target mscclpp -o "$TMP/pair.json" >/dev/null 2>&1
+expect "hier-nvls AllReduce sums into a pair: below the floor of a sum into every rank" 0 "ok" \
+    -- python3 - "$R" "$TMP/pair.json" "$T/dgx-h100-x2.json" <<'PY'
+import json, subprocess, sys
+R, f, topo = sys.argv[1:4]
+g = json.load(open(f))["gpus"][3]
+sw = [c for c in g["channels"] if c["channel_type"] == "switch"]
+pairs = [c for c in sw if c["buffer_type"] == "s"]
+ok_groups = pairs and all(c["rank_groups"] == [{"size": 2, "ranks": [2, 3]}] for c in pairs)
+q = subprocess.run([R, f, "--topo", topo, "--size", "1G", "--no-data", "--json", "-q"],
+                   capture_output=True, text=True)
+t = json.loads(q.stdout)["time_us"]
+floor = 17 / 8 * 2**30 / 306e3
+print("ok" if ok_groups and t < floor else f"groups {ok_groups}, {t} us against {floor:.1f}")
+PY
+
 # ---- without --channels the executor's timing picks the threadblocks
 expect "nvls picks its threadblocks by the executor" 0 \
     "nvls: 16 threadblocks per rank, the fastest by the executor at 67108864 bytes \(16: [0-9.]+ us, 8: " \
