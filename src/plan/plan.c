@@ -568,8 +568,8 @@ static void add_switch_candidates(plan *pl)
         return;
     int hier = pl->t->nnodes > 1;
     const char *algo = hier ? "hier-nvls" : "nvls";
-    for (size_t i = 0; i < (hier ? 2 : 1) * sizeof NVLS_TBS / sizeof NVLS_TBS[0]; i++) {
-        int K = NVLS_TBS[i % 3], P = 1 + (int)(i / 3);   /* hier: 1 or 2 pieces */
+    for (size_t i = 0; i < (hier ? 3 : 1) * sizeof NVLS_TBS / sizeof NVLS_TBS[0]; i++) {
+        int K = NVLS_TBS[i % 3], P = 1 << (i / 3);   /* hier: 1, 2 or 4 pieces */
         baseline_opts bo;
         baseline_opts_default(&bo);
         bo.channels = K;
@@ -586,9 +586,10 @@ static void add_switch_candidates(plan *pl)
         snprintf(c->proto, sizeof c->proto, "%s", p->proto);
         char pieces[32] = "";
         if (hier)
+            snprintf(pieces, sizeof pieces, " x %d piece%s", P, P == 1 ? "" : "s");
+        snprintf(c->label, sizeof c->label, "%s %d tb%s%s", algo, K, K == 1 ? "" : "s", pieces);
+        if (hier)
             snprintf(pieces, sizeof pieces, " --chunks %d", P);
-        snprintf(c->label, sizeof c->label, "%s %d tb%s%s", algo, K, K == 1 ? "" : "s",
-                 hier ? (P == 1 ? " x 1 piece" : " x 2 pieces") : "");
         snprintf(c->source, sizeof c->source, "taccl-synth --algo %s %s --collective %s "
                  "--channels %d%s --target mscclpp", algo, PLAN_TOPO, coll_name(pl->o.coll), K,
                  pieces);

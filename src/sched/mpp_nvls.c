@@ -104,6 +104,15 @@ static void tb_chans(cJSON *tch, const char *type, int count, int K, int c)
     cJSON_AddItemToArray(tch, m);
 }
 
+/* Block channels of one type by the rank's channel numbers ids[0..n). */
+static void tb_list(cJSON *tch, const char *type, const int *ids, int n)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "channel_type", type);
+    cJSON_AddItemToObject(m, "channel_ids", int_array(ids, n));
+    cJSON_AddItemToArray(tch, m);
+}
+
 /* The switch operation of rank r's block c. */
 static cJSON *switch_op(coll_kind k, int r, int c, int K)
 {
@@ -272,21 +281,25 @@ static cJSON *sw_op(const char *name, const char *st, int si, int sw_src, int sw
  * GPUs, not 9/8 (the sum stored into every rank of the node).  With an
  * odd g the sums go to the node's outputs, as they did before.
  * Then: wait, add the N - 1 partial sums and sub-chunk a into scratch at
- * K*P*N + c*P + p (re), put that total at sub-chunk a of each peer's output
- * and copy it to sub-chunk a of its own; then wait for the peers' totals
- * and store the piece by multicast into the node's outputs (gstore).  A
- * reduce-scatter and an all-gather of each piece along the rails,
- * sub-chunk j summed on node j, while the switch serves the next piece
- * (the steps are interleaved, see below).  In place the input and output
- * alias: a slice's chunks are read and written by its owner's block only,
- * as on one node.  No put's source is written before the flush of its channel or before
- * the peer it went to has signalled receipt. */
+ * K*P*N + c*P + p (re), copy that total to sub-chunk a of its own output
+ * and put it at sub-chunk a of each peer's output, and release semaphore
+ * c.  A reduce-scatter and an all-gather of each piece along the rails,
+ * sub-chunk j summed on node j.  All that is block c, the producer; block
+ * K + c, the consumer, acquires semaphore c, waits for the peers' totals
+ * and stores the piece by multicast into the node's outputs (gstore), so
+ * the multicast (into every port) of one piece runs while the producer
+ * loads (out of every port) the next.  The producer finishes piece t - 1
+ * before it loads piece t.  In place the input and output alias: a
+ * slice's chunks are read and written by its owner's two blocks only, as
+ * on one node.  No put's source is written before the flush of its
+ * channel or before the peer it went to has signalled receipt. */
 static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
 {
     int n = N * g, a = r / g, l = r % g, nr = N - 1;
     int ar = k == COLL_ALLREDUCE;
     int pair = ar && g % 2 == 0;        /* the node's sums go to a pair's scratch */
     int nsw = ar ? 2 + pair : 1;
+    int nb = ar ? 2 * K : K;            /* blocks: AllReduce's producers, consumers */
     int ps = K * P * (N + 1);           /* the pair's region of scratch */
     cJSON *G = cJSON_CreateObject();
     cJSON_AddNumberToObject(G, "id", r);
@@ -294,18 +307,22 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
     cJSON_AddNumberToObject(G, "output_chunks", ar ? g * K * P * N : n * K * P);
     cJSON_AddNumberToObject(G, "scratch_chunks", ar ? ps + (pair ? 2 * K * P * N : 0) : 0);
     cJSON *chans = cJSON_AddArrayToObject(G, "channels");
+    /* memory channels: nb to each node peer (block j uses the j-th);
+     * port channels: nb to each rail peer (AllReduce: the first K carry
+     * the partial sums between producers, the next K the totals from a
+     * producer to the peer's consumer) */
     cJSON *mem = cJSON_CreateObject();
     cJSON_AddStringToObject(mem, "channel_type", "memory");
     cJSON *to = cJSON_AddArrayToObject(mem, "connected_to");
     for (int q = a * g; q < a * g + g; q++)
-        for (int c = 0; q != r && c < K; c++)
+        for (int j = 0; q != r && j < nb; j++)
             cJSON_AddItemToArray(to, cJSON_CreateNumber(q));
     cJSON_AddItemToArray(chans, mem);
     cJSON *port = cJSON_CreateObject();
     cJSON_AddStringToObject(port, "channel_type", "port");
     to = cJSON_AddArrayToObject(port, "connected_to");
     for (int b = 0; b < N; b++)
-        for (int c = 0; b != a && c < K; c++)
+        for (int j = 0; b != a && j < nb; j++)
             cJSON_AddItemToArray(to, cJSON_CreateNumber(b * g + l));
     cJSON_AddItemToArray(chans, port);
     for (int sw = 0; sw < nsw; sw++)
@@ -331,27 +348,39 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
             cJSON_AddItemToArray(acc, cJSON_CreateString("port"));
             cJSON_AddItemToArray(rbs, rb);
         }
-    cJSON_AddItemToObject(G, "semaphores", cJSON_CreateArray());
+    /* AllReduce: semaphore c, producer c to consumer c, once a piece */
+    cJSON *sems = cJSON_AddArrayToObject(G, "semaphores");
+    for (int c = 0; ar && c < K; c++) {
+        cJSON *sm = cJSON_CreateObject();
+        cJSON_AddNumberToObject(sm, "init_value", 0);
+        cJSON_AddItemToArray(sems, sm);
+    }
+    int peer[MPP_MAX_CHANNEL];      /* rail peer bi's node */
+    int pch[MPP_MAX_CHANNEL];       /* block-local port channel 0 .. nr-1 */
+    int tch[MPP_MAX_CHANNEL];       /* a producer's channels for the totals */
+    for (int b = 0, bi = 0; b < N; b++)
+        if (b != a) {
+            pch[bi] = bi;
+            tch[bi] = nr + bi;
+            peer[bi++] = b;
+        }
     cJSON *tbs = cJSON_AddArrayToObject(G, "threadblocks");
-    for (int c = 0; c < K; c++) {
-        int pch[MPP_MAX_CHANNEL];   /* block-local port channel of rail peer bi */
-        int peer[MPP_MAX_CHANNEL];  /* its node */
-        for (int b = 0, bi = 0; b < N; b++)
-            if (b != a) {
-                pch[bi] = bi;
-                peer[bi++] = b;
-            }
+    for (int j = 0; j < nb; j++) {
+        int c = j % K, cons = j >= K;   /* AllReduce: block K + c consumes c */
+        int ids[2 * MPP_MAX_CHANNEL], m = 0;
         cJSON *tb = cJSON_CreateObject();
-        cJSON_AddNumberToObject(tb, "id", c);
+        cJSON_AddNumberToObject(tb, "id", j);
         cJSON *ops = cJSON_AddArrayToObject(tb, "ops");
-        barrier(ops, g - 1);
-        cJSON_AddItemToArray(ops, port_sync("signal", pch, nr));
-        port_wait(ops, pch, nr);
+        if (!cons) {
+            barrier(ops, g - 1);
+            cJSON_AddItemToArray(ops, port_sync("signal", pch, nr));
+            port_wait(ops, pch, nr);
+        }
         /* software-pipelined by pieces: step t issues piece t's switch
-         * work and puts, then finishes piece t - 1 (AllReduce: t - 1's
-         * reduce and t - 2's multicast), so the NIC moves one piece while
-         * the switch serves the next.  Both sides of a rail run the same
-         * order, so each wait meets the peer's signals in the order sent. */
+         * work and puts, then finishes piece t - 1, so the NIC moves one
+         * piece while the switch serves the next.  Both sides of a rail
+         * run the same order, so each wait meets the peer's signals in the
+         * order sent. */
         if (!ar) {
             int B = K * P;          /* chunks per rank */
             for (int t = 0; t <= P; t++) {
@@ -373,25 +402,12 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
                     }
                 }
             }
-        } else {
-            for (int t = 0; t <= P + 1; t++) {
-                if (t < P) {
-                    int s0 = ((l * K + c) * P + t) * N;   /* piece t's first chunk */
-                    int ns = ps + (((l & 1) * K + c) * P + t) * N;
-                    cJSON_AddItemToArray(ops, pair ? sw_op("glres", NULL, s0, 0, 2, ns, N)
-                                                   : sw_op("glres", NULL, s0, 0, 1, s0, N));
-                    cJSON_AddItemToArray(ops, nop());   /* the node's sum, read by the puts */
-                    /* remote buffers: 2bi output, 2bi+1 scratch; no flush:
-                     * in the pair's scratch the source is never written
-                     * again; in the output it is next written by the peer's
-                     * total, sent after the peer has this piece, or after
-                     * the flush below */
-                    for (int bi = 0; bi < nr; bi++)
-                        cJSON_AddItemToArray(ops, port_put("pws", pair ? "s" : "o",
-                                                           (pair ? ns : s0) + peer[bi], 2 * bi + 1,
-                                                           (c * P + t) * N + a, 1, pch[bi]));
-                }
-                if (t >= 1 && t <= P) {
+        } else if (!cons) {
+            /* the producer: the node's sum (glres), the rail's
+             * reduce-scatter, the total to each peer's consumer and its
+             * own, then the semaphore */
+            for (int t = 0; t <= P; t++) {
+                if (t >= 1) {
                     int q = t - 1, s0 = ((l * K + c) * P + q) * N;
                     int ns = ps + (((l & 1) * K + c) * P + q) * N;
                     port_wait(ops, pch, nr);
@@ -411,10 +427,7 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
                     cJSON_AddStringToObject(re, "channel_type", "none");
                     cJSON_AddStringToObject(re, "reduce_op", "sum");
                     cJSON_AddItemToArray(ops, re);
-                    cJSON_AddItemToArray(ops, nop());   /* the total, read by the puts */
-                    for (int bi = 0; bi < nr; bi++)
-                        cJSON_AddItemToArray(ops, port_put(t == P ? "pwsf" : "pws", "s", tot,
-                                                           2 * bi, s0 + a, 1, pch[bi]));
+                    cJSON_AddItemToArray(ops, nop());   /* the total, read by the copy and puts */
                     cJSON *cp = cJSON_CreateObject();
                     cJSON_AddStringToObject(cp, "name", "copy");
                     cJSON_AddItemToArray(cJSON_AddArrayToObject(cp, "src_buff"),
@@ -422,26 +435,71 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
                     cJSON_AddItemToArray(cJSON_AddArrayToObject(cp, "dst_buff"),
                                          ref(NULL, 0, "o", s0 + a));
                     cJSON_AddItemToArray(ops, cp);
+                    cJSON_AddItemToArray(ops, nop());   /* the copy, before the release */
+                    for (int bi = 0; bi < nr; bi++)
+                        cJSON_AddItemToArray(ops, port_put(t == P ? "pwsf" : "pws", "s", tot,
+                                                           2 * bi, s0 + a, 1, tch[bi]));
+                    cJSON *rel = cJSON_CreateObject();
+                    cJSON_AddStringToObject(rel, "name", "sem_release");
+                    cJSON_AddItemToObject(rel, "semaphore_ids", int_array(&c, 1));
+                    cJSON_AddItemToArray(ops, rel);
                 }
-                if (t >= 2) {
-                    int s0 = ((l * K + c) * P + t - 2) * N;
-                    port_wait(ops, pch, nr);
-                    cJSON_AddItemToArray(ops, sw_op("gstore", "o", s0, 0, 1, s0, N));
+                if (t < P) {
+                    int s0 = ((l * K + c) * P + t) * N;   /* piece t's first chunk */
+                    int ns = ps + (((l & 1) * K + c) * P + t) * N;
+                    cJSON_AddItemToArray(ops, sw_op("glres", NULL, s0, 0, 1, pair ? ns : s0, N));
+                    cJSON_AddItemToArray(ops, nop());   /* the node's sum, read by the puts */
+                    /* remote buffers: 2bi output, 2bi+1 scratch; in the
+                     * pair's scratch a source is never written again; in
+                     * the output it is next written by the peer's total,
+                     * sent after the peer has this piece */
+                    for (int bi = 0; bi < nr; bi++)
+                        cJSON_AddItemToArray(ops, port_put("pws",
+                                                           pair ? "s" : "o",
+                                                           (pair ? ns : s0) + peer[bi], 2 * bi + 1,
+                                                           (c * P + t) * N + a, 1, pch[bi]));
                 }
+            }
+        } else {
+            /* the consumer: per piece, its own total (the semaphore) and the
+             * peers' (their signals), then the multicast into the node, on
+             * the other direction of the ports than the producer's loads */
+            for (int t = 0; t < P; t++) {
+                int s0 = ((l * K + c) * P + t) * N;
+                cJSON *acq = cJSON_CreateObject();
+                cJSON_AddStringToObject(acq, "name", "sem_acquire");
+                cJSON_AddItemToObject(acq, "semaphore_ids", int_array(&c, 1));
+                cJSON_AddItemToArray(ops, acq);
+                port_wait(ops, pch, nr);
+                cJSON_AddItemToArray(ops, sw_op("gstore", "o", s0, 0, 0, s0, N));
             }
         }
         barrier(ops, g - 1);
-        cJSON *tch = cJSON_AddArrayToObject(tb, "channels");
-        tb_chans(tch, "memory", g - 1, K, c);
-        tb_chans(tch, "port", nr, K, c);
-        tb_chans(tch, "switch", nsw, K, c);
+        cJSON *tchs = cJSON_AddArrayToObject(tb, "channels");
+        tb_chans(tchs, "memory", g - 1, nb, j);
+        for (int bi = 0; bi < nr; bi++)     /* partials (producer) or totals */
+            ids[m++] = bi * nb + (ar && cons ? K + c : c);
+        for (int bi = 0; ar && !cons && bi < nr; bi++)
+            ids[m++] = bi * nb + K + c;
+        tb_list(tchs, "port", ids, m);
+        m = 0;
+        if (!ar)
+            ids[m++] = c;
+        else if (!cons) {
+            ids[m++] = c;                           /* the node's inputs */
+            ids[m++] = (pair ? 2 : 1) * K + c;      /* where the node's sum goes */
+        } else
+            ids[m++] = K + c;                       /* the node's outputs */
+        tb_list(tchs, "switch", ids, m);
         cJSON *refs = cJSON_AddArrayToObject(tb, "remote_buffer_refs");
-        cJSON *pr = cJSON_CreateObject();
-        cJSON_AddStringToObject(pr, "access_channel_type", "port");
-        cJSON *rids = cJSON_AddArrayToObject(pr, "remote_buffer_ids");
-        for (int x = 0; x < nr * (ar ? 2 : 1); x++)
-            cJSON_AddItemToArray(rids, cJSON_CreateNumber(x));
-        cJSON_AddItemToArray(refs, pr);
+        if (!cons) {
+            cJSON *pr = cJSON_CreateObject();
+            cJSON_AddStringToObject(pr, "access_channel_type", "port");
+            cJSON *rids = cJSON_AddArrayToObject(pr, "remote_buffer_ids");
+            for (int x = 0; x < nr * (ar ? 2 : 1); x++)
+                cJSON_AddItemToArray(rids, cJSON_CreateNumber(x));
+            cJSON_AddItemToArray(refs, pr);
+        }
         cJSON_AddItemToArray(tbs, tb);
     }
     return G;
@@ -460,7 +518,7 @@ char *mpp_nvls_json(const prog *p, const mpp_opts *o, tc_err *err)
     }
     if (N > 1 && (n % N || g < 2 || N - 1 > MPP_MAX_CHANNEL_PER_OPERATION ||
                   g - 1 > MPP_MAX_CHANNEL_PER_OPERATION || K < 1 || K > MPP_MAX_CHANNEL ||
-                  (long long)(N - 1) * K > 1000)) {
+                  (long long)(N - 1) * K * (p->coll == COLL_ALLREDUCE ? 2 : 1) > 1000)) {
         tc_err_set(err, TC_INPUT, "a hier-nvls plan of %d nodes of %d ranks and %d threadblocks "
                    "per rank does not fit MSCCL++: at most %d threadblocks, %d peers per signal "
                    "inside a node and across", N, n / N, K, MPP_MAX_CHANNEL,

@@ -85,13 +85,14 @@ prog *bl_build_nvls(const topo *t, coll_kind k, const baseline_opts *o, int hier
         return NULL;
     }
     /* ops per block (sched/mpp_nvls.c): two barriers (5 each) and a port
-     * handshake (signal, wait, nop); per piece, AllReduce: glres, nop, a
-     * put per rail peer; wait, nop, re, nop, a put per peer, copy; wait,
-     * nop, gstore; AllGather: gstore, a put per peer; wait, nop, a gstore per
-     * peer */
+     * handshake (signal, wait, nop); per piece, AllReduce's producer:
+     * glres, nop, a put per rail peer; wait, nop, re, nop, a put per peer,
+     * copy, nop, sem_release (its consumer, fewer: sem_acquire, wait, nop,
+     * gstore, and one barrier); AllGather: gstore, a put per peer; wait,
+     * nop, a gstore per peer */
     int P = o->chunks ? o->chunks : 1, nr = N - 1;
     int ops = !hier ? MPP_NVLS_OPS_PER_TB
-            : 13 + P * (k == COLL_ALLREDUCE ? 10 + 2 * nr : 3 + 2 * nr);
+            : 13 + P * (k == COLL_ALLREDUCE ? 9 + 2 * nr : 3 + 2 * nr);
     if (ops > MPP_MAX_OPERATION) {
         tc_err_set(err, TC_INPUT, "hier-nvls: %d pieces per threadblock (--chunks) need %d "
                    "operations per threadblock on %d nodes; MSCCL++ runs at most %d: use "
@@ -124,8 +125,9 @@ prog *bl_build_nvls(const topo *t, coll_kind k, const baseline_opts *o, int hier
     memset(st, 0, sizeof *st);
     st->channels = st->nchannels = K;
     st->chunks = P;
-    st->max_tbs_per_rank = K;
-    st->tbs = (long long)n * K;
+    int tbs = hier && k == COLL_ALLREDUCE ? 2 * K : K;  /* producers and consumers */
+    st->max_tbs_per_rank = tbs;
+    st->tbs = (long long)n * tbs;
     st->max_steps_per_tb = ops;
     st->steps = st->tbs * ops;
     char pieces[48] = "";
