@@ -91,7 +91,7 @@ typedef struct {
     long long steps;        /* over all ranks, nops included */
     char note[768];         /* extra information for the user, "" if none */
     struct {                /* nccl only (algo "" otherwise): what NCCL picked */
-        char algo[8];       /* "ring", "tree", "nvls", "pat", "p2p" */
+        char algo[10];      /* "ring", "tree", "nvls", "nvlstree", "pat", "p2p" */
         char proto[8];
         int channels, channels_max, rings;
         long long piece_bytes;  /* slice (ring, tree) or P2P chunk */

@@ -366,8 +366,12 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
          * in the note: MSCCL XML no switch operations, and MSCCL++'s glres
          * stores by multicast, so a ReduceScatter through the switch has no
          * plan either; NVLSTree (the switch inside each node, trees between
-         * nodes) has no writer yet */
-        unsigned skip = 1u << NCCL_NVLS_TREE;
+         * nodes) is written on two nodes only, as hier-nvls, whose rail
+         * exchange moves there what NCCL's two trees move (docs/nvls.md
+         * section 7) */
+        unsigned skip = 0;
+        if (!o->switch_ops || t->nnodes != 2)
+            skip |= 1u << NCCL_NVLS_TREE;
         if (!o->switch_ops || k == COLL_REDUCESCATTER)
             skip |= 1u << NCCL_NVLS;
         char nvls_note[240] = "";
@@ -377,7 +381,9 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
             const char *cannot = picked == NCCL_NVLS
                 ? (o->switch_ops ? "an MSCCL++ plan (no multimem reduce to one rank) cannot "
                                    "express" : "MSCCL XML cannot express")
-                : "taccl does not write yet";
+                : !o->switch_ops ? "MSCCL XML cannot express (--target mscclpp writes it on "
+                                   "two nodes)"
+                : "taccl writes on two nodes only";
             if (nccl_choose_ex(&c, k, bytes, skip, &ch) != 0) {
                 tc_err_set(err, TC_INPUT, "nccl: with --proto %s NCCL offers only %s for %s on "
                            "%s, which %s; drop --proto",
@@ -399,7 +405,20 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
         u.ring_mode = BL_RINGS_NCCL;
         long long M;
         int K;
-        if (ch.algo == NCCL_NVLS) {
+        if (ch.algo == NCCL_NVLS_TREE) {
+            /* hier-nvls on NCCL's CTAs, in as many pieces (4, 2, 1) as
+             * MSCCL++'s operations per threadblock allow */
+            baseline_opts v = *o;
+            v.channels = ch.nchannels < MPP_MAX_CHANNEL ? ch.nchannels : MPP_MAX_CHANNEL;
+            v.switch_ops = 1;
+            for (int P = 4; !p && P >= 1; P /= 2) {
+                v.chunks = P;
+                p = bl_build_nvls(t, k, &v, 1, st, err);
+            }
+            if (p)
+                tc_err_clear(err);
+            K = M = 1;
+        } else if (ch.algo == NCCL_NVLS) {
             /* the NVLS data flow through the GPUs (rsag/direct), one piece:
              * the MSCCL++ writer replaces it by switch operations over
              * ch.nchannels threadblocks per rank (sched/mpp_nvls.c) */
@@ -447,7 +466,17 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
         if (ch.algo == NCCL_PAT)    /* the builder's: dimensions, pieces, aggregation */
             snprintf(pat_note, sizeof pat_note, "; %.190s", st->note);
         size_t len;
-        if (ch.algo == NCCL_NVLS) {
+        if (ch.algo == NCCL_NVLS_TREE) {
+            /* st is the plan's (bl_build_nvls) */
+            len = (size_t)snprintf(
+                st->note, sizeof st->note,
+                "nccl at %lld bytes: nvlstree Simple (the switch reduces and multicasts inside "
+                "each node, trees between the two nodes), %d threadblocks per rank (NCCL's "
+                "CTAs) of %d pieces, written as hier-nvls: the rails' reduce-scatter and "
+                "all-gather move what the two trees move, a node's sum lands in a pair of "
+                "ranks (docs/nvls.md section 7); NCCL's estimates (us): ", bytes,
+                p->nvls_channels, p->nvls_pieces);
+        } else if (ch.algo == NCCL_NVLS) {
             /* what the plan holds (sched/mpp_nvls.c), not the stand-in steps */
             st->channels = st->nchannels = ch.nchannels;
             st->chunks = 1;

@@ -172,11 +172,31 @@ if "$S" --algo nccl "$T/dgx-a100-x1.json" --collective allreduce --size 64M -o "
 if "$S" --algo nccl "$T/dgx-h100-x2.json" --collective allreduce --size 64M -o "$TMP/h2.xml" 2>&1 | grep -Eq "(: |, )nvls/"; then
     echo "not ok - no NVLS across nodes (NCCL needs CollNet there)"; else echo "ok - no NVLS across nodes (NCCL needs CollNet there)"; fi
 # across nodes NCCL runs NVLSTree (NVLS inside each node, trees between):
-# its estimate is NCCL's pick, said, and the file holds its best choice
-# without the switch (no writer yet)
-expect "DGX H100 x2 AllReduce 64M: NCCL's pick is NVLSTree, said, the file its best without" 0 \
-    "NCCL would run NVLSTree \(estimate 339\.4 us.*does not write yet" -- \
+# its estimate is NCCL's pick, said; MSCCL XML holds its best choice
+# without the switch, an MSCCL++ plan holds NVLSTree on two nodes (as
+# hier-nvls on NCCL's 16 CTAs), and on four the best choice without it
+expect "DGX H100 x2 AllReduce 64M: NCCL's pick is NVLSTree, said, the XML file its best without" 0 \
+    "NCCL would run NVLSTree \(estimate 339\.4 us.*which MSCCL XML cannot express \(--target mscclpp writes it on two nodes\)" -- \
     "$S" --algo nccl "$T/dgx-h100-x2.json" --collective allreduce --size 64M -o "$TMP/h2.xml"
+expect "DGX H100 x4: NVLSTree is written on two nodes only" 0 \
+    "NCCL would run NVLSTree \(estimate 465\.8 us.*which taccl writes on two nodes only" -- \
+    "$S" --algo nccl "$T/dgx-h100-x4.json" --collective allreduce --size 64M --target mscclpp -o "$TMP/h4.json"
+"$S" -q --algo nccl "$T/dgx-h100-x2.json" --collective allreduce --size 1G --target mscclpp \
+    -o "$TMP/nt.json" --json > "$TMP/nt.out" 2>&1
+expect "--target mscclpp on two nodes writes NVLSTree: verified with data, within 1.25 of NCCL's estimate at 1 GiB" 0 "ok" \
+    -- python3 - "$R" "$TMP/nt.json" "$T/dgx-h100-x2.json" "$TMP/nt.out" <<'PY'
+import json, subprocess, sys
+R, f, topo, out = sys.argv[1:5]
+n = json.load(open(out))["nccl"]
+def run(*a):
+    q = subprocess.run([R, f, "--topo", topo, "--json", "-q"] + list(a), capture_output=True, text=True)
+    return json.loads(q.stdout)
+d = run("--size", "4M")
+t = run("--size", "1G", "--no-data")["time_us"]
+ok = (n["algo"] == "nvlstree" and n["would_run"] is None and d["verified"]
+      and t < 1.25 * n["estimate_us"] and t >= n["estimate_us"] / 1.25)
+print("ok" if ok else f"{n} verified {d['verified']} time {t}")
+PY
 expect "--json: would_run names NVLSTree and its estimate" 0 \
     '"algo":"tree","proto":"LL128".*"would_run":\{"algo":"nvlstree","estimate_us":339\.39' -- \
     "$S" --algo nccl "$T/dgx-h100-x2.json" --collective allreduce --size 64M -o "$TMP/h2.xml" --json
