@@ -6,9 +6,11 @@ published nccl-tests figure on an A100 or H100 machine, with its source:
 tests/data/published/README.md) is set beside the model at the same size:
 `taccl-synth --algo nccl TOPO --collective C --size S --json -o F.xml`
 builds what NCCL runs on the bundled machine that matches the published one
-(the row's topology); where NCCL would run NVLS (the synthesizer's note
-says so) the file is written again with `--target mscclpp` (an MSCCL++ plan
-of switch operations, docs/nvls.md); `taccl-run F --topo TOPO --size S'
+(the row's topology); where NCCL would run NVLS or NVLSTree (the
+synthesizer's note says so) the file is written again with `--target
+mscclpp` (an MSCCL++ plan of switch operations, docs/nvls.md; NVLSTree on
+two nodes only, elsewhere the plan holds NCCL's best choice without it);
+`taccl-run F --topo TOPO --size S'
 --json` times it at the file's own size S' (taccl-synth's size_bytes: S
 rounded up to whole chunks), with `--no-data` above 64 MiB.
 
@@ -156,7 +158,8 @@ def load_rows(path):
 
 def synth(a, row, topo, work, stem, extra=()):
     """taccl-synth --algo nccl; again with --target mscclpp where NCCL
-    would run NVLS.  (file, the synthesizer's JSON) or (None, error)."""
+    would run NVLS or NVLSTree ("NCCL would run NVLS" starts both notes).
+    (file, the synthesizer's JSON) or (None, error)."""
     base = [os.path.join(a.bin, "taccl-synth"), "--algo", "nccl", topo, "--collective",
             row["collective"], "--size", str(row["size"]), "--json", "-q"] + list(extra)
     f = os.path.join(work, stem + (".json" if extra else ".xml"))
@@ -335,8 +338,8 @@ def page(a, srcs, rows):
          "`tests/data/published/nccl-tests.json` (sources below; how each was transcribed: "
          "`tests/data/published/README.md`) beside the model at the same size, on the bundled "
          "machine that matches. Model: `taccl-synth --algo nccl TOPO --collective C --size S` "
-         "(with `--target mscclpp` where NCCL would run NVLS: an MSCCL++ plan of switch "
-         "operations), then `taccl-run F --topo TOPO --size S'` at the file's own size "
+         "(with `--target mscclpp` where NCCL would run NVLS or NVLSTree: an MSCCL++ plan of "
+         "switch operations, NVLSTree on two nodes only), then `taccl-run F --topo TOPO --size S'` at the file's own size "
          "(`--no-data` above 64 MiB). Both busbw by nccl-tests' conventions: algbw = size / time, "
          "× 2(n−1)/n for AllReduce, × (n−1)/n for AllGather and ReduceScatter; a published time "
          "gives the published busbw by the same formula. ratio = model / published; within: "
