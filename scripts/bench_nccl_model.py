@@ -8,7 +8,9 @@ skipped: they are networks, not machines NCCL runs on), each collective
 nccl TOPO --collective C --size S --json -o F.xml` builds what NCCL runs
 (its tuning model's algorithm, protocol and channels; on an NVLS machine
 the best choice without NVLS, which MSCCL XML can express: the row says
-NCCL would run NVLS) and reports NCCL's own estimate for that pick
+NCCL would run NVLS; the page's last section writes those calls again with
+--target mscclpp, NVLS and two-node NVLSTree as MSCCL++ plans, and times
+them beside NCCL's estimate of them) and reports NCCL's own estimate for that pick
 (nccl.estimate_us); `taccl-run F.xml --topo TOPO --size S' --no-data --json`
 times the file (time_us) at its own size S' (taccl-synth's size_bytes: S
 rounded up to whole chunks).  ratio = executor / NCCL's estimate; a row is
@@ -288,7 +290,47 @@ def case(a, machine, nodes, coll, size, work):
                                        None if not within(row["ratio"])
                                        else ["no-rt-lat", "nccl-lat"])
     os.remove(xml)
+    if row["nvls"]:
+        switch_plan(a, row, topo, work, stem)
     return row
+
+
+def switch_plan(a, row, topo, work, stem):
+    """Where NCCL would run NVLS or NVLSTree: what it runs, as an MSCCL++
+    plan of switch operations (--target mscclpp), timed the same way beside
+    NCCL's estimate of it, by default and with alpha as latency (delay).
+    Sets row["plan"]; nothing when the plan holds NCCL's best choice
+    without the switch too (NVLSTree on more than two nodes)."""
+    f = os.path.join(work, stem + ".json")
+    rc, so, se = sh([os.path.join(a.bin, "taccl-synth"), "--algo", "nccl", topo, "--collective",
+                     row["collective"], "--size", str(row["size"]), "--json", "-q",
+                     "--target", "mscclpp", "-o", f])
+    try:
+        d = json.loads(so)
+    except ValueError:
+        d = {}
+    n = d.get("nccl") or {}
+    if rc != 0 or n.get("algo") not in ("nvls", "nvlstree"):
+        if os.path.exists(f):
+            os.remove(f)
+        if rc != 0:
+            row["plan"] = {"error": "taccl-synth --target mscclpp: " + (
+                d.get("error") or last_line(se, rc))}
+        return
+    pl = {"algo": n["algo"], "channels": n["channels"], "estimate_us": n["estimate_us"],
+          "run_size": d.get("size_bytes") or row["size"]}
+    pl["time_us"], err = run(a.bin, f, topo, pl["run_size"])
+    if err:
+        pl["error"] = "taccl-run: " + err
+    else:
+        pl["ratio"] = pl["time_us"] / pl["estimate_us"]
+        vt = os.path.join(work, stem + ".plan.delay.json")
+        if bench_calib.variant_topology(topo, "delay", vt):
+            t, _ = run(a.bin, f, vt, pl["run_size"])
+            os.remove(vt)
+            pl["delay_ratio"] = t / pl["estimate_us"] if t is not None else None
+    os.remove(f)
+    row["plan"] = pl
 
 
 def within(r):
@@ -380,8 +422,9 @@ def write(a, rows, skipped):
         "F.xml --topo TOPO --size S' --no-data --json` times the file (`time_us`) at its own size S' "
         "(taccl-synth's `size_bytes`: S rounded up to whole chunks, at most a few KiB more). ratio = "
         "executor / NCCL's estimate; within tolerance: 1/1.25 <= ratio <= 1.25. Where NCCL would "
-        "run NVLS (H100 machines, one node) the file is its best choice without NVLS and the "
-        "estimate is that choice's (column NVLS). Skipped: %s." % (
+        "run NVLS (H100 machines, one node) or NVLSTree (AllReduce across nodes) the file is "
+        "its best choice without the switch and the estimate is that choice's (column NVLS); "
+        "the last section times what NCCL runs there, as an MSCCL++ plan. Skipped: %s." % (
             a.command, ", ".join(size_name(s) for s in sizes),
             "; ".join("%s (%s)" % tuple(s) for s in skipped) or "none"),
         "",
@@ -517,6 +560,35 @@ def write(a, rows, skipped):
                      "%.2f" % r["time_us"], "%.3f" % r["ratio"],
                      "yes" if within(r["ratio"]) else "no"])
     L += [bench_report.table(head, body), ""]
+    plans = [r for r in rows if r.get("plan")]
+    if plans:
+        pok = [r for r in plans if "ratio" in r["plan"]]
+        L += ["## What NCCL runs on the NVLS machines, as an MSCCL++ plan", "",
+              "Where NCCL would run NVLS (one node) or NVLSTree (AllReduce across nodes), the "
+              "rows above time its best choice without the switch. Here the same call is written "
+              "with `--target mscclpp`, which holds NVLS, and NVLSTree on two nodes "
+              "(docs/nvls.md section 4), and the plan is timed by `taccl-run` beside NCCL's "
+              "estimate of that pick, by default and with α as latency (`delay`). Rows where the "
+              "plan still holds the best choice without the switch (NVLSTree on more than two "
+              "nodes) are left out. Within ×/÷ 1.25: **%d of %d** by default, %d with α as "
+              "latency." % (sum(within(r["plan"]["ratio"]) for r in pok), len(pok),
+                            sum(within(r["plan"].get("delay_ratio")) for r in pok)), ""]
+        head = ["machine", "collective", "size", "NCCL's pick", "NCCL estimate us",
+                "plan us", "ratio", "with α as latency", "within"]
+        body = []
+        for r in plans:
+            p = r["plan"]
+            if "ratio" not in p:
+                body.append([r["machine"], r["collective"], size_name(r["size"]), "-", "-", "-",
+                             "-", "-", "fails (%s)" % p.get("error", "?")])
+                continue
+            dr = p.get("delay_ratio")
+            body.append([r["machine"], r["collective"], size_name(r["size"]),
+                         "%s Simple, %d ch" % (p["algo"], p["channels"]),
+                         "%.2f" % p["estimate_us"], "%.2f" % p["time_us"], "%.3f" % p["ratio"],
+                         "%.3f" % dr if dr is not None else "-",
+                         "yes" if within(p["ratio"]) else "no"])
+        L += [bench_report.table(head, body), ""]
     md = "\n".join(L)
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     bench_report.write_atomic(a.out, md)
