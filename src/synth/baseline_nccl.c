@@ -368,7 +368,7 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
          * plan either; NVLSTree (the switch inside each node, trees between
          * nodes) is written on two nodes only, as hier-nvls, whose rail
          * exchange moves there what NCCL's two trees move (docs/nvls.md
-         * section 7) */
+         * section 4) */
         unsigned skip = 0;
         if (!o->switch_ops || t->nnodes != 2)
             skip |= 1u << NCCL_NVLS_TREE;
@@ -471,10 +471,11 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
             len = (size_t)snprintf(
                 st->note, sizeof st->note,
                 "nccl at %lld bytes: nvlstree Simple (the switch reduces and multicasts inside "
-                "each node, trees between the two nodes), %d threadblocks per rank (NCCL's "
-                "CTAs) of %d pieces, written as hier-nvls: the rails' reduce-scatter and "
-                "all-gather move what the two trees move, a node's sum lands in a pair of "
-                "ranks (docs/nvls.md section 7); NCCL's estimates (us): ", bytes,
+                "each node, trees between the two nodes), NCCL's %d CTAs, a slice each per "
+                "rank (a producer and a consumer threadblock a slice) in %d pieces, written as "
+                "hier-nvls: the rails' reduce-scatter and all-gather move what the two trees "
+                "move, a node's sum lands in a pair of ranks (docs/nvls.md section 4); NCCL's "
+                "estimates (us): ", bytes,
                 p->nvls_channels, p->nvls_pieces);
         } else if (ch.algo == NCCL_NVLS) {
             /* what the plan holds (sched/mpp_nvls.c), not the stand-in steps */

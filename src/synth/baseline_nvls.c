@@ -86,8 +86,8 @@ prog *bl_build_nvls(const topo *t, coll_kind k, const baseline_opts *o, int hier
     }
     /* ops per block (sched/mpp_nvls.c): two barriers (5 each) and a port
      * handshake (signal, wait, nop); per piece, AllReduce's producer:
-     * glres, nop, a put per rail peer; wait, nop, re, nop, a put per peer,
-     * copy, nop, sem_release (its consumer, fewer: sem_acquire, wait, nop,
+     * glres, nop, a put per rail peer; wait, nop, re, nop, copy, nop, a put
+     * per peer, sem_release (its consumer, fewer: sem_acquire, wait, nop,
      * gstore, and one barrier); AllGather: gstore, a put per peer; wait,
      * nop, a gstore per peer */
     int P = o->chunks ? o->chunks : 1, nr = N - 1;

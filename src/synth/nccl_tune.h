@@ -95,8 +95,8 @@ double nccl_time_us(const nccl_comm *c, coll_kind k, nccl_algo a, cost_proto p, 
  * leaves out the algorithms of `skip` (bits 1u << nccl_algo; their
  * estimates stay in table_us): NCCL's best choice among those an output
  * can hold (MSCCL XML no switch operations; NVLSTree written on two
- * nodes only).  PAT's pick uses the channels NCCL's scheduler spreads the call
- * over and PAT's chunk (below). */
+ * nodes only).  PAT's pick uses the channels NCCL's scheduler spreads the
+ * call over and PAT's chunk (below). */
 int nccl_choose(const nccl_comm *c, coll_kind k, long long bytes, nccl_choice *out);
 int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, unsigned skip,
                    nccl_choice *out);
