@@ -48,7 +48,15 @@
 #                machine x allgather/reducescatter/allreduce x 1K, 4K, ..
 #                1G; ALL=1 every power of two), and the rows outside x/ 1.25
 #                run again under each changed assumption: build/bench/
-#                nccl-model.md, or with UPDATE=1 the tracked bench/nccl-model.md
+#                nccl-model.md, or with UPDATE=1 the tracked bench/nccl-model.md;
+#                make bench runs it too (not with TOPO=)
+#   make bench-yardstick  issue 41's plan target: plans with no sketch on
+#                DGX H100 x1, x2, x4 and DGX A100 x2 (allgather,
+#                reducescatter, allreduce; --time-budget 60) swept 1K-1G in
+#                both buffer modes against NCCL's schedule in every model
+#                variant (~10 min): build/bench/yardstick.md, or with
+#                UPDATE=1 the tracked bench/yardstick.md; make bench runs it
+#                too (not with TOPO=)
 #   make bench-nccl-published  published nccl-tests measurements on A100
 #                and H100 machines (tests/data/published, with sources)
 #                beside the model's --algo nccl at the same sizes, rows
@@ -108,7 +116,7 @@ SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=all -DTC_CHECKS
 TALLY      := $(BUILD)/tally
 
-.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench bench-plan bench-forestcoll bench-mscclpp bench-nccl-model bench-nccl-published speed fuzz fuzzers scale scale-targets
+.PHONY: all tests deps run check check-full check-asan check-valgrind test clean bench bench-plan bench-forestcoll bench-mscclpp bench-nccl-model bench-nccl-published bench-yardstick speed fuzz fuzzers scale scale-targets
 .SECONDARY:
 
 all: $(BINS)
@@ -212,7 +220,21 @@ bench: deps
 	    COLLECTIVES="$(COLLECTIVES)" scripts/bench.sh $(BUILD)/bin
 	$(if $(TOPO),,@$(MPP_BENCH))
 	$(if $(TOPO),,@$(PUB_BENCH))
+	$(if $(TOPO),,@$(MODEL_BENCH))
+	$(if $(TOPO),,@$(YARD_BENCH))
 	$(if $(TOPO),,@$(MAKE) --no-print-directory bench-forestcoll UPDATE=$(UPDATE))
+
+# issue 41's plan target: on DGX H100 x1, x2, x4 and DGX A100 x2 the plan's
+# worst case over the model variants against NCCL's schedule, at every size
+# 1 KiB-1 GiB, AllGather, ReduceScatter and AllReduce, both buffer modes
+YARD_BENCH = mkdir -p $(BUILD)/bench && scripts/bench_plan.sh $(BUILD)/bin \
+	    --topos "dgx-h100-x1 dgx-h100-x2 dgx-h100-x4 dgx-a100-x2" \
+	    --collectives "allgather reducescatter allreduce" --budget 60 \
+	    --out $(if $(filter 1 yes true,$(UPDATE)),bench/yardstick.md,$(BUILD)/bench/yardstick.md)
+
+bench-yardstick: deps
+	@$(MAKE) --no-print-directory all
+	@$(YARD_BENCH)
 
 # issue 38 item 6: XML and MSCCL++ plan of each schedule side by side
 MPP_BENCH = mkdir -p $(BUILD)/bench && scripts/bench_mscclpp.py $(BUILD)/bin \
@@ -224,11 +246,13 @@ bench-mscclpp: deps
 	@$(MPP_BENCH)
 
 # issue 41 item 4b: the executor against NCCL's tuning model
+MODEL_BENCH = mkdir -p $(BUILD)/bench && scripts/bench_nccl_model.py $(BUILD)/bin --jobs 2 \
+	    $(if $(filter 1 yes true,$(ALL)),--all-sizes) \
+	    --out $(if $(filter 1 yes true,$(UPDATE)),bench/nccl-model.md,$(BUILD)/bench/nccl-model.md)
+
 bench-nccl-model: deps
 	@$(MAKE) --no-print-directory all
-	@mkdir -p $(BUILD)/bench
-	@scripts/bench_nccl_model.py $(BUILD)/bin --jobs 2 $(if $(filter 1 yes true,$(ALL)),--all-sizes) \
-	    --out $(if $(filter 1 yes true,$(UPDATE)),bench/nccl-model.md,$(BUILD)/bench/nccl-model.md)
+	@$(MODEL_BENCH)
 
 # issue 41 item 4a: published NCCL measurements beside the model
 PUB_BENCH = mkdir -p $(BUILD)/bench && scripts/bench_nccl_published.py $(BUILD)/bin \
