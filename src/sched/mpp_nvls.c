@@ -205,6 +205,16 @@ static cJSON *port_sync(const char *nm, const int *ids, int n)
     return o;
 }
 
+/* {"name": nm, "semaphore_ids": [id]}: sem_acquire or sem_release of one
+ * of the rank's semaphores (a block-to-block counter). */
+static cJSON *sem_op(const char *nm, int id)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", nm);
+    cJSON_AddItemToObject(o, "semaphore_ids", int_array(&id, 1));
+    return o;
+}
+
 /* Wait for every rail peer's signal, then a nop (__syncthreads): the
  * block's threads read what the signals ordered only after it. */
 static void port_wait(cJSON *ops, const int *pch, int nr)
@@ -439,10 +449,7 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
                     for (int bi = 0; bi < nr; bi++)
                         cJSON_AddItemToArray(ops, port_put(t == P ? "pwsf" : "pws", "s", tot,
                                                            2 * bi, s0 + a, 1, tch[bi]));
-                    cJSON *rel = cJSON_CreateObject();
-                    cJSON_AddStringToObject(rel, "name", "sem_release");
-                    cJSON_AddItemToObject(rel, "semaphore_ids", int_array(&c, 1));
-                    cJSON_AddItemToArray(ops, rel);
+                    cJSON_AddItemToArray(ops, sem_op("sem_release", c));
                 }
                 if (t < P) {
                     int s0 = ((l * K + c) * P + t) * N;   /* piece t's first chunk */
@@ -466,10 +473,7 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
              * the other direction of the ports than the producer's loads */
             for (int t = 0; t < P; t++) {
                 int s0 = ((l * K + c) * P + t) * N;
-                cJSON *acq = cJSON_CreateObject();
-                cJSON_AddStringToObject(acq, "name", "sem_acquire");
-                cJSON_AddItemToObject(acq, "semaphore_ids", int_array(&c, 1));
-                cJSON_AddItemToArray(ops, acq);
+                cJSON_AddItemToArray(ops, sem_op("sem_acquire", c));
                 port_wait(ops, pch, nr);
                 cJSON_AddItemToArray(ops, sw_op("gstore", "o", s0, 0, 0, s0, N));
             }
