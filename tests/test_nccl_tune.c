@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
+#include <string.h>
 
 #include "model/topo_nccl.h"
 #include "synth/nccl_tune.h"
@@ -17,7 +19,8 @@
 /* Two V100 nodes of 8, 4 ring channels of 10 GB/s. */
 static nccl_comm two_nodes(void)
 {
-    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 4, 10.0, 10.0, 0, 0, 0, 0, 0};
+    nccl_comm c = {.nranks = 16, .nnodes = 2, .arch = TOPO_ARCH_VOLTA, .nchannels = 4,
+                   .bw_intra = 10.0, .bw_inter = 10.0};
     return c;
 }
 
@@ -71,9 +74,12 @@ static void test_tree_estimates(void **state)
 static void test_two_node_speeds(void **state)
 {
     (void)state;
-    nccl_comm fast = {16, 2, TOPO_ARCH_VOLTA, 2, 25.0, 6.25, 0, 0, 0, 0, 0};
-    nccl_comm ring = {16, 2, TOPO_ARCH_VOLTA, 2, 6.25, 6.25, 0, 0, 0, 0, 0};
-    nccl_comm tree = {16, 2, TOPO_ARCH_VOLTA, 2, 12.5, 6.25, 0, 0, 0, 0, 0};
+    nccl_comm fast = {.nranks = 16, .nnodes = 2, .arch = TOPO_ARCH_VOLTA, .nchannels = 2,
+                      .bw_intra = 25.0, .bw_inter = 6.25};
+    nccl_comm ring = {.nranks = 16, .nnodes = 2, .arch = TOPO_ARCH_VOLTA, .nchannels = 2,
+                      .bw_intra = 6.25, .bw_inter = 6.25};
+    nccl_comm tree = {.nranks = 16, .nnodes = 2, .arch = TOPO_ARCH_VOLTA, .nchannels = 2,
+                      .bw_intra = 12.5, .bw_inter = 6.25};
     for (int p = 0; p < COST_NPROTO; p++) {
         assert_float_equal(nccl_time_us(&fast, COLL_ALLGATHER, NCCL_RING, (cost_proto)p, MIB),
                            nccl_time_us(&ring, COLL_ALLGATHER, NCCL_RING, (cost_proto)p, MIB),
@@ -86,8 +92,10 @@ static void test_two_node_speeds(void **state)
     assert_float_equal(nccl_time_us(&fast, COLL_ALLGATHER, NCCL_RING, COST_SIMPLE, MIB),
                        70.0 + MIB / (1000.0 * 12.5 * 16 / 15), 1e-3);
     /* more nodes: the inter-node speed, as before */
-    nccl_comm four = {32, 4, TOPO_ARCH_VOLTA, 2, 25.0, 6.25, 0, 0, 0, 0, 0};
-    nccl_comm four_eq = {32, 4, TOPO_ARCH_VOLTA, 2, 6.25, 6.25, 0, 0, 0, 0, 0};
+    nccl_comm four = {.nranks = 32, .nnodes = 4, .arch = TOPO_ARCH_VOLTA, .nchannels = 2,
+                      .bw_intra = 25.0, .bw_inter = 6.25};
+    nccl_comm four_eq = {.nranks = 32, .nnodes = 4, .arch = TOPO_ARCH_VOLTA, .nchannels = 2,
+                         .bw_intra = 6.25, .bw_inter = 6.25};
     assert_float_equal(nccl_time_us(&four, COLL_ALLREDUCE, NCCL_TREE, COST_SIMPLE, MIB),
                        nccl_time_us(&four_eq, COLL_ALLREDUCE, NCCL_TREE, COST_SIMPLE, MIB), 1e-9);
 }
@@ -125,7 +133,8 @@ static void test_tree_picked_small_allreduce(void **state)
     (void)state;
     /* 4 nodes of 8 with one channel: the ring pays 2 * 3 network steps,
      * the tree 2 * log2(4); at 64 KiB the tree wins */
-    nccl_comm c = {32, 4, TOPO_ARCH_AMPERE, 2, 12.0, 12.0, 0, 0, 0, 0, 0};
+    nccl_comm c = {.nranks = 32, .nnodes = 4, .arch = TOPO_ARCH_AMPERE, .nchannels = 2,
+                   .bw_intra = 12.0, .bw_inter = 12.0};
     nccl_choice ch;
     assert_int_equal(nccl_choose(&c, COLL_ALLREDUCE, 65536, &ch), 0);
     assert_int_equal(ch.algo, NCCL_TREE);
@@ -145,7 +154,8 @@ static void test_tree_picked_small_allreduce(void **state)
 static void test_tree_ll128_chunk(void **state)
 {
     (void)state;
-    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 2, 25.0, 6.25, 0, 0, 0, 0, 0};
+    nccl_comm c = {.nranks = 16, .nnodes = 2, .arch = TOPO_ARCH_VOLTA, .nchannels = 2,
+                   .bw_intra = 25.0, .bw_inter = 6.25};
     const long long size[] = {65536, MIB, 16 * MIB}, want[] = {18000, 72000, 288000};
     for (int i = 0; i < 3; i++) {
         nccl_choice ch;
@@ -162,7 +172,8 @@ static void test_generation_constants(void **state)
 {
     (void)state;
     /* one node: LL's cap is the GPU generation's (Volta 39, Hopper 141) */
-    nccl_comm v = {8, 1, TOPO_ARCH_VOLTA, 32, 20.0, 20.0, 0, 0, 0, 0, 0};
+    nccl_comm v = {.nranks = 8, .nnodes = 1, .arch = TOPO_ARCH_VOLTA, .nchannels = 32,
+                   .bw_intra = 20.0, .bw_inter = 20.0};
     nccl_comm h = v;
     h.arch = TOPO_ARCH_HOPPER;
     long long b = 64 * MIB;
@@ -197,7 +208,8 @@ static void test_p2p(void **state)
 static void test_only_proto(void **state)
 {
     (void)state;
-    nccl_comm c = {16, 2, TOPO_ARCH_VOLTA, 4, 10.0, 10.0, 0, 0, 0, 0, 0};
+    nccl_comm c = {.nranks = 16, .nnodes = 2, .arch = TOPO_ARCH_VOLTA, .nchannels = 4,
+                   .bw_intra = 10.0, .bw_inter = 10.0};
     nccl_choice free_pick;
     assert_int_equal(nccl_choose(&c, COLL_ALLREDUCE, 1 << 20, &free_pick), 0);
     for (int p = 0; p < COST_NPROTO; p++) {
@@ -233,7 +245,9 @@ static void test_nvls(void **state)
     assert_float_equal(be, 60.0, 0);
     assert_int_equal(nccl_nvls_graph(TOPO_ARCH_AMPERE, 8, 12, &bi, &be), 0);
     assert_int_equal(nccl_nvls_channels(TOPO_ARCH_HOPPER, 1), 16);
-    nccl_comm c = {8, 1, TOPO_ARCH_HOPPER, 12, 20.0, 20.0, 0, 8, 40.0, 60.0, 16};
+    nccl_comm c = {.nranks = 8, .nnodes = 1, .arch = TOPO_ARCH_HOPPER, .nchannels = 12,
+                   .bw_intra = 20.0, .bw_inter = 20.0, .nvls_graph_channels = 8,
+                 .nvls_bw_intra = 40.0, .nvls_bw_inter = 60.0, .nvls_channels = 16};
     double bw = 8 * 40.0 * 0.85 * 7 / 8 * 2 * 8 / 14.0;
     assert_float_equal(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_NVLS, COST_SIMPLE, 1024 * MIB),
                        25 + 1024.0 * MIB / (1000 * bw), 1e-3);
@@ -274,7 +288,9 @@ static void test_nvls_tree(void **state)
     /* two nodes: the channel's bandwidth is the least of the NVLS side
      * (40 x 0.85 x 7/8 x 2 = 59.5), twice bwInter (96) and
      * perChMaxNVLSTreeBw (57.7); latency 25 + 2 log2(2) x 20.9 */
-    nccl_comm c = {16, 2, TOPO_ARCH_HOPPER, 16, 32.0, 25.0, 0, 8, 40.0, 48.0, 16};
+    nccl_comm c = {.nranks = 16, .nnodes = 2, .arch = TOPO_ARCH_HOPPER, .nchannels = 16,
+                   .bw_intra = 32.0, .bw_inter = 25.0, .nvls_graph_channels = 8,
+                 .nvls_bw_intra = 40.0, .nvls_bw_inter = 48.0, .nvls_channels = 16};
     double bw = 8 * 57.7 * 16 / 30.0;
     assert_float_equal(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_NVLS_TREE, COST_SIMPLE, 1024 * MIB),
                        25 + 2 * 20.9 + 1024.0 * MIB / (1000 * bw), 1e-3);
@@ -305,7 +321,8 @@ static void test_nvls_tree(void **state)
 static void test_pat(void **state)
 {
     (void)state;
-    nccl_comm c = {64, 64, TOPO_ARCH_HOPPER, 4, 12.0, 12.0, 0, 0, 0, 0, 0};
+    nccl_comm c = {.nranks = 64, .nnodes = 64, .arch = TOPO_ARCH_HOPPER, .nchannels = 4,
+                   .bw_intra = 12.0, .bw_inter = 12.0};
     double lat = 8 + 6 * 14 / 3.5 + 64 * 2.8;
     assert_float_equal(nccl_time_us(&c, COLL_ALLGATHER, NCCL_PAT, COST_SIMPLE, 8 * MIB),
                        lat + 8.0 * MIB / (1000 * 4 * 12.0 * .75), 1e-6);
@@ -363,6 +380,98 @@ static void test_pat_chunk_agg(void **state)
     assert_int_equal(nccl_sched_channels(COLL_ALLGATHER, 64, 4, 96 * 1024), 3);
 }
 
+/* CollNet (tuning.cc:305-306, 338-373, 418-423, 503-509; search.cc's
+ * graphs as nccl_collnet_graphs restates them).  DGX A100 x2 with a SHARP
+ * network: 8 heads on HDR NICs (25 GB/s) behind PCIe Gen4 x16 (24),
+ * NVLink 12 x 20: CollNetDirect 8 channels at 24, bwIntra raised to 48
+ * (< 2 x 24 until 48); CollNetChain the ring's 16 channels, two a NIC, at
+ * 12, bwIntra raised to 15 (16 x 18 would pass the 240 of NVLink). */
+static void test_collnet(void **state)
+{
+    (void)state;
+    nccl_comm c;
+    memset(&c, 0, sizeof c);
+    c.nranks = 16;
+    c.nnodes = 2;
+    c.arch = TOPO_ARCH_AMPERE;
+    c.nchannels = 16;
+    c.bw_intra = c.bw_inter = 12.0;
+    c.nvswitch = 1;
+    c.collnet_heads = 8;
+    nccl_collnet_graphs(&c, 8, 8, 12 * 20.0, 24.0, 16);
+    assert_int_equal(c.cd_channels, 8);
+    assert_float_equal(c.cd_bw_inter, 24.0, 1e-9);
+    assert_float_equal(c.cd_bw_intra, 48.0, 1e-9);
+    assert_int_equal(c.cc_channels, 16);
+    assert_float_equal(c.cc_bw_inter, 12.0, 1e-9);
+    assert_float_equal(c.cc_bw_intra, 15.0, 1e-9);
+    /* off until enabled */
+    assert_true(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_COLLNET_DIRECT, COST_SIMPLE, MIB) < 0);
+    c.collnet = 1;
+    /* Direct: 8 x 48, GPU/NIC ratio 1, x0.5 (no 0.85 before sm 90);
+     * latency 2 x (3.7 + 7 x 0.4) + 31 */
+    assert_float_equal(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_COLLNET_DIRECT, COST_SIMPLE,
+                                    1024 * MIB),
+                       2 * (3.7 + 7 * 0.4) + 31 + 1024.0 * MIB / (1000 * 8 * 48 * .5), 1e-6);
+    /* Chain: 16 x 15 x 0.5; latency 2 x 7 x 2.8 + 30 */
+    assert_float_equal(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_COLLNET_CHAIN, COST_SIMPLE,
+                                    1024 * MIB),
+                       2 * 7 * 2.8 + 30 + 1024.0 * MIB / (1000 * 16 * 15 * .5), 1e-6);
+    assert_true(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_COLLNET_DIRECT, COST_LL128, MIB) < 0);
+    assert_true(nccl_time_us(&c, COLL_ALLGATHER, NCCL_COLLNET_CHAIN, COST_SIMPLE, MIB) < 0);
+    /* AllGather only with the plugin's iallgather: ppn x min(48, 0.9 x 24) */
+    assert_true(nccl_time_us(&c, COLL_ALLGATHER, NCCL_COLLNET_DIRECT, COST_SIMPLE, MIB) < 0);
+    c.collnet_ag = 1;
+    assert_float_equal(nccl_time_us(&c, COLL_ALLGATHER, NCCL_COLLNET_DIRECT, COST_SIMPLE,
+                                    1024 * MIB),
+                       2 * (3.7 + 7 * 0.4) + 31 + 1024.0 * MIB / (1000 * 8 * 0.9 * 24), 1e-6);
+    nccl_choice ch;
+    assert_int_equal(nccl_choose(&c, COLL_ALLREDUCE, 1024 * MIB, &ch), 0);
+    assert_int_equal(ch.algo, NCCL_COLLNET_DIRECT);
+    assert_int_equal(ch.nchannels, 8);
+    assert_string_equal(nccl_algo_name(ch.algo), "collnetdirect");
+    /* without it: the tree, never a CollNet algorithm */
+    assert_int_equal(nccl_choose_ex(&c, COLL_ALLREDUCE, 1024 * MIB,
+                                    1u << NCCL_COLLNET_DIRECT | 1u << NCCL_COLLNET_CHAIN, &ch),
+                     0);
+    assert_true(ch.algo == NCCL_TREE || ch.algo == NCCL_RING);
+    /* Direct needs an NVSwitch; neither runs on one node */
+    c.nvswitch = 0;
+    assert_true(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_COLLNET_DIRECT, COST_SIMPLE, MIB) < 0);
+    assert_true(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_COLLNET_CHAIN, COST_SIMPLE, MIB) > 0);
+    c.nnodes = 1;
+    c.nranks = 8;
+    assert_true(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_COLLNET_CHAIN, COST_SIMPLE, MIB) < 0);
+}
+
+/* NVLS across nodes runs on CollNet (enqueue.cc:2008): off without it. */
+static void test_nvls_needs_collnet(void **state)
+{
+    (void)state;
+    nccl_comm c;
+    memset(&c, 0, sizeof c);
+    c.nranks = 32;
+    c.nnodes = 4;
+    c.arch = TOPO_ARCH_HOPPER;
+    c.nchannels = 16;
+    c.bw_intra = c.bw_inter = 24.0;
+    c.nvls_graph_channels = 8;
+    c.nvls_bw_intra = 24.0;
+    c.nvls_bw_inter = 48.0;
+    c.nvls_channels = 16;
+    assert_true(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_NVLS, COST_SIMPLE, MIB) < 0);
+    c.collnet = 1;
+    c.collnet_heads = 8;
+    /* min(2 x 0.85 x 24 x 7/8, 48) x 8 x 32/62; latency 25 + 18 */
+    double bw = fmin(2 * 0.85 * 24 * 7 / 8.0, 48) * 8 * 32 / 62.0;
+    assert_float_equal(nccl_time_us(&c, COLL_ALLREDUCE, NCCL_NVLS, COST_SIMPLE, 1024 * MIB),
+                       25 + 18 + 1024.0 * MIB / (1000 * bw), 1e-6);
+    /* AllGather across nodes needs the plugin's iallgather */
+    assert_true(nccl_time_us(&c, COLL_ALLGATHER, NCCL_NVLS, COST_SIMPLE, MIB) < 0);
+    c.collnet_ag = 1;
+    assert_true(nccl_time_us(&c, COLL_ALLGATHER, NCCL_NVLS, COST_SIMPLE, MIB) > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -379,6 +488,8 @@ int main(void)
         cmocka_unit_test(test_nvls_tree),
         cmocka_unit_test(test_pat_chunk_agg),
         cmocka_unit_test(test_pat),
+        cmocka_unit_test(test_collnet),
+        cmocka_unit_test(test_nvls_needs_collnet),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/runtime.h"
 #include "model/topo.h"
 #include "model/variant.h"
+#include "util/mem.h"
 
 static const char *const BUNDLED[] = {
     "topologies/ndv2-x1.json",      "topologies/ndv2-x2.json",
@@ -731,6 +733,7 @@ static void assert_topo_equal(const topo *a, const topo *b)
     assert_true(a->reduce_gbps == b->reduce_gbps);
     assert_int_equal(a->is_default, b->is_default);
     assert_int_equal(a->alpha_delay, b->alpha_delay);
+    assert_memory_equal(&a->collnet, &b->collnet, sizeof a->collnet);
     assert_int_equal(a->nlinks, b->nlinks);
     for (int i = 0; i < a->nlinks; i++) {
         assert_int_equal(a->links[i].src, b->links[i].src);
@@ -776,6 +779,51 @@ static void round_trip(const topo *t)
     free(js);
     free(js2);
     topo_free(u);
+}
+
+/* "collnet": the network reduces (NCCL's CollNet); read, written back,
+ * and refused on a chip device or with an unknown reduction. */
+static void test_collnet(void **state)
+{
+    (void)state;
+    const char *good =
+        "{\"name\": \"c\", \"nodes\": 2, \"ranks_per_node\": 2,\n"
+        " \"collnet\": {\"reductions\": [\"sum\", \"max\"], \"dtypes\": [\"f32\", \"bf16\"],\n"
+        "             \"reducescatter\": true, \"source\": \"SHARP\"},\n"
+        " \"local\": {\"copy_gbps\": 100, \"reduce_gbps\": 50, \"source\": \"a\"},\n"
+        " \"links\": [{\"pairs\": [[0, 1]], \"alpha_us\": 1, \"bandwidth_gbps\": 10,\n"
+        "             \"source\": \"a\"}],\n"
+        " \"nics\": [{\"ranks\": [0, 1], \"alpha_us\": 2, \"bandwidth_gbps\": 5,\n"
+        "            \"source\": \"a\"}]}";
+    tc_err e;
+    tc_err_clear(&e);
+    topo *t = topo_parse(good, "c.json", &e);
+    if (!t)
+        print_error("%s\n", e.msg);
+    assert_non_null(t);
+    assert_int_equal(t->collnet.on, 1);
+    assert_int_equal(t->collnet.redops, 1u << RED_SUM | 1u << RED_MAX);
+    assert_int_equal(t->collnet.dtypes, 1u << DT_F32 | 1u << DT_BF16);
+    assert_int_equal(t->collnet.allgather, 0);
+    assert_int_equal(t->collnet.reducescatter, 1);
+    round_trip(t);
+    char *js = topo_to_json(t);
+    assert_non_null(strstr(js, "\"collnet\": {\"reductions\": [\"sum\", \"max\"]"));
+    assert_non_null(strstr(js, "\"source\": \"SHARP\""));
+    free(js);
+    topo_free(t);
+    /* absent: off, and not written */
+    topo *d = load_ok(BUNDLED[0]);
+    assert_int_equal(d->collnet.on, 0);
+    js = topo_to_json(d);
+    assert_null(strstr(js, "collnet"));
+    free(js);
+    topo_free(d);
+    char *bad = xstrdup(good);
+    memcpy(strstr(bad, "\"max\""), "\"min\"", 5);
+    assert_null(topo_parse(bad, "c.json", &e));
+    assert_non_null(strstr(e.msg, "c.json:2: collnet.reductions[1]"));
+    free(bad);
 }
 
 static void test_round_trip(void **state)
@@ -1188,6 +1236,7 @@ int main(void)
         cmocka_unit_test(test_variants),
         cmocka_unit_test(test_error_files),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_collnet),
         cmocka_unit_test(test_arch),
         cmocka_unit_test(test_bundled_arch),
         cmocka_unit_test(test_alpha_mode),

@@ -282,6 +282,17 @@ static int cmd_show(int argc, char **argv)
         print_group("nic", i, e, "ranks", i);
         i++;
     }
+    const cJSON *cn = cJSON_GetObjectItemCaseSensitive(j, "collnet");
+    if (cn) {
+        printf("collnet   the network reduces (NCCL's CollNet, SHARP; --algo nccl weighs it%s): "
+               "reductions ", t->nnodes > 1 ? "" : " from two nodes on");
+        print_names(cJSON_GetObjectItemCaseSensitive(cn, "reductions"));
+        printf(", dtypes ");
+        print_names(cJSON_GetObjectItemCaseSensitive(cn, "dtypes"));
+        printf(", allgather %s, reducescatter %s\n      source: %s\n",
+               t->collnet.allgather ? "yes" : "no", t->collnet.reducescatter ? "yes" : "no",
+               jstr(cn, "source"));
+    }
     cJSON_Delete(j);
     printf("bounds    lower bound (us)       1 MiB         1 GiB\n");
     for (int k = 0; k < COLL_COUNT; k++) {

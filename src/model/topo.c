@@ -30,6 +30,12 @@
  *               every NIC reaches every other node's NICs; "rails": NIC i
  *               of a node (its i-th in "nics") reaches NIC i of the other
  *               nodes only
+ *     "collnet": {"reductions": ["sum"], "dtypes": ["f32"],
+ *                 "allgather": false, "reducescatter": false,
+ *                 "source": "..."}     optional (GPU devices): the network
+ *               between the nodes reduces (SHARP) and NCCL runs CollNet on
+ *               it; allgather/reducescatter: its plugin offers those too
+ *               (topo.h, topo_collnet)
  *     "device": {"kind": "gpu"}             optional, default gpu; a GPU
  *               device may name its generation, "arch": "volta", "ampere",
  *               "hopper" or "blackwell" (NCCL's tuning model keys on it, no
@@ -136,6 +142,7 @@ static struct topo_priv *priv_new(void)
     pv->description = pv->notes = -1;
     pv->device_source = pv->device_notes = -1;
     pv->local_source = pv->local_notes = -1;
+    pv->collnet_source = pv->collnet_notes = -1;
     return pv;
 }
 
@@ -481,8 +488,8 @@ static int read_ranks(pstate *ps, const cJSON *obj, int min, const char *what,
 
 static const char *const top_keys[] = {
     "name", "description", "notes", "is_default", "nodes", "ranks_per_node",
-    "alpha_mode", "runtime_latency", "arbitration", "fabric", "device", "local", "links",
-    "switches", "nics"};
+    "alpha_mode", "runtime_latency", "arbitration", "fabric", "collnet", "device", "local",
+    "links", "switches", "nics"};
 static const char *const gpu_keys[] = {"kind", "arch", "source", "notes"};
 static const char *const chip_keys[] = {
     "kind", "chips_per_node", "clusters_per_chip", "dma_bytes", "source",
@@ -496,6 +503,8 @@ static const char *const group_keys[] = {
     "ranks", "alpha_us", "bandwidth_gbps", "alpha", "bandwidth", "source", "notes"};
 static const char *const switch_keys[] = {
     "ranks", "alpha_us", "bandwidth_gbps", "alpha", "bandwidth", "source", "notes", "nvls"};
+static const char *const collnet_keys[] = {
+    "reductions", "dtypes", "allgather", "reducescatter", "source", "notes"};
 static const char *const nvls_keys[] = {
     "alpha_us", "bandwidth_gbps", "alpha", "bandwidth", "reductions", "dtypes", "source",
     "notes"};
@@ -933,6 +942,42 @@ static int parse_nvls(jsonin_ctx *c, struct topo_priv *pv, const cJSON *sw, lgro
     return rc;
 }
 
+/* The optional top-level "collnet" object (topo.h, topo_collnet): the
+ * network between the nodes reduces and NCCL runs CollNet on it.  Only a
+ * GPU device's fabric has one (NCCL's). */
+static int parse_collnet(pstate *ps, const cJSON *root)
+{
+    jsonin_ctx *c = &ps->c;
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "collnet");
+    topo_collnet *cn = &ps->t->collnet;
+    char g[64];
+    int rc = TC_OK;
+    if (!it)
+        return TC_OK;
+    jsonin_push_key(c, "collnet", 0);
+    if (!cJSON_IsObject(it))
+        rc = jsonin_fail(c, "expected an object {\"reductions\": [...], \"dtypes\": [...], "
+                         "\"allgather\": false, \"reducescatter\": false, \"source\": ...}, "
+                         "got %s", jsonin_got(c, it, g, sizeof g));
+    else if (ps->t->kind != TOPO_GPU)
+        rc = jsonin_fail(c, "a reducing network (NCCL's CollNet) belongs to a GPU device's "
+                         "fabric, not a chip/cluster device's");
+    else if ((rc = jsonin_check_keys(c, it, collnet_keys, NKEYS(collnet_keys))) ||
+             (rc = read_name_set(c, it, "reductions", "reduction", parse_redop_name,
+                                 &cn->redops)) ||
+             (rc = read_name_set(c, it, "dtypes", "element type", parse_dtype_name,
+                                 &cn->dtypes)) ||
+             (rc = jsonin_read_bool(c, it, "allgather", 0, &cn->allgather)) ||
+             (rc = jsonin_read_bool(c, it, "reducescatter", 0, &cn->reducescatter)) ||
+             (rc = read_source(c, it, ps->pv, &ps->pv->collnet_source)) ||
+             (rc = read_notes(c, it, ps->pv, &ps->pv->collnet_notes)))
+        ;
+    else
+        cn->on = 1;
+    jsonin_pop(c);
+    return rc;
+}
+
 /* "switches" or "nics": arrays of {ranks, alpha_us, bandwidth_gbps, ...}. */
 static int parse_groups(pstate *ps, const cJSON *root, const char *key,
                         int min, const char *what, lgroup **out, int *nout)
@@ -1232,7 +1277,8 @@ static int parse_top(pstate *ps, const cJSON *root)
         return rc;
     ps->rpn = t->ranks_per_node;
     ps->stamp = xcalloc((size_t)ps->rpn, sizeof *ps->stamp);
-    if ((rc = parse_device(ps, root)) || (rc = parse_local(ps, root)) ||
+    if ((rc = parse_device(ps, root)) || (rc = parse_collnet(ps, root)) ||
+        (rc = parse_local(ps, root)) ||
         (rc = parse_links(ps, root)) || (rc = parse_switches(ps, root)) ||
         (rc = parse_nics(ps, root)))
         return rc;

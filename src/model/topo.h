@@ -77,6 +77,21 @@ typedef struct {
     topo_nvls nvls;     /* in-switch reduction and multicast, if any */
 } topo_switch;
 
+/* A network between the nodes that reduces (SHARP in InfiniBand switches)
+ * and that NCCL runs its CollNet algorithms on: the top-level "collnet"
+ * object.  It says both that the fabric reduces and that NCCL is set up to
+ * use it (a CollNet plugin, NCCL_COLLNET_ENABLE=1); NCCL's tuning model
+ * (synth/nccl_tune.h) then offers CollNetDirect, CollNetChain and NVLS
+ * across nodes.  No schedule format here can express a reduction in the
+ * network, so the executor never moves data through it. */
+typedef struct {
+    int on;             /* 0: no "collnet" object */
+    unsigned redops;    /* bit 1 << rt_redop it reduces with */
+    unsigned dtypes;    /* bit 1 << rt_dtype it reduces */
+    int allgather;      /* the plugin's iallgather (NCCL's CollNet AllGather) */
+    int reducescatter;  /* the plugin's ireducescatter */
+} topo_collnet;
+
 /* A NIC of one node; the member ranks (global) leave and enter through it. */
 typedef struct {
     int node;
@@ -110,6 +125,7 @@ typedef struct topo {
     int alpha_delay;        /* 1: a hop's alpha delays its arrival but holds no
                                resource ("alpha_mode": "delay"); 0: the hop
                                holds its resources for alpha + bytes / B */
+    topo_collnet collnet;   /* the network reduces (NCCL's CollNet), if on */
     int rails;              /* 1: a rail-optimised fabric ("fabric": "rails"):
                                NIC i of a node reaches NIC i of every other
                                node only (its rail); 0, the default

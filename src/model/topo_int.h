@@ -20,6 +20,7 @@ struct topo_priv {
     int description, notes;
     int device_source, device_notes;
     int local_source, local_notes;
+    int collnet_source, collnet_notes;  /* the "collnet" object */
     int nlinks0, nswitches0, nnics0;    /* elements of node 0 */
     int *link_source, *link_notes;      /* [nlinks0] */
     int *switch_source, *switch_notes;  /* [nswitches0] */

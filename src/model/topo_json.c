@@ -186,6 +186,26 @@ static void put_links(sbuf *b, const topo *t)
     sb_puts(b, "]");
 }
 
+/* "reductions": [...], "dtypes": [...] of a reducing switch or network. */
+static void put_reduces(sbuf *b, unsigned redops, unsigned dtypes)
+{
+    const char *sep = "";
+    sb_puts(b, "\"reductions\": [");
+    for (int i = 0; i < RED_COUNT; i++)
+        if (redops & (1u << i)) {
+            sb_printf(b, "%s\"%s\"", sep, runtime_redop_name((rt_redop)i));
+            sep = ", ";
+        }
+    sep = "";
+    sb_puts(b, "], \"dtypes\": [");
+    for (int i = 0; i < DT_COUNT; i++)
+        if (dtypes & (1u << i)) {
+            sb_printf(b, "%s\"%s\"", sep, runtime_dtype_name((rt_dtype)i));
+            sep = ", ";
+        }
+    sb_puts(b, "]");
+}
+
 /* A switch's "nvls" object, inside the switch's braces. */
 static void put_nvls(sbuf *b, const topo_nvls *nv, const char *src, const char *notes)
 {
@@ -193,23 +213,25 @@ static void put_nvls(sbuf *b, const topo_nvls *nv, const char *src, const char *
     sb_num(b, nv->alpha_us);
     sb_puts(b, ", \"bandwidth_gbps\": ");
     sb_num(b, nv->bw_gbps);
-    const char *sep = "";
-    sb_puts(b, ", \"reductions\": [");
-    for (int i = 0; i < RED_COUNT; i++)
-        if (nv->redops & (1u << i)) {
-            sb_printf(b, "%s\"%s\"", sep, runtime_redop_name((rt_redop)i));
-            sep = ", ";
-        }
-    sep = "";
-    sb_puts(b, "], \"dtypes\": [");
-    for (int i = 0; i < DT_COUNT; i++)
-        if (nv->dtypes & (1u << i)) {
-            sb_printf(b, "%s\"%s\"", sep, runtime_dtype_name((rt_dtype)i));
-            sep = ", ";
-        }
-    sb_puts(b, "]");
+    sb_puts(b, ", ");
+    put_reduces(b, nv->redops, nv->dtypes);
     put_source_notes(b, src ? src : FALLBACK_SOURCE, notes);
     sb_puts(b, "}");
+}
+
+/* The top-level "collnet" object, on its own line with its comma. */
+static void put_collnet(sbuf *b, const topo *t)
+{
+    const struct topo_priv *pv = t->priv;
+    const topo_collnet *cn = &t->collnet;
+    sb_puts(b, "  \"collnet\": {");
+    put_reduces(b, cn->redops, cn->dtypes);
+    sb_printf(b, ", \"allgather\": %s, \"reducescatter\": %s",
+              cn->allgather ? "true" : "false", cn->reducescatter ? "true" : "false");
+    const char *src = topo_pool_get(pv, pv ? pv->collnet_source : -1);
+    put_source_notes(b, src ? src : FALLBACK_SOURCE,
+                     topo_pool_get(pv, pv ? pv->collnet_notes : -1));
+    sb_puts(b, "},\n");
 }
 
 static void put_group(sbuf *b, int first, const int *ranks, int n, int rpn,
@@ -297,6 +319,8 @@ static char *to_json(const topo *t, int nnodes)
         sb_puts(&b, "  \"arbitration\": \"reserve\",\n");
     if (t->rails)
         sb_puts(&b, "  \"fabric\": \"rails\",\n");
+    if (t->collnet.on)
+        put_collnet(&b, t);
     const char *dsrc = topo_pool_get(pv, pv ? pv->device_source : -1);
     const char *dnotes = topo_pool_get(pv, pv ? pv->device_notes : -1);
     if (t->kind == TOPO_CHIP) {

@@ -84,6 +84,24 @@ static const double SM100_SPEEDS_INTER[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 
                                             30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0,
                                             6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 
+/* Before sm 90 (search.cc:1052-1053). */
+static const double SPEEDS_INTER[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                      7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+
+int topo_nccl_inter_speeds(int sm, const double **speeds)
+{
+    if (sm >= 100) {
+        *speeds = SM100_SPEEDS_INTER;
+        return (int)(sizeof SM100_SPEEDS_INTER / sizeof *SM100_SPEEDS_INTER);
+    }
+    if (sm >= 90) {
+        *speeds = SM90_SPEEDS_INTER;
+        return (int)(sizeof SM90_SPEEDS_INTER / sizeof *SM90_SPEEDS_INTER);
+    }
+    *speeds = SPEEDS_INTER;
+    return (int)(sizeof SPEEDS_INTER / sizeof *SPEEDS_INTER);
+}
+
 int topo_nccl_nvls_graph_net(int sm, int ngpus, double gpu_gbps, double net_gbps,
                              double *bw_intra, double *bw_inter)
 {

@@ -90,6 +90,11 @@ int topo_nccl_nvls_graph(int sm, int ngpus, double gpu_gbps, double *bw_intra, d
 int topo_nccl_nvls_graph_net(int sm, int ngpus, double gpu_gbps, double net_gbps,
                              double *bw_intra, double *bw_inter);
 
+/* NCCL's inter-node speed array of compute capability sm (x10), fastest
+ * first (search.cc:1052-1065: sm 100, sm 90, and the older one): its
+ * length, *speeds set to it. */
+int topo_nccl_inter_speeds(int sm, const double **speeds);
+
 /* nvlsEfficiency (src/graph/tuning.cc:139-144): 0.85 Hopper, 0.74
  * Blackwell, 0 before. */
 double topo_nccl_nvls_eff(int sm);

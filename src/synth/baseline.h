@@ -91,15 +91,16 @@ typedef struct {
     long long steps;        /* over all ranks, nops included */
     char note[768];         /* extra information for the user, "" if none */
     struct {                /* nccl only (algo "" otherwise): what NCCL picked */
-        char algo[10];      /* "ring", "tree", "nvls", "nvlstree", "pat", "p2p" */
+        char algo[16];      /* "ring", "tree", "nvls", "nvlstree", "pat", "p2p" */
         char proto[8];
         int channels, channels_max, rings;
         long long piece_bytes;  /* slice (ring, tree) or P2P chunk */
         double estimate_us;     /* NCCL's own estimate, -1 for p2p */
         double bw_intra, bw_inter;  /* the channel bandwidths its model took
                                        (GB/s); 0 for p2p */
-        char would_run[10];     /* NCCL's own pick when the file holds its best
-                                   choice without it ("nvls", "nvlstree"), else "" */
+        char would_run[16];     /* NCCL's own pick when the file holds its best
+                                   choice without it ("nvls", "nvlstree",
+                                   "collnetdirect", "collnetchain"), else "" */
         double would_run_us;    /* that pick's estimate */
     } nccl;
 } baseline_stats;

@@ -254,6 +254,69 @@ static void nvls_comm(const topo *t, coll_kind k, nccl_comm *c)
     c->nvls_channels = nccl_nvls_channels(t->arch, t->nnodes);
 }
 
+/* 1 if one switch of t holds every rank of node 0 (NCCL's nvsCount > 0
+ * on an NVSwitch machine: CollNetDirect needs it). */
+static int node_switch(const topo *t)
+{
+    for (int s = 0; s < t->nswitches; s++) {
+        const topo_switch *w = &t->switches[s];
+        int in = 0;
+        for (int i = 0; i < w->nranks; i++)
+            in += w->ranks[i] >= 0 && w->ranks[i] < t->ranks_per_node;
+        if (in == t->ranks_per_node && t->ranks_per_node > 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* A GPU's NVLink bandwidth as NCCL counts it: whole links of the nominal
+ * NVLink figure (a switch port, or rank 0's direct links), each at NCCL's
+ * per-link figure (topo_nccl_nvlink_bw). */
+static double nccl_gpu_nvlink(const topo *t)
+{
+    int sm = t->arch == TOPO_ARCH_BLACKWELL ? 100 : t->arch == TOPO_ARCH_HOPPER ? 90
+           : t->arch == TOPO_ARCH_AMPERE ? 80 : 70;
+    double nominal = 0;
+    for (int s = 0; s < t->nswitches; s++)
+        for (int i = 0; i < t->switches[s].nranks; i++)
+            if (t->switches[s].ranks[i] == 0)
+                nominal += t->switches[s].bw_gbps;
+    for (int l = 0; l < t->nlinks; l++)
+        if (t->links[l].src == 0 && topo_node_of(t, t->links[l].dst) == 0)
+            nominal += t->links[l].bw_gbps * t->links[l].mult;
+    return floor(nominal / nvlink_gbps(t->arch) + 0.5) * topo_nccl_nvlink_bw(sm);
+}
+
+/* NCCL's CollNet on t (topo.h's topo_collnet), if the topology's network
+ * reduces what --algo nccl's calls reduce (sum of f32; an AllGather
+ * reduces nothing): CollNet's graphs (nccl_collnet_graphs) on a node's
+ * NVLinks and its NICs, each NIC's figure capped by its PCIe path to the
+ * GPU as NCCL counts it (Gen5 x16 from Hopper, Gen4 x16 on Ampere, Gen3
+ * before: topo.cc:652-657). */
+static void collnet_comm(const topo *t, coll_kind k, nccl_comm *c)
+{
+    const topo_collnet *cn = &t->collnet;
+    if (!cn->on || t->nnodes < 2)
+        return;
+    if (k != COLL_ALLGATHER && (!(cn->dtypes & (1u << DT_F32)) || !(cn->redops & (1u << RED_SUM))))
+        return;
+    c->collnet = 1;
+    c->collnet_ag = cn->allgather;
+    c->collnet_rs = cn->reducescatter;
+    c->collnet_heads = nvls_heads(t);
+    c->nvswitch = node_switch(t);
+    double pcie = t->arch == TOPO_ARCH_HOPPER || t->arch == TOPO_ARCH_BLACKWELL
+                      ? NCCL_PCIE_GEN5_X16_GBPS
+                      : t->arch == TOPO_ARCH_AMPERE ? NCCL_PCIE_GEN5_X16_GBPS / 2
+                                                    : NCCL_PCIE_GEN5_X16_GBPS / 4;
+    double net = INFINITY;
+    for (int x = 0; x < t->nnics; x++)
+        if (t->nics[x].node == 0 && t->nics[x].bw_gbps < net)
+            net = t->nics[x].bw_gbps;
+    nccl_collnet_graphs(c, t->ranks_per_node, c->collnet_heads, nccl_gpu_nvlink(t),
+                        fmin(net, pcie), c->nchannels);
+}
+
 static size_t add_estimates(char *s, size_t len, size_t cap, const nccl_choice *ch)
 {
     int first = 1;
@@ -347,6 +410,7 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
             ring_bandwidths(t, &R, &c.bw_intra, &c.bw_inter);
         }
         nvls_comm(t, k, &c);
+        collnet_comm(t, k, &c);
         char nic_note[200] = "";
         if (o->graph)
             graph_nic_note(t, o->graph, &R, nic_note, sizeof nic_note);
@@ -368,17 +432,23 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
          * plan either; NVLSTree (the switch inside each node, trees between
          * nodes) is written on two nodes only, as hier-nvls, whose rail
          * exchange moves there what NCCL's two trees move (docs/nvls.md
-         * section 4) */
-        unsigned skip = 0;
+         * section 4); no output holds a reduction in the network, so
+         * neither CollNet algorithm nor NVLS across nodes (which runs on
+         * CollNet) */
+        unsigned skip = 1u << NCCL_COLLNET_DIRECT | 1u << NCCL_COLLNET_CHAIN;
         if (!o->switch_ops || t->nnodes != 2)
             skip |= 1u << NCCL_NVLS_TREE;
-        if (!o->switch_ops || k == COLL_REDUCESCATTER)
+        if (!o->switch_ops || k == COLL_REDUCESCATTER || t->nnodes > 1)
             skip |= 1u << NCCL_NVLS;
-        char nvls_note[240] = "";
+        char nvls_note[320] = "";
         nccl_algo picked = ch.algo;
         double picked_us = ch.time_us;
         if (skip & (1u << picked)) {
-            const char *cannot = picked == NCCL_NVLS
+            int in_net = picked == NCCL_COLLNET_DIRECT || picked == NCCL_COLLNET_CHAIN ||
+                         (picked == NCCL_NVLS && t->nnodes > 1);
+            const char *cannot = in_net ? "no output here can express (MSCCL XML and MSCCL++ "
+                                          "plans have no reduction in the network)"
+                : picked == NCCL_NVLS
                 ? (o->switch_ops ? "an MSCCL++ plan (no multimem reduce to one rank) cannot "
                                    "express" : "MSCCL XML cannot express")
                 : !o->switch_ops ? "MSCCL XML cannot express (--target mscclpp writes it on "
@@ -391,15 +461,19 @@ prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline
                            nccl_algo_name(picked), coll_name(k), t->name, cannot);
                 return NULL;
             }
-            const char *name = picked == NCCL_NVLS ? "NVLS" : "NVLSTree";
-            const char *how = picked == NCCL_NVLS ? ""
+            const char *name = picked == NCCL_COLLNET_DIRECT ? "CollNetDirect"
+                             : picked == NCCL_COLLNET_CHAIN ? "CollNetChain"
+                             : in_net ? "NVLS across nodes" : picked == NCCL_NVLS ? "NVLS"
+                                                                                 : "NVLSTree";
+            const char *how = in_net ? ": the network reduces (CollNet, SHARP)"
+                : picked == NCCL_NVLS ? ""
                 : ": the switch reduces and multicasts inside each node, trees between the "
                   "nodes";
             snprintf(nvls_note, sizeof nvls_note, "; NCCL would run %s (estimate %.1f us%s), "
                      "which %s: this is its best choice without %s%s", name, picked_us, how,
-                     cannot, picked == NCCL_NVLS ? "NVLS" : "it",
-                     picked == NCCL_NVLS && !o->switch_ops ? " (--target mscclpp writes NVLS)"
-                                                           : "");
+                     cannot, picked == NCCL_NVLS && !in_net ? "NVLS" : "it",
+                     picked == NCCL_NVLS && !in_net && !o->switch_ops
+                         ? " (--target mscclpp writes NVLS)" : "");
         }
         baseline_opts u = *o;
         u.ring_mode = BL_RINGS_NCCL;

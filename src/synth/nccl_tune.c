@@ -27,18 +27,22 @@ static const double BASE_LAT[NCCL_NALGO][3] = {
     {0, 0, 0},          /* NVLS */
     {0, 0, 0},          /* NVLSTree */
     {8.0, 8.0, 8.0},    /* PAT */
+    {0, 0, 0},          /* CollNetDirect */
+    {0, 0, 0},          /* CollNetChain */
 };
 
 /* hwLatencies[hw][algo][proto] (us): NVLink, network (tuning.cc:155-175 at
- * NCCL 5067397; the NVLS rows are Simple only) */
+ * NCCL 5067397; the NVLS and CollNet rows are Simple only) */
 static const double HW_LAT_NVLINK[NCCL_NALGO][3] = {
     {0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, TOPO_NCCL_NVLS_HWLAT_NVLINK}, {0, 0, 25},
-    {0, 0, 4.0}};
+    {0, 0, 4.0}, {0, 0, 3.7}, {0, 0, 2.8}};
 static const double HW_LAT_NET[NCCL_NALGO][3] = {
     {5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, TOPO_NCCL_NVLS_HWLAT_NET}, {0, 0, 20.9},
-    {0, 0, 14}};
+    {0, 0, 14}, {0, 0, 31}, {0, 0, 30}};
 
 #define NVLS_NCHANNELS_SM90 16
+#define COLLNET_MAX_LOCAL 8     /* NCCL_MAX_DIRECT_ARITY + 1 (device.h:199) */
+#define COLLNET_ARITY_LAT_US 0.4    /* tuning.cc:420: arity serialization */
 #define NVLS_NCHANNELS_SM100 32
 #define NVLS_NCHANNELS_SM100_NVL 24
 
@@ -93,7 +97,8 @@ static int log2i(long long n)
 const char *nccl_algo_name(nccl_algo a)
 {
     return a == NCCL_TREE ? "tree" : a == NCCL_NVLS ? "nvls" : a == NCCL_NVLS_TREE ? "nvlstree"
-         : a == NCCL_PAT ? "pat" : "ring";
+         : a == NCCL_PAT ? "pat" : a == NCCL_COLLNET_DIRECT ? "collnetdirect"
+         : a == NCCL_COLLNET_CHAIN ? "collnetchain" : "ring";
 }
 
 /* The compute capability (x10) NCCL keys its NVLS constants on. */
@@ -113,6 +118,84 @@ int nccl_nvls_channels(topo_arch arch, int nnodes)
     if (arch == TOPO_ARCH_BLACKWELL)
         return nnodes > 1 ? NVLS_NCHANNELS_SM100 : NVLS_NCHANNELS_SM100_NVL;
     return NVLS_NCHANNELS_SM90;
+}
+
+/* The fastest speed of sp[from..ns) (fastest first) that fits(speed). */
+static int first_fit(const double *sp, int ns, int from, int (*fits)(const double *, double),
+                     const double *arg)
+{
+    for (int i = from; i < ns; i++)
+        if (fits(arg, sp[i]))
+            return i;
+    return -1;
+}
+
+/* arg: {channels per NIC, net_gbps, NVLink load per unit of bwIntra,
+ * gpu_gbps}: one speed for bwIntra and bwInter (pass 1). */
+static int fits_pass1(const double *a, double sp)
+{
+    return a[0] * sp <= a[1] + 1e-9 && a[2] * sp <= a[3] + 1e-9;
+}
+
+/* One graph: pass 1, the duplication, pass 2 (nccl_tune.h). */
+static void collnet_graph(int sm, int nch, int max_ch, double per_nic, double load,
+                          double gpu_gbps, double net_gbps, int *out_ch, double *bw_intra,
+                          double *bw_inter)
+{
+    const double *sp;
+    int ns = topo_nccl_inter_speeds(sm, &sp);
+    double arg[4] = {per_nic, net_gbps, load, gpu_gbps};
+    *out_ch = 0;
+    *bw_intra = *bw_inter = 0;
+    int i = nch > 0 ? first_fit(sp, ns, 0, fits_pass1, arg) : -1;
+    if (i < 0)
+        return;
+    double intra = sp[i], inter = sp[i];
+    /* ncclTopoDupChannels (search.cc:1036-1049) */
+    if (intra >= 25.0 && !(sm > 80 && intra < 50.0 && nch > 4)) {
+        int dup = 2 * nch < max_ch ? 2 * nch : max_ch;
+        int div = (dup + nch - 1) / nch;
+        intra /= div;
+        inter /= div;
+        nch = dup;
+    }
+    /* pass 2: from bwInter's speed, bwIntra raised while below twice
+     * bwInter and the NVLinks carry the faster speed */
+    int j = 0;
+    while (j < ns - 1 && sp[j] > inter)
+        j++;
+    while (j > 0 && intra < 2 * inter && load * sp[j - 1] <= gpu_gbps + 1e-9 &&
+           sp[j - 1] > intra)
+        intra = sp[--j];
+    *out_ch = nch;
+    *bw_intra = intra;
+    *bw_inter = inter;
+}
+
+void nccl_collnet_graphs(nccl_comm *c, int ngpus, int heads, double gpu_gbps, double net_gbps,
+                         int ring_channels)
+{
+    int sm = sm_of(c->arch);
+    c->cd_channels = c->cc_channels = 0;
+    c->cd_bw_intra = c->cd_bw_inter = c->cc_bw_intra = c->cc_bw_inter = 0;
+    if (ngpus < 2 || heads < 1 || !(net_gbps > 0) || !(gpu_gbps > 0))
+        return;
+    /* CollNetDirect: a channel per head, each NIC one channel; a GPU
+     * carries its own channel's bwIntra and 1 / (ngpus - 1) of every
+     * other head's, each way */
+    int cd = heads < COLLNET_MAX_LOCAL ? heads : COLLNET_MAX_LOCAL;
+    if (cd > ngpus)
+        cd = ngpus;
+    int max_cd = ngpus < COLLNET_MAX_LOCAL ? ngpus : COLLNET_MAX_LOCAL;
+    collnet_graph(sm, cd, max_cd, 1.0, 1.0 + (double)(cd - 1) / (ngpus - 1), gpu_gbps, net_gbps,
+                  &c->cd_channels, &c->cd_bw_intra, &c->cd_bw_inter);
+    /* CollNetChain: the ring's channels as chains NIC -> GPUs, shared by
+     * the heads' NICs; each GPU carries every channel once each way */
+    if (ring_channels > 0) {
+        double per_nic = ceil((double)ring_channels / heads);
+        collnet_graph(sm, ring_channels, ring_channels, per_nic, ring_channels, gpu_gbps,
+                      net_gbps, &c->cc_channels, &c->cc_bw_intra, &c->cc_bw_inter);
+    }
 }
 
 /* ncclTopoTuneModel's bandwidth (GB/s, algorithm bandwidth) for (k, a, p). */
@@ -141,6 +224,29 @@ static double model_bw(const nccl_comm *c, coll_kind k, nccl_algo a, int p)
             bw = fmin(bw, PER_CH_NVLS_TREE[g][i2]);
         double bus = nch * bw;
         return k == COLL_ALLREDUCE ? bus * c->nranks / (2.0 * (c->nranks - 1)) : bus;
+    }
+    if (a == NCCL_COLLNET_DIRECT || a == NCCL_COLLNET_CHAIN) {
+        /* tuning.cc:305-306: bwIntra at any node count; 338-349: Simple
+         * only, CollNetDirect's AllGather and ReduceScatter ppn x the
+         * slower of bwIntra and 0.9 bwInter, its AllReduce divided by
+         * half the GPU/NIC ratio's excess and x0.85 from sm 90; 375-381:
+         * AllReduce x0.5 */
+        int cd = a == NCCL_COLLNET_DIRECT;
+        int nch = cd ? c->cd_channels : c->cc_channels;
+        if (p != P_SIMPLE || nch < 1)
+            return 0;
+        double ppn = (double)c->nranks / c->nnodes;
+        double bus = nch * (cd ? c->cd_bw_intra : c->cc_bw_intra);
+        if (cd && k != COLL_ALLREDUCE)
+            return ppn * fmin(c->cd_bw_intra, c->cd_bw_inter * 0.9);
+        if (cd) {
+            double f = ppn / nch;
+            f -= (f - 1) / 2;
+            bus /= f;
+            if (sm_of(c->arch) >= 90)
+                bus *= .85;
+        }
+        return bus * .5;
     }
     double bw = c->nnodes <= 2 ? c->bw_intra : c->bw_inter;
     /* search.cc (ncclTopoCompute) gives a graph across nodes one speed for
@@ -178,6 +284,11 @@ static double model_lat(const nccl_comm *c, coll_kind k, nccl_algo a, int p)
         return intra + (c->nnodes > 1 ? inter : 0);
     if (a == NCCL_NVLS_TREE)    /* tuning.cc:427-428 (an IB NIC's latencyInter: 0) */
         return lat + intra + 2 * log2i(c->nnodes) * inter;
+    if (a == NCCL_COLLNET_DIRECT)   /* tuning.cc:418-421 (an IB NIC's latencyInter: 0) */
+        return lat + 2 * ((ppn - 1 < 1 ? ppn - 1 : 1) * intra + (ppn - 1) * COLLNET_ARITY_LAT_US)
+             + inter;
+    if (a == NCCL_COLLNET_CHAIN)    /* tuning.cc:422-423 */
+        return lat + 2 * (ppn - 1) * intra + inter;
     if (a == NCCL_PAT)          /* tuning.cc:429-433: one GPU per node, so the tree's
                                    network latency (:397-398) */
         return lat + log2i(c->nnodes) * (inter / 3.5) + c->nranks * 2.8;
@@ -203,10 +314,29 @@ double nccl_time_us(const nccl_comm *c, coll_kind k, nccl_algo a, cost_proto pro
     if (k == COLL_ALLTOALL || (a == NCCL_TREE && k != COLL_ALLREDUCE) || c->nranks < 2 ||
         c->nnodes < 1 || c->nchannels < 1)
         return -1;
-    /* NVLS across nodes needs CollNet (enqueue.cc:2008), not modelled;
-     * NVLSTree is off on one node and runs AllReduce only (tuning.cc:295,
-     * 502) */
-    if (a == NCCL_NVLS && (c->nnodes > 1 || c->nvls_graph_channels < 2))
+    /* NVLS across nodes needs CollNet (enqueue.cc:2008); NVLSTree is off
+     * on one node and runs AllReduce only (tuning.cc:295, 502) */
+    int ppn = c->nranks / c->nnodes;
+    if (a == NCCL_NVLS && ((c->nnodes > 1 && !c->collnet) || c->nvls_graph_channels < 2))
+        return -1;
+    /* CollNet: enabled, two nodes or more (init.cc:1468-1476, CollNet's
+     * node threshold), Simple, at most 8 GPUs a node (enqueue.cc:
+     * 1999-2003); CollNetChain AllReduce only (tuning.cc:293-297), Direct
+     * where an NVSwitch joins the GPUs (tuning.cc:509) */
+    if (a == NCCL_COLLNET_DIRECT || a == NCCL_COLLNET_CHAIN) {
+        if (!c->collnet || c->nnodes < 2 || proto != COST_SIMPLE || ppn > COLLNET_MAX_LOCAL)
+            return -1;
+        if (a == NCCL_COLLNET_CHAIN && k != COLL_ALLREDUCE)
+            return -1;
+        if (a == NCCL_COLLNET_DIRECT && !c->nvswitch)
+            return -1;
+    }
+    /* NVLS and CollNetDirect AllGather and ReduceScatter across nodes: the
+     * plugin's iallgather / ireducescatter, and no more GPUs a node than
+     * CollNet heads (tuning.cc:351-373) */
+    if ((a == NCCL_NVLS || a == NCCL_COLLNET_DIRECT) && c->nnodes > 1 &&
+        (k == COLL_ALLGATHER || k == COLL_REDUCESCATTER) &&
+        (!(k == COLL_ALLGATHER ? c->collnet_ag : c->collnet_rs) || ppn > c->collnet_heads))
         return -1;
     if (a == NCCL_NVLS_TREE && (c->nnodes < 2 || k != COLL_ALLREDUCE || c->nvls_graph_channels < 2))
         return -1;
@@ -267,9 +397,15 @@ int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, unsigned sk
 {
     memset(out, 0, sizeof *out);
     static const cost_proto PROTOS[3] = {COST_LL, COST_LL128, COST_SIMPLE};
+    /* NCCL's algorithm order (NCCL_ALGO_*: tree, ring, CollNetDirect,
+     * CollNetChain, NVLS, NVLSTree, PAT): a tie goes to the first */
+    static const nccl_algo ORDER[NCCL_NALGO] = {NCCL_TREE, NCCL_RING, NCCL_COLLNET_DIRECT,
+                                                NCCL_COLLNET_CHAIN, NCCL_NVLS, NCCL_NVLS_TREE,
+                                                NCCL_PAT};
     double best = -1;
-    for (int a = 0; a < NCCL_NALGO; a++)
+    for (int ai = 0; ai < NCCL_NALGO; ai++)
         for (int i = 0; i < 3; i++) {
+            int a = ORDER[ai];
             double t = nccl_time_us(c, k, (nccl_algo)a, PROTOS[i], bytes);
             out->table_us[a][PROTOS[i]] = t;
             if (c->only_proto && c->only_proto != 1 + (int)PROTOS[i])
@@ -285,6 +421,13 @@ int nccl_choose_ex(const nccl_comm *c, coll_kind k, long long bytes, unsigned sk
     if (best < 0)
         return -1;
     out->time_us = best;
+    if (out->algo == NCCL_COLLNET_DIRECT || out->algo == NCCL_COLLNET_CHAIN) {
+        /* its graph's channels, a Simple buffer step each (no output
+         * holds a reduction in the network, so nothing is built on it) */
+        out->nchannels = out->algo == NCCL_COLLNET_DIRECT ? c->cd_channels : c->cc_channels;
+        out->chunk_bytes = out->slice_bytes = cost_proto_steps_bytes(COST_SIMPLE, 1);
+        return 0;
+    }
     if (out->algo == NCCL_NVLS || out->algo == NCCL_NVLS_TREE) {
         /* enqueue.cc:2084-2090: every NVLS channel, NCCL's NVLS chunk */
         out->nchannels = c->nvls_channels > 0 ? c->nvls_channels : NVLS_NCHANNELS_SM90;

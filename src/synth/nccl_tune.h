@@ -20,8 +20,11 @@
  * between the nodes) for AllReduce on several nodes (tuning.cc:301-323,
  * 427-428, 502); docs/nvls.md.  PAT (AllGather and ReduceScatter with one
  * GPU per node, tuning.cc:215-223, 302-304, 337, 429-433) too.
- * What is not modelled, and so never chosen: CollNet (a SHARP network),
- * PCI-only nodes (every bundled GPU machine is NVLink inside a node), and
+ * CollNet (CollNetDirect, CollNetChain, and NVLS across nodes: a network
+ * that reduces, SHARP) where the topology declares one ("collnet"),
+ * from the CollNet graphs as nccl_collnet_graphs() restates NCCL's search
+ * for them (tuning.cc:305-306, 338-349, 351-373, 418-423, 503-509).
+ * What is not modelled, and so never chosen: PCI-only nodes (every bundled GPU machine is NVLink inside a node), and
  * the tuner plugins.  Multi-node figures are NCCL's for an Intel host CPU. */
 #ifndef TC_NCCL_TUNE_H
 #define TC_NCCL_TUNE_H
@@ -30,7 +33,10 @@
 #include "../model/cost.h"
 #include "../model/topo.h"
 
-typedef enum { NCCL_TREE, NCCL_RING, NCCL_NVLS, NCCL_NVLS_TREE, NCCL_PAT, NCCL_NALGO } nccl_algo;
+typedef enum {
+    NCCL_TREE, NCCL_RING, NCCL_NVLS, NCCL_NVLS_TREE, NCCL_PAT,
+    NCCL_COLLNET_DIRECT, NCCL_COLLNET_CHAIN, NCCL_NALGO
+} nccl_algo;
 
 /* The communicator as NCCL's tuning model sees it. */
 typedef struct {
@@ -51,6 +57,22 @@ typedef struct {
     double nvls_bw_inter;
     int nvls_channels;          /* comm->nvlsChannels: the CTAs an NVLS call
                                    runs (nvls.cc:155-157, 202-238) */
+    /* CollNet (a network that reduces: NCCL_COLLNET_ENABLE=1 and a CollNet
+     * plugin; topo.h's topo_collnet).  0 = off: CollNetDirect and
+     * CollNetChain are not offered, nor NVLS across nodes (tuning.cc:
+     * 503-506).  On, the graphs init.cc:1189-1206 searches: */
+    int collnet;
+    int collnet_ag, collnet_rs; /* the plugin's iallgather / ireducescatter */
+    int collnet_heads;          /* comm->collNetHeadsNum: GPUs of a node that
+                                   own a CollNet NIC (NVLS's heads where NCCL
+                                   has NVLS; coll_net.cc:1705-1727) */
+    int nvswitch;               /* an NVSwitch joins a node's GPUs (nvsCount
+                                   > 0: CollNetDirect needs it, tuning.cc:509) */
+    int cd_channels;            /* CollNetDirect's graph: channels (one per
+                                   head, at most 8), bwIntra, bwInter */
+    double cd_bw_intra, cd_bw_inter;
+    int cc_channels;            /* CollNetChain's: the ring's channels */
+    double cc_bw_intra, cc_bw_inter;
 } nccl_comm;
 
 /* One call's choice. */
@@ -64,7 +86,8 @@ typedef struct {
     double table_us[NCCL_NALGO][COST_NPROTO];   /* every estimate; < 0 = not available */
 } nccl_choice;
 
-const char *nccl_algo_name(nccl_algo a);    /* "tree", "ring", "nvls", "nvlstree", "pat" */
+/* "tree", "ring", "nvls", "nvlstree", "pat", "collnetdirect", "collnetchain" */
+const char *nccl_algo_name(nccl_algo a);
 
 /* NCCL's NVLS graph on one node of `ngpus` GPUs of generation `arch`,
  * each with `links` NVLinks to the NVSwitch: its bwIntra, the fastest
@@ -75,6 +98,23 @@ const char *nccl_algo_name(nccl_algo a);    /* "tree", "ring", "nvls", "nvlstree
  * 1160-1175, 1255-1280).  0 when NCCL has no NVLS there (before Hopper,
  * fewer than 2 GPUs, or no speed fits). */
 int nccl_nvls_graph(topo_arch arch, int ngpus, int links, double *bw_intra, double *bw_inter);
+
+/* CollNet's graphs as NCCL's search finds them on a node of `ngpus` GPUs
+ * of generation arch, `heads` of which own a NIC (net_gbps, the slower of
+ * the NIC and its PCIe path to the GPU), each GPU's NVLinks gpu_gbps as
+ * NCCL counts them, its ring graph `ring_channels` channels (after the
+ * search's duplication): CollNetDirect one channel per head (at most 8,
+ * NCCL_MAX_DIRECT_ARITY + 1), the head exchanging with every other GPU at
+ * bwIntra / (ngpus - 1) (ncclTopoSearchTryCollnetDirect); CollNetChain the
+ * ring's channel count as chains from a NIC through the node's GPUs (the
+ * tree pattern).  Speeds: NCCL's inter-node array; pass 1 one speed for
+ * bwIntra and bwInter, the fastest a NIC (shared by the channels on it)
+ * and the NVLinks carry; then the channel duplication (search.cc:
+ * 1036-1049) and pass 2, bwIntra raised while below twice bwInter and the
+ * NVLinks still carry it (search.cc:1278-1281).  Fills c's cd_* and cc_*;
+ * a graph NCCL would not find gets 0 channels. */
+void nccl_collnet_graphs(nccl_comm *c, int ngpus, int heads, double gpu_gbps, double net_gbps,
+                         int ring_channels);
 
 /* comm->nvlsChannels for arch on nnodes nodes (nvls.cc:155-157, 202-238). */
 int nccl_nvls_channels(topo_arch arch, int nnodes);
