@@ -703,6 +703,23 @@ static int plan_nccl_times(const cli *c, const plan_run *pr, const topo *t, long
     return 0;
 }
 
+/* NCCL's own estimate at `size` of the pick no output holds, as plan.json's
+ * nccl[].would_run gives it (variant nccl-est, model/variant.h), or -1.
+ * The plan's topology's: with --topo, none. */
+static double plan_nccl_est(const plan_run *pr, long long size)
+{
+    cJSON *a = pr->planj && !pr->own ? cJSON_GetObjectItem(pr->planj, "nccl") : NULL, *o;
+    cJSON_ArrayForEach(o, a) {
+        cJSON *s = cJSON_GetObjectItem(o, "size_bytes");
+        if (!cJSON_IsNumber(s) || (long long)s->valuedouble != size)
+            continue;
+        cJSON *w = cJSON_GetObjectItem(o, "would_run");
+        cJSON *e = cJSON_IsObject(w) ? cJSON_GetObjectItem(w, "estimate_us") : NULL;
+        return cJSON_IsNumber(e) && e->valuedouble > 0 ? e->valuedouble : -1;
+    }
+    return -1;
+}
+
 /* One size of the plan: the file picked (or NCCL), run and added to the
  * table.  TC_OK (w.verified says the verdict), or TC_INPUT with err naming
  * the file at fault. */
@@ -759,6 +776,9 @@ static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
                          &w.vnccl);
         run_variants(p, t, &c->run, w.padded > 0 ? w.padded : size, pr->mode, w.us, &pr->vars,
                      &w.vus);
+        /* what NCCL runs where no output holds it: its own estimate */
+        w.vnccl.us[VAR_NCCL_EST] = plan_nccl_est(pr, size);
+        w.vus.us[VAR_NCCL_EST] = w.vnccl.us[VAR_NCCL_EST] > 0 ? w.us : -1;
         w.nvar = variant_ratio_range(&w.vnccl, &w.vus, &w.xlo, &w.xhi);
     }
     c->run = keep;

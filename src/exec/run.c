@@ -214,7 +214,7 @@ void run_variants(const prog *p, const topo *t, const run_opts *o, long long siz
     const prog *q = resolved ? resolved : p;
     for (int v = 0; v < VAR_COUNT; v++) {
         vt->us[v] = -1;
-        if (!set->ok[v])
+        if (!set->ok[v] || v == VAR_NCCL_EST)  /* a plan's figure, not a timing */
             continue;
         int tiles = variant_tiles((variant_id)v);
         if (v == VAR_DEFAULT || v == VAR_PASSES) {
@@ -690,6 +690,8 @@ static cJSON *variants_json(const variant_times *vt)
 {
     cJSON *v = cJSON_CreateObject();
     for (int i = 0; i < VAR_COUNT; i++) {
+        if (i == VAR_NCCL_EST)      /* NCCL's side of a plan's ratio only */
+            continue;
         if (vt->us[i] >= 0)
             cJSON_AddNumberToObject(v, variant_get((variant_id)i)->name, vt->us[i]);
         else
@@ -764,6 +766,8 @@ static void sweep_row_text(FILE *f, const prog *p, const run_report *r, const ru
         /* every variant but the default, whose time is the row's */
         fprintf(f, " ");
         for (int i = 1; i < VAR_COUNT; i++) {
+            if (i == VAR_NCCL_EST)
+                continue;
             if (vt && vt->us[i] >= 0)
                 fprintf(f, " %s %.2f", variant_get((variant_id)i)->name, vt->us[i]);
             else

@@ -26,6 +26,8 @@ static const variant_info VARIANTS[VAR_COUNT] = {
     [VAR_PORTS] = {"ports", "switch ports not shared: each switch a link per pair of its ranks"},
     [VAR_RTLAT] = {"rt-lat", "the runtime's latency the other way: without it where the "
                              "topology has it, NCCL's where it has none"},
+    [VAR_NCCL_EST] = {"nccl-est", "NCCL's time its own estimate of the pick no output holds "
+                                  "(would_run); a schedule's its default"},
 };
 
 const variant_info *variant_get(variant_id v)
@@ -53,7 +55,7 @@ int variant_applies(const topo *t, variant_id v)
 {
     if (v == VAR_PORTS)
         return t->nswitches > 0;
-    if (v == VAR_PASSES || v == VAR_RTLAT)
+    if (v == VAR_PASSES || v == VAR_RTLAT || v == VAR_NCCL_EST)
         return t->kind == TOPO_GPU;
     return 1;
 }

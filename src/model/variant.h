@@ -23,6 +23,14 @@
  *             latency"): without it where the topology has it (the model
  *             before it was the bundled machines' default), NCCL's where a
  *             GPU topology has none
+ *   nccl-est  NCCL's side only: where no output holds what NCCL runs (the
+ *             NCCL file is its best choice without it, and --algo nccl's
+ *             would_run names the pick: NVLS on the XML path, NVLSTree
+ *             beyond two nodes, CollNet), NCCL's time is its own tuning
+ *             model's estimate of that pick, and a schedule keeps its
+ *             default time; elsewhere no time.  Only a plan knows the
+ *             estimate (plan.json's nccl[].would_run), so the executor
+ *             alone never times it (run_variants leaves it -1)
  *
  * default and one of steps/tiles are the same run: which of the two the
  * default is, is VARIANT_DEFAULT_TILES below; the other is a variant. */
@@ -39,6 +47,7 @@ typedef enum {
     VAR_DELAY,
     VAR_PORTS,
     VAR_RTLAT,
+    VAR_NCCL_EST,   /* NCCL's own estimate of the pick no output holds */
     VAR_COUNT
 } variant_id;
 
@@ -47,7 +56,7 @@ typedef enum {
 #define VARIANT_DEFAULT_TILES 1
 
 typedef struct {
-    const char *name;   /* "default", "tiles", "delay", "ports", "rt-lat" */
+    const char *name;   /* "default", "tiles", "delay", "ports", "rt-lat", "nccl-est" */
     const char *what;   /* one line: what it changes */
 } variant_info;
 

@@ -152,6 +152,9 @@ struct plan {
                                    so it was timed beyond them (NCCL runs it natively)
                                    and freed: a reference, not a file (time_nccl) */
     char nccl_pick[MAXSIZES][64];
+    double nccl_est[MAXSIZES];  /* NCCL's estimate of its own pick where the file is its
+                                   best choice without it (would_run), else -1 */
+    char nccl_would[MAXSIZES][16];  /* that pick ("nvls", "collnetdirect", ...) */
     int win[2][MAXSIZES];   /* candidate per mode and size, < 0 = NCCL (W_*) */
     int fastest[2][MAXSIZES];   /* the fastest candidate by the default model, -1 none */
     topo *vt[VAR_COUNT];    /* the variants' topologies (NULL: the plan's own) */
@@ -931,6 +934,7 @@ static void time_nccl(plan *pl)
     int unbuilt = 0, beyond = 0;
     for (int i = 0; i < pl->nsizes; i++) {
         pl->nccl_us[i] = -1;
+        pl->nccl_est[i] = -1;
         baseline_opts bo;
         baseline_opts_default(&bo);
         bo.target = pl->o.target;
@@ -968,6 +972,10 @@ static void time_nccl(plan *pl)
         snprintf(pl->nccl_pick[i], sizeof pl->nccl_pick[i], "%s %s, %d channel%s",
                  st.nccl.algo, st.nccl.proto, st.nccl.channels,
                  st.nccl.channels == 1 ? "" : "s");
+        if (st.nccl.would_run[0] && st.nccl.would_run_us > 0) {
+            pl->nccl_est[i] = st.nccl.would_run_us;
+            snprintf(pl->nccl_would[i], sizeof pl->nccl_would[i], "%s", st.nccl.would_run);
+        }
         if (!ref) {
             seen_s[i] = nccl_render_s(pl, i, seen_s);
             pl->nccl_write_s += seen_s[i];
@@ -988,6 +996,7 @@ static void time_nccl(plan *pl)
                 pl->nccl_v[i][v] = v == VAR_DEFAULT ||
                                            (v == VAR_PASSES && pl->rt_tiles)
                                        ? time_variant(pl, p, s, v, us) : -1;
+            pl->nccl_v[i][VAR_NCCL_EST] = pl->nccl_est[i];
         }
         pl->nccl_vcost_s[i] = now_s() - ti;
         pl->nccl_ref[i] = 1;
@@ -1239,6 +1248,8 @@ static double time_variant(const plan *pl, const prog *p, long long s, int v, do
      * whose ports the variant leaves as they are (docs/nvls.md section 6) */
     if (v == VAR_PORTS && p->nvls_channels > 0)
         return base;
+    if (v == VAR_NCCL_EST)      /* a schedule's time there is its default */
+        return base;
     double us;
     tc_err e;
     int ok = prog_time(p, pl->vt[v] ? pl->vt[v] : pl->t, s, tiles, &us, &e) == TC_OK;
@@ -1252,7 +1263,9 @@ static void nccl_variants(plan *pl, int i)
     pl->nccl_vdone[i] = 1;
     long long s = serve_size(pl->nccl[i], pl->sizes[i]);
     for (int v = 0; v < VAR_COUNT; v++)
-        pl->nccl_v[i][v] = pl->vok[v] ? time_variant(pl, pl->nccl[i], s, v, pl->nccl_us[i]) : -1;
+        pl->nccl_v[i][v] = !pl->vok[v] ? -1
+                         : v == VAR_NCCL_EST ? pl->nccl_est[i]
+                         : time_variant(pl, pl->nccl[i], s, v, pl->nccl_us[i]);
 }
 
 /* Candidate k's x NCCL at size i under every variant, and the worst; only
@@ -2179,6 +2192,15 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
         if (pl->nccl_ref[s])
             cJSON_AddStringToObject(o, "not_written", "breaks the runtime's limits (NCCL runs "
                                     "it natively): timed beyond them as the yardstick");
+        if (pl->nccl_est[s] > 0) {
+            /* what NCCL runs there, which no output holds: its own
+             * estimate is NCCL's time in variant nccl-est */
+            cJSON *w = cJSON_AddObjectToObject(o, "would_run");
+            cJSON_AddStringToObject(w, "algo", pl->nccl_would[s]);
+            cJSON_AddNumberToObject(w, "estimate_us", pl->nccl_est[s]);
+        } else {
+            cJSON_AddNullToObject(o, "would_run");
+        }
         if (pl->nccl_vdone[s]) {
             /* its time under each model variant (null: not timed there),
              * for taccl-run DIR where no file holds it */

@@ -240,3 +240,48 @@ for plan, topo in cases:
 print(len(cases), "cases")
 sys.exit(1 if bad else 0)
 PY
+
+# ---- variant nccl-est: where the XML path's NCCL file is not what NCCL runs
+# (NVLS on DGX H100 x1), NCCL's own estimate of NVLS is its time in that
+# variant, and a plan leaves a size to NCCL unless it beats that too.
+# Before it, this plan wrote rsag LL128 for 4-8 MiB, faster than the ring
+# file but not than NVLS's estimate.
+P="$TMP/plan-est"
+"$S" --plan "$T/dgx-h100-x1.json" --collective allreduce --sizes 1K:1G --no-propose -o "$P" -q \
+    --json > "$TMP/plan-est.json"
+python3 - "$TMP/plan-est.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = True
+est = {n["size_bytes"]: n.get("would_run") for n in d["nccl"]}
+# NCCL runs NVLS from 2 MiB (its estimate below the ring's there)
+ok &= all(est[s] and est[s]["algo"] == "nvls" and est[s]["estimate_us"] > 0
+          for s in est if s >= 2 << 20)
+print("ok - plan.json names NVLS and its estimate where the file is not it" if ok else
+      "not ok - plan.json names NVLS and its estimate: %s" % est)
+bad = [(f["from"], s["size_bytes"], s["x_nccl_variants"]) for f in d["files"] for s in f["sizes"]
+       if est[s["size_bytes"]] and not (s["x_nccl_variants"].get("nccl-est") or 0) >= 1 - 1e-4]
+print("ok - no file where NCCL's own estimate of NVLS is faster" if not bad else
+      "not ok - a file loses to NVLS's estimate: %s" % bad)
+cover = [f["from"] for f in d["files"] if f["min_bytes"] <= 4 << 20 < f["max_bytes_excl"]]
+print("ok - 4 MiB left to NCCL (NVLS)" if not cover else "not ok - 4 MiB has a file: %s" % cover)
+PY
+# taccl-run DIR takes NCCL's estimate from plan.json: an estimate set at a
+# size a file serves gives that row's nccl-est ratio and bounds x_nccl_min
+python3 - "$P/plan.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+for n in p["nccl"]:
+    if n["size_bytes"] == 32768:
+        n["would_run"] = {"algo": "nvls", "estimate_us": 1.0}
+json.dump(p, open(sys.argv[1], "w"))
+PY
+"$R" "$P" --size 32K --no-data --json > "$TMP/est-row.json" 2>/dev/null
+python3 - "$TMP/est-row.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+x = r["x_nccl_variants"].get("nccl-est")
+ok = x is not None and abs(x - 1.0 / r["time_us"]) < 1e-9 * max(1, x) and r["x_nccl_min"] <= x
+print("ok - taccl-run DIR: nccl-est from plan.json's would_run" if ok else
+      "not ok - taccl-run DIR: nccl-est from plan.json's would_run: %s" % r.get("x_nccl_variants"))
+PY
