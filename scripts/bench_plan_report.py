@@ -80,6 +80,15 @@ def records(saved):
             for s, r in sorted(ps.items()):
                 n += 1
                 t, nc = r.get("time_us"), r.get("nccl_us")
+                # where NCCL's file is not what NCCL runs (NVLS on the XML
+                # path, NVLSTree beyond two nodes, CollNet), NCCL's own
+                # estimate of its pick (taccl-run's nccl_estimate_us, the
+                # variant nccl-est): what a call left to NCCL takes, and
+                # NCCL's time beside a baseline
+                est = r.get("nccl_estimate_us")
+                if est is not None:
+                    if r.get("nccl_fallback") and t is not None:
+                        t = min(t, est)
                 fallback += bool(r.get("nccl_fallback"))
                 # x NCCL over the model variants (taccl-run DIR's
                 # x_nccl_min: the worst variant's; a call left to NCCL is
@@ -91,7 +100,8 @@ def records(saved):
                 if lo is not None and not r.get("nccl_fallback") and (
                         var_lo is None or lo < var_lo):
                     var_lo, var_at = lo, s
-                others = [(nc, "nccl")] + [
+                others = [(nc, "nccl")] + (
+                    [(est, "nccl-est")] if est is not None else []) + [
                     (b[s]["time_us"], k) for k, b in base.items()
                     if s in b and b[s].get("time_us") is not None]
                 others = [(v, k) for v, k in others if v is not None]
@@ -153,7 +163,7 @@ def summary_cell(recs):
         if r and r.get("worst") is not None else "-"
     cell = short(o)
     if i and short(i) != short(o) and not (
-            i["fallback"] and i["worst_who"] == "nccl" and
+            i["fallback"] and i["worst_who"] in ("nccl", "nccl-est") and
             "%.3f" % i["worst"] == "1.000"):
         cell += "; in place %s" % short(i)
     fo = o["fallback"] if o else 0
@@ -183,7 +193,9 @@ def summary(recs):
         "",
         "Each cell: the worst size, plan time / the fastest of NCCL's "
         "schedule and every baseline there (below 1: the plan is faster at "
-        "every size; 1.000 where the plan's pick is that schedule), out of "
+        "every size; 1.000 where the plan's pick is that schedule; where "
+        "NCCL's file is not what NCCL runs, NCCL's own estimate of its pick "
+        "is NCCL's time, `nccl-est`, and a call left to NCCL takes it), out of "
         "place (in place where that differs other than by calls left to "
         "NCCL); then the sizes the plan leaves to NCCL, where any.",
         "",

@@ -373,6 +373,8 @@ typedef struct {
     int nvar;               /* > 0: x NCCL under this many model variants */
     variant_times vus, vnccl;   /* the picked file's and NCCL's times under each */
     double xlo, xhi;        /* the range of x NCCL over them */
+    double nccl_est;        /* NCCL's own estimate of what it runs where its file is
+                               not that (plan.json's would_run), < 0 none */
 } plan_row;
 
 /* Time (and check) p at `size` in `mode` with the options `base`; TC_OK and
@@ -499,6 +501,10 @@ static void plan_row_json(cJSON *a, const plan_row *w, const pick_set *set, coll
     }
     cJSON_AddBoolToObject(o, "verified", w->verified);
     cJSON_AddBoolToObject(o, "data_checked", w->data);
+    if (w->nccl_est > 0)        /* what NCCL runs, which its file is not */
+        cJSON_AddNumberToObject(o, "nccl_estimate_us", w->nccl_est);
+    else
+        cJSON_AddNullToObject(o, "nccl_estimate_us");
     if (w->nccl_us >= 0) {
         cJSON_AddNumberToObject(o, "nccl_us", w->nccl_us);
         cJSON_AddStringToObject(o, "nccl_from", w->nccl_planned ? "plan.json" : "file");
@@ -727,7 +733,8 @@ static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
 {
     plan_row w = {.size = size,
                   .picked = pick_schedule(pr->set, pr->k, pr->ngpus, pr->mode, size, pr->rt),
-                  .us = -1, .nccl_us = -1, .verified = 1, .bound_us = -1};
+                  .us = -1, .nccl_us = -1, .verified = 1, .bound_us = -1,
+                  .nccl_est = plan_nccl_est(pr, size)};
     if (w.picked < 0)
         plan_fallback(pr, &w);
     char npath[4200], ppath[4200] = "";
@@ -777,7 +784,7 @@ static int plan_size(cli *c, plan_run *pr, long long size, tc_err *err)
         run_variants(p, t, &c->run, w.padded > 0 ? w.padded : size, pr->mode, w.us, &pr->vars,
                      &w.vus);
         /* what NCCL runs where no output holds it: its own estimate */
-        w.vnccl.us[VAR_NCCL_EST] = plan_nccl_est(pr, size);
+        w.vnccl.us[VAR_NCCL_EST] = w.nccl_est;
         w.vus.us[VAR_NCCL_EST] = w.vnccl.us[VAR_NCCL_EST] > 0 ? w.us : -1;
         w.nvar = variant_ratio_range(&w.vnccl, &w.vus, &w.xlo, &w.xhi);
     }
