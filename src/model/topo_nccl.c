@@ -309,6 +309,7 @@ typedef struct {
     int host;
     xmlNodePtr cpu, pci;    /* pci: the NIC's PCI device, NULL if under a cpu */
     long mbps;          /* -2: a partial file's bare PCI NIC, no speed */
+    long coll;          /* the dump's coll="1": a CollNet device (0 absent) */
     long dev;
     char busid[32];
 } dnic;
@@ -482,6 +483,9 @@ static int add_net(ictx *c, xmlNodePtr net, xmlNodePtr pci, xmlNodePtr cpu, int 
         d->mbps = r > 0 ? 0 : v;
         r = attr_long(c, net, "dev", &d->dev);
         if (r < 0) return TC_INPUT;
+        r = attr_long(c, net, "coll", &d->coll);
+        if (r < 0) return TC_INPUT;
+        if (r > 0) d->coll = 0;
         if (pci && copy_busid(c, pci, "busid", d->busid)) return TC_INPUT;
     }
     c->nn++;
@@ -1083,6 +1087,36 @@ static char *build(ictx *c, xmlNodePtr root)
                  "(src/graph/topo.cc:1943-1972,2039-2076" NCCL_AT "); %s", bws, tmp);
         cJSON_AddStringToObject(n, "source", src);
         cJSON_AddItemToArray(nics, n);
+    }
+    /* every NIC a CollNet device: NCCL marks them so where a CollNet
+     * plugin is loaded (topo.cc:1846-1848, coll_net.h:87-89), so the
+     * network reduces: the "collnet" object, assuming NCCL_COLLNET_ENABLE=1
+     * (off by default; a dump does not record it) and the least the plugin
+     * must reduce for --algo nccl (NCCL asks it at run time) */
+    int coll = nord > 0;
+    for (int j = 0; j < nord; j++)
+        coll &= c->n[norder[j]].coll == 1;
+    if (coll && nodes > 1) {
+        cJSON *cn = cJSON_CreateObject();
+        const char *red[] = {"sum"}, *dt[] = {"f32"};
+        cJSON_AddItemToObject(cn, "reductions", cJSON_CreateStringArray(red, 1));
+        cJSON_AddItemToObject(cn, "dtypes", cJSON_CreateStringArray(dt, 1));
+        cJSON_AddFalseToObject(cn, "allgather");
+        cJSON_AddFalseToObject(cn, "reducescatter");
+        snprintf(src, sizeof src, "NCCL rule: a <net coll=\"1\"> is a device of a loaded "
+                 "CollNet plugin (src/graph/topo.cc:1846-1848, src/include/coll_net.h:87-89"
+                 NCCL_AT "); dump: every NIC coll=\"1\" (first at line %d); assumed: "
+                 "NCCL_COLLNET_ENABLE=1 (NCCL's default is off), and the plugin reduces sum of "
+                 "f32 and offers no AllGather or ReduceScatter (NCCL asks it at run time, "
+                 "collNetSupportMatrix; a dump records neither)", c->n[norder[0]].line);
+        cJSON_AddStringToObject(cn, "source", src);
+        cJSON_AddItemToObject(out, "collnet", cn);
+        add_note(notes, "every NIC is a CollNet device (coll=\"1\"): \"collnet\" declares the "
+                 "network reduces, as NCCL runs it with NCCL_COLLNET_ENABLE=1; delete it for "
+                 "NCCL's default (CollNet off)");
+    } else if (coll) {
+        add_note(notes, "every NIC is a CollNet device (coll=\"1\"), but one node has no "
+                 "network to reduce in: no \"collnet\" (--nodes N for several)");
     }
     free(nic_of);
     free(norder);

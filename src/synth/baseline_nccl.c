@@ -303,7 +303,14 @@ static void collnet_comm(const topo *t, coll_kind k, nccl_comm *c)
     c->collnet = 1;
     c->collnet_ag = cn->allgather;
     c->collnet_rs = cn->reducescatter;
-    c->collnet_heads = nvls_heads(t);
+    /* a head per NIC: NCCL's CollNetDirect search takes one channel per
+     * NIC, its GPU the NIC's local one (search.cc:754-772); the bundled
+     * machines give each NIC its own GPU, an imported dump may share one
+     * NIC between GPUs, whose local GPU is then one of them */
+    int nics = 0;
+    for (int x = 0; x < t->nnics; x++)
+        nics += t->nics[x].node == 0;
+    c->collnet_heads = nics < t->ranks_per_node ? nics : t->ranks_per_node;
     c->nvswitch = node_switch(t);
     double pcie = t->arch == TOPO_ARCH_HOPPER || t->arch == TOPO_ARCH_BLACKWELL
                       ? NCCL_PCIE_GEN5_X16_GBPS

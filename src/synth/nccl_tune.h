@@ -63,9 +63,8 @@ typedef struct {
      * 503-506).  On, the graphs init.cc:1189-1206 searches: */
     int collnet;
     int collnet_ag, collnet_rs; /* the plugin's iallgather / ireducescatter */
-    int collnet_heads;          /* comm->collNetHeadsNum: GPUs of a node that
-                                   own a CollNet NIC (NVLS's heads where NCCL
-                                   has NVLS; coll_net.cc:1705-1727) */
+    int collnet_heads;          /* comm->collNetHeadsNum: a node's heads, one
+                                   GPU per CollNet NIC (coll_net.cc:1705-1727) */
     int nvswitch;               /* an NVSwitch joins a node's GPUs (nvsCount
                                    > 0: CollNetDirect needs it, tuning.cc:509) */
     int cd_channels;            /* CollNetDirect's graph: channels (one per
@@ -100,8 +99,8 @@ const char *nccl_algo_name(nccl_algo a);
 int nccl_nvls_graph(topo_arch arch, int ngpus, int links, double *bw_intra, double *bw_inter);
 
 /* CollNet's graphs as NCCL's search finds them on a node of `ngpus` GPUs
- * of generation arch, `heads` of which own a NIC (net_gbps, the slower of
- * the NIC and its PCIe path to the GPU), each GPU's NVLinks gpu_gbps as
+ * of generation c->arch with `heads` NICs, each local to one GPU (net_gbps,
+ * the slower of the NIC and its PCIe path to the GPU), each GPU's NVLinks gpu_gbps as
  * NCCL counts them, its ring graph `ring_channels` channels (after the
  * search's duplication): CollNetDirect one channel per head (at most 8,
  * NCCL_MAX_DIRECT_ARITY + 1), the head exchanging with every other GPU at

@@ -101,3 +101,20 @@ expect "the note says NVLS across nodes runs on the network's reduction" 0 \
 # DGX H100 x2: NVLSTree stays NCCL's pick at 1 GiB and is written as before
 check "DGX H100 x2 1 GiB: NVLSTree is still written" "nvlstree 4428.3 None -1.0" \
     dgx-h100-x2-sharp 1G --target mscclpp
+
+# ---- import: RCCL's own dumps of an MI100 host whose four NICs are CollNet
+# devices (coll="1"; tests/data/nccl-topo, not written here)
+N="$ROOT/tests/data/nccl-topo"
+expect "import: coll=\"1\" on every NIC, two nodes: the network reduces" 0 \
+    "collnet   the network reduces .*reductions sum, dtypes f32, allgather no, reducescatter no" \
+    -- "$TP" show "$N/rccl-topo_collnet_n4.xml" --nodes 2
+expect "import: the source names the dump's attribute and what is assumed" 0 \
+    "source: NCCL rule: a <net coll=\"1\"> is a device of a loaded CollNet plugin .*assumed: NCCL_COLLNET_ENABLE=1" \
+    -- "$TP" show "$N/rccl-topo_collnet_n1.xml" --nodes 2
+if "$TP" show "$N/rccl-topo_collnet_n4.xml" | grep -q "^collnet"; then
+    echo "not ok - import: one node, no collnet"; else echo "ok - import: one node, no collnet"; fi
+"$TP" import "$N/rccl-topo_collnet_n4.xml" --nodes 2 -o "$TMP/mi100x2.json" 2>/dev/null
+case "$(nccl mi100x2 1G)" in
+    *" collnetchain "*|*" collnetdirect "*) echo "ok - the imported MI100 x2: NCCL would run CollNet at 1 GiB" ;;
+    *) echo "not ok - the imported MI100 x2: NCCL would run CollNet at 1 GiB"; nccl mi100x2 1G ;;
+esac
