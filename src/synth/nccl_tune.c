@@ -120,23 +120,6 @@ int nccl_nvls_channels(topo_arch arch, int nnodes)
     return NVLS_NCHANNELS_SM90;
 }
 
-/* The fastest speed of sp[from..ns) (fastest first) that fits(speed). */
-static int first_fit(const double *sp, int ns, int from, int (*fits)(const double *, double),
-                     const double *arg)
-{
-    for (int i = from; i < ns; i++)
-        if (fits(arg, sp[i]))
-            return i;
-    return -1;
-}
-
-/* arg: {channels per NIC, net_gbps, NVLink load per unit of bwIntra,
- * gpu_gbps}: one speed for bwIntra and bwInter (pass 1). */
-static int fits_pass1(const double *a, double sp)
-{
-    return a[0] * sp <= a[1] + 1e-9 && a[2] * sp <= a[3] + 1e-9;
-}
-
 /* One graph: pass 1, the duplication, pass 2 (nccl_tune.h). */
 static void collnet_graph(int sm, int nch, int max_ch, double per_nic, double load,
                           double gpu_gbps, double net_gbps, int *out_ch, double *bw_intra,
@@ -144,11 +127,14 @@ static void collnet_graph(int sm, int nch, int max_ch, double per_nic, double lo
 {
     const double *sp;
     int ns = topo_nccl_inter_speeds(sm, &sp);
-    double arg[4] = {per_nic, net_gbps, load, gpu_gbps};
     *out_ch = 0;
     *bw_intra = *bw_inter = 0;
-    int i = nch > 0 ? first_fit(sp, ns, 0, fits_pass1, arg) : -1;
-    if (i < 0)
+    /* pass 1: one speed for bwIntra and bwInter, the fastest the NICs
+     * (per_nic channels each) and the NVLinks (load x the speed) carry */
+    int i = 0;
+    while (i < ns && (per_nic * sp[i] > net_gbps + 1e-9 || load * sp[i] > gpu_gbps + 1e-9))
+        i++;
+    if (nch < 1 || i == ns)
         return;
     double intra = sp[i], inter = sp[i];
     /* ncclTopoDupChannels (search.cc:1036-1049) */
