@@ -287,8 +287,8 @@ int propose_sketches(const topo *t, int trees, proposal *out)
                   "shortest fill and drain: the largest sizes)", 0, 1);
         if (shared_nics(t)) {
             /* no GPU relays another's chunks to the NIC (MI250 x2 ReduceScatter
-             * 1 GiB: 6840.6 us with the relay, 6499.5 so, docs/design.md
-             * section 6) */
+             * 1 GiB: 6840.6 us with the relay, 6503.3 so; docs/design.md
+             * section 7a) */
             snprintf(name, sizeof name, "%s-rails-cup4", tn);
             n += keep(t, &out[n], name, NULL, 4, 1, "links only; every GPU crosses to the same "
                       "GPU of the other nodes with its own chunks, through the NIC it shares, "
