@@ -1445,6 +1445,22 @@ static int switch_has(const topo_switch *s, int r)
     return 0;
 }
 
+int topo_node_switch(const topo *t)
+{
+    int R = t->ranks_per_node;
+    for (int s = 0; s < t->nswitches; s++) {
+        const topo_switch *w = &t->switches[s];
+        if (w->nranks != R)
+            continue;
+        int ok = 1;
+        for (int i = 0; i < w->nranks && ok; i++)
+            ok = w->ranks[i] >= 0 && w->ranks[i] < R;
+        if (ok)
+            return s;
+    }
+    return -1;
+}
+
 int topo_nvls_switch(const topo *t, const int *ranks, int n)
 {
     for (int s = 0; t && s < t->nswitches; s++) {

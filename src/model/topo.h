@@ -193,6 +193,10 @@ int topo_node_of(const topo *t, int rank);
 int topo_chip_of(const topo *t, int rank);     /* global chip index */
 int topo_cluster_of(const topo *t, int rank);  /* cluster index within its chip */
 
+/* Node 0's switch holding every rank of the node (an NVSwitch joining its
+ * GPUs), or -1. */
+int topo_node_switch(const topo *t);
+
 /* The first switch of t that reduces and multicasts (nvls.on) and holds
  * every one of the n global ranks, or -1. */
 int topo_nvls_switch(const topo *t, const int *ranks, int n);

@@ -15,23 +15,6 @@
 #include "../util/file.h"
 #include "../util/mem.h"
 
-/* Node 0's switch holding every rank of the node, or -1. */
-static int node_switch(const topo *t)
-{
-    int R = t->ranks_per_node;
-    for (int s = 0; s < t->nswitches; s++) {
-        const topo_switch *w = &t->switches[s];
-        if (w->nranks != R)
-            continue;
-        int ok = 1;
-        for (int i = 0; i < w->nranks && ok; i++)
-            ok = w->ranks[i] >= 0 && w->ranks[i] < R;
-        if (ok)
-            return s;
-    }
-    return -1;
-}
-
 /* Node 0's NICs: their count, and the group size m when NIC k serves local
  * ranks k*m .. k*m+m-1 exactly (0 if the layout is not that regular). */
 static int nic_layout(const topo *t, int *m_out, int *first_nic)
@@ -75,7 +58,7 @@ static void put_map(cJSON *obj, int key, const int *v, int n)
 static char *variant(const topo *t, const char *name, const char *hyper, int chunkup, int rail,
                      int sym, const char *why)
 {
-    int R = t->ranks_per_node, N = t->nnodes, sw = node_switch(t), m, x0;
+    int R = t->ranks_per_node, N = t->nnodes, sw = topo_node_switch(t), m, x0;
     int nics = nic_layout(t, &m, &x0);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "name", name);
@@ -230,7 +213,7 @@ static int shared_nics(const topo *t)
 
 int propose_sketches(const topo *t, int trees, proposal *out)
 {
-    int n = 0, sw = node_switch(t) >= 0;
+    int n = 0, sw = topo_node_switch(t) >= 0;
     char name[96];
     /* the names become file names in the plan (sketches/NAME.json): the
      * topology's name made safe and cut so that every suffix fits whole,

@@ -254,21 +254,6 @@ static void nvls_comm(const topo *t, coll_kind k, nccl_comm *c)
     c->nvls_channels = nccl_nvls_channels(t->arch, t->nnodes);
 }
 
-/* 1 if one switch of t holds every rank of node 0 (NCCL's nvsCount > 0
- * on an NVSwitch machine: CollNetDirect needs it). */
-static int node_switch(const topo *t)
-{
-    for (int s = 0; s < t->nswitches; s++) {
-        const topo_switch *w = &t->switches[s];
-        int in = 0;
-        for (int i = 0; i < w->nranks; i++)
-            in += w->ranks[i] >= 0 && w->ranks[i] < t->ranks_per_node;
-        if (in == t->ranks_per_node && t->ranks_per_node > 1)
-            return 1;
-    }
-    return 0;
-}
-
 /* A GPU's NVLink bandwidth as NCCL counts it: whole links of the nominal
  * NVLink figure (a switch port, or rank 0's direct links), each at NCCL's
  * per-link figure (topo_nccl_nvlink_bw). */
@@ -311,7 +296,7 @@ static void collnet_comm(const topo *t, coll_kind k, nccl_comm *c)
     for (int x = 0; x < t->nnics; x++)
         nics += t->nics[x].node == 0;
     c->collnet_heads = nics < t->ranks_per_node ? nics : t->ranks_per_node;
-    c->nvswitch = node_switch(t);
+    c->nvswitch = topo_node_switch(t) >= 0;
     double pcie = t->arch == TOPO_ARCH_HOPPER || t->arch == TOPO_ARCH_BLACKWELL
                       ? NCCL_PCIE_GEN5_X16_GBPS
                       : t->arch == TOPO_ARCH_AMPERE ? NCCL_PCIE_GEN5_X16_GBPS / 2
