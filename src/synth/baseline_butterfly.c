@@ -48,6 +48,17 @@ static int butterfly_allreduce(bld *b, int L, tc_err *err)
     return TC_OK;
 }
 
+/* Recursive doubling and halving send a whole half in one round: 16
+ * contiguous chunks on 32 ranks.  Both partners send before they receive,
+ * so the runs are capped at the FIFO's 8 and the window counts chunks
+ * (bl_round.chunk_window): a step of 16 chunks is 16 operations once a
+ * chunk fills the runtimes' tile, and 32 ranks deadlocked from 64 MiB. */
+static void fifo_safe_runs(bld *b)
+{
+    if (b->run_cap <= 0 || b->run_cap > FIFO_WINDOW)
+        b->run_cap = FIFO_WINDOW;
+}
+
 /* Offsets of channel c's chunks in blocks [b0, b0+cnt), shifted by base. */
 static int blocks_offsets(const bld *b, int b0, int cnt, int c, int shift, int *v)
 {
@@ -66,6 +77,7 @@ static int butterfly_allgather(bld *b, int L, tc_err *err)
     if (!bl_new_prog(b, n * KM, 0, err))
         return TC_INPUT;
     int *so = xmalloc((size_t)n * KM * sizeof *so), *ro = xmalloc((size_t)n * KM * sizeof *ro);
+    fifo_safe_runs(b);
     for (int r = 0; r < n; r++) {
         butterfly_tbs(b, r, L);
         int ctb = bl_tb_new(b, r, -1, -1, 0);
@@ -75,7 +87,7 @@ static int butterfly_allgather(bld *b, int L, tc_err *err)
                 int d = 1 << k, gb = r & ~(d - 1), pb = (r ^ d) & ~(d - 1);
                 int ns = blocks_offsets(b, gb, d, c, k == 0 ? -r * KM : 0, so);
                 int nr = blocks_offsets(b, pb, d, c, 0, ro);
-                bl_round rs = {k == 0 ? BUF_I : BUF_O, so, ns, ST_R, BUF_O, BUF_O, ro, ro, nr, NULL, NULL, NULL, 0};
+                bl_round rs = {k == 0 ? BUF_I : BUF_O, so, ns, ST_R, BUF_O, BUF_O, ro, ro, nr, NULL, NULL, NULL, 0, 1};
                 sref d1 = k == 1 ? copied : NODEP;
                 sref d2 = k == 0 ? NODEP : bl_last_of(b, r, c * L + k - 1);
                 bl_emit_round(b, r, c * L + k, &rs, d1, d2);
@@ -99,6 +111,7 @@ static int butterfly_halving(bld *b, int L, int allreduce, tc_err *err)
         return TC_INPUT;
     int *so = xmalloc((size_t)n * KM * sizeof *so), *lo = xmalloc((size_t)n * KM * sizeof *lo);
     int *ro = xmalloc((size_t)n * KM * sizeof *ro);
+    fifo_safe_runs(b);
     for (int r = 0; r < n; r++) {
         butterfly_tbs(b, r, L);
         int h0 = r & ~(n / 2 - 1);       /* my half after the first round */
@@ -121,7 +134,7 @@ static int butterfly_halving(bld *b, int L, int allreduce, tc_err *err)
                 int ns = blocks_offsets(b, pb, d, c, sshift, so);
                 int nl = blocks_offsets(b, mb, d, c, lshift, lo);
                 blocks_offsets(b, mb, d, c, rshift, ro);
-                bl_round rs = {sb, so, ns, ST_RRC, lb, rb, lo, ro, nl, NULL, NULL, NULL, 0};
+                bl_round rs = {sb, so, ns, ST_RRC, lb, rb, lo, ro, nl, NULL, NULL, NULL, 0, 1};
                 sref dep = first ? NODEP : bl_last_of(b, r, c * L + k + 1);
                 bl_emit_round(b, r, c * L + k, &rs, NODEP, dep);
             }
@@ -131,7 +144,7 @@ static int butterfly_halving(bld *b, int L, int allreduce, tc_err *err)
                 int d = 1 << k, gb = r & ~(d - 1), pb = (r ^ d) & ~(d - 1);
                 int ns = blocks_offsets(b, gb, d, c, 0, so);
                 int nr = blocks_offsets(b, pb, d, c, 0, ro);
-                bl_round rs = {BUF_O, so, ns, ST_R, BUF_O, BUF_O, ro, ro, nr, NULL, NULL, NULL, 0};
+                bl_round rs = {BUF_O, so, ns, ST_R, BUF_O, BUF_O, ro, ro, nr, NULL, NULL, NULL, 0, 1};
                 sref dep = k == 0 ? NODEP : bl_last_of(b, r, c * L + k - 1);
                 bl_emit_round(b, r, c * L + k, &rs, NODEP, dep);
             }

@@ -151,6 +151,23 @@ sref bl_emit_copy(bld *b, int r, int tb, buf_kind sb, int so, buf_kind db, int d
     return last;
 }
 
+/* The window counted in chunks: the next send while the chunks sent stay
+ * within `window` of those received, else the next receive; as
+ * bl_window_next_w, over runs of sl[]/rl[] chunks.  Once a chunk fills the
+ * runtimes' tile each chunk of a step is an operation of its own, one FIFO
+ * slot (sched/tile.h), and both ends of an exchange send first: a window
+ * of steps lets 8 steps of 16 chunks run 128 operations ahead, which
+ * deadlocks there at every size from that one up. */
+static int window_next_chunks(int *si, int *ri, const int *sl, int ns, const int *rl, int nr,
+                              long *cs, long *cr, int window)
+{
+    if (*si < ns && (*ri >= nr || *cs + sl[*si] <= *cr + window))
+        return *cs += sl[*si], (*si)++, 0;
+    if (*ri < nr)
+        return *cr += rl[*ri], (*ri)++, 1;
+    return -1;
+}
+
 /* One exchange on tb, in runs (declared in baseline_int.h). */
 void bl_emit_round(bld *b, int r, int tb, const bl_round *rs, sref d1, sref d2)
 {
@@ -167,7 +184,10 @@ void bl_emit_round_rdep(bld *b, int r, int tb, const bl_round *rs, sref d1, sref
     sref *deps = xmalloc((size_t)(MAX_CNT + 2) * sizeof *deps);
     int si = 0, ri = 0, w;
     int win = rs->window > 0 ? rs->window : FIFO_WINDOW;
-    while ((w = bl_window_next_w(&si, &ri, nsr, nrr, win)) >= 0) {
+    long cs = 0, cr = 0;
+    TC_ASSERT(!rs->chunk_window || (b->run_cap > 0 && b->run_cap <= win));
+    while ((w = rs->chunk_window ? window_next_chunks(&si, &ri, srl, nsr, rrl, nrr, &cs, &cr, win)
+                                 : bl_window_next_w(&si, &ri, nsr, nrr, win)) >= 0) {
         if (w == 0) {
             int x = srs[si - 1], len = srl[si - 1], nd = 0;
             if (si == 1) {

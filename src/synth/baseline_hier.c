@@ -182,7 +182,7 @@ static void phase_halving(bld *b, hier *h, int r, buf_kind cur, int compact, int
             } else {
                 rail_offsets(b, G, l, mb, D, c, compact, 0, h->ro);
             }
-            bl_round rd = {sb, h->so, ns, ST_RRC, sb, rb, h->lo, h->ro, nl, NULL, NULL, NULL, 0};
+            bl_round rd = {sb, h->so, ns, ST_RRC, sb, rb, h->lo, h->ro, nl, NULL, NULL, NULL, 0, 0};
             /* the first round after the node's reduction in two halves: its
              * sends wait for their own chunks' reductions, its reducing
              * receives for their local operand's, not for the whole half */
@@ -215,7 +215,7 @@ static void phase_doubling(bld *b, hier *h, int r, int from_input, sref copied)
              * next round and the node's gather start per operation, not
              * after all of this round's sends */
             bl_round rd = {own ? BUF_I : BUF_O, h->so, ns, ST_R, BUF_O, BUF_O, h->ro, h->ro, nr,
-                           NULL, h->got, NULL, 1};
+                           NULL, h->got, NULL, 1, 0};
             sref d1 = from_input && k == 1 ? copied : NODEP;
             sref d2 = k == 0 ? (from_input ? NODEP : h->halved[c])
                              : bl_last_of(b, r, DTB(h, k - 1));
@@ -251,7 +251,7 @@ static void phase_gather(bld *b, hier *h, int r, sref copied, int reduced)
                 int ns = rail_offsets(b, G, l, d0, D, c, 0, 0, h->so);
                 int nr = rail_offsets(b, G, lp, d0, D, c, 0, 0, h->ro);
                 bl_round rd = {BUF_O, h->so, ns, ST_R, BUF_O, BUF_O, h->ro, h->ro, nr,
-                               own ? h->got : NULL, NULL, NULL, 0};
+                               own ? h->got : NULL, NULL, NULL, 0, 0};
                 bl_emit_round(b, r, LTB(h, k), &rd, copied, done);
             }
         }

@@ -164,6 +164,9 @@ typedef struct {
                                waits for its local operand's chunks */
     int window;             /* sends at most this many ahead of receives
                                (0: FIFO_WINDOW) */
+    int chunk_window;       /* 1: the window counts chunks, not steps (with
+                               runs of at most FIFO_WINDOW chunks: b->run_cap),
+                               so the file holds at every size (below) */
 } bl_round;
 void bl_emit_round(bld *b, int r, int tb, const bl_round *rs, sref d1, sref d2);
 /* The same, the first receive also waiting for dr (what it reduces onto
