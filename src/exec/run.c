@@ -17,6 +17,7 @@
 #include "../util/size.h"
 #include "data.h"
 #include "rtdep.h"
+#include "../sched/tile.h"
 
 void run_opts_default(run_opts *o)
 {
@@ -669,9 +670,13 @@ char *run_report_json(const run_report *r, const prog *p, const topo *t, const r
 
 /* ------------------------------------------------------------------ sweep */
 
-/* Round size up to a whole number of 4-byte elements per chunk. */
-static long long sweep_size(const prog *p, long long size)
+/* Round size up to a whole number of 4-byte elements per chunk; in the
+ * runtimes' passes (tiles) also to a chunk the runtime's own pass count
+ * splits into equal tiles (sched/tile.h tile_round_size). */
+static long long sweep_size(const prog *p, long long size, int tiles)
 {
+    if (tiles)
+        return tile_round_size(p, size);
     long long unit = (long long)(p->nchunksperloop > 0 ? p->nchunksperloop : 1) * 4;
     return (size + unit - 1) / unit * unit;
 }
@@ -791,11 +796,12 @@ int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long lon
     long long last = 0;
     run_variant_set vset;
     memset(&vset, 0, sizeof vset);
+    int tiles = run_tiles(o, t);
     for (long long size = lo; size <= hi; size *= 2) {
         /* A call runs at a whole number of elements per chunk: sizes that
          * round to one such size are one row, and a size that rounds past
          * HI is no row (nor is any after it). */
-        long long served = sweep_size(p, size);
+        long long served = sweep_size(p, size, tiles);
         if (served > hi)
             break;
         if (served == last) {
@@ -822,10 +828,12 @@ int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long lon
             fprintf(f, "# %s: %s, %d ranks, topology %s%s\n",
                     file, coll_name(p->coll), p->ngpus, t->name,
                     t->is_default ? " (default, assumed figures)" : "");
-            if (sweep_size(p, lo) != lo)
+            if (sweep_size(p, lo, tiles) != lo)
                 fprintf(f, "# a call is a whole number of 4-byte elements in each of %d chunks: "
                            "a size runs rounded up to a multiple of %lld B, once however many "
-                           "sizes round to it\n", p->nchunksperloop, sweep_size(p, 1));
+                           "sizes round to it%s\n", p->nchunksperloop, sweep_size(p, 1, 0),
+                        tiles ? "; in the runtimes' passes also to a chunk their pass count "
+                                "splits into equal tiles" : "");
             fprintf(f, "#%11s %12s %5s %6s %12s %9s %9s %7s %12s %6s%s\n", "size(B)", "count",
                     "type", "redop", "time(us)", "algbw", "busbw", "#wrong", "bound(us)", "ratio",
                     o->variants ? "  time(us) under the model variants" : "");
@@ -848,7 +856,7 @@ int run_sweep(FILE *f, const prog *p, const topo *t, const run_opts *o, long lon
         rc = tc_err_set(err, TC_INPUT, "--sweep %lld:%lld: no size in the range can be run: a "
                         "call is a whole number of 4-byte elements in each of %d chunks, a "
                         "multiple of %lld B (the nearest: %lld B)", lo, hi, p->nchunksperloop,
-                        sweep_size(p, 1), sweep_size(p, lo));
+                        sweep_size(p, 1, 0), sweep_size(p, lo, tiles));
     if (rc == TC_OK && json) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "file", file ? file : "");

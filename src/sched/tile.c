@@ -133,6 +133,24 @@ static int shape(const prog *p, long long size_bytes, tile_info *in, tc_err *err
     return TC_OK;
 }
 
+long long tile_round_size(const prog *p, long long size_bytes)
+{
+    long long C = p->nchunksperloop > 0 ? p->nchunksperloop : 1;
+    cost_proto proto = COST_SIMPLE;
+    if (p->proto[0] && !cost_proto_parse(p->proto, &proto))
+        proto = COST_SIMPLE;
+    long long tile = cost_proto_tile_bytes(proto);
+    long long chunk = (size_bytes + 4 * C - 1) / (4 * C) * 4;
+    if (chunk < 4)
+        chunk = 4;
+    for (;;) {      /* the pass count only grows with the chunk: this ends */
+        long long passes = (chunk + tile - 1) / tile, unit = 4 * passes;
+        if (passes <= 1 || chunk % unit == 0)
+            return chunk * C;
+        chunk = (chunk + unit - 1) / unit * unit;
+    }
+}
+
 int tile_shape(const prog *p, long long size_bytes, int *passes, int *max_count, tc_err *err)
 {
     tile_info in = {0};
@@ -159,9 +177,14 @@ prog *tile_prog(const prog *p, long long size_bytes, tile_info *info, tc_err *er
             for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++)
                 ops += ops_of(&p->gpus[r].tbs[t].steps[s], passes > 1 ? 2 : 1, (int)mc);
     if (ops > TILE_MAX_OPS / passes) {
+        long long near = tile_round_size(p, size_bytes);
+        char hint[96] = "";
+        if (passes > in->runtime_passes && near != size_bytes)
+            snprintf(hint, sizeof hint, " (or at %lld B, whose chunks split into the runtime's "
+                     "own passes)", near);
         tc_err_set(err, TC_INPUT, "tiles: %lld passes of %lld operations each unroll to more than "
                    "the %lld operations the executor runs in passes; time it without --tiles or "
-                   "at a smaller size", passes, ops, TILE_MAX_OPS);
+                   "at a smaller size%s", passes, ops, TILE_MAX_OPS, hint);
         return NULL;
     }
     prog *q = prog_new(p->name, p->coll, p->ngpus, C * (int)passes);

@@ -50,6 +50,13 @@ prog *tile_prog(const prog *p, long long size_bytes, tile_info *info, tc_err *er
  * TC_INPUT (err set) where tile_prog would refuse the size. */
 int tile_shape(const prog *p, long long size_bytes, int *passes, int *max_count, tc_err *err);
 
+/* The smallest size >= size_bytes at which tile_prog(p) runs the
+ * runtime's own pass count: whole 4-byte elements in each chunk, and a
+ * chunk that takes P passes a multiple of P elements.  Elsewhere the equal
+ * tiles may need far more passes than the runtime makes (a chunk of
+ * 2 x 2796203 elements: 2796203 passes where the runtime makes 11). */
+long long tile_round_size(const prog *p, long long size_bytes);
+
 /* The operations step x becomes in each pass of that shape. */
 int tile_step_ops(const prog_step *x, int passes, int max_count);
 
