@@ -157,10 +157,13 @@ def mpp_row(a, run_bin, synth_bin, plans, mach, coll, topo):
     f = next((x["file"] for x in pj["files"] if x["mode"] == "outofplace" and
               x["min_bytes"] <= (1 << 30) < x["max_bytes_excl"]), None)
     target = os.path.join(pdir, f) if f else os.path.join(pdir, pj["nccl"][0]["file"])
-    # at 1 GiB always: NCCL's file as an MSCCL++ plan (NVLS) records no size,
-    # and taccl-run runs such a plan at 1 MiB by default (DGX H100 x1
-    # AllReduce: 37.755 us, below the bound, where 1 GiB takes 3981.5)
-    d = run(run_bin, [target, "--topo", topo, "--no-data", "--size", "1G"])
+    # an MSCCL++ plan records no size, and taccl-run runs one at 1 MiB by
+    # default (DGX H100 x1 AllReduce's NVLS: 37.755 us, below the bound,
+    # where 1 GiB takes 3981.5): at 1 GiB.  An MSCCL XML file runs at its own
+    # size, 1 GiB rounded up to whole chunks (DGX A100 x1 ReduceScatter's
+    # ring: 1056 chunks, which 1 GiB is not a multiple of)
+    size = ["--size", "1G"] if target.endswith(".json") else []
+    d = run(run_bin, [target, "--topo", topo, "--no-data"] + size)
     if d.get("error") or d.get("refused") or d.get("verified") is False:
         sys.exit("taccl-run %s: %s" % (target, d.get("error") or d.get("refused")))
     return (d["time_us"], f or "NCCL (no file)")
