@@ -39,7 +39,7 @@
 #   make bench-mscclpp  the same schedules as MSCCL XML and as MSCCL++
 #                plans (every multi-node GPU machine, its first bundled
 #                sketch and --algo nccl, allgather/reducescatter/allreduce,
-#                SIZES, default 1M; 36-57 min wall on two shared cores), time, bound
+#                SIZES, default 1M; 7 min on two idle cores, 36-57 shared), time, bound
 #                and what makes them differ: build/bench/mscclpp.md, or
 #                with UPDATE=1 the tracked bench/mscclpp.md; make bench
 #                runs it too (not with TOPO=)
@@ -61,7 +61,7 @@
 #                and H100 machines (tests/data/published, with sources)
 #                beside the model's --algo nccl at the same sizes, rows
 #                outside x/ 1.15 (>= 64 MiB) or x/ 1.5 run again under each
-#                changed assumption (~11 min): build/bench/nccl-published.md,
+#                changed assumption (~3 min idle, 11 shared): build/bench/nccl-published.md,
 #                or with UPDATE=1 the tracked bench/nccl-published.md; make
 #                bench runs it too (not with TOPO=)
 #   make speed   executor speed next to memcpy
