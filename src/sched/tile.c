@@ -99,16 +99,27 @@ int tile_step_ops(const prog_step *x, int passes, int max_count)
 /* The shape of p at size_bytes into *in: chunk and tile bytes, passes,
  * the runtime's own pass count (the chunk over the tile, rounded up) and
  * chunks per operation; ops and steps are left to the unrolling. */
+/* *tile: the tile of p's protocol (Simple when it names none); 0 when the
+ * protocol is unknown. */
+static int proto_tile(const prog *p, long long *tile)
+{
+    cost_proto proto = COST_SIMPLE;
+    if (p->proto[0] && !cost_proto_parse(p->proto, &proto))
+        return 0;
+    *tile = cost_proto_tile_bytes(proto);
+    return 1;
+}
+
 static int shape(const prog *p, long long size_bytes, tile_info *in, tc_err *err)
 {
     int C = p->nchunksperloop;
     if (C < 1 || size_bytes < 1 || size_bytes % C != 0)
         return tc_err_set(err, TC_INPUT, "tiles: size %lld bytes is not a multiple of the %d "
                           "chunks per loop", size_bytes, C);
-    cost_proto proto = COST_SIMPLE;
-    if (p->proto[0] && !cost_proto_parse(p->proto, &proto))
+    long long tile;
+    if (!proto_tile(p, &tile))
         return tc_err_set(err, TC_INPUT, "tiles: unknown protocol '%s'", p->proto);
-    long long chunk = size_bytes / C, tile = cost_proto_tile_bytes(proto);
+    long long chunk = size_bytes / C;
     long long passes = (chunk + tile - 1) / tile;
     long long mc = tile / chunk;
     if (mc < 1)
@@ -136,10 +147,9 @@ static int shape(const prog *p, long long size_bytes, tile_info *in, tc_err *err
 long long tile_round_size(const prog *p, long long size_bytes)
 {
     long long C = p->nchunksperloop > 0 ? p->nchunksperloop : 1;
-    cost_proto proto = COST_SIMPLE;
-    if (p->proto[0] && !cost_proto_parse(p->proto, &proto))
-        proto = COST_SIMPLE;
-    long long tile = cost_proto_tile_bytes(proto);
+    long long tile;
+    if (!proto_tile(p, &tile))      /* shape() says so; Simple's tile meanwhile */
+        tile = cost_proto_tile_bytes(COST_SIMPLE);
     long long chunk = (size_bytes + 4 * C - 1) / (4 * C) * 4;
     if (chunk < 4)
         chunk = 4;
