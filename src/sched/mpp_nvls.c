@@ -24,6 +24,7 @@
  * the switch works inside each node and the rails (rank l of every node,
  * one NIC each) across: see hier_gpu_json below. */
 #include "mpp_int.h"
+#include "mpp_json.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -32,63 +33,28 @@
 #include <string.h>
 
 #include "../util/mem.h"
-
-static void add_u64(cJSON *j, const char *key, unsigned long long v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%llu", v);
-    cJSON_AddRawToObject(j, key, buf);
-}
-
-static cJSON *int_array(const int *v, int n)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < n; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
-    return a;
-}
+#include "../util/tcassert.h"
 
 /* {"name": nm, "channel_ids": [0 .. n-2], "channel_type": "memory"}: every
  * peer's channel of this block, relaxed (execution-only ordering). */
 static cJSON *sync_op(const char *nm, int npeers)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", nm);
-    cJSON *ids = cJSON_AddArrayToObject(o, "channel_ids");
+    int ids[MPP_MAX_CHANNEL_PER_OPERATION];
+    TC_ASSERT(npeers <= MPP_MAX_CHANNEL_PER_OPERATION);
     for (int i = 0; i < npeers; i++)
-        cJSON_AddItemToArray(ids, cJSON_CreateNumber(i));
-    cJSON_AddStringToObject(o, "channel_type", "memory");
-    return o;
-}
-
-static cJSON *nop(void)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", "nop");
-    return o;
+        ids[i] = i;
+    return mpp_j_sync(nm, "memory", ids, npeers);
 }
 
 /* The relaxed barrier of MSCCL++'s programs: signal every peer, wait for
  * every peer, with the block's syncthreads around. */
 static void barrier(cJSON *ops, int npeers)
 {
-    cJSON_AddItemToArray(ops, nop());
+    cJSON_AddItemToArray(ops, mpp_j_nop());
     cJSON_AddItemToArray(ops, sync_op("rlxsignal", npeers));
-    cJSON_AddItemToArray(ops, nop());
+    cJSON_AddItemToArray(ops, mpp_j_nop());
     cJSON_AddItemToArray(ops, sync_op("rlxwait", npeers));
-    cJSON_AddItemToArray(ops, nop());
-}
-
-static cJSON *ref(const char *key, int id_or_type, const char *type, int index)
-{
-    cJSON *r = cJSON_CreateObject();
-    if (type)
-        cJSON_AddStringToObject(r, "type", type);
-    else
-        cJSON_AddNumberToObject(r, key, id_or_type);
-    cJSON_AddNumberToObject(r, "index", index);
-    cJSON_AddNumberToObject(r, "size", 1);
-    return r;
+    cJSON_AddItemToArray(ops, mpp_j_nop());
 }
 
 /* Block c's channels of one type in its "channels" list tch: the rank's
@@ -104,15 +70,6 @@ static void tb_chans(cJSON *tch, const char *type, int count, int K, int c)
     cJSON_AddItemToArray(tch, m);
 }
 
-/* Block channels of one type by the rank's channel numbers ids[0..n). */
-static void tb_list(cJSON *tch, const char *type, const int *ids, int n)
-{
-    cJSON *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "channel_type", type);
-    cJSON_AddItemToObject(m, "channel_ids", int_array(ids, n));
-    cJSON_AddItemToArray(tch, m);
-}
-
 /* The switch operation of rank r's block c. */
 static cJSON *switch_op(coll_kind k, int r, int c, int K)
 {
@@ -121,12 +78,12 @@ static cJSON *switch_op(coll_kind k, int r, int c, int K)
     cJSON *src = cJSON_CreateArray(), *dst = cJSON_CreateArray();
     if (k == COLL_ALLREDUCE) {
         cJSON_AddStringToObject(o, "name", "glres");
-        cJSON_AddItemToArray(src, ref("switch_channel_id", 0, NULL, at));
-        cJSON_AddItemToArray(dst, ref("switch_channel_id", 1, NULL, at));
+        cJSON_AddItemToArray(src, mpp_j_ref("switch_channel_id", 0, NULL, at, 1));
+        cJSON_AddItemToArray(dst, mpp_j_ref("switch_channel_id", 1, NULL, at, 1));
     } else {
         cJSON_AddStringToObject(o, "name", "gstore");
-        cJSON_AddItemToArray(src, ref(NULL, 0, "i", c));
-        cJSON_AddItemToArray(dst, ref("switch_channel_id", 0, NULL, at));
+        cJSON_AddItemToArray(src, mpp_j_ref(NULL, 0, "i", c, 1));
+        cJSON_AddItemToArray(dst, mpp_j_ref("switch_channel_id", 0, NULL, at, 1));
     }
     cJSON_AddItemToObject(o, "src_buff", src);
     cJSON_AddItemToObject(o, "dst_buff", dst);
@@ -147,7 +104,7 @@ static cJSON *switch_chan(const char *buf, int n)
     int *all = xmalloc((size_t)n * sizeof *all);
     for (int i = 0; i < n; i++)
         all[i] = i;
-    cJSON_AddItemToObject(g, "ranks", int_array(all, n));
+    cJSON_AddItemToObject(g, "ranks", mpp_j_ints(all, n));
     free(all);
     cJSON_AddItemToArray(groups, g);
     return ch;
@@ -195,23 +152,13 @@ static cJSON *gpu_json(coll_kind k, int r, int n, int K)
 
 /* ---------------------------------------------------------- hier-nvls */
 
-/* {"name": nm, "channel_ids": ids, "channel_type": "port"} */
-static cJSON *port_sync(const char *nm, const int *ids, int n)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", nm);
-    cJSON_AddItemToObject(o, "channel_ids", int_array(ids, n));
-    cJSON_AddStringToObject(o, "channel_type", "port");
-    return o;
-}
-
 /* {"name": nm, "semaphore_ids": [id]}: sem_acquire or sem_release of one
  * of the rank's semaphores (a block-to-block counter). */
 static cJSON *sem_op(const char *nm, int id)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", nm);
-    cJSON_AddItemToObject(o, "semaphore_ids", int_array(&id, 1));
+    cJSON_AddItemToObject(o, "semaphore_ids", mpp_j_ints(&id, 1));
     return o;
 }
 
@@ -219,8 +166,8 @@ static cJSON *sem_op(const char *nm, int id)
  * block's threads read what the signals ordered only after it. */
 static void port_wait(cJSON *ops, const int *pch, int nr)
 {
-    cJSON_AddItemToArray(ops, port_sync("wait", pch, nr));
-    cJSON_AddItemToArray(ops, nop());
+    cJSON_AddItemToArray(ops, mpp_j_sync("wait", "port", pch, nr));
+    cJSON_AddItemToArray(ops, mpp_j_nop());
 }
 
 /* A port put with signal (kind "pws"; "pwsf" also flushes the channel) of
@@ -231,14 +178,10 @@ static cJSON *port_put(const char *kind, const char *st, int si, int rb, int di,
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", kind);
     cJSON *src = cJSON_AddArrayToObject(o, "src_buff");
-    cJSON *r = ref(NULL, 0, st, si);
-    cJSON_SetIntValue(cJSON_GetObjectItem(r, "size"), cnt);
-    cJSON_AddItemToArray(src, r);
+    cJSON_AddItemToArray(src, mpp_j_ref(NULL, 0, st, si, cnt));
     cJSON *dst = cJSON_AddArrayToObject(o, "dst_buff");
-    r = ref("buffer_id", rb, NULL, di);
-    cJSON_SetIntValue(cJSON_GetObjectItem(r, "size"), cnt);
-    cJSON_AddItemToArray(dst, r);
-    cJSON_AddItemToObject(o, "channel_ids", int_array(&ch, 1));
+    cJSON_AddItemToArray(dst, mpp_j_ref("buffer_id", rb, NULL, di, cnt));
+    cJSON_AddItemToObject(o, "channel_ids", mpp_j_ints(&ch, 1));
     cJSON_AddStringToObject(o, "channel_type", "port");
     return o;
 }
@@ -252,12 +195,9 @@ static cJSON *sw_op(const char *name, const char *st, int si, int sw_src, int sw
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", name);
     cJSON *src = cJSON_CreateArray(), *dst = cJSON_CreateArray();
-    cJSON *r = st ? ref(NULL, 0, st, si) : ref("switch_channel_id", sw_src, NULL, si);
-    cJSON_SetIntValue(cJSON_GetObjectItem(r, "size"), cnt);
-    cJSON_AddItemToArray(src, r);
-    r = ref("switch_channel_id", sw_dst, NULL, at);
-    cJSON_SetIntValue(cJSON_GetObjectItem(r, "size"), cnt);
-    cJSON_AddItemToArray(dst, r);
+    cJSON_AddItemToArray(src, st ? mpp_j_ref(NULL, 0, st, si, cnt)
+                                 : mpp_j_ref("switch_channel_id", sw_src, NULL, si, cnt));
+    cJSON_AddItemToArray(dst, mpp_j_ref("switch_channel_id", sw_dst, NULL, at, cnt));
     cJSON_AddItemToObject(o, "src_buff", src);
     cJSON_AddItemToObject(o, "dst_buff", dst);
     cJSON_AddStringToObject(o, "channel_type", "switch");
@@ -383,7 +323,7 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
         cJSON *ops = cJSON_AddArrayToObject(tb, "ops");
         if (!cons) {
             barrier(ops, g - 1);
-            cJSON_AddItemToArray(ops, port_sync("signal", pch, nr));
+            cJSON_AddItemToArray(ops, mpp_j_sync("signal", "port", pch, nr));
             port_wait(ops, pch, nr);
         }
         /* software-pipelined by pieces: step t issues piece t's switch
@@ -424,28 +364,28 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
                     cJSON *re = cJSON_CreateObject();
                     cJSON_AddStringToObject(re, "name", "re");
                     cJSON *src = cJSON_AddArrayToObject(re, "src_buff");
-                    cJSON_AddItemToArray(src, pair ? ref(NULL, 0, "s", ns + a)
-                                                   : ref(NULL, 0, "o", s0 + a));
+                    cJSON_AddItemToArray(src, pair ? mpp_j_ref(NULL, 0, "s", ns + a, 1)
+                                                   : mpp_j_ref(NULL, 0, "o", s0 + a, 1));
                     for (int bi = 0; bi < nr; bi++)
-                        cJSON_AddItemToArray(src, ref(NULL, 0, "s", (c * P + q) * N + peer[bi]));
+                        cJSON_AddItemToArray(src, mpp_j_ref(NULL, 0, "s", (c * P + q) * N + peer[bi], 1));
                     /* the total into scratch, which nothing writes again, so
                      * its puts need no flush before the block goes on; a
                      * copy puts it in the piece the multicast sends */
                     int tot = K * P * N + c * P + q;
                     cJSON *dst = cJSON_AddArrayToObject(re, "dst_buff");
-                    cJSON_AddItemToArray(dst, ref(NULL, 0, "s", tot));
+                    cJSON_AddItemToArray(dst, mpp_j_ref(NULL, 0, "s", tot, 1));
                     cJSON_AddStringToObject(re, "channel_type", "none");
                     cJSON_AddStringToObject(re, "reduce_op", "sum");
                     cJSON_AddItemToArray(ops, re);
-                    cJSON_AddItemToArray(ops, nop());   /* the total, read by the copy and puts */
+                    cJSON_AddItemToArray(ops, mpp_j_nop());   /* the total, read by the copy and puts */
                     cJSON *cp = cJSON_CreateObject();
                     cJSON_AddStringToObject(cp, "name", "copy");
                     cJSON_AddItemToArray(cJSON_AddArrayToObject(cp, "src_buff"),
-                                         ref(NULL, 0, "s", tot));
+                                         mpp_j_ref(NULL, 0, "s", tot, 1));
                     cJSON_AddItemToArray(cJSON_AddArrayToObject(cp, "dst_buff"),
-                                         ref(NULL, 0, "o", s0 + a));
+                                         mpp_j_ref(NULL, 0, "o", s0 + a, 1));
                     cJSON_AddItemToArray(ops, cp);
-                    cJSON_AddItemToArray(ops, nop());   /* the copy, before the release */
+                    cJSON_AddItemToArray(ops, mpp_j_nop());   /* the copy, before the release */
                     for (int bi = 0; bi < nr; bi++)
                         cJSON_AddItemToArray(ops, port_put(t == P ? "pwsf" : "pws", "s", tot,
                                                            2 * bi, s0 + a, 1, tch[bi]));
@@ -455,7 +395,7 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
                     int s0 = ((l * K + c) * P + t) * N;   /* piece t's first chunk */
                     int ns = ps + (((l & 1) * K + c) * P + t) * N;
                     cJSON_AddItemToArray(ops, sw_op("glres", NULL, s0, 0, 1, pair ? ns : s0, N));
-                    cJSON_AddItemToArray(ops, nop());   /* the node's sum, read by the puts */
+                    cJSON_AddItemToArray(ops, mpp_j_nop());   /* the node's sum, read by the puts */
                     /* remote buffers: 2bi output, 2bi+1 scratch; in the
                      * pair's scratch a source is never written again; in
                      * the output it is next written by the peer's total,
@@ -485,7 +425,7 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
             ids[m++] = bi * nb + (ar && cons ? K + c : c);
         for (int bi = 0; ar && !cons && bi < nr; bi++)
             ids[m++] = bi * nb + K + c;
-        tb_list(tchs, "port", ids, m);
+        cJSON_AddItemToArray(tchs, mpp_j_chans("port", ids, m));
         m = 0;
         if (!ar)
             ids[m++] = c;
@@ -494,7 +434,7 @@ static cJSON *hier_gpu_json(coll_kind k, int r, int N, int g, int K, int P)
             ids[m++] = (pair ? 2 : 1) * K + c;      /* where the node's sum goes */
         } else
             ids[m++] = K + c;                       /* the node's outputs */
-        tb_list(tchs, "switch", ids, m);
+        cJSON_AddItemToArray(tchs, mpp_j_chans("switch", ids, m));
         cJSON *refs = cJSON_AddArrayToObject(tb, "remote_buffer_refs");
         if (!cons) {
             cJSON *pr = cJSON_CreateObject();
@@ -540,40 +480,12 @@ char *mpp_nvls_json(const prog *p, const mpp_opts *o, tc_err *err)
      * of whole chunks (n*K chunks of the larger buffer, the message) */
     unsigned long long nch = (unsigned long long)n * K * P;   /* hier AllReduce: g*K*P*N */
     unsigned long long cap = (0xffffffffULL / nch) * nch;
-    unsigned long long hi = o->max_bytes >= INT64_MAX ? cap
-                            : (unsigned long long)(o->max_bytes > 0 ? o->max_bytes - 1 : 0);
-    if (hi > cap)
-        hi = cap;
-    if ((unsigned long long)o->min_bytes > hi) {
-        tc_err_set(err, TC_INPUT, "no message size from %lld bytes up keeps every byte offset "
-                   "of this plan within MSCCL++'s 32-bit offsets (largest: %llu bytes)",
-                   o->min_bytes, cap);
+    cJSON *j = mpp_j_plan(p, o, 0, cap, err);
+    if (!j)
         return NULL;
-    }
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "name", o->name ? o->name : p->name);
-    cJSON_AddStringToObject(j, "collective", coll_name(p->coll));
-    cJSON_AddStringToObject(j, "protocol", "Simple");
-    cJSON_AddBoolToObject(j, "inplace", o->inplace);
-    cJSON_AddBoolToObject(j, "reuse_resources", 0);
-    cJSON *gpus = cJSON_AddArrayToObject(j, "gpus");
-    cJSON_AddNumberToObject(j, "num_threads_per_block", MPP_THREADS_PER_BLOCK);
-    cJSON_AddBoolToObject(j, "use_double_scratch_buffer", 0);
-    cJSON_AddNumberToObject(j, "buffer_alignment", MPP_BUFFER_ALIGNMENT);
-    add_u64(j, "min_message_size", (unsigned long long)o->min_bytes);
-    add_u64(j, "max_message_size", hi);
+    cJSON *gpus = cJSON_GetObjectItem(j, "gpus");
     for (int r = 0; r < n; r++)
         cJSON_AddItemToArray(gpus, N > 1 ? hier_gpu_json(p->coll, r, N, g, K, P)
                                          : gpu_json(p->coll, r, n, K));
-    char *raw = cJSON_PrintUnformatted(j), *text = NULL;
-    cJSON_Delete(j);
-    if (!raw) {
-        tc_err_set(err, TC_INPUT, "out of memory writing the MSCCL++ plan");
-        return NULL;
-    }
-    size_t len = strlen(raw) + 2;   /* a text file's trailing newline */
-    text = xmalloc(len);
-    snprintf(text, len, "%s\n", raw);
-    cJSON_free(raw);
-    return text;
+    return mpp_j_text(j, err);
 }

@@ -10,6 +10,7 @@
  * order the DSL writes them, numbers as integers, so the same program gives
  * the same bytes. */
 #include "mpp_int.h"
+#include "mpp_json.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -83,14 +84,6 @@ static cJSON *ref_json(const mpp_ref *r, int local_buf)
     return j;
 }
 
-static cJSON *int_array(const int *v, int n)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < n; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
-    return a;
-}
-
 /* The JSON of block t of rank r; NULL with err set over a limit. */
 static cJSON *tb_json(const mpp_plan *pl, int r, int t, tc_err *err)
 {
@@ -148,7 +141,7 @@ static cJSON *tb_json(const mpp_plan *pl, int r, int t, tc_err *err)
             int remote = o->k == MO_PUT || o->k == MO_PWSF || o->k == MO_PPKT ||
                          o->k == MO_RPPKT;
             if (remote && port)     /* a port op posts on its channel; memory ones need none */
-                cJSON_AddItemToObject(oj, "channel_ids", int_array(&lc, 1));
+                cJSON_AddItemToObject(oj, "channel_ids", mpp_j_ints(&lc, 1));
             if (remote)
                 cJSON_AddStringToObject(oj, "channel_type", chan_type(port));
             if (o->k == MO_RE || o->k == MO_REPKT)
@@ -157,7 +150,7 @@ static cJSON *tb_json(const mpp_plan *pl, int r, int t, tc_err *err)
         }
         case MO_SIGNAL:
         case MO_WAIT:
-            cJSON_AddItemToObject(oj, "channel_ids", int_array(&lc, 1));
+            cJSON_AddItemToObject(oj, "channel_ids", mpp_j_ints(&lc, 1));
             cJSON_AddStringToObject(oj, "channel_type", chan_type(port));
             break;
         case MO_ACQUIRE:
@@ -165,7 +158,7 @@ static cJSON *tb_json(const mpp_plan *pl, int r, int t, tc_err *err)
             int ids[MPP_MAX_DEVICE_SEMAPHORES];
             for (int k = 0; k < o->nsem; k++)
                 ids[k] = o->sem0 + k;
-            cJSON_AddItemToObject(oj, "semaphore_ids", int_array(ids, o->nsem));
+            cJSON_AddItemToObject(oj, "semaphore_ids", mpp_j_ints(ids, o->nsem));
             break;
         }
         case MO_NOP:
@@ -181,7 +174,7 @@ static cJSON *tb_json(const mpp_plan *pl, int r, int t, tc_err *err)
             ids[i] = R->chans[ch.id[port][i]].idx;
         cJSON *c = cJSON_CreateObject();
         cJSON_AddStringToObject(c, "channel_type", chan_type(port));
-        cJSON_AddItemToObject(c, "channel_ids", int_array(ids, ch.n[port]));
+        cJSON_AddItemToObject(c, "channel_ids", mpp_j_ints(ids, ch.n[port]));
         cJSON_AddItemToArray(chans, c);
     }
     cJSON *refs = cJSON_AddArrayToObject(j, "remote_buffer_refs");
@@ -190,7 +183,7 @@ static cJSON *tb_json(const mpp_plan *pl, int r, int t, tc_err *err)
             continue;
         cJSON *c = cJSON_CreateObject();
         cJSON_AddStringToObject(c, "access_channel_type", chan_type(port));
-        cJSON_AddItemToObject(c, "remote_buffer_ids", int_array(bf.id[port], bf.n[port]));
+        cJSON_AddItemToObject(c, "remote_buffer_ids", mpp_j_ints(bf.id[port], bf.n[port]));
         cJSON_AddItemToArray(refs, c);
     }
     return j;
@@ -249,14 +242,6 @@ static cJSON *gpu_json(const mpp_plan *pl, int r, tc_err *err)
     return g;
 }
 
-/* A 64-bit byte count as an exact JSON integer (cJSON keeps a double). */
-static void add_u64(cJSON *j, const char *key, unsigned long long v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%llu", v);
-    cJSON_AddRawToObject(j, key, buf);
-}
-
 /* The largest message whose every byte offset and size fits the executor's
  * 32-bit fields (execution_common.hpp: uint32 offsets), in multiples of the
  * alignment times the chunks the size is checked against; 0 if none. */
@@ -299,56 +284,21 @@ char *mpp_to_json(const prog *p, const mpp_opts *o, tc_err *err)
             mpp_plan_free(&pl);
             return NULL;
         }
-    unsigned long long cap = offset_cap(p, &pl);
-    unsigned long long hi = o->max_bytes >= INT64_MAX ? cap
-                            : (unsigned long long)(o->max_bytes > 0 ? o->max_bytes - 1 : 0);
-    if (hi > cap)
-        hi = cap;
-    if ((unsigned long long)o->min_bytes > hi) {
-        tc_err_set(err, TC_INPUT, "no message size from %lld bytes up keeps every byte offset "
-                   "of this plan within MSCCL++'s 32-bit offsets (largest: %llu bytes)",
-                   o->min_bytes, cap);
-        mpp_plan_free(&pl);
-        return NULL;
-    }
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "name", o->name ? o->name : p->name);
-    cJSON_AddStringToObject(j, "collective", coll_name(p->coll));
-    cJSON_AddStringToObject(j, "protocol", pl.ll ? "LL" : "Simple");
-    cJSON_AddBoolToObject(j, "inplace", o->inplace);
-    cJSON_AddBoolToObject(j, "reuse_resources", 0);
-    cJSON *gpus = cJSON_AddArrayToObject(j, "gpus");
-    cJSON_AddNumberToObject(j, "num_threads_per_block", MPP_THREADS_PER_BLOCK);
-    /* LL: consecutive launches use alternate scratch halves, so a packet of
-     * this launch never lands where the last one's are still read */
-    cJSON_AddBoolToObject(j, "use_double_scratch_buffer", pl.ll);
-    cJSON_AddNumberToObject(j, "buffer_alignment", MPP_BUFFER_ALIGNMENT);
-    add_u64(j, "min_message_size", (unsigned long long)o->min_bytes);
-    add_u64(j, "max_message_size", hi);
     char *text = NULL;
+    cJSON *j = mpp_j_plan(p, o, pl.ll, offset_cap(p, &pl), err);
+    if (!j)
+        goto out;
+    cJSON *gpus = cJSON_GetObjectItem(j, "gpus");
     for (int r = 0; r < pl.nranks; r++) {
         cJSON *g = gpu_json(&pl, r, err);
-        if (!g)
+        if (!g) {
+            cJSON_Delete(j);
             goto out;
+        }
         cJSON_AddItemToArray(gpus, g);
     }
-    text = cJSON_PrintUnformatted(j);
-    if (!text) {
-        tc_err_set(err, TC_INPUT, "out of memory writing the MSCCL++ plan");
-        goto out;
-    }
-    {
-        /* a trailing newline, as a text file has */
-        size_t n = strlen(text);
-        char *t2 = xmalloc(n + 2);
-        memcpy(t2, text, n);
-        t2[n] = '\n';
-        t2[n + 1] = '\0';
-        cJSON_free(text);
-        text = t2;
-    }
+    text = mpp_j_text(j, err);
 out:
-    cJSON_Delete(j);
     mpp_plan_free(&pl);
     return text;
 }
