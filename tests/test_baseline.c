@@ -134,13 +134,16 @@ static void test_table(void **state)
     (void)state;
     int n;
     const baseline_algo *a = baseline_algos(&n);
-    assert_int_equal(n, 10);
+    assert_int_equal(n, 11);
     assert_string_equal(a[0].name, "ring");
     assert_string_equal(a[5].name, "hier");
     assert_string_equal(a[6].name, "nccl");
     assert_string_equal(a[7].name, "nvls");
     assert_string_equal(a[8].name, "hier-nvls");
     assert_string_equal(a[9].name, "pat");
+    assert_string_equal(a[10].name, "allpairs");
+    assert_true(supports("allpairs", COLL_REDUCESCATTER) && !supports("allpairs", COLL_ALLGATHER) &&
+                !supports("allpairs", COLL_ALLREDUCE));
     assert_true(supports("pat", COLL_ALLGATHER) && supports("pat", COLL_REDUCESCATTER) &&
                 !supports("pat", COLL_ALLREDUCE) && !supports("pat", COLL_ALLTOALL));
     assert_true(supports("nvls", COLL_ALLREDUCE) && !supports("nvls", COLL_ALLTOALL));

@@ -215,6 +215,79 @@ static void test_nvls(void **state)
     prog_free(p);
 }
 
+/* The all-pairs ReduceScatter (sched/mpp_allpairs.c): the pieces' shape,
+ * the buffers, the op counts the builder checks, and the channel pairing:
+ * the channel a sender of rank a puts to b on must be the k-th of a's
+ * channels to b where the reducer of b that waits for it holds b's k-th to
+ * a (MSCCL++ matches a pair's channels by order). */
+static int kth_to(const cJSON *g, int ch, int peer)
+{
+    const cJSON *to = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(g, "channels"),
+                                                             0), "connected_to");
+    int k = 0;
+    for (int i = 0; i < ch; i++)
+        k += (int)cJSON_GetArrayItem(to, i)->valuedouble == peer;
+    assert_int_equal((int)cJSON_GetArrayItem(to, ch)->valuedouble, peer);
+    return k;
+}
+
+static int tb_chan(const cJSON *g, int tb, int local)
+{
+    const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(g, "threadblocks"), tb);
+    const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(t, "channels"), 0);
+    return (int)cJSON_GetArrayItem(cJSON_GetObjectItem(c, "channel_ids"), local)->valuedouble;
+}
+
+static void test_allpairs(void **state)
+{
+    (void)state;
+    enum { N = 3, B = 1, R = 2 };
+    int at[MPP_ALLPAIRS_AT];
+    int P = mpp_allpairs_pieces(B, at);
+    assert_int_equal(P, B + MPP_ALLPAIRS_TAIL_PIECES);
+    assert_int_equal(at[1], MPP_ALLPAIRS_TAIL);
+    assert_int_equal(at[P] - at[P - 1], 1);
+    assert_int_equal(at[P - 1] - at[P - 2], 1);
+    assert_int_equal(at[P], 2 * MPP_ALLPAIRS_TAIL);
+    prog *p = prog_new("ap", COLL_REDUCESCATTER, N, N);
+    for (int r = 0; r < N; r++)
+        prog_add_gpu(p, N, 1, 0);
+    p->allpairs_pieces = B;
+    p->allpairs_reducers = R;
+    cJSON *j = plan_of(p);
+    int rops, sops = mpp_allpairs_ops(N, B, R, &rops);
+    for (int r = 0; r < N; r++) {
+        const cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), r);
+        assert_int_equal((int)cJSON_GetObjectItem(g, "input_chunks")->valuedouble, N * at[P]);
+        assert_int_equal((int)cJSON_GetObjectItem(g, "output_chunks")->valuedouble, at[P]);
+        assert_int_equal((int)cJSON_GetObjectItem(g, "scratch_chunks")->valuedouble,
+                         (N - 1) * at[P]);
+        const cJSON *tbs = cJSON_GetObjectItem(g, "threadblocks");
+        assert_int_equal(cJSON_GetArraySize(tbs), N - 1 + R);
+        for (int t = 0; t < N - 1 + R; t++)
+            assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(tbs, t),
+                                                                    "ops")),
+                             t < N - 1 ? sops : 1 + ((P - (t - N + 1) + R - 1) / R) * 3);
+        /* sender k-1 of rank r puts to q = r + k on its channel c, which
+         * meets q's reducer c's channel to r */
+        for (int k = 1; k < N; k++) {
+            int q = (r + k) % N;
+            const cJSON *gq = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), q);
+            int back = (r - q - 1 + 2 * N) % N;   /* r's place among q's reducer's channels */
+            for (int c = 0; c < R; c++)
+                assert_int_equal(kth_to(g, tb_chan(g, k - 1, c), q),
+                                 kth_to(gq, tb_chan(gq, N - 1 + c, back), r));
+        }
+    }
+    (void)rops;
+    cJSON_Delete(j);
+    p->coll = COLL_ALLGATHER;
+    tc_err e;
+    assert_null(mpp_to_json(p, NULL, &e));
+    assert_non_null(strstr(e.msg, "a ReduceScatter"));
+    prog_free(p);
+}
+
 /* --plan for MSCCL++: files NAME.json, each one buffer mode and range. */
 static void test_plan_dir(void **state)
 {
@@ -298,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_reduce_lands_in_scratch),
         cmocka_unit_test(test_unpaired_refused),
         cmocka_unit_test(test_nvls),
+        cmocka_unit_test(test_allpairs),
         cmocka_unit_test(test_plan_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

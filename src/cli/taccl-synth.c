@@ -187,8 +187,10 @@ static const args_opt OPTS[] = {
              "--size: its tuning model picks ring or tree, the protocol and\n"
              "the channels; its rings leave each node through their own\n"
              "NIC), nvls / hier-nvls (through a switch that reduces and\n"
-             "multicasts; --target mscclpp), or pat (NCCL's PAT, one GPU\n"
-             "per node, aggregated as NCCL does at --size)"},
+             "multicasts; --target mscclpp), allpairs (one node's\n"
+             "ReduceScatter, puts into the owners' scratch summed in one\n"
+             "reduce a piece; --target mscclpp), or pat (NCCL's PAT, one\n"
+             "GPU per node, aggregated as NCCL does at --size)"},
     {.name = "--collective", .value = "C", .parse = parse_coll, .modes = M_WRITE,
      .help = "allgather, alltoall, reducescatter or allreduce"},
     {.name = "--output", .alias = "-o", .value = "OUT", .field = offsetof(cli, out),
@@ -928,7 +930,7 @@ static int sketch_main(const cli *c)
 
 /* --algo nvls or hier-nvls without --channels: the threadblocks per rank
  * (and for hier-nvls without --chunks the pieces each pipelines, 1, 2 or
- * 4) whose plan the executor runs fastest at `want` (plan_judge_switch),
+ * 4) whose plan the executor runs fastest at `want` (plan_judge_mpp),
  * among those whose chunks divide it (16 bytes x ranks x blocks x
  * pieces); into u.  Ties go to more blocks and fewer pieces: the
  * executor's model has no per-block throughput limit, and a real block's is
@@ -958,7 +960,7 @@ static void pick_nvls_tbs(const cli *c, const char *algo, const topo *t, baselin
                 continue;   /* too many ops for these pieces */
             double us;
             int ok;
-            if (plan_judge_switch(p, t, want, 0, 0, &us, &ok, &e) == TC_OK) {
+            if (plan_judge_mpp(p, t, want, 0, 0, &us, &ok, &e) == TC_OK) {
                 char what[16];
                 snprintf(what, sizeof what, hier ? "%dx%d" : "%d", TBS[i], P);
                 used += (size_t)snprintf(note + used, used < sizeof note ? sizeof note - used : 0,

@@ -359,13 +359,20 @@ static const char *fname_size(long long b, char *buf)
 /* ---------------------------------------------------------------- checks */
 
 /* The bytes every size p serves is a multiple of: whole 4-byte elements
- * per chunk, or for a schedule of switch operations whole 16-byte vectors
- * in each of its MSCCL++ plan's n x K (x pieces) chunks (sched/mpp_nvls.c). */
+ * per chunk, or for a schedule written only as an MSCCL++ plan whole
+ * 16-byte vectors in each of its plan's input chunks: n x K (x pieces) for
+ * switch operations (sched/mpp_nvls.c), n x the block's chunks for the
+ * all-pairs ReduceScatter (sched/mpp_allpairs.c). */
 static long long size_unit(const prog *p)
 {
     if (p->nvls_channels > 0)
         return (long long)MPP_BUFFER_ALIGNMENT * p->ngpus * p->nvls_channels *
                (p->nvls_pieces > 1 ? p->nvls_pieces : 1);
+    if (p->allpairs_pieces > 0) {
+        int at[MPP_ALLPAIRS_AT];
+        return (long long)MPP_BUFFER_ALIGNMENT * p->ngpus *
+               at[mpp_allpairs_pieces(p->allpairs_pieces, at)];
+    }
     return 4LL * p->nchunksperloop;
 }
 
@@ -376,7 +383,7 @@ static long long serve_size(const prog *p, long long want)
     return (want + unit - 1) / unit * unit;
 }
 
-int plan_judge_switch(const prog *p, const topo *t, long long size, int mode, int data,
+int plan_judge_mpp(const prog *p, const topo *t, long long size, int mode, int data,
                       double *us, int *verified, tc_err *err)
 {
     mpp_opts mo;
@@ -397,13 +404,13 @@ int plan_judge_switch(const prog *p, const topo *t, long long size, int mode, in
 }
 
 /* p's time at s on t: the cost model's (sched/ptime) in the timing tiles
- * asks for, or, for a schedule of switch operations, which has no MSCCL
- * steps to time, the executor's run of its MSCCL++ plan without data. */
+ * asks for, or, for a schedule written only as an MSCCL++ plan, which has
+ * no MSCCL steps to time, the executor's run of that plan without data. */
 static int prog_time(const prog *p, const topo *t, long long s, int tiles, double *us, tc_err *e)
 {
-    if (p->nvls_channels > 0) {
+    if (prog_mpp_only(p)) {
         int ok;
-        return plan_judge_switch(p, t, s, 0, 0, us, &ok, e);
+        return plan_judge_mpp(p, t, s, 0, 0, us, &ok, e);
     }
     return ptime_run_as(p, t, s, tiles, us, e);
 }
@@ -411,11 +418,11 @@ static int prog_time(const prog *p, const topo *t, long long s, int tiles, doubl
 /* Run p in one mode with data at a small size; 1 if it verifies. */
 static int verifies(const prog *p, const topo *t, int mode, long long size)
 {
-    if (p->nvls_channels > 0) {
+    if (prog_mpp_only(p)) {
         double us;
         int ok = 0;
         tc_err e;
-        return plan_judge_switch(p, t, size, mode, 1, &us, &ok, &e) == TC_OK && ok;
+        return plan_judge_mpp(p, t, size, mode, 1, &us, &ok, &e) == TC_OK && ok;
     }
     run_opts ro;
     run_opts_default(&ro);
@@ -492,7 +499,7 @@ static void time_all(plan *pl, cand *c)
         /* no faster than NCCL's schedule even at its lower bound: it
          * cannot be picked at s, so it is not timed there (LL at 1 GiB
          * unrolls into tens of thousands of passes) */
-        if (pl->nccl_us[i] >= 0 && c->p->nvls_channels <= 0 &&
+        if (pl->nccl_us[i] >= 0 && !prog_mpp_only(c->p) &&
             ptime_lower_us(c->p, pl->t, s, pl->tiles, &us, &e) == TC_OK &&
             us >= pl->nccl_us[i]) {
             c->bounded[i] = 1;
@@ -596,6 +603,38 @@ static void add_switch_candidates(plan *pl)
         snprintf(c->source, sizeof c->source, "taccl-synth --algo %s %s --collective %s "
                  "--channels %d%s --target mscclpp", algo, PLAN_TOPO, coll_name(pl->o.coll), K,
                  pieces);
+    }
+}
+
+/* The all-pairs ReduceScatter (MSCCL++ plans only, one node; sched/
+ * mpp_allpairs.c) at a few body pieces: fewer serve the smaller sizes,
+ * where each piece's alpha weighs more than the last piece's reduce. */
+static const int ALLPAIRS_BODIES[3] = {1, 3, 7};
+
+static void add_allpairs_candidates(plan *pl)
+{
+    if (!pl->o.mscclpp || pl->o.coll != COLL_REDUCESCATTER)
+        return;
+    for (size_t i = 0; i < sizeof ALLPAIRS_BODIES / sizeof ALLPAIRS_BODIES[0]; i++) {
+        baseline_opts bo;
+        baseline_opts_default(&bo);
+        bo.chunks = ALLPAIRS_BODIES[i];
+        bo.switch_ops = 1;
+        bo.target = pl->o.target;
+        tc_err e;
+        prog *p = baseline_build("allpairs", pl->t, pl->o.coll, &bo, &e);
+        if (!p)
+            return;     /* several nodes, or a pair with no link: none applies */
+        cand *c = add_cand(pl);
+        c->p = p;
+        c->owns = 1;
+        snprintf(c->proto, sizeof c->proto, "%s", p->proto);
+        int at[MPP_ALLPAIRS_AT];
+        snprintf(c->label, sizeof c->label, "allpairs %d pieces",
+                 mpp_allpairs_pieces(ALLPAIRS_BODIES[i], at));
+        snprintf(c->source, sizeof c->source, "taccl-synth --algo allpairs %s --collective %s "
+                 "--chunks %d --target mscclpp", PLAN_TOPO, coll_name(pl->o.coll),
+                 ALLPAIRS_BODIES[i]);
     }
 }
 
@@ -1241,8 +1280,8 @@ static double time_variant(const plan *pl, const prog *p, long long s, int v, do
      * VAR_PASSES the other timing (shown, not judged; none for MSCCL++) */
     int tiles = v == VAR_PASSES ? !pl->rt_tiles : pl->rt_tiles;
     if ((v == VAR_DEFAULT || v == VAR_PASSES) &&
-        (tiles == pl->tiles || p->nvls_channels > 0 || !tile_needed(p, s)))
-        return base;    /* a plan of switch operations has no tile passes */
+        (tiles == pl->tiles || prog_mpp_only(p) || !tile_needed(p, s)))
+        return base;    /* a plan written only for MSCCL++ has no tile passes */
     /* ports gives each pair a link of its own and removes the switches: a
      * plan of switch operations moves its data by multimem operations,
      * whose ports the variant leaves as they are (docs/nvls.md section 6) */
@@ -1427,10 +1466,10 @@ static void prepare_and_time(plan *pl, int budgeted)
             int ld = loads(pl, c->p);
             c->modes = ld ? verified_modes(c->p, pl->t) : 0;
             pl->verify_s += now_s() - tv;
-            if (ld && c->p->nvls_channels <= 0)     /* a run in each mode */
+            if (ld && !prog_mpp_only(c->p))         /* a run in each mode */
                 pl->verify_steps += 2 * prog_steps_total(c->p);
             pl->nverified++;
-            long long n = c->modes && c->owns && c->p->nvls_channels <= 0 ? prog_steps_total(c->p) : 0;
+            long long n = c->modes && c->owns && !prog_mpp_only(c->p) ? prog_steps_total(c->p) : 0;
             if (n > pl->most_steps)
                 pl->most_steps = n;
             if (c->owns && c->synthesized && !(c->modes & 2))
@@ -1459,7 +1498,7 @@ static void measure_verify_cap(plan *pl)
 {
     for (int k = 0; k < pl->ncands; k++) {
         const cand *c = &pl->cands[k];
-        if (!(c->modes & 1) || c->p->nvls_channels > 0 || c->p->nchunksperloop <= 0)
+        if (!(c->modes & 1) || prog_mpp_only(c->p) || c->p->nchunksperloop <= 0)
             continue;
         long long s = serve_size(c->p, pl->sizes[pl->nsizes - 1]), unit = size_unit(c->p);
         while (s > unit && data_bytes_needed(c->p, 0, s / c->p->nchunksperloop) >
@@ -1513,6 +1552,7 @@ int plan_make(const topo *t, const plan_opts *o, plan **out, tc_err *err)
     pl->slack_s = fmax(1.0, BUDGET_SLACK * budget);
     add_baselines(pl);
     add_switch_candidates(pl);
+    add_allpairs_candidates(pl);
     /* NCCL's schedule at every size first: it depends on nothing the
      * candidates make, a candidate whose lower bound it beats is not timed
      * (time_all), and the budget then knows what it cost; and under the

@@ -94,13 +94,14 @@ void plan_print(const plan *pl, const char *dir, FILE *f);
 
 void plan_free(plan *pl);
 
-/* A schedule of switch operations (p->nvls_channels > 0), which has no
- * MSCCL steps the cost model could time, judged by the executor on the
- * MSCCL++ plan it is written as (exec/mpp_text.h): its time at size bytes
- * (a multiple of 16 x ranks x threadblocks x pieces) on t in mode (0 out of place,
- * 1 in place), with data checked when data is set.  TC_OK with *us and
+/* A schedule written only as an MSCCL++ plan (prog_mpp_only: NVLS's switch
+ * operations, the all-pairs ReduceScatter), which has no MSCCL steps the
+ * cost model could time, judged by the executor on the MSCCL++ plan it is
+ * written as (exec/mpp_text.h): its time at size bytes (a multiple of 16
+ * bytes x the plan's input chunks) on t in mode (0 out of place, 1 in
+ * place), with data checked when data is set.  TC_OK with *us and
  * *verified, else TC_INPUT with err. */
-int plan_judge_switch(const prog *p, const topo *t, long long size, int mode, int data,
+int plan_judge_mpp(const prog *p, const topo *t, long long size, int mode, int data,
                       double *us, int *verified, tc_err *err);
 
 #endif

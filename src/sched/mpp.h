@@ -30,6 +30,23 @@
  * (nop, rlxsignal, nop, rlxwait, nop), the switch operation, a barrier. */
 #define MPP_NVLS_OPS_PER_TB 11
 
+/* The all-pairs ReduceScatter plan (mpp_allpairs.c): each peer's block in
+ * `body` equal pieces of MPP_ALLPAIRS_TAIL chunks, then a tail halving from
+ * MPP_ALLPAIRS_TAIL / 2 chunks to 1 and one more of 1
+ * (MPP_ALLPAIRS_TAIL_PIECES pieces), at most MPP_ALLPAIRS_MAX_BODY body
+ * pieces (a sender block runs 3 operations a piece, of MSCCL++'s 64).
+ * mpp_allpairs_pieces fills at[0 .. P] (MPP_ALLPAIRS_AT entries) with the
+ * pieces' first chunks and the block's chunk count at[P], and returns P;
+ * mpp_allpairs_ops the operations a sender block runs for n ranks and R
+ * reducer blocks, and in *reducer_ops (may be NULL) the most a reducer
+ * runs. */
+#define MPP_ALLPAIRS_TAIL 1024
+#define MPP_ALLPAIRS_TAIL_PIECES 11
+#define MPP_ALLPAIRS_MAX_BODY 9
+#define MPP_ALLPAIRS_AT (MPP_ALLPAIRS_MAX_BODY + MPP_ALLPAIRS_TAIL_PIECES + 1)
+int mpp_allpairs_pieces(int body, int *at);
+int mpp_allpairs_ops(int n, int body, int R, int *reducer_ops);
+
 /* The MSCCL++ commit whose format this writes. */
 #define MPP_COMMIT "1f5f065d7b13ab02df32c22568f38785d1eeec01"
 

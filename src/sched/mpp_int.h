@@ -87,4 +87,8 @@ void mpp_plan_free(mpp_plan *pl);
  * operations (mpp_nvls.c), what mpp_to_json writes for such a prog. */
 char *mpp_nvls_json(const prog *p, const mpp_opts *o, tc_err *err);
 
+/* The all-pairs ReduceScatter of p (p->allpairs_pieces > 0) as a plan of
+ * puts into the owners' scratch and multi-source reduces (mpp_allpairs.c). */
+char *mpp_allpairs_json(const prog *p, const mpp_opts *o, tc_err *err);
+
 #endif

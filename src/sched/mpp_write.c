@@ -270,6 +270,8 @@ char *mpp_to_json(const prog *p, const mpp_opts *o, tc_err *err)
     }
     if (p->nvls_channels > 0)
         return mpp_nvls_json(p, o, err);
+    if (p->allpairs_pieces > 0)
+        return mpp_allpairs_json(p, o, err);
     mpp_plan pl;
     memset(&pl, 0, sizeof pl);
     if (mpp_lower(p, &pl, err) != TC_OK) {

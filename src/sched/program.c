@@ -165,6 +165,11 @@ long long prog_steps_total(const prog *p)
     return n;
 }
 
+int prog_mpp_only(const prog *p)
+{
+    return p->nvls_channels > 0 || p->allpairs_pieces > 0;
+}
+
 long long prog_parser_nodes(const prog *p, int *worst_rank)
 {
     long long worst = 0;

@@ -107,6 +107,15 @@ typedef struct prog {
                                rails across nodes); 0 or 1 one node */
     int nvls_pieces;        /* hier-nvls: pieces each threadblock pipelines
                                its slice in (0 or 1: one) */
+    int allpairs_pieces;    /* > 0: the all-pairs ReduceScatter (every rank
+                               puts each peer's block into that peer's
+                               scratch in this many pieces, the owner's
+                               reducers sum each piece from every peer in
+                               one multi-source reduce), written only as an
+                               MSCCL++ plan (sched/mpp_allpairs.c); the
+                               steps are its data flow as direct's */
+    int allpairs_reducers;  /* with allpairs_pieces: reducer threadblocks
+                               per rank */
     char *path;             /* file it was read from, or NULL */
     int line;               /* line of <algo> in that file, 0 if built in memory */
     /* What the runtimes' own XML tokenizer refuses (microsoft/msccl
@@ -132,6 +141,12 @@ long long prog_parser_nodes(const prog *p, int *worst_rank);
 
 /* The steps of every threadblock of every rank. */
 long long prog_steps_total(const prog *p);
+
+/* Whether p is written only as an MSCCL++ plan by a writer of its own (NVLS's
+ * switch operations, the all-pairs ReduceScatter): its steps are a stand-in
+ * for its data flow, which no MSCCL runtime runs and the cost model of
+ * sched/ptime does not time; the executor's run of its plan does. */
+int prog_mpp_only(const prog *p);
 
 enum {
     PROG_HAS_NAME = 1,

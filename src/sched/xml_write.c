@@ -283,6 +283,11 @@ char *prog_to_xml(const prog *p, const xml_write_opts *o, tc_err *err)
                    "which MSCCL XML cannot express: write it with --target mscclpp", p->name);
         return NULL;
     }
+    if (p->allpairs_pieces > 0) {
+        tc_err_set(err, TC_INPUT, "%s sums several buffers in one reduce, which MSCCL XML "
+                   "cannot express: write it with --target mscclpp", p->name);
+        return NULL;
+    }
     sbuf b = {0};
     if (put_program(&b, p, o, err) != TC_OK) {
         free(b.s);

@@ -58,5 +58,7 @@ prog *baseline_build_stats(const char *algo, const topo *t, coll_kind k,
         return bl_build_nccl(t, k, o, st, err);
     if (!strcmp(a->name, "nvls") || !strcmp(a->name, "hier-nvls"))
         return bl_build_nvls(t, k, o, !strcmp(a->name, "hier-nvls"), st, err);
+    if (!strcmp(a->name, "allpairs"))
+        return bl_build_allpairs(t, k, o, st, err);
     return bl_build_plain(a->name, t, k, o, st, err);
 }

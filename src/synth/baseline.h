@@ -21,6 +21,10 @@
  *              chunking, over channels built as its topology search builds
  *              them; AllToAll as its point-to-point exchange.  The program's
  *              proto is set; the note says what was picked and why.
+ *   allpairs   one node's ReduceScatter: every rank puts each peer's block
+ *              into that peer's scratch in pieces, the owner sums each piece
+ *              from every peer in one reduce; only as an MSCCL++ plan
+ *              (switch_ops: the output is a plan).
  *   nvls       one node whose switch reduces and multicasts (NVLS):
  *              AllReduce by multimem load-reduce and multicast store,
  *              AllGather by multicast stores, over --channels threadblocks
@@ -73,10 +77,11 @@ typedef struct {
                                instead of sending up to the FIFO's 8 ahead
                                (0): the node's first runs are summed sooner,
                                at the cost of sends waiting on reductions */
-    int switch_ops;         /* nccl, nvls: the output can hold switch (multimem)
-                               operations, an MSCCL++ plan: NCCL's NVLS
-                               choice is kept; 0: NCCL's best choice
-                               without NVLS, and the note says so */
+    int switch_ops;         /* the output is an MSCCL++ plan, which can hold
+                               switch (multimem) operations and
+                               multi-source reduces: nccl keeps NCCL's NVLS
+                               choice (0: its best choice without NVLS, and
+                               the note says so); nvls and allpairs need it */
 } baseline_opts;
 
 /* What a build produced, for messages and --json. */
@@ -115,7 +120,7 @@ typedef struct {
 void baseline_opts_default(baseline_opts *o);
 
 /* The table, in a fixed order (ring, direct, butterfly, rsag, tree, hier, nccl,
- * nvls, hier-nvls, pat). */
+ * nvls, hier-nvls, pat, allpairs). */
 const baseline_algo *baseline_algos(int *count);
 const baseline_algo *baseline_algo_find(const char *name);   /* NULL if unknown */
 

@@ -87,6 +87,20 @@ prog *bl_build_plain(const char *algo, const topo *t, coll_kind k, const baselin
 prog *bl_build_nccl(const topo *t, coll_kind k, const baseline_opts *o, baseline_stats *st,
                     tc_err *err);
 
+/* The program of a schedule written only as an MSCCL++ plan (nvls,
+ * allpairs): `algo`'s data flow (one channel, one chunk, no runtime's
+ * limits: no runtime runs these steps) in Simple, st zeroed for the caller
+ * to say what the plan holds; NULL with err prefixed by `me`. */
+prog *bl_stand_in(const char *me, const char *algo, const topo *t, coll_kind k,
+                  const baseline_opts *o, baseline_stats *st, tc_err *err);
+
+/* --algo allpairs (baseline_allpairs.c): one node's ReduceScatter by puts
+ * into the owners' scratch and multi-source reduces, written only as an
+ * MSCCL++ plan (prog.allpairs_pieces, allpairs_reducers: --chunks,
+ * --channels). */
+prog *bl_build_allpairs(const topo *t, coll_kind k, const baseline_opts *o, baseline_stats *st,
+                        tc_err *err);
+
 /* --algo nvls (baseline_nvls.c): one node's collective through the switch
  * (prog.nvls_channels = the threadblocks per rank), written only as an
  * MSCCL++ plan of switch operations; hier: --algo hier-nvls, several

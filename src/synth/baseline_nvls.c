@@ -107,22 +107,13 @@ prog *bl_build_nvls(const topo *t, coll_kind k, const baseline_opts *o, int hier
                    me, N, g, K, MPP_MAX_CHANNEL, MPP_MAX_CHANNEL_PER_OPERATION);
         return NULL;
     }
-    baseline_opts u = *o;
-    u.channels = 1;
-    u.chunks = 1;
-    u.via = NULL;
-    u.target = RT_UNLIMITED;    /* the stand-in steps are never run by a runtime */
-    prog *p = bl_build_plain(k == COLL_ALLREDUCE ? "rsag" : "direct", t, k, &u, st, err);
-    if (!p) {
-        tc_err_prefix(err, "%s", me);
+    prog *p = bl_stand_in(me, k == COLL_ALLREDUCE ? "rsag" : "direct", t, k, o, st, err);
+    if (!p)
         return NULL;
-    }
     p->nvls_channels = K;
     p->nvls_nodes = N;
     p->nvls_pieces = P;
-    snprintf(p->proto, sizeof p->proto, "Simple");
-    /* what the plan holds (sched/mpp_nvls.c), not the stand-in steps */
-    memset(st, 0, sizeof *st);
+    /* st: what the plan holds (sched/mpp_nvls.c), not the stand-in steps */
     st->channels = st->nchannels = K;
     st->chunks = P;
     int tbs = hier && k == COLL_ALLREDUCE ? 2 * K : K;  /* producers and consumers */

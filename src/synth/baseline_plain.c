@@ -67,6 +67,9 @@ static const baseline_algo ALGOS[] = {
     {"pat", BIT(COLL_ALLGATHER) | BIT(COLL_REDUCESCATTER),
      "NCCL's PAT, one GPU per node: binomial trees to and from every rank over the peers at "
      "+-2^d, farthest hop first, pieces aggregated per message as NCCL does at --size"},
+    {"allpairs", BIT(COLL_REDUCESCATTER),
+     "one node: every rank puts each peer's block into its scratch in pieces, the owner sums "
+     "each piece from every peer in one reduce as it lands; an MSCCL++ plan (--target mscclpp)"},
 };
 
 #define NALGOS ((int)(sizeof ALGOS / sizeof ALGOS[0]))
@@ -339,8 +342,11 @@ const baseline_algo *bl_check_call(const char *algo, const topo *t, coll_kind k,
 {
     const baseline_algo *a = baseline_algo_find(algo);
     if (!a) {
-        tc_err_set(err, TC_INPUT, "unknown algorithm '%s'; known: ring, direct, butterfly, "
-                   "rsag, tree, hier, nccl, nvls, hier-nvls, pat", algo ? algo : "");
+        char known[256] = "";
+        for (int i = 0; i < NALGOS; i++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
+                     ALGOS[i].name);
+        tc_err_set(err, TC_INPUT, "unknown algorithm '%s'; known: %s", algo ? algo : "", known);
         return NULL;
     }
     if ((int)k < 0 || k >= COLL_COUNT) {
@@ -382,13 +388,32 @@ const baseline_algo *bl_check_call(const char *algo, const topo *t, coll_kind k,
     return a;
 }
 
+prog *bl_stand_in(const char *me, const char *algo, const topo *t, coll_kind k,
+                  const baseline_opts *o, baseline_stats *st, tc_err *err)
+{
+    baseline_opts u = *o;
+    u.channels = 1;
+    u.chunks = 1;
+    u.via = NULL;
+    u.target = RT_UNLIMITED;
+    prog *p = bl_build_plain(algo, t, k, &u, st, err);
+    if (!p) {
+        tc_err_prefix(err, "%s", me);
+        return NULL;
+    }
+    snprintf(p->proto, sizeof p->proto, "Simple");
+    memset(st, 0, sizeof *st);
+    return p;
+}
+
 prog *bl_build_plain(const char *algo, const topo *t, coll_kind k, const baseline_opts *o,
                      baseline_stats *st, tc_err *err)
 {
     const baseline_algo *a = bl_check_call(algo, t, k, o, err);
     if (!a)
         return NULL;
-    TC_ASSERT(strcmp(a->name, "nccl") && strcmp(a->name, "nvls") && strcmp(a->name, "hier-nvls"));
+    TC_ASSERT(strcmp(a->name, "nccl") && strcmp(a->name, "nvls") && strcmp(a->name, "hier-nvls") &&
+              strcmp(a->name, "allpairs"));
     const char *via = o->via && *o->via ? o->via : NULL;
 
     int n = t->nranks;

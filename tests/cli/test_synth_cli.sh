@@ -55,7 +55,7 @@ expect "help exits 0" 0 "usage: taccl-synth" -- "$S" --help
 expect "list names every algorithm" 0 "ring.*direct.*butterfly.*rsag.*tree" -- bash -c "'$S' --list | tr '\n' ' '"
 expect "no arguments is exit 2" 2 "give a sketch and a topology file, or --algo" -- "$S"
 refuse "unknown flag" "unknown option '--frobnicate'" -- --algo ring "$T/ndv2-x1.json" --collective allgather --frobnicate
-refuse "unknown algorithm" "unknown algorithm 'msccl'; known: ring, direct, butterfly, rsag, tree, hier, nccl, nvls, hier-nvls, pat" -- --algo msccl "$T/ndv2-x1.json" --collective allgather
+refuse "unknown algorithm" "unknown algorithm 'msccl'; known: ring, direct, butterfly, rsag, tree, hier, nccl, nvls, hier-nvls, pat, allpairs" -- --algo msccl "$T/ndv2-x1.json" --collective allgather
 refuse "missing collective" "--collective is required" -- --algo ring "$T/ndv2-x1.json"
 refuse "bad collective" "--collective: expected" -- --algo ring "$T/ndv2-x1.json" --collective broadcast
 refuse "bad channels" "--channels: expected an integer 1..32" -- --algo ring "$T/ndv2-x1.json" --collective allgather --channels 0
