@@ -28,7 +28,9 @@ M="$ROOT/scripts/mpp_matrix.sh"
 
 if [ -n "${TACCL_FEW:-}${TACCL_QUICK:-}" ]; then
     only='^(dgx1 nccl allreduce|ndv2-x2 nccl allreduce|ndv2-x2 ring allgather|ndv2-x2 ndv2-x2-sk-1-cup4 allgather)'
-    args=(--only "$only" --max-ranks 16)
+    # the cup4 sketch's stages stop at their time limit with the same
+    # plan at 2 s as at the script's 20 (byte for byte when measured)
+    args=(--only "$only" --max-ranks 16 --time-limit 2)
 else
     args=(--max-ranks 16)
 fi
