@@ -52,7 +52,6 @@
 /* buffers one op reads or writes: MSCCL++'s 2 local + 8 channel refs */
 #define REFS_PER_OP (2 + MPP_MAX_CHANNEL_PER_OPERATION)
 
-
 /* Rank r's peers' blocks of memory channels: peer q's 2R channels start at
  * 2R x (q's position among r's peers, ascending). */
 static int chan_base(int r, int q, int R)
