@@ -2204,11 +2204,20 @@ static cJSON *plan_json(const plan *pl, const pfile *f, int nf)
                      "of its range", VERIFY_DATA_MAX >> 20);
         cJSON_AddStringToObject(ver, "how", how);
         char serves[400];
-        snprintf(serves, sizeof serves, "calls in [min_bytes, max_bytes_excl) whose element "
-                 "count is a multiple of nchunksperloop (%d); the runtimes have no remainder "
-                 "handling and run NCCL for any other size: pad such a call to the next multiple "
-                 "(of %d bytes with 4-byte elements)", pl->cands[g->cand].p->nchunksperloop,
-                 4 * pl->cands[g->cand].p->nchunksperloop);
+        const prog *gp = pl->cands[g->cand].p;
+        if (prog_mpp_only(gp))
+            /* written by a writer of its own: its plan's chunks, not the
+             * stand-in's nchunksperloop, say which sizes it takes */
+            snprintf(serves, sizeof serves, "calls in [min_bytes, max_bytes_excl) whose byte "
+                     "count is a multiple of %lld (whole 16-byte vectors in each chunk of its "
+                     "plan); MSCCL++ refuses any other size of this file: pad such a call to "
+                     "the next multiple", size_unit(gp));
+        else
+            snprintf(serves, sizeof serves, "calls in [min_bytes, max_bytes_excl) whose element "
+                     "count is a multiple of nchunksperloop (%d); the runtimes have no remainder "
+                     "handling and run NCCL for any other size: pad such a call to the next "
+                     "multiple (of %d bytes with 4-byte elements)", gp->nchunksperloop,
+                     4 * gp->nchunksperloop);
         cJSON_AddStringToObject(o, "serves", serves);
         add_command(o, &pl->cands[g->cand], pl->o.mscclpp);
         cJSON_AddItemToObject(o, "sizes", pred);

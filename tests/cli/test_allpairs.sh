@@ -14,7 +14,8 @@
 #   * the MSCCL XML target, several nodes, a pair with no link, AllGather
 #     and more operations than a block holds are refused in one line, exit 2;
 #   * a plan for MSCCL++ on MI300X x1 keeps it for 1 GiB, where it beats
-#     NCCL's ring in every model variant.
+#     NCCL's ring in every model variant, and says which sizes its file
+#     takes (its plan's chunks', not the stand-in program's).
 source "$(dirname "$0")/lib.sh"
 S="$BIN/taccl-synth"
 R="$BIN/taccl-run"
@@ -97,3 +98,5 @@ ok = (f["from"].startswith("allpairs") and s["x_nccl_worst"] >= 1 and
       r["bound_us"] / r["time_us"] >= 0.95)
 print("ok" if ok else "no", f["from"], s["x_nccl_worst"], r["time_us"], s["predicted_us"])' \
     "$TMP/plan" "$R" "$T/mi300x-x1.json"
+expect "...plan.json says the sizes it takes: multiples of 16 bytes x its 65536 chunks" 0 \
+    "multiple of 1048576 \(whole 16-byte vectors" -- grep -h '"serves"' "$TMP/plan/plan.json"
