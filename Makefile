@@ -162,9 +162,9 @@ ASAN_MAKE = $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CC=$(ASAN_CC) OPT=-
 	    CFLAGS="$(CFLAGS) $(SAN_FLAGS)"
 ASAN_LOG  := $(BUILD)/check-asan.log
 
-# check: the normal build of the tools (both cores; its lane runs no unit
-# binary and no replay program, so they are not built: 20 s where all of
-# them took 29), then two lanes side by side, one
+# check: the normal build of the tools and the replay programs test_bad.sh
+# runs (both cores; its lane runs no unit binary, so they are not built:
+# 21 s where all of them took 29), then two lanes side by side, one
 # per core: the normal suite, and the sanitized build (one job) followed by
 # the quick sanitized suite, whose output -- the build's too -- is kept in
 # $(ASAN_LOG) and printed after.  The sanitized build overlaps the normal
@@ -178,7 +178,7 @@ ASAN_LOG  := $(BUILD)/check-asan.log
 # plain".  make check's budget is 8 minutes on 2 cores.
 
 check: deps
-	@$(MAKE) --no-print-directory -j2 all
+	@$(MAKE) --no-print-directory -j2 all $(REPLAYS)
 	@mkdir -p $(BUILD) && rm -f $(TALLY)
 	@( { $(ASAN_MAKE) all tests && TACCL_TALLY=$(abspath $(TALLY)) TACCL_TIER=quick \
 	    scripts/run_tests.sh --asan $(ASAN_BUILD); } >$(ASAN_LOG) 2>&1 || true) & \

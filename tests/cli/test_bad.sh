@@ -1,6 +1,4 @@
 #!/usr/bin/env bash
-# tier: sanitized  (make check runs it in its sanitized lane only, every check
-#              with the sanitizers on; make check-full in both)
 # test_bad.sh — every input of the bad-input corpus (tests/bad/EXPECT) fails
 # as it should: the exact exit code (2 unusable input, 1 a schedule that runs
 # but does not do its job; never a signal, never a hang), exactly one line on
