@@ -1019,6 +1019,9 @@ static int algo_main(const cli *c)
     if ((!strcmp(a->name, "nvls") || !strcmp(a->name, "hier-nvls")) && c->proto)
         return cli_fail(c, 0, "--algo %s runs switch operations in MSCCL++'s Simple protocol; "
                         "--proto does not apply", a->name);
+    if (!strcmp(a->name, "allpairs") && c->proto)
+        return cli_fail(c, 0, "--algo allpairs runs its puts and reduces in MSCCL++'s Simple "
+                        "protocol; --proto does not apply");
     if (!strcmp(a->name, "pat") && c->proto)
         return cli_fail(c, 0, "--algo pat runs in Simple, the only protocol NCCL runs PAT in "
                         "(src/graph/tuning.cc:302-303); --proto does not apply");

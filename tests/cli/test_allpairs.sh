@@ -11,8 +11,9 @@
 #   * at 1 GiB it is within 0.95 of taccl-run's bound on DGX A100 x1 and
 #     DGX H100 x1, and at least 1.3x faster than the direct ReduceScatter
 #     lowered from MSCCL steps (which sums the peers one after another);
-#   * the MSCCL XML target, several nodes, a pair with no link, AllGather
-#     and more operations than a block holds are refused in one line, exit 2;
+#   * the MSCCL XML target, several nodes, a pair with no link, AllGather,
+#     more operations than a block holds and --proto are refused in one
+#     line, exit 2;
 #   * a plan for MSCCL++ on MI300X x1 keeps it for 1 GiB, where it beats
 #     NCCL's ring in every model variant, and says which sizes its file
 #     takes (its plan's chunks', not the stand-in program's).
@@ -77,6 +78,9 @@ expect "AllGather is refused" 2 "allpairs has no AllGather" -- \
 expect "more operations than a block holds are refused" 2 \
     "10 body pieces .* need 65 operations in a sender block .* of MSCCL\+\+'s 64" -- \
     "$S" --algo allpairs "$T/dgx-a100-x1.json" --collective reducescatter --chunks 10 \
+    --target mscclpp -o "$TMP/x.json"
+expect "--proto is refused (the plan is Simple)" 2 "allpairs runs .* Simple protocol; --proto does not apply" -- \
+    "$S" --algo allpairs "$T/dgx-a100-x1.json" --collective reducescatter --proto LL \
     --target mscclpp -o "$TMP/x.json"
 [ ! -e "$TMP/x.json" ] && [ ! -e "$TMP/ap.xml" ] && echo "ok - a refusal writes nothing" ||
     echo "not ok - a refusal wrote a file"
