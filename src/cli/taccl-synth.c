@@ -1005,13 +1005,9 @@ static int algo_main(const cli *c)
         return cli_fail(c, 1, "--algo takes one topology file, got a second: '%s'", c->pos[1]);
     const baseline_algo *a = baseline_algo_find(c->algo);
     if (!a) {
-        char known[256] = "";
-        int na;
-        const baseline_algo *all = baseline_algos(&na);
-        for (int i = 0; i < na; i++)
-            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
-                     i ? ", " : "", all[i].name);
-        return cli_fail(c, 0, "unknown algorithm '%s'; known: %s", c->algo, known);
+        char known[256];
+        return cli_fail(c, 0, "unknown algorithm '%s'; known: %s", c->algo,
+                        baseline_algo_names(known, sizeof known));
     }
     if (!strcmp(a->name, "nccl") && c->proto && !strcmp(c->proto, "auto"))
         return cli_fail(c, 0, "--algo nccl chooses its protocol as NCCL's tuning model does; "

@@ -46,6 +46,9 @@
 #define MPP_ALLPAIRS_AT (MPP_ALLPAIRS_MAX_BODY + MPP_ALLPAIRS_TAIL_PIECES + 1)
 int mpp_allpairs_pieces(int body, int *at);
 int mpp_allpairs_ops(int n, int body, int R, int *reducer_ops);
+/* Whether such a plan fits MSCCL++ (body pieces, reducers per wait op,
+ * peers per block, operations per block); *sops and *rops as above. */
+int mpp_allpairs_fits(int n, int body, int R, int *sops, int *rops);
 
 /* The MSCCL++ commit whose format this writes. */
 #define MPP_COMMIT "1f5f065d7b13ab02df32c22568f38785d1eeec01"

@@ -220,18 +220,24 @@ int mpp_allpairs_ops(int n, int body, int R, int *reducer_ops)
     return w_send + 1 + 3 * P;
 }
 
+int mpp_allpairs_fits(int n, int body, int R, int *sops, int *rops)
+{
+    *sops = mpp_allpairs_ops(n, body, R, rops);
+    return n >= 2 && body >= 1 && body <= MPP_ALLPAIRS_MAX_BODY && R >= 1 &&
+           R <= MPP_MAX_CHANNEL_PER_OPERATION && n - 1 <= MPP_MAX_CHANNEL &&
+           *sops <= MPP_MAX_OPERATION && *rops <= MPP_MAX_OPERATION;
+}
+
 char *mpp_allpairs_json(const prog *p, const mpp_opts *o, tc_err *err)
 {
     int n = p->ngpus, B = p->allpairs_pieces, R = p->allpairs_reducers;
-    int rops, sops = mpp_allpairs_ops(n, B, R, &rops);
+    int sops, rops, fits = mpp_allpairs_fits(n, B, R, &sops, &rops);
     if (p->coll != COLL_REDUCESCATTER) {
         tc_err_set(err, TC_INPUT, "the all-pairs plan is a ReduceScatter, not %s",
                    coll_name(p->coll));
         return NULL;
     }
-    if (n < 2 || B < 1 || B > MPP_ALLPAIRS_MAX_BODY || R < 1 ||
-        R > MPP_MAX_CHANNEL_PER_OPERATION || n - 1 > MPP_MAX_CHANNEL ||
-        sops > MPP_MAX_OPERATION || rops > MPP_MAX_OPERATION) {
+    if (!fits) {
         tc_err_set(err, TC_INPUT, "an all-pairs plan of %d ranks, %d pieces and %d reducers does "
                    "not fit MSCCL++: its blocks would run %d and %d operations (at most %d), "
                    "each reducer waits on %d channels (at most %d a block)", n,

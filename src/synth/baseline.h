@@ -46,6 +46,8 @@
 #ifndef TC_BASELINE_H
 #define TC_BASELINE_H
 
+#include <stddef.h>
+
 #include "../model/collective.h"
 #include "../model/nccl_graph.h"
 #include "../model/runtime.h"
@@ -123,6 +125,8 @@ void baseline_opts_default(baseline_opts *o);
  * nvls, hier-nvls, pat, allpairs). */
 const baseline_algo *baseline_algos(int *count);
 const baseline_algo *baseline_algo_find(const char *name);   /* NULL if unknown */
+/* The table's names, ", "-separated, into buf (n bytes); returns buf. */
+const char *baseline_algo_names(char *buf, size_t n);
 
 /* Build `algo` for collective k over all ranks of t.  Returns NULL with err
  * set (TC_INPUT, one line saying what to do instead) when the name is

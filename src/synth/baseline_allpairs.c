@@ -50,9 +50,8 @@ prog *bl_build_allpairs(const topo *t, coll_kind k, const baseline_opts *o, base
             }
     int B = o->chunks ? o->chunks : ALLPAIRS_BODY;
     int R = o->channels ? o->channels : ALLPAIRS_REDUCERS;
-    int rops, sops = mpp_allpairs_ops(n, B, R, &rops);
-    if (B > MPP_ALLPAIRS_MAX_BODY || sops > MPP_MAX_OPERATION || rops > MPP_MAX_OPERATION ||
-        R > MPP_MAX_CHANNEL_PER_OPERATION || n - 1 > MPP_MAX_CHANNEL) {
+    int sops, rops;
+    if (!mpp_allpairs_fits(n, B, R, &sops, &rops)) {
         tc_err_set(err, TC_INPUT, "allpairs: %d ranks, %d body pieces (--chunks, at most %d) "
                    "and %d reducers (--channels, at most %d) need %d operations in a sender "
                    "block and %d in a reducer, of MSCCL++'s %d, and %d peers a block, of its "

@@ -109,6 +109,14 @@ const baseline_algo *baseline_algo_find(const char *name)
     return NULL;
 }
 
+const char *baseline_algo_names(char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < NALGOS; i++)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? ", " : "", ALGOS[i].name);
+    return buf;
+}
+
 /* Human name of a collective for messages: "AllGather" etc. */
 static const char *coll_title(coll_kind k)
 {
@@ -342,11 +350,9 @@ const baseline_algo *bl_check_call(const char *algo, const topo *t, coll_kind k,
 {
     const baseline_algo *a = baseline_algo_find(algo);
     if (!a) {
-        char known[256] = "";
-        for (int i = 0; i < NALGOS; i++)
-            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
-                     ALGOS[i].name);
-        tc_err_set(err, TC_INPUT, "unknown algorithm '%s'; known: %s", algo ? algo : "", known);
+        char known[256];
+        tc_err_set(err, TC_INPUT, "unknown algorithm '%s'; known: %s", algo ? algo : "",
+                   baseline_algo_names(known, sizeof known));
         return NULL;
     }
     if ((int)k < 0 || k >= COLL_COUNT) {
